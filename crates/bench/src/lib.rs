@@ -1,0 +1,92 @@
+//! Tarn's benchmarks: the code behind `tarn bench <name>`.
+//!
+//! Each benchmark measures one layer of the engine against a baseline, in the same run,
+//! so that every number it prints comes with the number it should be judged by.
+//!
+//! # Conventions (every `tarn bench` command, now and later)
+//! - **Baseline in the same run.** A bench says what it measured against (fio on the
+//!   same file, the technique switched off, or a peer database) and prints the ratio.
+//! - **Output.** Human tables go to stdout; progress lines always go to stderr. With
+//!   `--json`, stdout carries exactly one JSON object and nothing else:
+//!   `{"bench": ..., "config": {...}, "rows": [...], "summary": {...}}` (see
+//!   [`report`]); the tables then go to stderr.
+//! - **Rows and summary.** A row is one measured configuration; the summary holds the
+//!   few named ratios the team checks against the targets. Summary fields have
+//!   the same names with and without `--quick`; a field whose inputs were not measured
+//!   is `null`, never left out.
+//! - **`--quick`** runs a small subset that finishes in under a minute.
+//! - **`--data-dir DIR`** creates and loads the data once in `DIR` and reuses it on
+//!   later runs; without it the bench works in a temporary directory on a real disk
+//!   (never tmpfs) and removes it at the end ([`workdir`]).
+//! - **Verification.** Benches check what they read (page checksums, row counts). Any
+//!   error fails the bench with a message naming the row; a fast wrong answer is not a
+//!   result.
+//! - **No unsafe code** here: what needs the operating system lives in the engine's
+//!   crates (for example [`tarn_io::os::process_cpu_time`]).
+//!
+//! # Modules
+//! - [`report`]: tables, notes, progress lines and the `--json` document.
+//! - [`workdir`]: where a bench keeps its data.
+//! - [`fio`]: running fio and reading its JSON output.
+//! - [`io`]: `tarn bench io`, the S5 matrix of I/O paths against fio.
+
+#![forbid(unsafe_code)]
+
+pub mod fio;
+pub mod io;
+pub mod report;
+pub mod workdir;
+
+/// Why a benchmark failed.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    /// The engine returned an error while setting up or running.
+    #[error(transparent)]
+    Engine(#[from] tarn_common::Error),
+
+    /// A measured row saw I/O or verification errors.
+    #[error("row '{row}' failed with {errors} error(s); the first: {first}")]
+    Row {
+        row: String,
+        errors: u64,
+        first: tarn_common::Error,
+    },
+
+    /// A bench option is invalid or the options select nothing.
+    #[error("{0}")]
+    Options(String),
+
+    /// fio is missing, failed, or printed something unreadable.
+    #[error("fio: {0}")]
+    Fio(String),
+
+    /// An operation outside the engine (a temporary directory, a marker file) failed.
+    #[error("{what}: {source}")]
+    Os {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl BenchError {
+    /// The MySQL error number a client would see: the engine's own for engine errors,
+    /// `ER_WRONG_ARGUMENTS` (1210) for bad options, `ER_UNKNOWN_ERROR` (1105) otherwise.
+    pub fn mysql_code(&self) -> u16 {
+        match self {
+            BenchError::Engine(error) | BenchError::Row { first: error, .. } => error.mysql_code(),
+            BenchError::Options(_) => 1210,
+            BenchError::Fio(_) | BenchError::Os { .. } => 1105,
+        }
+    }
+
+    /// The SQLSTATE a client would see.
+    pub fn sqlstate(&self) -> &'static str {
+        match self {
+            BenchError::Engine(error) | BenchError::Row { first: error, .. } => error.sqlstate(),
+            _ => "HY000",
+        }
+    }
+}
+
+pub type Result<T, E = BenchError> = std::result::Result<T, E>;

@@ -1,0 +1,179 @@
+//! The error type shared by every layer.
+//!
+//! Operating errors (a bad setting, a full disk, a corrupt page) are values of
+//! [`Error`] and are returned, never panicked on. Programmer errors (a broken
+//! invariant) are assertions. Every variant carries what a user needs to act: the file,
+//! the page, the setting, the expected and found values. Each maps to the MySQL error
+//! number and SQLSTATE a MySQL client will be shown once the server exists.
+
+use std::path::PathBuf;
+
+use crate::ids::PageId;
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A setting has a value outside its domain.
+    #[error("invalid value '{value}' for setting '{name}': {reason}")]
+    InvalidSetting {
+        name: String,
+        value: String,
+        reason: String,
+    },
+
+    /// A setting name nobody defined.
+    #[error("unknown setting '{name}'")]
+    UnknownSetting { name: String },
+
+    /// An I/O path (buffered, direct, uring) cannot work on this machine or file.
+    #[error("I/O path '{path}' is unavailable: {reason}")]
+    IoPathUnavailable { path: &'static str, reason: String },
+
+    /// A system call on a file failed.
+    #[error("{operation} of '{}' failed: {source}", file.display())]
+    Io {
+        operation: &'static str,
+        file: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// A page's stored checksum does not match its contents.
+    #[error(
+        "page {page_id} in '{}' is corrupt: crc32c stored in the page is {expected:#010x}, \
+         computed from its contents {found:#010x}",
+        file.display()
+    )]
+    PageChecksumMismatch {
+        file: PathBuf,
+        page_id: PageId,
+        expected: u32,
+        found: u32,
+    },
+
+    /// A page's checksum is valid but its header names another page: a misdirected
+    /// write or a read from the wrong offset.
+    #[error(
+        "page {expected} in '{}' is corrupt: its header says it is page {found}",
+        file.display()
+    )]
+    PageMisplaced {
+        file: PathBuf,
+        expected: PageId,
+        found: PageId,
+    },
+
+    /// A page that was allocated but never written (all zero) was read as if it held data.
+    #[error("page {page_id} in '{}' was never written", file.display())]
+    PageNeverWritten { file: PathBuf, page_id: PageId },
+
+    /// A read past the end of a file's allocated extents.
+    #[error("page {page_id} is beyond the end of '{}' ({page_count} pages)", file.display())]
+    PageOutOfRange {
+        file: PathBuf,
+        page_id: PageId,
+        page_count: u64,
+    },
+
+    /// The data directory is missing, unreadable, of another format, or unusable.
+    #[error("data directory '{}': {reason}", path.display())]
+    DataDir { path: PathBuf, reason: String },
+
+    /// A bounded resource is exhausted (every buffer pool frame pinned, a queue full).
+    #[error("out of resources: {0}")]
+    OutOfResources(String),
+
+    /// The component was shut down while the request was in flight.
+    #[error("{0} is shut down")]
+    ShutDown(&'static str),
+}
+
+impl Error {
+    /// Wraps an `std::io::Error` from an operation on `file`.
+    pub fn io(operation: &'static str, file: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            operation,
+            file: file.into(),
+            source,
+        }
+    }
+
+    /// The MySQL error number a client will see.
+    pub fn mysql_code(&self) -> u16 {
+        match self {
+            Error::InvalidSetting { .. } => 1231, // ER_WRONG_VALUE_FOR_VAR
+            Error::UnknownSetting { .. } => 1193, // ER_UNKNOWN_SYSTEM_VARIABLE
+            Error::IoPathUnavailable { .. } => 1231,
+            Error::Io { source, .. } if source.raw_os_error() == Some(libc_enospc()) => 1021, // ER_DISK_FULL
+            Error::Io { operation, .. } if operation.contains("write") => 1026, // ER_ERROR_ON_WRITE
+            Error::Io { .. } => 1024,                                           // ER_ERROR_ON_READ
+            Error::PageChecksumMismatch { .. }
+            | Error::PageMisplaced { .. }
+            | Error::PageNeverWritten { .. }
+            | Error::PageOutOfRange { .. } => 3000, // ER_FILE_CORRUPT
+            Error::DataDir { .. } => 1004,    // ER_CANT_CREATE_FILE
+            Error::OutOfResources(_) => 1041, // ER_OUT_OF_RESOURCES
+            Error::ShutDown(_) => 1053,       // ER_SERVER_SHUTDOWN
+        }
+    }
+
+    /// The SQLSTATE a client will see.
+    pub fn sqlstate(&self) -> &'static str {
+        match self {
+            Error::InvalidSetting { .. } | Error::IoPathUnavailable { .. } => "42000",
+            Error::ShutDown(_) => "08S01",
+            _ => "HY000",
+        }
+    }
+
+    /// True for errors that mean stored data is damaged.
+    pub fn is_corruption(&self) -> bool {
+        self.mysql_code() == 3000
+    }
+}
+
+/// ENOSPC without a libc dependency in this crate: the value is the same on every
+/// Linux architecture Tarn builds for.
+const fn libc_enospc() -> i32 {
+    28
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::{FileId, PageNo};
+
+    #[test]
+    fn errors_map_to_mysql_codes_and_name_what_went_wrong() {
+        let e = Error::PageChecksumMismatch {
+            file: "/d/000001.tdf".into(),
+            page_id: PageId::new(FileId(1), PageNo(9)),
+            expected: 0xdead_beef,
+            found: 0x1234_5678,
+        };
+        assert_eq!((e.mysql_code(), e.sqlstate()), (3000, "HY000"));
+        let msg = e.to_string();
+        assert!(
+            msg.contains("/d/000001.tdf") && msg.contains("1:9"),
+            "{msg}"
+        );
+        assert!(
+            msg.contains("0xdeadbeef") && msg.contains("0x12345678"),
+            "{msg}"
+        );
+
+        let full = Error::io(
+            "write",
+            "/d/x",
+            std::io::Error::from_raw_os_error(libc_enospc()),
+        );
+        assert_eq!(full.mysql_code(), 1021);
+        let e = Error::InvalidSetting {
+            name: "page_size".into(),
+            value: "3000".into(),
+            reason: "x".into(),
+        };
+        assert_eq!((e.mysql_code(), e.sqlstate()), (1231, "42000"));
+    }
+}

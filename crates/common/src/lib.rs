@@ -1,0 +1,24 @@
+//! Types every Tarn layer shares.
+//!
+//! This crate sits below all others and depends on none of them:
+//!
+//! - [`counter`]: a striped counter for events on hot paths.
+//! - [`ids`]: newtypes for page ids, file ids and log sequence numbers, so that an
+//!   index, a count and an id can never be mixed up.
+//! - [`error`]: the one error type. Every variant maps to a MySQL error number and
+//!   SQLSTATE, because in the end every error reaches a MySQL client.
+//! - [`limits`]: every bound on a queue, cache, buffer or count, in one place.
+//! - [`settings`]: the user-visible settings, their defaults and their validation.
+//! - [`latch`]: the latch accounting registry (technique S4) and instrumented locks.
+//! - [`rng`]: a seeded generator and a zipfian distribution for tests and benchmarks.
+
+pub mod counter;
+pub mod error;
+pub mod ids;
+pub mod latch;
+pub mod limits;
+pub mod rng;
+pub mod settings;
+
+pub use error::{Error, Result};
+pub use ids::{FileId, Lsn, PageId, PageNo};

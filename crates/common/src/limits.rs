@@ -1,0 +1,104 @@
+//! Every bound in Tarn, in one place.
+//!
+//! A queue, cache, buffer or count without a stated bound is a bug: it turns overload
+//! into unbounded memory use or latency instead of a clear error or back-pressure.
+//! Settings are validated against these bounds ([`crate::settings`]); structures assert
+//! them. Later layers add their bounds here too.
+
+// --- Pages and files -------------------------------------------------------------
+
+/// Page sizes a data directory may be created with.
+pub const PAGE_SIZES_BYTES: [u32; 5] = [4 << 10, 8 << 10, 16 << 10, 32 << 10, 64 << 10];
+pub const PAGE_SIZE_DEFAULT_BYTES: u32 = 16 << 10;
+
+/// Data files grow by whole extents of this size: one `fallocate` per megabyte keeps
+/// file-system metadata updates off the page-write path and keeps files contiguous.
+pub const EXTENT_SIZE_BYTES: u64 = 1 << 20;
+
+/// The largest page number a file may hold (page numbers are `u32`).
+pub const FILE_PAGES_MAX: u64 = u32::MAX as u64;
+
+/// Files open at once in one data directory.
+pub const OPEN_FILES_MAX: usize = 4096;
+
+// --- I/O paths ------------------------------------------------------------------
+
+/// io_uring submission queue entries per ring.
+pub const IO_URING_QUEUE_DEPTH_MIN: u32 = 1;
+pub const IO_URING_QUEUE_DEPTH_MAX: u32 = 4096;
+pub const IO_URING_QUEUE_DEPTH_DEFAULT: u32 = 128;
+
+/// Queue depth of the small per-thread ring used for synchronous page I/O on the
+/// uring path.
+pub const IO_URING_SYNC_QUEUE_DEPTH: u32 = 4;
+
+/// Asynchronous rings (each with one completion thread) on the uring path.
+pub const IO_URING_ASYNC_RINGS: usize = 1;
+
+/// Threads that serve asynchronous requests on the buffered and direct paths.
+pub const IO_THREADS_MIN: u32 = 1;
+pub const IO_THREADS_MAX: u32 = 64;
+pub const IO_THREADS_DEFAULT: u32 = 4;
+
+/// Requests waiting for an I/O thread. A submitter blocks while the queue is full.
+pub const IO_THREAD_QUEUE_CAPACITY: usize = 1024;
+
+// --- Buffer pool ----------------------------------------------------------------
+
+pub const BUFFER_POOL_INSTANCES_MIN: u32 = 1;
+pub const BUFFER_POOL_INSTANCES_MAX: u32 = 64;
+pub const BUFFER_POOL_INSTANCES_DEFAULT: u32 = 8;
+
+/// Frames each instance must have: enough for a B+tree descent with latch coupling,
+/// a split, and the flusher's batch, with room to spare.
+pub const BUFFER_POOL_FRAMES_PER_INSTANCE_MIN: usize = 16;
+
+/// Frames per instance fit in a `u32` frame index with room for a "none" marker.
+pub const BUFFER_POOL_FRAMES_PER_INSTANCE_MAX: usize = (u32::MAX - 1) as usize;
+
+pub const BUFFER_POOL_SIZE_DEFAULT_BYTES: u64 = 128 << 20;
+pub const BUFFER_POOL_SIZE_MAX_BYTES: u64 = 1 << 40;
+
+/// Share of the LRU list kept as the "old" sublist where new pages enter (InnoDB's
+/// `innodb_old_blocks_pct`).
+pub const LRU_OLD_PCT_MIN: u32 = 5;
+pub const LRU_OLD_PCT_MAX: u32 = 95;
+pub const LRU_OLD_PCT_DEFAULT: u32 = 37;
+
+/// A page in the old sublist is promoted only when accessed again this long after it
+/// was read (InnoDB's `innodb_old_blocks_time`).
+pub const LRU_OLD_BLOCKS_TIME_MS_MAX: u32 = 60_000;
+pub const LRU_OLD_BLOCKS_TIME_MS_DEFAULT: u32 = 1000;
+
+/// Frames from the LRU tail that one eviction attempt inspects before giving up.
+pub const LRU_SCAN_DEPTH_MAX: usize = 1024;
+
+/// Pages one flusher round writes per instance (one batch of asynchronous writes).
+pub const FLUSH_BATCH_PAGES_MAX: usize = 64;
+
+/// Free frames the background flusher tries to keep in each instance, as a share of
+/// the instance's frames.
+pub const FREE_TARGET_PCT_DEFAULT: u32 = 5;
+pub const FREE_TARGET_PCT_MAX: u32 = 50;
+
+/// Prefetch reads in flight at once, across the pool.
+pub const PREFETCH_IN_FLIGHT_MIN: u32 = 1;
+pub const PREFETCH_IN_FLIGHT_MAX: u32 = 4096;
+pub const PREFETCH_IN_FLIGHT_DEFAULT: u32 = 256;
+
+/// Optimistic page reads retried this many times before falling back to a shared latch.
+pub const OPTIMISTIC_READ_RETRIES_MAX: u32 = 8;
+
+// --- Latch accounting -----------------------------------------------------------
+
+/// Each latch counter is split into this many cache-line stripes, one per thread
+/// (modulo), so that counting does not itself become a contended cache line.
+pub const LATCH_COUNTER_STRIPES: usize = 32;
+
+/// Latch statistics objects one registry holds (classes x instances).
+pub const LATCH_REGISTRY_ENTRIES_MAX: usize = 8192;
+
+// --- Benchmarks -------------------------------------------------------------------
+
+/// Threads a benchmark may start.
+pub const BENCH_THREADS_MAX: usize = 1024;

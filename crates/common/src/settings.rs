@@ -1,0 +1,433 @@
+//! User-visible settings: names, defaults, domains and validation.
+//!
+//! Every engine setting is listed once in [`SETTINGS`] with its help text, and parsed
+//! and checked in [`Settings::set`]. The command line (`--set name=value`), and later
+//! the TOML file and `SET GLOBAL`, all go through `set`, so a value is validated the
+//! same way wherever it comes from. A bad value is an [`Error::InvalidSetting`] naming
+//! the setting, the value and the allowed domain, and leaves the settings unchanged.
+//!
+//! Values that hold sizes accept a suffix: `16K`, `128M`, `4G` (powers of 1024).
+
+use std::fmt;
+use std::path::PathBuf;
+
+use crate::error::{Error, Result};
+use crate::limits;
+
+/// How page I/O reaches the device (technique S5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IoMethod {
+    /// io_uring if the kernel allows it, else O_DIRECT, else buffered; logged at start.
+    Auto,
+    /// `pread`/`pwrite` through the OS page cache.
+    Buffered,
+    /// `O_DIRECT` with aligned buffers: no double buffering in the page cache.
+    Direct,
+    /// io_uring on an `O_DIRECT` file: batched, truly asynchronous submission.
+    Uring,
+}
+
+impl IoMethod {
+    pub const CONCRETE: [IoMethod; 3] = [IoMethod::Buffered, IoMethod::Direct, IoMethod::Uring];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            IoMethod::Auto => "auto",
+            IoMethod::Buffered => "buffered",
+            IoMethod::Direct => "direct",
+            IoMethod::Uring => "uring",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<IoMethod> {
+        match value.to_ascii_lowercase().as_str() {
+            "auto" => Some(IoMethod::Auto),
+            "buffered" => Some(IoMethod::Buffered),
+            "direct" => Some(IoMethod::Direct),
+            "uring" | "io_uring" => Some(IoMethod::Uring),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for IoMethod {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One setting's name and documentation.
+pub struct SettingSpec {
+    pub name: &'static str,
+    pub help: &'static str,
+}
+
+/// Every setting, in the order `tarn settings` prints them.
+pub const SETTINGS: &[SettingSpec] = &[
+    SettingSpec {
+        name: "data_dir",
+        help: "Directory holding the data files; created on first use.",
+    },
+    SettingSpec {
+        name: "page_size",
+        help: "Page size: 4K, 8K, 16K, 32K or 64K. Fixed when the data directory is created.",
+    },
+    SettingSpec {
+        name: "io_method",
+        help: "Page I/O path: auto, buffered, direct or uring (S5).",
+    },
+    SettingSpec {
+        name: "io_uring_queue_depth",
+        help: "Entries in each asynchronous io_uring ring (1 to 4096).",
+    },
+    SettingSpec {
+        name: "io_threads",
+        help: "Threads serving asynchronous reads and writes on the buffered and direct paths (1 to 64).",
+    },
+    SettingSpec {
+        name: "buffer_pool_size",
+        help: "Bytes of page frames in the buffer pool.",
+    },
+    SettingSpec {
+        name: "buffer_pool_instances",
+        help: "Buffer pool instances, each with its own latches and lists (1 to 64) (S4).",
+    },
+    SettingSpec {
+        name: "buffer_pool_old_pct",
+        help: "Share of the LRU list kept as the old sublist where new pages enter (5 to 95).",
+    },
+    SettingSpec {
+        name: "buffer_pool_old_blocks_time",
+        help: "Milliseconds a page must stay in the old sublist before an access promotes it.",
+    },
+    SettingSpec {
+        name: "buffer_pool_free_target_pct",
+        help: "Share of each instance's frames the background flusher keeps free (0 to 50).",
+    },
+    SettingSpec {
+        name: "buffer_pool_optimistic_reads",
+        help: "Read hot pages under an optimistic version latch instead of a shared latch (on/off).",
+    },
+    SettingSpec {
+        name: "prefetch_in_flight_max",
+        help: "Prefetch reads in flight at once across the buffer pool (1 to 4096).",
+    },
+    SettingSpec {
+        name: "latch_accounting",
+        help: "Count acquisitions, contended acquisitions and wait time per latch (on/off) (S4).",
+    },
+];
+
+/// The engine's settings. Fields carry their units; names match [`SETTINGS`].
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Settings {
+    pub data_dir: PathBuf,
+    pub page_size_bytes: u32,
+    pub io_method: IoMethod,
+    pub io_uring_queue_depth: u32,
+    pub io_threads: u32,
+    pub buffer_pool_size_bytes: u64,
+    pub buffer_pool_instances: u32,
+    pub buffer_pool_old_pct: u32,
+    pub buffer_pool_old_blocks_time_ms: u32,
+    pub buffer_pool_free_target_pct: u32,
+    pub buffer_pool_optimistic_reads: bool,
+    pub prefetch_in_flight_max: u32,
+    pub latch_accounting: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            data_dir: PathBuf::from("tarn-data"),
+            page_size_bytes: limits::PAGE_SIZE_DEFAULT_BYTES,
+            io_method: IoMethod::Auto,
+            io_uring_queue_depth: limits::IO_URING_QUEUE_DEPTH_DEFAULT,
+            io_threads: limits::IO_THREADS_DEFAULT,
+            buffer_pool_size_bytes: limits::BUFFER_POOL_SIZE_DEFAULT_BYTES,
+            buffer_pool_instances: limits::BUFFER_POOL_INSTANCES_DEFAULT,
+            buffer_pool_old_pct: limits::LRU_OLD_PCT_DEFAULT,
+            buffer_pool_old_blocks_time_ms: limits::LRU_OLD_BLOCKS_TIME_MS_DEFAULT,
+            buffer_pool_free_target_pct: limits::FREE_TARGET_PCT_DEFAULT,
+            buffer_pool_optimistic_reads: true,
+            prefetch_in_flight_max: limits::PREFETCH_IN_FLIGHT_DEFAULT,
+            latch_accounting: true,
+        }
+    }
+}
+
+impl Settings {
+    /// Sets one setting from its text form. On error nothing changes.
+    pub fn set(&mut self, name: &str, value: &str) -> Result<()> {
+        let value = value.trim();
+        let bad = |reason: String| Error::InvalidSetting {
+            name: name.to_string(),
+            value: value.to_string(),
+            reason,
+        };
+        match name {
+            "data_dir" => {
+                if value.is_empty() {
+                    return Err(bad("must not be empty".into()));
+                }
+                self.data_dir = PathBuf::from(value);
+            }
+            "page_size" => {
+                let bytes = parse_size_bytes(value).map_err(&bad)?;
+                self.page_size_bytes = u32::try_from(bytes)
+                    .ok()
+                    .filter(|b| limits::PAGE_SIZES_BYTES.contains(b))
+                    .ok_or_else(|| bad("must be one of 4K, 8K, 16K, 32K or 64K".into()))?;
+            }
+            "io_method" => {
+                self.io_method = IoMethod::parse(value)
+                    .ok_or_else(|| bad("must be auto, buffered, direct or uring".into()))?;
+            }
+            "io_uring_queue_depth" => {
+                self.io_uring_queue_depth = parse_in_range(
+                    value,
+                    limits::IO_URING_QUEUE_DEPTH_MIN,
+                    limits::IO_URING_QUEUE_DEPTH_MAX,
+                )
+                .map_err(&bad)?;
+            }
+            "io_threads" => {
+                self.io_threads =
+                    parse_in_range(value, limits::IO_THREADS_MIN, limits::IO_THREADS_MAX)
+                        .map_err(&bad)?;
+            }
+            "buffer_pool_size" => {
+                let bytes = parse_size_bytes(value).map_err(&bad)?;
+                if bytes > limits::BUFFER_POOL_SIZE_MAX_BYTES {
+                    return Err(bad(format!(
+                        "must be at most {} bytes",
+                        limits::BUFFER_POOL_SIZE_MAX_BYTES
+                    )));
+                }
+                self.buffer_pool_size_bytes = bytes;
+            }
+            "buffer_pool_instances" => {
+                self.buffer_pool_instances = parse_in_range(
+                    value,
+                    limits::BUFFER_POOL_INSTANCES_MIN,
+                    limits::BUFFER_POOL_INSTANCES_MAX,
+                )
+                .map_err(&bad)?;
+            }
+            "buffer_pool_old_pct" => {
+                self.buffer_pool_old_pct =
+                    parse_in_range(value, limits::LRU_OLD_PCT_MIN, limits::LRU_OLD_PCT_MAX)
+                        .map_err(&bad)?;
+            }
+            "buffer_pool_old_blocks_time" => {
+                self.buffer_pool_old_blocks_time_ms =
+                    parse_in_range(value, 0, limits::LRU_OLD_BLOCKS_TIME_MS_MAX).map_err(&bad)?;
+            }
+            "buffer_pool_free_target_pct" => {
+                self.buffer_pool_free_target_pct =
+                    parse_in_range(value, 0, limits::FREE_TARGET_PCT_MAX).map_err(&bad)?;
+            }
+            "buffer_pool_optimistic_reads" => {
+                self.buffer_pool_optimistic_reads = parse_bool(value).map_err(&bad)?;
+            }
+            "prefetch_in_flight_max" => {
+                self.prefetch_in_flight_max = parse_in_range(
+                    value,
+                    limits::PREFETCH_IN_FLIGHT_MIN,
+                    limits::PREFETCH_IN_FLIGHT_MAX,
+                )
+                .map_err(&bad)?;
+            }
+            "latch_accounting" => {
+                self.latch_accounting = parse_bool(value).map_err(&bad)?;
+            }
+            _ => {
+                return Err(Error::UnknownSetting {
+                    name: name.to_string(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Applies `name=value` assignments in order; stops at the first bad one.
+    pub fn apply_assignments<'a>(
+        &mut self,
+        assignments: impl IntoIterator<Item = &'a str>,
+    ) -> Result<()> {
+        for assignment in assignments {
+            let (name, value) =
+                assignment
+                    .split_once('=')
+                    .ok_or_else(|| Error::InvalidSetting {
+                        name: assignment.to_string(),
+                        value: String::new(),
+                        reason: "expected name=value".into(),
+                    })?;
+            self.set(name.trim(), value)?;
+        }
+        Ok(())
+    }
+
+    /// The current value of a setting in the text form `set` accepts.
+    pub fn get(&self, name: &str) -> Result<String> {
+        let on_off = |b: bool| if b { "on" } else { "off" }.to_string();
+        Ok(match name {
+            "data_dir" => self.data_dir.display().to_string(),
+            "page_size" => self.page_size_bytes.to_string(),
+            "io_method" => self.io_method.to_string(),
+            "io_uring_queue_depth" => self.io_uring_queue_depth.to_string(),
+            "io_threads" => self.io_threads.to_string(),
+            "buffer_pool_size" => self.buffer_pool_size_bytes.to_string(),
+            "buffer_pool_instances" => self.buffer_pool_instances.to_string(),
+            "buffer_pool_old_pct" => self.buffer_pool_old_pct.to_string(),
+            "buffer_pool_old_blocks_time" => self.buffer_pool_old_blocks_time_ms.to_string(),
+            "buffer_pool_free_target_pct" => self.buffer_pool_free_target_pct.to_string(),
+            "buffer_pool_optimistic_reads" => on_off(self.buffer_pool_optimistic_reads),
+            "prefetch_in_flight_max" => self.prefetch_in_flight_max.to_string(),
+            "latch_accounting" => on_off(self.latch_accounting),
+            _ => {
+                return Err(Error::UnknownSetting {
+                    name: name.to_string(),
+                });
+            }
+        })
+    }
+
+    /// Checks what no single setting can check alone. Call before starting the engine.
+    pub fn validate(&self) -> Result<()> {
+        buffer_pool_frames_per_instance(
+            self.buffer_pool_size_bytes,
+            self.page_size_bytes,
+            self.buffer_pool_instances,
+        )
+        .map(|_| ())
+    }
+}
+
+/// Frames per buffer-pool instance for a pool of `size_bytes` split into `instances`,
+/// or an error naming the smallest valid `buffer_pool_size`.
+pub fn buffer_pool_frames_per_instance(
+    size_bytes: u64,
+    page_size_bytes: u32,
+    instances: u32,
+) -> Result<usize> {
+    let frames = size_bytes / u64::from(page_size_bytes) / u64::from(instances);
+    let min = limits::BUFFER_POOL_FRAMES_PER_INSTANCE_MIN as u64;
+    let bad = |reason: String| Error::InvalidSetting {
+        name: "buffer_pool_size".into(),
+        value: size_bytes.to_string(),
+        reason,
+    };
+    if frames < min {
+        let min_bytes = min * u64::from(page_size_bytes) * u64::from(instances);
+        return Err(bad(format!(
+            "gives {frames} frames per instance; with page_size {page_size_bytes} and \
+             {instances} instances the minimum is {min} frames, i.e. buffer_pool_size >= {min_bytes}"
+        )));
+    }
+    if frames > limits::BUFFER_POOL_FRAMES_PER_INSTANCE_MAX as u64 {
+        return Err(bad(
+            "too many frames per instance; raise buffer_pool_instances".into(),
+        ));
+    }
+    Ok(frames as usize)
+}
+
+/// Parses `16384`, `16K`, `128M`, `4G` or `1T` (powers of 1024).
+pub fn parse_size_bytes(value: &str) -> std::result::Result<u64, String> {
+    let value = value.trim();
+    let (digits, shift) = match value.chars().last().map(|c| c.to_ascii_uppercase()) {
+        Some('K') => (&value[..value.len() - 1], 10),
+        Some('M') => (&value[..value.len() - 1], 20),
+        Some('G') => (&value[..value.len() - 1], 30),
+        Some('T') => (&value[..value.len() - 1], 40),
+        _ => (value, 0),
+    };
+    let number: u64 = digits
+        .trim()
+        .parse()
+        .map_err(|_| "expected a size such as 16384, 16K, 128M or 4G".to_string())?;
+    number
+        .checked_mul(1 << shift)
+        .ok_or_else(|| "size overflows 64 bits".to_string())
+}
+
+fn parse_in_range(value: &str, min: u32, max: u32) -> std::result::Result<u32, String> {
+    value
+        .parse::<u32>()
+        .ok()
+        .filter(|v| (min..=max).contains(v))
+        .ok_or_else(|| format!("must be an integer from {min} to {max}"))
+}
+
+fn parse_bool(value: &str) -> std::result::Result<bool, String> {
+    match value.to_ascii_lowercase().as_str() {
+        "on" | "true" | "1" | "yes" => Ok(true),
+        "off" | "false" | "0" | "no" => Ok(false),
+        _ => Err("must be on or off".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_listed_setting_round_trips_through_get_and_set() {
+        let mut settings = Settings::default();
+        for spec in SETTINGS {
+            let text = settings.get(spec.name).unwrap();
+            settings.set(spec.name, &text).unwrap();
+        }
+        assert_eq!(settings, Settings::default());
+    }
+
+    #[test]
+    fn bad_values_are_rejected_with_the_setting_named_and_nothing_changed() {
+        let mut settings = Settings::default();
+        for (name, value) in [
+            ("page_size", "3000"),
+            ("page_size", "128K"),
+            ("buffer_pool_instances", "0"),
+            ("buffer_pool_instances", "65"),
+            ("io_method", "mmap"),
+            ("buffer_pool_size", "lots"),
+            ("io_uring_queue_depth", "0"),
+            ("latch_accounting", "maybe"),
+        ] {
+            let err = settings.set(name, value).unwrap_err();
+            assert!(
+                matches!(err, Error::InvalidSetting { .. }),
+                "{name}={value}: {err}"
+            );
+            let msg = err.to_string();
+            assert!(msg.contains(name) && msg.contains(value), "{msg}");
+            assert_eq!(settings, Settings::default());
+        }
+        assert!(matches!(
+            settings.set("page_sise", "16K"),
+            Err(Error::UnknownSetting { .. })
+        ));
+    }
+
+    #[test]
+    fn a_pool_below_the_minimum_is_rejected_with_the_minimum_named() {
+        let mut settings = Settings::default();
+        settings
+            .apply_assignments(["buffer_pool_size=1M", "buffer_pool_instances=8"])
+            .unwrap();
+        let err = settings.validate().unwrap_err().to_string();
+        assert!(err.contains("buffer_pool_size >= 2097152"), "{err}");
+    }
+
+    #[test]
+    fn sizes_accept_binary_suffixes() {
+        assert_eq!(parse_size_bytes("16K"), Ok(16384));
+        assert_eq!(parse_size_bytes("128m"), Ok(128 << 20));
+        assert_eq!(parse_size_bytes("4096"), Ok(4096));
+        assert!(parse_size_bytes("12Q").is_err());
+        assert!(parse_size_bytes("99999999999T").is_err());
+    }
+}

@@ -1,0 +1,481 @@
+//! The I/O engine: the chosen path, and asynchronous batched page I/O on it.
+//!
+//! [`IoEngine::start`] resolves `io_method` (probing the kernel and the file system for
+//! `auto`) and starts what the path needs for asynchronous requests:
+//!
+//! | path       | synchronous request              | asynchronous batch                      |
+//! |------------|----------------------------------|-----------------------------------------|
+//! | `buffered` | `pread`/`pwrite` in the caller   | bounded pool of I/O threads             |
+//! | `direct`   | `pread`/`pwrite`, `O_DIRECT`     | bounded pool of I/O threads             |
+//! | `uring`    | the caller's own small ring      | shared ring, one completion thread      |
+//!
+//! Every asynchronous request completes exactly once through the [`IoCompletion`] sink
+//! it was submitted with, errors included; [`IoEngine::submit`] itself never fails.
+//! Reads are verified (checksum, page id) before the sink sees them.
+
+use std::collections::VecDeque;
+use std::fs::OpenOptions;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::thread::JoinHandle;
+
+use parking_lot::{Condvar, Mutex};
+
+use tarn_common::limits::{
+    IO_THREAD_QUEUE_CAPACITY, IO_THREADS_MAX, IO_THREADS_MIN, IO_URING_ASYNC_RINGS,
+    IO_URING_QUEUE_DEPTH_MAX, IO_URING_QUEUE_DEPTH_MIN,
+};
+use tarn_common::settings::IoMethod;
+use tarn_common::{Error, PageNo, Result};
+
+use crate::buf::{AlignedBuf, IoBuf, PAGE_BUFFER_ALIGN_BYTES, PageArena};
+use crate::file::{PageFile, direct_io_alignment};
+use crate::page::{self, PageStatus};
+use crate::uring::{self, AsyncRing, FIXED_BUFFER_CHUNK_BYTES};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IoOp {
+    Read,
+    Write,
+}
+
+/// One page read or write.
+pub struct IoRequest {
+    pub op: IoOp,
+    pub file: Arc<PageFile>,
+    pub page_no: PageNo,
+    pub buf: IoBuf,
+    /// The submitter's own identifier, returned with the completion.
+    pub tag: u64,
+}
+
+impl IoRequest {
+    pub fn read(file: Arc<PageFile>, page_no: PageNo, buf: IoBuf, tag: u64) -> Self {
+        IoRequest {
+            op: IoOp::Read,
+            file,
+            page_no,
+            buf,
+            tag,
+        }
+    }
+
+    pub fn write(file: Arc<PageFile>, page_no: PageNo, buf: IoBuf, tag: u64) -> Self {
+        IoRequest {
+            op: IoOp::Write,
+            file,
+            page_no,
+            buf,
+            tag,
+        }
+    }
+
+    /// Checks the request and, for a write, grows the file and seals the page.
+    pub(crate) fn prepare(&mut self) -> Result<()> {
+        assert_eq!(
+            self.buf.len(),
+            self.file.page_size_bytes(),
+            "page buffer of the wrong size"
+        );
+        match self.op {
+            IoOp::Read => self.file.check_in_range(self.page_no),
+            IoOp::Write => {
+                self.file.ensure_page_count(u64::from(self.page_no.0) + 1)?;
+                let page_id = self.file.page_id(self.page_no);
+                page::seal(self.buf.as_mut_slice(), page_id);
+                Ok(())
+            }
+        }
+    }
+}
+
+/// A finished request: the request (with its buffer) and its outcome.
+pub struct IoDone {
+    pub request: IoRequest,
+    /// For a read, whether the page was valid or never written; for a write, `Valid`.
+    pub result: Result<PageStatus>,
+}
+
+impl IoDone {
+    /// Turns the outcome of the transfer into a result, verifying pages read.
+    pub(crate) fn from_transfer(request: IoRequest, transfer: std::io::Result<()>) -> Self {
+        let result = match (transfer, request.op) {
+            (Err(source), IoOp::Read) => Err(Error::io("read", request.file.path(), source)),
+            (Err(source), IoOp::Write) => Err(Error::io("write", request.file.path(), source)),
+            (Ok(()), IoOp::Read) => page::verify(
+                request.buf.as_slice(),
+                request.file.page_id(request.page_no),
+                request.file.path(),
+            ),
+            (Ok(()), IoOp::Write) => Ok(PageStatus::Valid),
+        };
+        IoDone { request, result }
+    }
+}
+
+/// Receives completions. Called on an engine thread: keep it short and never block on
+/// another asynchronous request.
+pub trait IoCompletion: Send + Sync {
+    fn complete(&self, done: IoDone);
+}
+
+pub(crate) fn complete_in_place(
+    request: IoRequest,
+    result: Result<PageStatus>,
+    sink: &Arc<dyn IoCompletion>,
+) {
+    sink.complete(IoDone { request, result });
+}
+
+/// A sink that collects completions for a thread that waits for them.
+#[derive(Default)]
+pub struct CompletionQueue {
+    done: Mutex<Vec<IoDone>>,
+    ready: Condvar,
+}
+
+impl CompletionQueue {
+    pub fn new() -> Arc<Self> {
+        Arc::new(CompletionQueue::default())
+    }
+
+    pub fn sink(self: &Arc<Self>) -> Arc<dyn IoCompletion> {
+        self.clone()
+    }
+
+    /// Waits until at least `min` completions are available, then moves all of them
+    /// into `out`.
+    pub fn wait(&self, min: usize, out: &mut Vec<IoDone>) {
+        let mut done = self.done.lock();
+        while done.len() < min {
+            self.ready.wait(&mut done);
+        }
+        out.append(&mut done);
+    }
+}
+
+impl IoCompletion for CompletionQueue {
+    fn complete(&self, done: IoDone) {
+        self.done.lock().push(done);
+        self.ready.notify_one();
+    }
+}
+
+/// Settings the engine needs.
+#[derive(Clone, Copy, Debug)]
+pub struct IoConfig {
+    pub method: IoMethod,
+    pub uring_queue_depth: u32,
+    pub io_threads: u32,
+}
+
+impl IoConfig {
+    /// Checks the bounds `Settings::set` enforces, for configs built directly: zero
+    /// I/O threads would leave every asynchronous request waiting forever.
+    fn validate(&self) -> Result<()> {
+        let check = |name: &str, value: u32, min: u32, max: u32| {
+            if (min..=max).contains(&value) {
+                return Ok(());
+            }
+            Err(Error::InvalidSetting {
+                name: name.into(),
+                value: value.to_string(),
+                reason: format!("must be an integer from {min} to {max}"),
+            })
+        };
+        check(
+            "io_uring_queue_depth",
+            self.uring_queue_depth,
+            IO_URING_QUEUE_DEPTH_MIN,
+            IO_URING_QUEUE_DEPTH_MAX,
+        )?;
+        check(
+            "io_threads",
+            self.io_threads,
+            IO_THREADS_MIN,
+            IO_THREADS_MAX,
+        )
+    }
+}
+
+pub struct IoEngine {
+    method: IoMethod,
+    selection_reason: String,
+    rings: Vec<Arc<AsyncRing>>,
+    ring_threads: Mutex<Vec<JoinHandle<()>>>,
+    next_ring: AtomicU32,
+    io_threads: Option<IoThreads>,
+    registered_arenas: Mutex<Vec<Arc<PageArena>>>,
+    next_fixed_index: AtomicU32,
+}
+
+impl IoEngine {
+    /// Resolves the I/O path (probing files in `probe_dir`) and starts its threads.
+    pub fn start(config: IoConfig, probe_dir: &Path) -> Result<Arc<IoEngine>> {
+        config.validate()?;
+        let (method, selection_reason) = resolve_method(config.method, probe_dir)?;
+        if config.method == IoMethod::Auto {
+            tracing::info!(
+                io_method = method.name(),
+                "io_method=auto chose '{method}': {selection_reason}"
+            );
+        }
+        let mut rings = Vec::new();
+        let mut ring_threads = Vec::new();
+        let mut io_threads = None;
+        if method == IoMethod::Uring {
+            for index in 0..IO_URING_ASYNC_RINGS {
+                let (ring, thread) =
+                    AsyncRing::start(config.uring_queue_depth, format!("tarn-uring-{index}"))?;
+                rings.push(ring);
+                ring_threads.push(thread);
+            }
+        } else {
+            io_threads = Some(IoThreads::start(config.io_threads as usize)?);
+        }
+        Ok(Arc::new(IoEngine {
+            method,
+            selection_reason,
+            rings,
+            ring_threads: Mutex::new(ring_threads),
+            next_ring: AtomicU32::new(0),
+            io_threads,
+            registered_arenas: Mutex::new(Vec::new()),
+            next_fixed_index: AtomicU32::new(0),
+        }))
+    }
+
+    /// The concrete path in use (never `auto`).
+    pub fn method(&self) -> IoMethod {
+        self.method
+    }
+
+    /// Why this path was chosen (for `auto`, what the probes found).
+    pub fn selection_reason(&self) -> &str {
+        &self.selection_reason
+    }
+
+    /// Starts `requests`; each completes through `sink`. Blocks only while the path's
+    /// bounded queue (ring slots or I/O thread queue) is full.
+    pub fn submit(&self, requests: Vec<IoRequest>, sink: &Arc<dyn IoCompletion>) {
+        if requests.is_empty() {
+            return;
+        }
+        if let Some(threads) = &self.io_threads {
+            threads.submit(requests, sink);
+            return;
+        }
+        let index = self.next_ring.fetch_add(1, Ordering::Relaxed) as usize % self.rings.len();
+        self.rings[index].submit(requests, sink);
+    }
+
+    /// Registers an arena's memory as io_uring fixed buffers, so requests on its pages
+    /// skip per-request page pinning. Returns false (and changes nothing) on paths other
+    /// than `uring` or if the kernel refuses; the arena still works unregistered.
+    pub fn register_arena(&self, arena: &Arc<PageArena>) -> bool {
+        if self.method != IoMethod::Uring {
+            return false;
+        }
+        let (start, length) = arena.memory();
+        let regions: Vec<libc::iovec> = (0..length)
+            .step_by(FIXED_BUFFER_CHUNK_BYTES)
+            .map(|offset| libc::iovec {
+                // SAFETY: `offset < length`, so the pointer stays inside the arena.
+                iov_base: unsafe { start.add(offset) }.cast(),
+                iov_len: FIXED_BUFFER_CHUNK_BYTES.min(length - offset),
+            })
+            .collect();
+        let base = self
+            .next_fixed_index
+            .fetch_add(regions.len() as u32, Ordering::Relaxed);
+        // SAFETY: the engine keeps the arena alive (pushed below) for as long as the
+        // rings exist, so the registered memory outlives the registration.
+        let registered = self
+            .rings
+            .iter()
+            .all(|ring| unsafe { ring.register_fixed(base, &regions) });
+        if registered {
+            arena.set_fixed_index_base(base as i32);
+            self.registered_arenas.lock().push(arena.clone());
+        } else {
+            tracing::debug!("io_uring refused fixed buffers; using plain buffers");
+        }
+        registered
+    }
+}
+
+impl Drop for IoEngine {
+    fn drop(&mut self) {
+        for ring in &self.rings {
+            ring.shut_down();
+        }
+        for thread in self.ring_threads.lock().drain(..) {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Picks the concrete path for `requested`, or says why it cannot work.
+fn resolve_method(requested: IoMethod, probe_dir: &Path) -> Result<(IoMethod, String)> {
+    let unavailable = |path: IoMethod, reason: String| Error::IoPathUnavailable {
+        path: path.name(),
+        reason,
+    };
+    match requested {
+        IoMethod::Buffered => Ok((IoMethod::Buffered, "requested".into())),
+        IoMethod::Direct => {
+            let detail = probe_direct(probe_dir).map_err(|r| unavailable(IoMethod::Direct, r))?;
+            Ok((IoMethod::Direct, format!("requested; {detail}")))
+        }
+        IoMethod::Uring => {
+            let detail = probe_direct(probe_dir)
+                .map_err(|r| unavailable(IoMethod::Uring, format!("it needs O_DIRECT, and {r}")))?;
+            uring::probe().map_err(|r| unavailable(IoMethod::Uring, r))?;
+            Ok((IoMethod::Uring, format!("requested; {detail}")))
+        }
+        IoMethod::Auto => match (uring::probe(), probe_direct(probe_dir)) {
+            (Ok(()), Ok(detail)) => Ok((IoMethod::Uring, format!("io_uring works and {detail}"))),
+            (Err(why_not_uring), Ok(detail)) => Ok((
+                IoMethod::Direct,
+                format!("io_uring is unavailable ({why_not_uring}); {detail}"),
+            )),
+            (_, Err(why_not_direct)) => Ok((
+                IoMethod::Buffered,
+                format!("O_DIRECT is unavailable: {why_not_direct}"),
+            )),
+        },
+    }
+}
+
+/// Opens, writes and reads a probe file in `dir` with `O_DIRECT`.
+fn probe_direct(dir: &Path) -> std::result::Result<String, String> {
+    let path = dir.join(format!(".tarn-direct-probe-{}", std::process::id()));
+    let result = (|| {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(&path)
+            .map_err(|e| match e.raw_os_error() {
+                Some(libc::EINVAL) => format!(
+                    "the file system holding '{}' refuses O_DIRECT ({e})",
+                    dir.display()
+                ),
+                _ => format!("cannot create a probe file in '{}' ({e})", dir.display()),
+            })?;
+        let (memory_align, offset_align) = direct_io_alignment(&file).unwrap_or((512, 512));
+        if memory_align as usize > PAGE_BUFFER_ALIGN_BYTES
+            || offset_align as usize > PAGE_BUFFER_ALIGN_BYTES
+        {
+            return Err(format!(
+                "the device needs {memory_align}-byte buffers and {offset_align}-byte offsets, \
+                 more than Tarn's {PAGE_BUFFER_ALIGN_BYTES}-byte page alignment"
+            ));
+        }
+        let mut block = AlignedBuf::zeroed(PAGE_BUFFER_ALIGN_BYTES);
+        file.write_all_at(&block, 0)
+            .and_then(|()| file.read_exact_at(&mut block, 0))
+            .map_err(|e| format!("an O_DIRECT transfer in '{}' failed ({e})", dir.display()))?;
+        Ok(format!(
+            "O_DIRECT works in '{}' (logical block size {offset_align} bytes)",
+            dir.display()
+        ))
+    })();
+    let _ = std::fs::remove_file(&path);
+    result
+}
+
+/// The bounded pool of threads that serves asynchronous requests on the buffered and
+/// direct paths: each thread performs one synchronous request at a time.
+struct IoThreads {
+    shared: Arc<ThreadShared>,
+    handles: Vec<JoinHandle<()>>,
+}
+
+struct ThreadShared {
+    queue: Mutex<ThreadQueue>,
+    not_empty: Condvar,
+    not_full: Condvar,
+}
+
+struct ThreadQueue {
+    jobs: VecDeque<(IoRequest, Arc<dyn IoCompletion>)>,
+    shutting_down: bool,
+}
+
+impl IoThreads {
+    fn start(count: usize) -> Result<IoThreads> {
+        let shared = Arc::new(ThreadShared {
+            queue: Mutex::new(ThreadQueue {
+                jobs: VecDeque::with_capacity(IO_THREAD_QUEUE_CAPACITY),
+                shutting_down: false,
+            }),
+            not_empty: Condvar::new(),
+            not_full: Condvar::new(),
+        });
+        let handles = (0..count)
+            .map(|index| {
+                let shared = shared.clone();
+                std::thread::Builder::new()
+                    .name(format!("tarn-io-{index}"))
+                    .spawn(move || shared.serve())
+                    .map_err(|e| Error::OutOfResources(format!("cannot start I/O thread: {e}")))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(IoThreads { shared, handles })
+    }
+
+    fn submit(&self, requests: Vec<IoRequest>, sink: &Arc<dyn IoCompletion>) {
+        let mut queue = self.shared.queue.lock();
+        for request in requests {
+            while queue.jobs.len() >= IO_THREAD_QUEUE_CAPACITY {
+                self.shared.not_full.wait(&mut queue);
+            }
+            queue.jobs.push_back((request, sink.clone()));
+            self.shared.not_empty.notify_one();
+        }
+    }
+}
+
+impl ThreadShared {
+    fn serve(&self) {
+        loop {
+            let (mut request, sink) = {
+                let mut queue = self.queue.lock();
+                loop {
+                    if let Some(job) = queue.jobs.pop_front() {
+                        break job;
+                    }
+                    if queue.shutting_down {
+                        return;
+                    }
+                    self.not_empty.wait(&mut queue);
+                }
+            };
+            self.not_full.notify_one();
+            let page_no = request.page_no;
+            let file = request.file.clone();
+            let result = match request.op {
+                IoOp::Read => file.read_page(page_no, request.buf.as_mut_slice()),
+                IoOp::Write => file
+                    .write_page(page_no, request.buf.as_mut_slice())
+                    .map(|()| PageStatus::Valid),
+            };
+            sink.complete(IoDone { request, result });
+        }
+    }
+}
+
+impl Drop for IoThreads {
+    fn drop(&mut self) {
+        self.shared.queue.lock().shutting_down = true;
+        self.shared.not_empty.notify_all();
+        for handle in self.handles.drain(..) {
+            let _ = handle.join();
+        }
+    }
+}

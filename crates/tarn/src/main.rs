@@ -1,0 +1,212 @@
+//! The `tarn` command: benchmarks today; the server and shell join it later.
+//!
+//! ```text
+//! tarn [--set name=value]... bench io [--quick] [--json] [--fio] [--data-dir DIR] ...
+//! ```
+//!
+//! Every command starts from `Settings::default()`, applies each `--set name=value` in
+//! order (validated by `Settings::set`, so a bad value stops the command with the
+//! setting named), then runs. Logs go to stderr, filtered by `RUST_LOG` (default
+//! `info`). An error prints `error: <message> (MySQL error N, SQLSTATE S)` and exits
+//! with status 1.
+//!
+//! Adding a bench: a variant in [`BenchCommand`] with its own `Args` struct that
+//! flattens [`CommonBenchArgs`], and an arm in [`run_bench`].
+
+#![forbid(unsafe_code)]
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+use tarn_bench::io::{IoBenchOptions, Pattern};
+use tarn_bench::report::Output;
+use tarn_common::settings::{IoMethod, Settings, parse_size_bytes};
+
+#[derive(Parser)]
+#[command(name = "tarn", version, about = "The Tarn database")]
+struct Cli {
+    /// Set an engine setting, e.g. `--set io_uring_queue_depth=256` (repeatable).
+    #[arg(long = "set", value_name = "NAME=VALUE", global = true)]
+    set: Vec<String>,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a benchmark against its baseline.
+    Bench {
+        #[command(subcommand)]
+        bench: BenchCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum BenchCommand {
+    /// S5: page I/O paths (buffered, direct, io_uring) x patterns x concurrency, against fio.
+    Io(IoArgs),
+}
+
+/// Options every bench takes (see the `tarn_bench` crate docs for the conventions).
+#[derive(Args)]
+struct CommonBenchArgs {
+    /// A short run (under a minute) of the rows the summary needs.
+    #[arg(long)]
+    quick: bool,
+
+    /// Print one JSON object with `rows` and `summary` on stdout (tables go to stderr).
+    #[arg(long)]
+    json: bool,
+
+    /// Keep the bench data in DIR and reuse it on later runs (default: a temporary
+    /// directory, removed at the end).
+    #[arg(long, value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct IoArgs {
+    #[command(flatten)]
+    common: CommonBenchArgs,
+
+    /// Also run fio after each row (same file, block size, pattern and depth) and print
+    /// Tarn/fio; installs fio with apt-get if it is missing and this is root.
+    #[arg(long)]
+    fio: bool,
+
+    /// Size of the bench file [default: 4G, 512M with --quick].
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    file_size: Option<u64>,
+
+    /// Seconds per row [default: 4, 2 with --quick].
+    #[arg(long, value_name = "SECONDS")]
+    seconds: Option<f64>,
+
+    /// Paths to measure: buffered, direct, uring [default: all].
+    #[arg(long, value_delimiter = ',', value_parser = parse_path)]
+    paths: Option<Vec<IoMethod>>,
+
+    /// Patterns: seqread, randread, randwrite, randrw [default: all].
+    #[arg(long, value_delimiter = ',', value_parser = parse_pattern)]
+    patterns: Option<Vec<Pattern>>,
+
+    /// Concurrency levels: threads for buffered/direct, queue depth for uring
+    /// [default: 1,8,32,128].
+    #[arg(long, value_delimiter = ',')]
+    depths: Option<Vec<u32>>,
+
+    /// Page size (= block size) of the bench directory [default: the page_size
+    /// setting, 16K].
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    page_size: Option<u64>,
+}
+
+fn parse_size(text: &str) -> Result<u64, String> {
+    parse_size_bytes(text)
+}
+
+fn parse_path(text: &str) -> Result<IoMethod, String> {
+    IoMethod::parse(text)
+        .filter(|method| *method != IoMethod::Auto)
+        .ok_or_else(|| format!("'{text}' is not a path: use buffered, direct or uring"))
+}
+
+fn parse_pattern(text: &str) -> Result<Pattern, String> {
+    Pattern::parse(text).ok_or_else(|| {
+        format!("'{text}' is not a pattern: use seqread, randread, randwrite or randrw")
+    })
+}
+
+/// An error as the command line reports it.
+struct Failure {
+    message: String,
+    mysql_code: u16,
+    sqlstate: &'static str,
+}
+
+impl From<tarn_common::Error> for Failure {
+    fn from(error: tarn_common::Error) -> Failure {
+        Failure {
+            message: error.to_string(),
+            mysql_code: error.mysql_code(),
+            sqlstate: error.sqlstate(),
+        }
+    }
+}
+
+impl From<tarn_bench::BenchError> for Failure {
+    fn from(error: tarn_bench::BenchError) -> Failure {
+        Failure {
+            message: error.to_string(),
+            mysql_code: error.mysql_code(),
+            sqlstate: error.sqlstate(),
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_tracing();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => {
+            eprintln!(
+                "error: {} (MySQL error {}, SQLSTATE {})",
+                failure.message, failure.mysql_code, failure.sqlstate
+            );
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .init();
+}
+
+fn run(cli: Cli) -> Result<(), Failure> {
+    let mut settings = Settings::default();
+    settings.apply_assignments(cli.set.iter().map(String::as_str))?;
+    match cli.command {
+        Command::Bench { bench } => run_bench(bench, settings),
+    }
+}
+
+fn run_bench(bench: BenchCommand, settings: Settings) -> Result<(), Failure> {
+    match bench {
+        BenchCommand::Io(args) => {
+            let output = Output::new(args.common.json);
+            let options = io_options(args, settings)?;
+            tarn_bench::io::run_and_print(&options, &output)?;
+            Ok(())
+        }
+    }
+}
+
+fn io_options(args: IoArgs, mut settings: Settings) -> Result<IoBenchOptions, Failure> {
+    if let Some(page_size) = args.page_size {
+        settings.set("page_size", &page_size.to_string())?;
+    }
+    let mut options = IoBenchOptions::new(settings, args.common.quick);
+    options.fio = args.fio;
+    options.data_dir = args.common.data_dir;
+    if let Some(bytes) = args.file_size {
+        options.file_size_bytes = bytes;
+    }
+    if let Some(seconds) = args.seconds {
+        options.seconds_per_row = seconds;
+    }
+    options.paths = args.paths;
+    options.patterns = args.patterns;
+    options.depths = args.depths;
+    Ok(options)
+}
