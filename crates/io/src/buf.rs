@@ -129,6 +129,11 @@ impl PageArena {
         (self.memory.as_ptr(), self.memory.len())
     }
 
+    /// The first fixed-buffer index of this arena, or -1 if it is not registered.
+    pub(crate) fn fixed_index_base(&self) -> i32 {
+        self.fixed_index_base.load(Ordering::Acquire)
+    }
+
     pub(crate) fn set_fixed_index_base(&self, base: i32) {
         self.fixed_index_base.store(base, Ordering::Release);
     }

@@ -33,7 +33,7 @@ use tarn_common::{Error, PageNo, Result};
 use crate::buf::{AlignedBuf, IoBuf, PAGE_BUFFER_ALIGN_BYTES, PageArena};
 use crate::file::{PageFile, direct_io_alignment};
 use crate::page::{self, PageStatus};
-use crate::uring::{self, AsyncRing, FIXED_BUFFER_CHUNK_BYTES};
+use crate::uring::{self, AsyncRing, FIXED_BUFFER_CHUNK_BYTES, PrivateRing};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IoOp {
@@ -278,15 +278,7 @@ impl IoEngine {
         if self.method != IoMethod::Uring {
             return false;
         }
-        let (start, length) = arena.memory();
-        let regions: Vec<libc::iovec> = (0..length)
-            .step_by(FIXED_BUFFER_CHUNK_BYTES)
-            .map(|offset| libc::iovec {
-                // SAFETY: `offset < length`, so the pointer stays inside the arena.
-                iov_base: unsafe { start.add(offset) }.cast(),
-                iov_len: FIXED_BUFFER_CHUNK_BYTES.min(length - offset),
-            })
-            .collect();
+        let regions = fixed_buffer_regions(arena);
         let base = self
             .next_fixed_index
             .fetch_add(regions.len() as u32, Ordering::Relaxed);
@@ -303,6 +295,155 @@ impl IoEngine {
             tracing::debug!("io_uring refused fixed buffers; using plain buffers");
         }
         registered
+    }
+}
+
+impl IoEngine {
+    /// A queue of at most `depth` requests in flight, owned by the calling thread,
+    /// which also collects the completions: on `uring` a private ring reaped by its
+    /// owner (no completion thread, one system call per batch); on the other paths the
+    /// engine's I/O threads.
+    pub fn queue(self: &Arc<Self>, depth: u32) -> Result<IoQueue> {
+        let inner = if self.method == IoMethod::Uring {
+            let ring = PrivateRing::new(depth)?;
+            for arena in self.registered_arenas.lock().iter() {
+                let base = arena.fixed_index_base();
+                // SAFETY: the engine holds the arena for its whole life, and the queue
+                // holds the engine, so the memory outlives this registration.
+                let registered = base >= 0
+                    && unsafe { ring.register_fixed(base as u32, &fixed_buffer_regions(arena)) };
+                if !registered {
+                    return Err(Error::IoPathUnavailable {
+                        path: "uring",
+                        reason: "a private ring refused the engine's fixed buffers".into(),
+                    });
+                }
+            }
+            QueueInner::Ring(ring)
+        } else {
+            QueueInner::Threads {
+                completions: CompletionQueue::new(),
+                in_flight: 0,
+                depth: depth as usize,
+            }
+        };
+        Ok(IoQueue {
+            engine: self.clone(),
+            inner,
+            ready: Vec::new(),
+        })
+    }
+}
+
+/// The memory of `arena` in chunks the kernel accepts as fixed buffers.
+fn fixed_buffer_regions(arena: &PageArena) -> Vec<libc::iovec> {
+    let (start, length) = arena.memory();
+    (0..length)
+        .step_by(FIXED_BUFFER_CHUNK_BYTES)
+        .map(|offset| libc::iovec {
+            // SAFETY: `offset < length`, so the pointer stays inside the arena.
+            iov_base: unsafe { start.add(offset) }.cast(),
+            iov_len: FIXED_BUFFER_CHUNK_BYTES.min(length - offset),
+        })
+        .collect()
+}
+
+/// A caller-owned queue of page requests: submit a batch, collect completions later.
+/// See [`IoEngine::queue`]. Not shared between threads.
+pub struct IoQueue {
+    engine: Arc<IoEngine>,
+    inner: QueueInner,
+    /// Completions of requests that failed before reaching the kernel.
+    ready: Vec<IoDone>,
+}
+
+enum QueueInner {
+    Ring(PrivateRing),
+    Threads {
+        completions: Arc<CompletionQueue>,
+        in_flight: usize,
+        depth: usize,
+    },
+}
+
+impl IoQueue {
+    /// The most requests this queue keeps in flight.
+    pub fn depth(&self) -> usize {
+        match &self.inner {
+            QueueInner::Ring(ring) => ring.capacity(),
+            QueueInner::Threads { depth, .. } => *depth,
+        }
+    }
+
+    /// Requests submitted and not yet collected.
+    pub fn in_flight(&self) -> usize {
+        self.ready.len()
+            + match &self.inner {
+                QueueInner::Ring(ring) => ring.in_flight(),
+                QueueInner::Threads { in_flight, .. } => *in_flight,
+            }
+    }
+
+    /// Starts `requests` (on `uring`, with one system call for the whole batch).
+    ///
+    /// A batch submitted at once reaches the device as one plugged batch and tends to
+    /// complete as one; a caller that wants the device kept evenly busy (as fio does)
+    /// submits each replacement request as soon as a completion frees its slot.
+    ///
+    /// # Panics
+    /// If more than [`IoQueue::depth`] requests would be in flight.
+    pub fn submit(&mut self, requests: Vec<IoRequest>) -> Result<()> {
+        assert!(
+            self.in_flight() + requests.len() <= self.depth(),
+            "queue depth exceeded"
+        );
+        match &mut self.inner {
+            QueueInner::Ring(ring) => {
+                for mut request in requests {
+                    match request.prepare() {
+                        Ok(()) => ring.push(request),
+                        Err(error) => self.ready.push(IoDone {
+                            request,
+                            result: Err(error),
+                        }),
+                    }
+                }
+                ring.submit()
+                    .map_err(|source| Error::io("io_uring_enter", "io_uring", source))?;
+            }
+            QueueInner::Threads {
+                completions,
+                in_flight,
+                ..
+            } => {
+                *in_flight += requests.len();
+                self.engine.submit(requests, &completions.sink());
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits until at least `min` requests (at most those in flight) have completed,
+    /// then moves every completed request into `out`.
+    pub fn wait(&mut self, min: usize, out: &mut Vec<IoDone>) -> Result<()> {
+        let before = out.len();
+        out.append(&mut self.ready);
+        let still_needed = min.saturating_sub(out.len() - before);
+        match &mut self.inner {
+            QueueInner::Ring(ring) => ring
+                .submit_and_reap(still_needed, out)
+                .map_err(|source| Error::io("io_uring_enter", "io_uring", source)),
+            QueueInner::Threads {
+                completions,
+                in_flight,
+                ..
+            } => {
+                let reaped_before = out.len();
+                completions.wait(still_needed.min(*in_flight), out);
+                *in_flight -= out.len() - reaped_before;
+                Ok(())
+            }
+        }
     }
 }
 

@@ -27,6 +27,8 @@ pub mod uring;
 
 pub use buf::{AlignedBuf, IoBuf, PageArena, RawBuf};
 pub use datadir::DataDir;
-pub use engine::{CompletionQueue, IoCompletion, IoConfig, IoDone, IoEngine, IoOp, IoRequest};
+pub use engine::{
+    CompletionQueue, IoCompletion, IoConfig, IoDone, IoEngine, IoOp, IoQueue, IoRequest,
+};
 pub use file::{PageFile, SyncKind};
 pub use page::{PageStatus, PageType};

@@ -356,6 +356,11 @@ fn build_entry(request: &mut IoRequest) -> squeue::Entry {
 
 fn finish(in_flight: InFlight, result: i32) {
     let InFlight { request, sink } = in_flight;
+    sink.complete(completion(request, result));
+}
+
+/// Turns a completion queue entry's result into the finished request.
+fn completion(request: IoRequest, result: i32) -> IoDone {
     let expected = request.buf.len();
     let outcome = if result < 0 {
         Err(std::io::Error::from_raw_os_error(-result))
@@ -367,6 +372,115 @@ fn finish(in_flight: InFlight, result: i32) {
     } else {
         Ok(())
     };
-    let done = IoDone::from_transfer(request, outcome);
-    sink.complete(done);
+    IoDone::from_transfer(request, outcome)
+}
+
+/// A ring owned by one thread, which submits and reaps its own requests: no
+/// completion thread, no hand-off, one `io_uring_enter` per batch (as fio does).
+/// Behind [`crate::IoQueue`] on the uring path.
+pub(crate) struct PrivateRing {
+    ring: IoUring,
+    slots: Vec<Option<IoRequest>>,
+    free: Vec<u32>,
+}
+
+impl PrivateRing {
+    pub(crate) fn new(depth: u32) -> Result<PrivateRing> {
+        let ring = IoUring::new(depth).map_err(|e| Error::IoPathUnavailable {
+            path: "uring",
+            reason: format!("io_uring_setup with {depth} entries failed: {e}"),
+        })?;
+        let _ = ring.submitter().register_buffers_sparse(FIXED_BUFFER_SLOTS);
+        Ok(PrivateRing {
+            ring,
+            slots: (0..depth).map(|_| None).collect(),
+            free: (0..depth).rev().collect(),
+        })
+    }
+
+    /// Registers `regions` as fixed buffers at `base` (the engine's numbering).
+    ///
+    /// # Safety
+    /// The regions must stay valid until the ring is dropped.
+    pub(crate) unsafe fn register_fixed(&self, base: u32, regions: &[libc::iovec]) -> bool {
+        // SAFETY: forwarded from this function's contract.
+        unsafe {
+            self.ring
+                .submitter()
+                .register_buffers_update(base, regions, None)
+        }
+        .is_ok()
+    }
+
+    pub(crate) fn capacity(&self) -> usize {
+        self.slots.len()
+    }
+
+    pub(crate) fn in_flight(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+
+    /// Queues a prepared request; the caller checked that a slot is free.
+    pub(crate) fn push(&mut self, mut request: IoRequest) {
+        let slot = self
+            .free
+            .pop()
+            .expect("a free slot (checked by the caller)");
+        let entry = build_entry(&mut request).user_data(u64::from(slot));
+        self.slots[slot as usize] = Some(request);
+        // SAFETY: the request (and its buffer) stays in its slot until its completion
+        // is reaped; at most `depth` slots exist, so the queue has room.
+        unsafe { self.ring.submission().push(&entry) }.expect("slots bound the submission queue");
+    }
+
+    /// Hands every pushed entry to the kernel (one system call).
+    pub(crate) fn submit(&mut self) -> std::io::Result<()> {
+        self.enter(0)
+    }
+
+    fn enter(&mut self, want: usize) -> std::io::Result<()> {
+        loop {
+            match self.ring.submit_and_wait(want) {
+                Ok(_) => return Ok(()),
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Waits until at least `min` completions are ready (entering the kernel only if
+    /// fewer are), then moves every ready completion into `out`.
+    pub(crate) fn submit_and_reap(
+        &mut self,
+        min: usize,
+        out: &mut Vec<IoDone>,
+    ) -> std::io::Result<()> {
+        let want = min.min(self.in_flight());
+        if self.ring.completion().len() < want || !self.ring.submission().is_empty() {
+            self.enter(want)?;
+        }
+        let ready: Vec<(u64, i32)> = self
+            .ring
+            .completion()
+            .map(|c| (c.user_data(), c.result()))
+            .collect();
+        for (user_data, result) in ready {
+            let request = self.slots[user_data as usize]
+                .take()
+                .expect("completion for an empty slot");
+            self.free.push(user_data as u32);
+            out.push(completion(request, result));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for PrivateRing {
+    fn drop(&mut self) {
+        // The kernel may still write into buffers of requests in flight: wait for them.
+        let mut sink = Vec::new();
+        while self.in_flight() > 0 && self.submit_and_reap(1, &mut sink).is_ok() {
+            sink.clear();
+        }
+    }
 }

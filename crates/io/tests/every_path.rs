@@ -30,6 +30,7 @@ on_every_path!(
     a_never_written_page_inside_an_extent_reads_as_unwritten_zeroes,
     arena_pages_carry_batches_and_only_uring_registers_them,
     raw_buffers_lent_by_another_layer_carry_reads_and_writes,
+    a_caller_owned_queue_keeps_its_depth_in_flight_and_returns_every_request,
 );
 
 fn pages_of_every_size_read_back_exactly_as_written(method: IoMethod) {
@@ -462,4 +463,76 @@ fn raw_buffers_lent_by_another_layer_carry_reads_and_writes(method: IoMethod) {
     for (i, frame) in frames.chunks(page_size).enumerate() {
         assert_page_holds(frame, file.page_id(PageNo(i as u32)), 300 + i as u64);
     }
+}
+
+fn a_caller_owned_queue_keeps_its_depth_in_flight_and_returns_every_request(method: IoMethod) {
+    let (_dir, data_dir) = fresh(method, 4096);
+    let file = data_dir.file(FILE).unwrap();
+    let (arena, mut buffers) = PageArena::with_pages(8, 4096);
+    data_dir.engine().register_arena(&arena);
+    let mut queue = data_dir.engine().queue(8).unwrap();
+    assert_eq!(queue.depth(), 8);
+    // Write pages 0..200 through the queue, refilling each slot as it completes.
+    let mut next_page = 0u32;
+    let mut make_write = |buffer: IoBuf, next_page: &mut u32| {
+        let mut buffer = buffer;
+        fill_page(
+            buffer.as_mut_slice(),
+            file.page_id(PageNo(*next_page)),
+            500 + u64::from(*next_page),
+        );
+        let request = IoRequest::write(
+            file.clone(),
+            PageNo(*next_page),
+            buffer,
+            u64::from(*next_page),
+        );
+        *next_page += 1;
+        request
+    };
+    let first: Vec<_> = buffers
+        .drain(..)
+        .map(|b| make_write(b, &mut next_page))
+        .collect();
+    queue.submit(first).unwrap();
+    let mut done = Vec::new();
+    let mut written = HashSet::new();
+    while queue.in_flight() > 0 {
+        assert!(queue.in_flight() <= 8);
+        queue.wait(1, &mut done).unwrap();
+        for completion in done.drain(..) {
+            completion.result.unwrap();
+            assert!(written.insert(completion.request.page_no.0));
+            if next_page < 200 {
+                let request = make_write(completion.request.buf, &mut next_page);
+                queue.submit(vec![request]).unwrap();
+            }
+        }
+    }
+    assert_eq!(written.len(), 200);
+    // Read them back in one batch of 8, and a read past the end fails alone.
+    let reads: Vec<_> = (0..7)
+        .map(|p| read_request(&file, p * 25))
+        .chain([read_request(&file, 100_000)])
+        .collect();
+    queue.submit(reads).unwrap();
+    queue.wait(8, &mut done).unwrap();
+    assert_eq!(done.len(), 8);
+    for completion in &done {
+        let page_no = completion.request.page_no.0;
+        if page_no == 100_000 {
+            assert!(matches!(
+                completion.result,
+                Err(tarn_common::Error::PageOutOfRange { .. })
+            ));
+        } else {
+            assert_eq!(completion.result.as_ref().unwrap(), &PageStatus::Valid);
+            assert_page_holds(
+                completion.request.buf.as_slice(),
+                file.page_id(PageNo(page_no)),
+                500 + u64::from(page_no),
+            );
+        }
+    }
+    assert_eq!(queue.in_flight(), 0);
 }

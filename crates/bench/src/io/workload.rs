@@ -23,7 +23,7 @@ use tarn_common::rng::Rng;
 use tarn_common::{Error, PageNo, Result as TarnResult};
 use tarn_io::os::process_cpu_time;
 use tarn_io::page::{self, PAGE_HEADER_BYTES, PageStatus};
-use tarn_io::{AlignedBuf, CompletionQueue, IoBuf, IoEngine, IoOp, IoRequest, PageFile, PageType};
+use tarn_io::{AlignedBuf, IoBuf, IoEngine, IoOp, IoRequest, PageFile, PageType};
 
 use super::{CACHE_DROP_INTERVAL, Pattern, READ_MIX_PCT, RowSpec};
 use crate::{BenchError, Result};
@@ -292,11 +292,12 @@ fn sync_worker(
     tally
 }
 
-/// One thread keeping `spec.depth` requests in flight through `engine.submit`, with
+/// One thread keeping `spec.depth` requests in flight on its own [`tarn_io::IoQueue`]
+/// (a private ring it submits to and reaps itself, as fio's io_uring engine does), with
 /// `buffers` (at least `spec.depth`, ideally fixed io_uring buffers) as page buffers.
 /// The buffers are back in `buffers` when this returns.
 pub(super) fn run_uring(
-    engine: &IoEngine,
+    engine: &Arc<IoEngine>,
     file: &Arc<PageFile>,
     buffers: &mut Vec<IoBuf>,
     spec: &RowSpec,
@@ -325,8 +326,7 @@ pub(super) fn run_uring(
         }
     };
 
-    let queue = CompletionQueue::new();
-    let sink = queue.sink();
+    let mut queue = engine.queue(spec.depth)?;
     let mut tally = Tally::new();
     let cpu_before = process_cpu_time();
     let started = Instant::now();
@@ -336,13 +336,12 @@ pub(super) fn run_uring(
         .collect();
     let now = Instant::now();
     started_at.iter_mut().for_each(|t| *t = now);
-    engine.submit(first, &sink);
+    queue.submit(first)?;
     let mut in_flight = depth;
     let mut stopping = false;
     let mut done = Vec::with_capacity(depth);
-    let mut next = Vec::with_capacity(depth);
     while in_flight > 0 {
-        queue.wait(1, &mut done);
+        queue.wait(1, &mut done)?;
         let now = Instant::now();
         stopping |= now >= deadline;
         for completed in done.drain(..) {
@@ -357,16 +356,13 @@ pub(super) fn run_uring(
             if stopping {
                 buffers.push(completed.request.buf);
             } else {
-                next.push(request(slot, completed.request.buf));
+                // Refill this slot at once, as fio does: a whole batch submitted in one
+                // call reaches the device as one plugged batch and drains together.
+                let replacement = request(slot, completed.request.buf);
+                started_at[slot] = Instant::now();
+                in_flight += 1;
+                queue.submit(vec![replacement])?;
             }
-        }
-        if !next.is_empty() {
-            let now = Instant::now();
-            for submitted in &next {
-                started_at[submitted.tag as usize] = now;
-            }
-            in_flight += next.len();
-            engine.submit(std::mem::take(&mut next), &sink);
         }
     }
     let elapsed = started.elapsed();
