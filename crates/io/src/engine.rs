@@ -319,7 +319,7 @@ impl IoEngine {
                     });
                 }
             }
-            QueueInner::Ring(ring)
+            QueueInner::Ring(Box::new(ring))
         } else {
             QueueInner::Threads {
                 completions: CompletionQueue::new(),
@@ -358,7 +358,7 @@ pub struct IoQueue {
 }
 
 enum QueueInner {
-    Ring(PrivateRing),
+    Ring(Box<PrivateRing>),
     Threads {
         completions: Arc<CompletionQueue>,
         in_flight: usize,
