@@ -474,7 +474,7 @@ fn a_caller_owned_queue_keeps_its_depth_in_flight_and_returns_every_request(meth
     assert_eq!(queue.depth(), 8);
     // Write pages 0..200 through the queue, refilling each slot as it completes.
     let mut next_page = 0u32;
-    let mut make_write = |buffer: IoBuf, next_page: &mut u32| {
+    let make_write = |buffer: IoBuf, next_page: &mut u32| {
         let mut buffer = buffer;
         fill_page(
             buffer.as_mut_slice(),
