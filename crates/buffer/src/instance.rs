@@ -102,9 +102,11 @@ impl Instance {
         if let Some(frame) = lru.free.pop() {
             return Ok(Some(frame));
         }
-        let candidates: Vec<u32> = lru.tail_first(LRU_SCAN_DEPTH_MAX).collect();
         let mut dirty = Vec::new();
-        for frame in candidates {
+        let mut candidate = lru.tail();
+        for _ in 0..LRU_SCAN_DEPTH_MAX {
+            let Some(frame) = candidate else { break };
+            candidate = lru.toward_head(frame);
             if self.frame(frame).is_dirty() {
                 if dirty.len() < 4 {
                     dirty.push(frame);
@@ -172,7 +174,9 @@ impl Instance {
     /// unless another thread installed the page first.
     pub(crate) fn reserve(&self, frame_index: u32, page_id: PageId) -> Reservation {
         let frame = self.frame(frame_index);
-        assert!(frame.latch.try_lock_exclusive(), "a free frame is latched");
+        // A free frame can still be latched for an instant by a thread that waited for
+        // a failed read into it and is about to notice the page is gone.
+        frame.latch.lock_exclusive(&self.page_latch_stats);
         frame.pins.fetch_add(1, Ordering::SeqCst);
         frame.io.store(IO_READING, Ordering::Release);
         frame.oldest_lsn.store(0, Ordering::Relaxed);

@@ -104,18 +104,15 @@ impl LruList {
         self.in_list[frame as usize]
     }
 
-    /// Frames from the tail towards the head, at most `limit` of them.
-    pub(crate) fn tail_first(&self, limit: usize) -> impl Iterator<Item = u32> + '_ {
-        let mut at = self.tail;
-        std::iter::from_fn(move || {
-            if at == NONE {
-                return None;
-            }
-            let current = at;
-            at = self.prev[current as usize];
-            Some(current)
-        })
-        .take(limit)
+    /// The least recently used frame.
+    pub(crate) fn tail(&self) -> Option<u32> {
+        (self.tail != NONE).then_some(self.tail)
+    }
+
+    /// The frame after `frame` in the direction of the head.
+    pub(crate) fn toward_head(&self, frame: u32) -> Option<u32> {
+        let prev = self.prev[frame as usize];
+        (prev != NONE).then_some(prev)
     }
 
     fn unlink(&mut self, frame: u32) {
@@ -321,7 +318,7 @@ mod tests {
         }
         // A scan: evict the tail, reuse its frame for the next scanned page.
         for _ in 0..50 {
-            let victim = list.tail_first(1).next().unwrap();
+            let victim = list.tail().unwrap();
             assert!(victim >= 4, "hot frame {victim} evicted by a scan");
             list.remove(victim, &hints);
             list.insert_midpoint(victim, &hints);

@@ -347,8 +347,8 @@ impl BufferPool {
         Ok(read(&view))
     }
 
-    /// Starts reading `pages` into the pool and returns at once with the number of
-    /// reads started. Pages already cached or in flight cost a lock-free lookup;
+    /// Starts reading `pages` into the pool and returns, once the reads are queued to
+    /// the device, with the number of reads started. Pages already cached or in flight cost a lock-free lookup;
     /// pages beyond the in-flight bound, past the end of their file, or for which no
     /// clean frame is free are skipped (a later fetch reads them).
     pub fn prefetch(&self, pages: &[PageId]) -> usize {
@@ -376,7 +376,8 @@ impl BufferPool {
     }
 
     /// Writes back every page whose oldest unwritten change is at or below `lsn`, waits
-    /// for those writes, and syncs the data files (a checkpoint's page flush).
+    /// for those writes, and syncs the data files (a checkpoint's page flush). It takes
+    /// shared latches on dirty pages, so the calling thread must hold no page guard.
     pub fn flush_up_to(&self, lsn: Lsn) -> Result<()> {
         self.inner.flush_up_to(lsn)
     }
@@ -921,11 +922,13 @@ impl PoolInner {
                 return Ok(false);
             }
             let mut needed = target - lru.free.len();
-            let candidates: Vec<u32> = lru.tail_first(LRU_SCAN_DEPTH_MAX).collect();
-            for frame in candidates {
+            let mut candidate = lru.tail();
+            for _ in 0..LRU_SCAN_DEPTH_MAX {
+                let Some(frame) = candidate else { break };
                 if needed == 0 {
                     break;
                 }
+                candidate = lru.toward_head(frame);
                 if instance.frame(frame).is_dirty() {
                     if dirty.len() < FLUSH_BATCH_PAGES_MAX {
                         dirty.push(frame);

@@ -436,3 +436,46 @@ fn latch_accounting_counts_per_instance_classes() {
         .collect();
     assert_eq!(instances.len(), 4);
 }
+
+#[test]
+fn many_threads_waiting_on_a_failing_read_all_get_the_error_and_the_pool_stays_sound() {
+    let fixture = Fixture::new(64, IoMethod::Direct);
+    let path = fixture.datadir().file_path(FILE);
+    {
+        use std::os::unix::fs::FileExt;
+        let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        for page_no in [3u64, 4, 5] {
+            file.write_all_at(&[0xEE], u64::from(PAGE_SIZE) * page_no + 64)
+                .unwrap();
+        }
+    }
+    let pool = fixture.pool(16, 1);
+    let seed = test_seed("failing_read_waiters");
+    std::thread::scope(|scope| {
+        for thread in 0..8u64 {
+            let pool = &pool;
+            scope.spawn(move || {
+                let mut rng = Rng::new(seed ^ thread);
+                for _ in 0..300 {
+                    let page_no = rng.below(64) as u32;
+                    let result = if rng.percent(50) {
+                        pool.fetch_shared(page_id(page_no))
+                            .map(|g| page_version(&g))
+                    } else {
+                        pool.read_optimistic(page_id(page_no), |v| {
+                            (v.read_u64_le(PAGE_NO_AT) as u32, 0)
+                        })
+                    };
+                    match result {
+                        Ok((found, _)) => assert_eq!(found, page_no),
+                        Err(error) => {
+                            assert!((3..=5).contains(&page_no), "page {page_no}: {error}");
+                            assert!(error.is_corruption(), "{error}");
+                        }
+                    }
+                }
+            });
+        }
+    });
+    pool.check_invariants().unwrap();
+}

@@ -12,6 +12,8 @@
 //! - [`latch`]: the latch accounting registry (technique S4) and instrumented locks.
 //! - [`rng`]: a seeded generator and a zipfian distribution for tests and benchmarks.
 
+#![forbid(unsafe_code)]
+
 pub mod counter;
 pub mod error;
 pub mod ids;
