@@ -165,8 +165,8 @@ struct FlusherState {
     wake_requested: bool,
 }
 
-/// The buffer pool. Dropping it stops the flusher and waits for prefetches in flight;
-/// dirty pages are not written (call [`BufferPool::flush_all`] first to keep them).
+/// The buffer pool. Dropping it stops the flusher; dirty pages are not written (call
+/// [`BufferPool::flush_all`] first to keep them).
 pub struct BufferPool {
     inner: Arc<PoolInner>,
     flusher: Option<JoinHandle<()>>,
@@ -427,7 +427,8 @@ impl Drop for BufferPool {
         if let Some(flusher) = self.flusher.take() {
             let _ = flusher.join();
         }
-        self.inner.wait_for_prefetches();
+        // Prefetches still in flight need no waiting: each holds the pool's state (and
+        // its frame arena) alive through its completion sink until it completes.
     }
 }
 
