@@ -17,7 +17,7 @@
 //! # How a run goes
 //! 1. [`plan`] picks the rows: the full matrix, or with `--quick` the subset the issue's
 //!    targets need ([`QUICK_ROWS`]), narrowed by `--paths`, `--patterns`, `--depths`.
-//! 2. `load::ensure_loaded` fills data file 1 of the bench directory with sealed pages
+//! 2. `crate::load::ensure_loaded` fills data file 1 of the bench directory with sealed pages
 //!    of type RAW (each with its own content), once; a kept `--data-dir` is reused.
 //! 3. For each path in turn, one `DataDir` is opened on that directory with `io_method`
 //!    set to the path, and its rows run for `--seconds` each (`workload`). Every page
@@ -40,7 +40,6 @@
 //! plus system CPU time during the row (all threads, the engine's included) divided by
 //! the I/Os.
 
-mod load;
 mod workload;
 
 use std::path::{Path, PathBuf};
@@ -56,6 +55,7 @@ use tarn_common::{FileId, Result as TarnResult};
 use tarn_io::{DataDir, PageArena, PageFile};
 
 use crate::fio::{Fio, FioEngine, FioJob, FioResult};
+use crate::load;
 use crate::report::{
     BenchDocument, Output, Table, format_count, format_number, format_ratio, ratio,
 };
@@ -619,7 +619,7 @@ fn bench_settings(options: &IoBenchOptions, dir: &Path, max_depth: u32) -> Setti
     settings
 }
 
-fn open_data_dir(settings: &Settings, method: IoMethod) -> TarnResult<Arc<DataDir>> {
+pub(crate) fn open_data_dir(settings: &Settings, method: IoMethod) -> TarnResult<Arc<DataDir>> {
     let mut settings = settings.clone();
     settings.io_method = method;
     DataDir::open(

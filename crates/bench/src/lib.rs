@@ -28,12 +28,17 @@
 //! - [`report`]: tables, notes, progress lines and the `--json` document.
 //! - [`workdir`]: where a bench keeps its data.
 //! - [`fio`]: running fio and reading its JSON output.
+//! - `load`: creating (once) and reusing the benches' data files.
 //! - [`io`]: `tarn bench io`, the S5 matrix of I/O paths against fio.
+//! - [`bufferpool`]: `tarn bench bufferpool`, the S4 sweep of buffer-pool instances
+//!   with latch waits per latch class.
 
 #![forbid(unsafe_code)]
 
+pub mod bufferpool;
 pub mod fio;
 pub mod io;
+pub(crate) mod load;
 pub mod report;
 pub mod workdir;
 
@@ -56,6 +61,10 @@ pub enum BenchError {
     #[error("{0}")]
     Options(String),
 
+    /// A bench read data other than what it wrote (the engine returned no error).
+    #[error("row '{row}' read wrong data: {detail}")]
+    WrongData { row: String, detail: String },
+
     /// fio is missing, failed, or printed something unreadable.
     #[error("fio: {0}")]
     Fio(String),
@@ -76,7 +85,7 @@ impl BenchError {
         match self {
             BenchError::Engine(error) | BenchError::Row { first: error, .. } => error.mysql_code(),
             BenchError::Options(_) => 1210,
-            BenchError::Fio(_) | BenchError::Os { .. } => 1105,
+            BenchError::Fio(_) | BenchError::Os { .. } | BenchError::WrongData { .. } => 1105,
         }
     }
 

@@ -1,11 +1,11 @@
-//! Creating the bench's data files, once.
+//! Creating the benches' data files, once (shared by `bench io` and `bench bufferpool`).
 //!
 //! A data file is filled with `pages` sealed pages of type RAW, each with its own
-//! pseudo-random body (seeded by its page number), written sequentially through the
-//! I/O engine with [`LOAD_IN_FLIGHT`] writes in flight, then synced. A marker file
-//! next to it then records how many pages were loaded with which page size, so a kept
-//! `--data-dir` is reused by later runs (after spot-checking a few pages); a load that
-//! was interrupted leaves no marker and is redone.
+//! pseudo-random body (seeded by its page number, see [`body_word`]), written
+//! sequentially through the I/O engine with [`LOAD_IN_FLIGHT`] writes in flight, then
+//! synced. A marker file next to it then records how many pages were loaded with which
+//! page size, so a kept `--data-dir` is reused by later runs (after spot-checking a few
+//! pages); a load that was interrupted leaves no marker and is redone.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -27,7 +27,7 @@ const LOAD_SEED: u64 = 0x7a72_6e5f_6265_6e63;
 /// Makes sure pages `0..pages` of `file_id` hold valid pages; returns what it did.
 /// `spot_check_on_reuse` is false for fio's write file, whose pages fio overwrites
 /// with its own bytes.
-pub(super) fn ensure_loaded(
+pub(crate) fn ensure_loaded(
     dir: &DataDir,
     file_id: FileId,
     pages: u64,
@@ -104,6 +104,16 @@ fn fill_page(buf: &mut [u8], page_id: tarn_common::PageId) {
     Rng::new(LOAD_SEED ^ u64::from(page_id.page_no.0)).fill(&mut buf[PAGE_HEADER_BYTES..]);
 }
 
+/// The `index`-th little-endian u64 of the body the loader wrote into page `page_no`
+/// (at byte `PAGE_HEADER_BYTES + 8 * index`), so a bench can check what it reads.
+pub(crate) fn body_word(page_no: PageNo, index: usize) -> u64 {
+    let mut rng = Rng::new(LOAD_SEED ^ u64::from(page_no.0));
+    (0..index).for_each(|_| {
+        rng.next_u64();
+    });
+    rng.next_u64()
+}
+
 /// Reads the first, a middle and the last page back.
 fn spot_check(dir: &DataDir, file_id: FileId, pages: u64) -> Result<()> {
     let file = dir.file(file_id)?;
@@ -122,7 +132,8 @@ fn spot_check(dir: &DataDir, file_id: FileId, pages: u64) -> Result<()> {
 }
 
 fn marker_path(dir: &DataDir, file_id: FileId) -> PathBuf {
-    dir.path().join(format!("bench-io-{:06}.loaded", file_id.0))
+    dir.path()
+        .join(format!("bench-data-{:06}.loaded", file_id.0))
 }
 
 fn marker_text(pages: u64, page_size: usize) -> String {
@@ -148,6 +159,19 @@ fn write_marker(marker: &std::path::Path, pages: u64, page_size: usize) -> Resul
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn body_words_are_what_the_loader_writes() {
+        let mut buf = vec![0u8; 4096];
+        let page_id = tarn_common::PageId::new(FileId(3), PageNo(77));
+        fill_page(&mut buf, page_id);
+        for index in 0..4 {
+            let at = PAGE_HEADER_BYTES + 8 * index;
+            let stored = u64::from_le_bytes(buf[at..at + 8].try_into().unwrap());
+            assert_eq!(stored, body_word(PageNo(77), index), "word {index}");
+        }
+        assert_ne!(body_word(PageNo(77), 1), body_word(PageNo(78), 1));
+    }
 
     #[test]
     fn markers_round_trip_and_other_page_sizes_do_not_count() {

@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! tarn [--set name=value]... bench io [--quick] [--json] [--fio] [--data-dir DIR] ...
+//! tarn [--set name=value]... bench bufferpool [--quick] [--json] [--data-dir DIR] ...
 //! ```
 //!
 //! Every command starts from `Settings::default()`, applies each `--set name=value` in
@@ -21,6 +22,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
+use tarn_bench::bufferpool::{BufferPoolBenchOptions, Dataset, Distribution};
 use tarn_bench::io::{IoBenchOptions, Pattern};
 use tarn_bench::report::Output;
 use tarn_common::settings::{IoMethod, Settings, parse_size_bytes};
@@ -49,6 +51,9 @@ enum Command {
 enum BenchCommand {
     /// S5: page I/O paths (buffered, direct, io_uring) x patterns x concurrency, against fio.
     Io(IoArgs),
+    /// S4: buffer pool instances x threads x distributions, with latch waits per latch
+    /// class, on a data set 10x the pool and one that fits.
+    Bufferpool(BufferPoolArgs),
 }
 
 /// Options every bench takes (see the `tarn_bench` crate docs for the conventions).
@@ -105,6 +110,49 @@ struct IoArgs {
     page_size: Option<u64>,
 }
 
+#[derive(Args)]
+struct BufferPoolArgs {
+    #[command(flatten)]
+    common: CommonBenchArgs,
+
+    /// Seconds measured per cell, after its warm-up [default: 2, 1 with --quick].
+    #[arg(long, value_name = "SECONDS")]
+    seconds: Option<f64>,
+
+    /// Thread counts [default: 1,4,16,64,256; 8,64 with --quick].
+    #[arg(long, value_delimiter = ',')]
+    threads: Option<Vec<u32>>,
+
+    /// Buffer pool instance counts [default: 1,4,8,16,32,64; 1,8,64 with --quick].
+    #[arg(long, value_delimiter = ',')]
+    instances: Option<Vec<u32>>,
+
+    /// Page distributions: uniform, zipf [default: both; zipf with --quick].
+    #[arg(long, value_delimiter = ',', value_parser = parse_distribution)]
+    distributions: Option<Vec<Distribution>>,
+
+    /// Data sets: larger (10x the pool), fits (half the pool) [default: both].
+    #[arg(long, value_delimiter = ',', value_parser = parse_dataset)]
+    datasets: Option<Vec<Dataset>>,
+
+    /// Buffer pool size [default: 64M, 32M with --quick].
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pool_size: Option<u64>,
+
+    /// Percent of operations that write (exclusive latch, counter, mark_dirty)
+    /// [default: 10].
+    #[arg(long, value_name = "N")]
+    write_pct: Option<u32>,
+
+    /// Page size of the bench directory [default: the page_size setting, 16K].
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    page_size: Option<u64>,
+
+    /// Thread count of the S4 tables [default: the largest measured].
+    #[arg(long, value_name = "N")]
+    s4_threads: Option<u32>,
+}
+
 fn parse_size(text: &str) -> Result<u64, String> {
     parse_size_bytes(text)
 }
@@ -119,6 +167,15 @@ fn parse_pattern(text: &str) -> Result<Pattern, String> {
     Pattern::parse(text).ok_or_else(|| {
         format!("'{text}' is not a pattern: use seqread, randread, randwrite or randrw")
     })
+}
+
+fn parse_distribution(text: &str) -> Result<Distribution, String> {
+    Distribution::parse(text)
+        .ok_or_else(|| format!("'{text}' is not a distribution: use uniform or zipf"))
+}
+
+fn parse_dataset(text: &str) -> Result<Dataset, String> {
+    Dataset::parse(text).ok_or_else(|| format!("'{text}' is not a data set: use larger or fits"))
 }
 
 /// An error as the command line reports it.
@@ -189,6 +246,12 @@ fn run_bench(bench: BenchCommand, settings: Settings) -> Result<(), Failure> {
             tarn_bench::io::run_and_print(&options, &output)?;
             Ok(())
         }
+        BenchCommand::Bufferpool(args) => {
+            let output = Output::new(args.common.json);
+            let options = bufferpool_options(args, settings)?;
+            tarn_bench::bufferpool::run_and_print(&options, &output)?;
+            Ok(())
+        }
     }
 }
 
@@ -208,5 +271,39 @@ fn io_options(args: IoArgs, mut settings: Settings) -> Result<IoBenchOptions, Fa
     options.paths = args.paths;
     options.patterns = args.patterns;
     options.depths = args.depths;
+    Ok(options)
+}
+
+fn bufferpool_options(
+    args: BufferPoolArgs,
+    mut settings: Settings,
+) -> Result<BufferPoolBenchOptions, Failure> {
+    if let Some(page_size) = args.page_size {
+        settings.set("page_size", &page_size.to_string())?;
+    }
+    let mut options = BufferPoolBenchOptions::new(settings, args.common.quick);
+    options.data_dir = args.common.data_dir;
+    if let Some(seconds) = args.seconds {
+        options.seconds_per_cell = seconds;
+    }
+    if let Some(threads) = args.threads {
+        options.threads = threads;
+    }
+    if let Some(instances) = args.instances {
+        options.instances = instances;
+    }
+    if let Some(distributions) = args.distributions {
+        options.distributions = distributions;
+    }
+    if let Some(datasets) = args.datasets {
+        options.datasets = datasets;
+    }
+    if let Some(bytes) = args.pool_size {
+        options.pool_size_bytes = bytes;
+    }
+    if let Some(write_pct) = args.write_pct {
+        options.write_pct = write_pct;
+    }
+    options.s4_threads = args.s4_threads;
     Ok(options)
 }
