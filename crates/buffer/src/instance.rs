@@ -69,7 +69,7 @@ impl Instance {
                 LruList::new(frame_count, old_pct),
                 latches.register("buffer.lru", instance),
             ),
-            hints: LruHints::new(frame_count),
+            hints: LruHints::new(frame_count, old_pct),
             flush_list: CountedMutex::new(
                 BTreeSet::new(),
                 latches.register("buffer.flush_list", instance),

@@ -19,10 +19,16 @@
 //! demotes hot pages; a capped young sublist is immune to that.)
 //!
 //! To keep hits from taking the list latch, a young page is moved to the head only
-//! when it has drifted into the back three quarters of the young sublist: every move to
-//! the head advances `young_moves`, a frame remembers the count at its last move, and
-//! the difference estimates how far it has drifted (InnoDB's freed-page clock plays the
-//! same role). [`LruHints`] mirrors what hits need to decide this without the latch.
+//! when it may have drifted into the back three quarters of the young sublist. As in
+//! InnoDB, a *freed-page clock* counts the pages that have left the list; a frame
+//! remembers the clock at its last move to the head, and is moved again only once more
+//! than a quarter of the young sublist's size has left since. Pages drift toward the
+//! tail only as fast as new pages come in, and each new page costs an eviction, so the
+//! clock bounds the drift; with no evictions at all (the working set fits), hits never
+//! take the latch. (A first version advanced the clock on every move to the head
+//! instead: moves then caused more moves, and on a fitting working set a third to a
+//! half of all hits took the latch.) [`LruHints`] mirrors what hits need to decide this
+//! without the latch.
 //!
 //! # Invariants (checked by [`LruList::check`])
 //! 1. The list is a well-formed doubly linked list of `len` frames; free frames are
@@ -30,35 +36,43 @@
 //! 2. The old frames are exactly the last `old_len` frames, starting at `old_head`,
 //!    and the young sublist (`len - old_len`) never exceeds `young_max`.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 pub(crate) const NONE: u32 = u32::MAX;
 
 /// What the hit path reads without holding the list latch.
 pub(crate) struct LruHints {
     pub(crate) is_old: Box<[AtomicBool]>,
+    /// The freed-page clock when each frame was last moved to the head.
     pub(crate) moved_at: Box<[AtomicU64]>,
-    pub(crate) young_moves: AtomicU64,
-    pub(crate) young_len: AtomicUsize,
+    /// Pages that have left the list so far.
+    pub(crate) freed_clock: AtomicU64,
+    /// A quarter of the young sublist's cap, in pages.
+    young_drift_max: u64,
 }
 
 impl LruHints {
-    pub(crate) fn new(frames: usize) -> Self {
+    pub(crate) fn new(frames: usize, old_pct: u32) -> Self {
         LruHints {
             is_old: (0..frames).map(|_| AtomicBool::new(false)).collect(),
             moved_at: (0..frames).map(|_| AtomicU64::new(0)).collect(),
-            young_moves: AtomicU64::new(0),
-            young_len: AtomicUsize::new(0),
+            freed_clock: AtomicU64::new(0),
+            young_drift_max: (young_max(frames, old_pct) / 4) as u64,
         }
     }
 
     /// Whether a hit on young frame `frame` should move it to the head.
     #[inline]
     pub(crate) fn young_frame_drifted(&self, frame: u32) -> bool {
-        let moves = self.young_moves.load(Ordering::Relaxed);
+        let clock = self.freed_clock.load(Ordering::Relaxed);
         let moved_at = self.moved_at[frame as usize].load(Ordering::Relaxed);
-        moves.saturating_sub(moved_at) > (self.young_len.load(Ordering::Relaxed) / 4) as u64
+        clock.saturating_sub(moved_at) > self.young_drift_max
     }
+}
+
+/// The most frames the young sublist may hold.
+fn young_max(frames: usize, old_pct: u32) -> usize {
+    frames * (100 - old_pct as usize) / 100
 }
 
 pub(crate) struct LruList {
@@ -72,7 +86,6 @@ pub(crate) struct LruList {
     old_head: u32,
     old_len: usize,
     young_max: usize,
-    young_moves: u64,
     /// Frames holding no page, ready for reuse.
     pub(crate) free: Vec<u32>,
 }
@@ -90,8 +103,7 @@ impl LruList {
             len: 0,
             old_head: NONE,
             old_len: 0,
-            young_max: frames * (100 - old_pct as usize) / 100,
-            young_moves: 0,
+            young_max: young_max(frames, old_pct),
             free: (0..frames as u32).rev().collect(),
         }
     }
@@ -184,9 +196,8 @@ impl LruList {
         self.detach(frame, hints);
         let head = self.head;
         self.link_before(frame, head);
-        self.young_moves += 1;
-        hints.moved_at[frame as usize].store(self.young_moves, Ordering::Relaxed);
-        hints.young_moves.store(self.young_moves, Ordering::Relaxed);
+        let clock = hints.freed_clock.load(Ordering::Relaxed);
+        hints.moved_at[frame as usize].store(clock, Ordering::Relaxed);
         self.rebalance(hints);
     }
 
@@ -205,6 +216,7 @@ impl LruList {
     /// Removes an evicted page's frame from the list.
     pub(crate) fn remove(&mut self, frame: u32, hints: &LruHints) {
         self.detach(frame, hints);
+        hints.freed_clock.fetch_add(1, Ordering::Relaxed);
         self.rebalance(hints);
     }
 
@@ -220,9 +232,6 @@ impl LruList {
             self.old_head = demote;
             self.old_len += 1;
         }
-        hints
-            .young_len
-            .store(self.len - self.old_len, Ordering::Relaxed);
     }
 
     /// Checks invariants 1 and 2; returns a description of the first violation.
@@ -281,7 +290,7 @@ mod tests {
     #[test]
     fn random_operations_keep_the_midpoint_at_its_target() {
         let frames = 50;
-        let hints = LruHints::new(frames);
+        let hints = LruHints::new(frames, 37);
         let mut list = LruList::new(frames, 37);
         let mut rng = Rng::new(test_seed("lru_midpoint_random_operations"));
         for _ in 0..20_000 {
@@ -307,7 +316,7 @@ mod tests {
 
     #[test]
     fn pages_entering_at_the_midpoint_are_evicted_before_the_young_hot_set() {
-        let hints = LruHints::new(10);
+        let hints = LruHints::new(10, 50);
         let mut list = LruList::new(10, 50);
         list.free.clear();
         for frame in 0..10 {

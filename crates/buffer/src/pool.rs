@@ -427,6 +427,12 @@ impl Drop for BufferPool {
         if let Some(flusher) = self.flusher.take() {
             let _ = flusher.join();
         }
+        for instance in self.inner.instances.iter() {
+            self.inner
+                .datadir
+                .engine()
+                .unregister_arena(&instance.arena);
+        }
         // Prefetches still in flight need no waiting: each holds the pool's state (and
         // its frame arena) alive through its completion sink until it completes.
     }

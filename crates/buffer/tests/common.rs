@@ -33,6 +33,7 @@ impl Fixture {
         let base = std::env::var_os("TARN_TEST_DIR")
             .map(std::path::PathBuf::from)
             .unwrap_or_else(std::env::temp_dir);
+        std::fs::create_dir_all(&base).expect("test directory root");
         let dir = tempfile::tempdir_in(base).expect("temporary directory");
         let settings = Settings {
             data_dir: dir.path().to_path_buf(),

@@ -479,3 +479,44 @@ fn many_threads_waiting_on_a_failing_read_all_get_the_error_and_the_pool_stays_s
     });
     pool.check_invariants().unwrap();
 }
+
+#[test]
+fn hits_on_a_working_set_that_fits_never_take_the_lru_latch() {
+    let fixture = Fixture::new(100, IoMethod::Direct);
+    let pool = fixture.pool_with(
+        128,
+        2,
+        |c| c.old_blocks_time_ms = 0,
+        Arc::new(tarn_buffer::NoLog),
+    );
+    // Read everything, then touch it again so every page is promoted to the young end.
+    for _ in 0..2 {
+        for p in 0..100 {
+            drop(pool.fetch_shared(page_id(p)).unwrap());
+        }
+    }
+    let lru_acquisitions = || -> u64 {
+        pool.latch_snapshot()
+            .iter()
+            .filter(|r| r.class == "buffer.lru")
+            .map(|r| r.acquisitions)
+            .sum()
+    };
+    let before = lru_acquisitions();
+    let mut rng = Rng::new(test_seed("hits_never_take_the_lru_latch"));
+    for _ in 0..20_000 {
+        let p = rng.below(100) as u32;
+        if rng.percent(50) {
+            drop(pool.fetch_shared(page_id(p)).unwrap());
+        } else {
+            pool.read_optimistic(page_id(p), |v| v.read_u64_le(PAGE_NO_AT))
+                .unwrap();
+        }
+    }
+    assert_eq!(
+        lru_acquisitions() - before,
+        0,
+        "hits took the LRU latch without any eviction"
+    );
+    assert_eq!(pool.stats().misses, 100);
+}

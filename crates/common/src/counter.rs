@@ -2,14 +2,15 @@
 //!
 //! Counting every buffer-pool hit in one shared atomic would make every reader of a hot
 //! page write the same cache line. [`StripedCounter`] spreads additions over
-//! [`LATCH_COUNTER_STRIPES`] cache lines (one per thread, modulo) and sums them on read.
+//! [`LATCH_COUNTER_STRIPES`] stripes of 128 bytes (one per thread, modulo; two cache
+//! lines each, as in [`crate::latch`]) and sums them on read.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::latch::thread_stripe;
 use crate::limits::LATCH_COUNTER_STRIPES;
 
-#[repr(align(64))]
+#[repr(align(128))]
 #[derive(Default)]
 struct Stripe(AtomicU64);
 

@@ -12,7 +12,8 @@
 //! A single shared counter incremented on every acquisition would itself be the most
 //! contended cache line in the engine, and would make an optimistic page read (which
 //! otherwise writes no shared memory) write one. Each counter is therefore split into
-//! [`LATCH_COUNTER_STRIPES`] cache-line-aligned stripes; a thread always adds to its
+//! [`LATCH_COUNTER_STRIPES`] stripes aligned to 128 bytes (two cache lines: x86's
+//! adjacent-line prefetcher pulls lines in pairs, so 64-byte stripes still bounced); a thread always adds to its
 //! own stripe (chosen once per thread), and a snapshot sums the stripes. Contended
 //! acquisitions also read the clock twice; uncontended ones never read it.
 //!
@@ -32,7 +33,7 @@ use parking_lot::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use crate::limits::{LATCH_COUNTER_STRIPES, LATCH_REGISTRY_ENTRIES_MAX};
 
-#[repr(align(64))]
+#[repr(align(128))]
 #[derive(Default)]
 struct Stripe {
     acquisitions: AtomicU64,
@@ -44,7 +45,8 @@ struct Stripe {
 pub struct LatchStats {
     class: &'static str,
     instance: Option<u32>,
-    enabled: Arc<AtomicBool>,
+    /// A copy of the registry's switch, kept here so the check reads no other line.
+    enabled: AtomicBool,
     stripes: Box<[Stripe]>,
 }
 
@@ -153,14 +155,14 @@ pub struct LatchSnapshot {
 
 /// All latch statistics of one engine.
 pub struct LatchRegistry {
-    enabled: Arc<AtomicBool>,
+    enabled: AtomicBool,
     entries: Mutex<Vec<Arc<LatchStats>>>,
 }
 
 impl LatchRegistry {
     pub fn new(enabled: bool) -> Arc<Self> {
         Arc::new(LatchRegistry {
-            enabled: Arc::new(AtomicBool::new(enabled)),
+            enabled: AtomicBool::new(enabled),
             entries: Mutex::new(Vec::new()),
         })
     }
@@ -186,7 +188,7 @@ impl LatchRegistry {
         let stats = Arc::new(LatchStats {
             class,
             instance,
-            enabled: self.enabled.clone(),
+            enabled: AtomicBool::new(self.is_enabled()),
             stripes: (0..LATCH_COUNTER_STRIPES)
                 .map(|_| Stripe::default())
                 .collect(),
@@ -196,7 +198,11 @@ impl LatchRegistry {
     }
 
     pub fn set_enabled(&self, enabled: bool) {
+        let entries = self.entries.lock();
         self.enabled.store(enabled, Ordering::Relaxed);
+        for entry in entries.iter() {
+            entry.enabled.store(enabled, Ordering::Relaxed);
+        }
     }
 
     pub fn is_enabled(&self) -> bool {

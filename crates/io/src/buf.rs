@@ -129,21 +129,21 @@ impl PageArena {
         (self.memory.as_ptr(), self.memory.len())
     }
 
-    /// The first fixed-buffer index of this arena, or -1 if it is not registered.
-    pub(crate) fn fixed_index_base(&self) -> i32 {
-        self.fixed_index_base.load(Ordering::Acquire)
-    }
-
     pub(crate) fn set_fixed_index_base(&self, base: i32) {
         self.fixed_index_base.store(base, Ordering::Release);
     }
 
-    /// The io_uring fixed-buffer index and the address of page `index`, if registered.
+    /// The engine's io_uring fixed-buffer index covering page `index`, if registered.
     pub(crate) fn fixed_buffer(&self, index: usize) -> Option<u16> {
         let base = self.fixed_index_base.load(Ordering::Acquire);
-        if base < 0 {
-            return None;
-        }
+        u32::try_from(base)
+            .ok()
+            .and_then(|base| self.fixed_buffer_at(base, index))
+    }
+
+    /// The fixed-buffer index covering page `index` when the arena was registered at
+    /// `base` (the kernel limits one buffer to a chunk, so big arenas span several).
+    pub(crate) fn fixed_buffer_at(&self, base: u32, index: usize) -> Option<u16> {
         let chunk = index * self.page_size_bytes / crate::uring::FIXED_BUFFER_CHUNK_BYTES;
         u16::try_from(base as usize + chunk).ok()
     }
@@ -224,10 +224,16 @@ impl IoBuf {
         }
     }
 
-    /// The io_uring fixed-buffer index covering this buffer, if it has one.
+    /// The engine's io_uring fixed-buffer index covering this buffer, if it has one.
     pub(crate) fn fixed_buffer(&self) -> Option<u16> {
+        self.arena_page()
+            .and_then(|(arena, index)| arena.fixed_buffer(index))
+    }
+
+    /// The arena and page index, for a buffer that is a page of an arena.
+    pub(crate) fn arena_page(&self) -> Option<(&Arc<PageArena>, usize)> {
         match self {
-            IoBuf::Arena { arena, index } => arena.fixed_buffer(*index),
+            IoBuf::Arena { arena, index } => Some((arena, *index)),
             _ => None,
         }
     }

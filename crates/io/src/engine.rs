@@ -33,7 +33,7 @@ use tarn_common::{Error, PageNo, Result};
 use crate::buf::{AlignedBuf, IoBuf, PAGE_BUFFER_ALIGN_BYTES, PageArena};
 use crate::file::{PageFile, direct_io_alignment};
 use crate::page::{self, PageStatus};
-use crate::uring::{self, AsyncRing, FIXED_BUFFER_CHUNK_BYTES, PrivateRing};
+use crate::uring::{self, AsyncRing, FIXED_BUFFER_CHUNK_BYTES, FIXED_BUFFER_SLOTS, PrivateRing};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IoOp {
@@ -207,8 +207,8 @@ pub struct IoEngine {
     ring_threads: Mutex<Vec<JoinHandle<()>>>,
     next_ring: AtomicU32,
     io_threads: Option<IoThreads>,
-    registered_arenas: Mutex<Vec<Arc<PageArena>>>,
-    next_fixed_index: AtomicU32,
+    /// Arenas registered as fixed buffers with the asynchronous rings, and where.
+    registrations: Mutex<Vec<Registration>>,
 }
 
 impl IoEngine {
@@ -242,8 +242,7 @@ impl IoEngine {
             ring_threads: Mutex::new(ring_threads),
             next_ring: AtomicU32::new(0),
             io_threads,
-            registered_arenas: Mutex::new(Vec::new()),
-            next_fixed_index: AtomicU32::new(0),
+            registrations: Mutex::new(Vec::new()),
         }))
     }
 
@@ -273,29 +272,81 @@ impl IoEngine {
 
     /// Registers an arena's memory as io_uring fixed buffers, so requests on its pages
     /// skip per-request page pinning. Returns false (and changes nothing) on paths other
-    /// than `uring` or if the kernel refuses; the arena still works unregistered.
+    /// than `uring`, when the fixed-buffer table is full, or if the kernel refuses; the
+    /// arena still works unregistered. The engine holds the arena until
+    /// [`IoEngine::unregister_arena`].
     pub fn register_arena(&self, arena: &Arc<PageArena>) -> bool {
         if self.method != IoMethod::Uring {
             return false;
         }
+        let mut registrations = self.registrations.lock();
+        if registrations.iter().any(|r| Arc::ptr_eq(&r.arena, arena)) {
+            return true;
+        }
         let regions = fixed_buffer_regions(arena);
-        let base = self
-            .next_fixed_index
-            .fetch_add(regions.len() as u32, Ordering::Relaxed);
-        // SAFETY: the engine keeps the arena alive (pushed below) for as long as the
-        // rings exist, so the registered memory outlives the registration.
+        let count = regions.len() as u32;
+        // First fit in the table of fixed-buffer slots.
+        let mut taken: Vec<(u32, u32)> = registrations
+            .iter()
+            .map(|r| (r.base, r.base + r.count))
+            .collect();
+        taken.sort_unstable();
+        let mut base = 0;
+        for (start, end) in taken {
+            if base + count <= start {
+                break;
+            }
+            base = base.max(end);
+        }
+        if base + count > FIXED_BUFFER_SLOTS {
+            return false;
+        }
+        // SAFETY: the engine keeps the arena alive (pushed below) until it unregisters
+        // it, and the rings live no longer than the engine.
         let registered = self
             .rings
             .iter()
             .all(|ring| unsafe { ring.register_fixed(base, &regions) });
-        if registered {
-            arena.set_fixed_index_base(base as i32);
-            self.registered_arenas.lock().push(arena.clone());
-        } else {
+        if !registered {
+            self.rings
+                .iter()
+                .for_each(|ring| ring.unregister_fixed(base, regions.len()));
             tracing::debug!("io_uring refused fixed buffers; using plain buffers");
+            return false;
         }
-        registered
+        arena.set_fixed_index_base(base as i32);
+        registrations.push(Registration {
+            arena: arena.clone(),
+            base,
+            count,
+        });
+        true
     }
+
+    /// Undoes [`IoEngine::register_arena`] and releases the engine's hold on the arena.
+    /// Requests already submitted on its pages complete normally. Call it only when no
+    /// new request on the arena can be submitted (its owner is going away).
+    pub fn unregister_arena(&self, arena: &Arc<PageArena>) {
+        let mut registrations = self.registrations.lock();
+        let Some(position) = registrations
+            .iter()
+            .position(|r| Arc::ptr_eq(&r.arena, arena))
+        else {
+            return;
+        };
+        let registration = registrations.swap_remove(position);
+        registration.arena.set_fixed_index_base(-1);
+        for ring in &self.rings {
+            ring.unregister_fixed(registration.base, registration.count as usize);
+        }
+    }
+}
+
+/// An arena registered with the asynchronous rings at `base .. base + count`.
+struct Registration {
+    arena: Arc<PageArena>,
+    base: u32,
+    count: u32,
 }
 
 impl IoEngine {
@@ -305,13 +356,15 @@ impl IoEngine {
     /// engine's I/O threads.
     pub fn queue(self: &Arc<Self>, depth: u32) -> Result<IoQueue> {
         let inner = if self.method == IoMethod::Uring {
-            let ring = PrivateRing::new(depth)?;
-            for arena in self.registered_arenas.lock().iter() {
-                let base = arena.fixed_index_base();
-                // SAFETY: the engine holds the arena for its whole life, and the queue
-                // holds the engine, so the memory outlives this registration.
-                let registered = base >= 0
-                    && unsafe { ring.register_fixed(base as u32, &fixed_buffer_regions(arena)) };
+            let mut ring = PrivateRing::new(depth)?;
+            for registration in self.registrations.lock().iter() {
+                let regions = fixed_buffer_regions(&registration.arena);
+                // SAFETY: registration pins the arena's pages in the kernel until the
+                // ring is dropped, so the memory the ring may write stays allocated to
+                // it; the ring finds the arena by identity (`PrivateRing::fixed_buffer`).
+                let registered = unsafe {
+                    ring.register_arena(&registration.arena, registration.base, &regions)
+                };
                 if !registered {
                     return Err(Error::IoPathUnavailable {
                         path: "uring",

@@ -28,8 +28,8 @@
 
 use std::cell::RefCell;
 use std::os::fd::RawFd;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
 
 use io_uring::{IoUring, opcode, squeue, types};
@@ -38,6 +38,7 @@ use parking_lot::{Condvar, Mutex};
 use tarn_common::limits::IO_URING_SYNC_QUEUE_DEPTH;
 use tarn_common::{Error, Result};
 
+use crate::buf::{IoBuf, PageArena};
 use crate::engine::{IoCompletion, IoDone, IoOp, IoRequest, complete_in_place};
 
 /// The kernel limits one registered buffer to 1 GiB; larger arenas are registered as
@@ -202,6 +203,27 @@ impl AsyncRing {
         .is_ok()
     }
 
+    /// Empties fixed-buffer slots `base .. base + count`. Requests already submitted
+    /// keep the memory they were given (the kernel holds it until they complete).
+    pub(crate) fn unregister_fixed(&self, base: u32, count: usize) {
+        if !self.fixed_buffers {
+            return;
+        }
+        let empty = vec![
+            libc::iovec {
+                iov_base: std::ptr::null_mut(),
+                iov_len: 0,
+            };
+            count
+        ];
+        // SAFETY: empty entries reference no memory.
+        let _ = unsafe {
+            self.ring
+                .submitter()
+                .register_buffers_update(base, &empty, None)
+        };
+    }
+
     fn acquire_slot(&self, wait: bool) -> Option<u32> {
         let mut slots = self.slots.lock();
         loop {
@@ -232,7 +254,12 @@ impl AsyncRing {
                     self.acquire_slot(true).expect("waited for a slot")
                 }
             };
-            let entry = build_entry(&mut request).user_data(u64::from(slot));
+            let fixed = if self.fixed_buffers {
+                request.buf.fixed_buffer()
+            } else {
+                None
+            };
+            let entry = build_entry(&mut request, fixed).user_data(u64::from(slot));
             self.slots.lock().entries[slot as usize] = Some(InFlight {
                 request,
                 sink: sink.clone(),
@@ -336,11 +363,12 @@ impl AsyncRing {
     }
 }
 
-fn build_entry(request: &mut IoRequest) -> squeue::Entry {
+/// The submission entry for `request`, using fixed buffer `fixed` if given (an index
+/// registered *with the ring the entry goes to*).
+fn build_entry(request: &mut IoRequest, fixed: Option<u16>) -> squeue::Entry {
     let fd = types::Fd(request.file.raw_fd());
     let offset = u64::from(request.page_no.0) * request.file.page_size_bytes() as u64;
     let len = request.buf.len() as u32;
-    let fixed = request.buf.fixed_buffer();
     let ptr = request.buf.as_mut_ptr();
     match (request.op, fixed) {
         (IoOp::Read, Some(index)) => opcode::ReadFixed::new(fd, ptr, len, index)
@@ -382,6 +410,10 @@ pub(crate) struct PrivateRing {
     ring: IoUring,
     slots: Vec<Option<IoRequest>>,
     free: Vec<u32>,
+    /// The arenas registered with *this* ring and their base index. Requests look
+    /// their arena up here, never in the engine's numbering, which may since have
+    /// changed (an arena unregistered and its indices given to another).
+    registered: Vec<(Weak<PageArena>, u32)>,
 }
 
 impl PrivateRing {
@@ -395,21 +427,40 @@ impl PrivateRing {
             ring,
             slots: (0..depth).map(|_| None).collect(),
             free: (0..depth).rev().collect(),
+            registered: Vec::new(),
         })
     }
 
-    /// Registers `regions` as fixed buffers at `base` (the engine's numbering).
+    /// Registers `arena`, whose memory is `regions`, as fixed buffers at `base`.
     ///
     /// # Safety
     /// The regions must stay valid until the ring is dropped.
-    pub(crate) unsafe fn register_fixed(&self, base: u32, regions: &[libc::iovec]) -> bool {
+    pub(crate) unsafe fn register_arena(
+        &mut self,
+        arena: &Arc<PageArena>,
+        base: u32,
+        regions: &[libc::iovec],
+    ) -> bool {
         // SAFETY: forwarded from this function's contract.
-        unsafe {
+        let registered = unsafe {
             self.ring
                 .submitter()
                 .register_buffers_update(base, regions, None)
         }
-        .is_ok()
+        .is_ok();
+        if registered {
+            self.registered.push((Arc::downgrade(arena), base));
+        }
+        registered
+    }
+
+    /// The fixed-buffer index of `buf` in this ring, if its arena is registered here.
+    fn fixed_buffer(&self, buf: &IoBuf) -> Option<u16> {
+        let (arena, index) = buf.arena_page()?;
+        self.registered.iter().find_map(|(registered, base)| {
+            let registered = registered.upgrade()?;
+            Arc::ptr_eq(&registered, arena).then(|| arena.fixed_buffer_at(*base, index))?
+        })
     }
 
     pub(crate) fn capacity(&self) -> usize {
@@ -426,7 +477,8 @@ impl PrivateRing {
             .free
             .pop()
             .expect("a free slot (checked by the caller)");
-        let entry = build_entry(&mut request).user_data(u64::from(slot));
+        let fixed = self.fixed_buffer(&request.buf);
+        let entry = build_entry(&mut request, fixed).user_data(u64::from(slot));
         self.slots[slot as usize] = Some(request);
         // SAFETY: the request (and its buffer) stays in its slot until its completion
         // is reaped; at most `depth` slots exist, so the queue has room.

@@ -536,3 +536,62 @@ fn a_caller_owned_queue_keeps_its_depth_in_flight_and_returns_every_request(meth
     }
     assert_eq!(queue.in_flight(), 0);
 }
+
+#[test]
+fn fixed_buffer_slots_are_reused_and_a_queue_never_reads_into_a_stale_registration() {
+    let (_dir, data_dir) = fresh(IoMethod::Uring, 4096);
+    let engine = data_dir.engine();
+    let file = data_dir.file(FILE).unwrap();
+    for page_no in 0..4 {
+        write_version(&file, page_no, 40 + u64::from(page_no));
+    }
+    // Far more registrations than the table has slots: each must be reusable.
+    for _ in 0..3000 {
+        let (arena, _pages) = PageArena::with_pages(2, 4096);
+        assert!(engine.register_arena(&arena));
+        engine.unregister_arena(&arena);
+    }
+    // A queue snapshots the registrations of its time.
+    let (old_arena, _old_pages) = PageArena::with_pages(2, 4096);
+    assert!(engine.register_arena(&old_arena));
+    let mut queue = engine.queue(4).unwrap();
+    engine.unregister_arena(&old_arena);
+    drop(old_arena);
+    // A new arena takes the same slots; the queue must read into the new arena itself.
+    let (new_arena, new_pages) = PageArena::with_pages(2, 4096);
+    assert!(engine.register_arena(&new_arena));
+    let requests: Vec<_> = new_pages
+        .into_iter()
+        .enumerate()
+        .map(|(i, buf)| IoRequest::read(file.clone(), PageNo(i as u32 + 1), buf, i as u64))
+        .collect();
+    queue.submit(requests).unwrap();
+    let mut done = Vec::new();
+    queue.wait(2, &mut done).unwrap();
+    for completion in &done {
+        let page_no = completion.request.page_no.0;
+        assert_eq!(completion.result.as_ref().unwrap(), &PageStatus::Valid);
+        assert_page_holds(
+            completion.request.buf.as_slice(),
+            file.page_id(PageNo(page_no)),
+            40 + u64::from(page_no),
+        );
+    }
+    // And the engine's own ring reads into it too.
+    let mut more = Vec::new();
+    for completion in done {
+        more.push(IoRequest::read(
+            file.clone(),
+            PageNo(3),
+            completion.request.buf,
+            3,
+        ));
+    }
+    for completion in run_batch(engine, more) {
+        assert_page_holds(
+            completion.request.buf.as_slice(),
+            file.page_id(PageNo(3)),
+            43,
+        );
+    }
+}

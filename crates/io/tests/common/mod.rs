@@ -48,6 +48,7 @@ pub fn test_root() -> PathBuf {
 }
 
 pub fn temp_dir() -> TempDir {
+    std::fs::create_dir_all(test_root()).expect("test directory root");
     tempfile::Builder::new()
         .prefix("tarn-io-test-")
         .tempdir_in(test_root())
