@@ -1,4 +1,5 @@
-//! The `tarn` command: benchmarks today; the server and shell join it later.
+//! The `tarn` command: `init`, `settings` and benchmarks today; the server and shell
+//! join it later.
 //!
 //! ```text
 //! tarn [--set name=value]... bench io [--quick] [--json] [--fio] [--data-dir DIR] ...
@@ -15,6 +16,8 @@
 //! flattens [`CommonBenchArgs`], and an arm in [`run_bench`].
 
 #![forbid(unsafe_code)]
+
+mod init;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -45,6 +48,11 @@ enum Command {
         #[command(subcommand)]
         bench: BenchCommand,
     },
+    /// Create (or open) the data directory and start the storage engine once: checks
+    /// every setting, fixes the page size, and reports the I/O path and buffer pool.
+    Init,
+    /// List every setting with its current value and meaning.
+    Settings,
 }
 
 #[derive(Subcommand)]
@@ -235,6 +243,18 @@ fn run(cli: Cli) -> Result<(), Failure> {
     settings.apply_assignments(cli.set.iter().map(String::as_str))?;
     match cli.command {
         Command::Bench { bench } => run_bench(bench, settings),
+        Command::Init => {
+            let page_size_explicit = cli
+                .set
+                .iter()
+                .any(|a| a.trim_start().starts_with("page_size"));
+            print!("{}", init::run(&settings, page_size_explicit)?);
+            Ok(())
+        }
+        Command::Settings => {
+            print!("{}", init::describe(&settings));
+            Ok(())
+        }
     }
 }
 
