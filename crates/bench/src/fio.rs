@@ -107,6 +107,51 @@ pub struct FioResult {
     pub cpu_us_per_io: Option<f64>,
 }
 
+impl FioResult {
+    /// Seconds of I/O this result covers (its I/Os at its rate).
+    fn seconds(&self) -> f64 {
+        if self.iops > 0.0 {
+            self.total_ios as f64 / self.iops
+        } else {
+            0.0
+        }
+    }
+
+    /// Two runs of the same job as one: I/Os and time summed; percentiles, CPU shares
+    /// and CPU per I/O averaged, weighted by I/Os (percentiles so merged are an
+    /// approximation; the IOPS are exact).
+    pub fn merge(&self, other: &FioResult) -> FioResult {
+        let total_ios = self.total_ios + other.total_ios;
+        let seconds = self.seconds() + other.seconds();
+        let by_ios = |a: Option<f64>, b: Option<f64>| match (a, b) {
+            (Some(a), Some(b)) if total_ios > 0 => {
+                Some((a * self.total_ios as f64 + b * other.total_ios as f64) / total_ios as f64)
+            }
+            (a, b) => a.or(b),
+        };
+        let by_time = |a: f64, b: f64| {
+            if seconds > 0.0 {
+                (a * self.seconds() + b * other.seconds()) / seconds
+            } else {
+                a
+            }
+        };
+        FioResult {
+            iops: if seconds > 0.0 {
+                total_ios as f64 / seconds
+            } else {
+                0.0
+            },
+            total_ios,
+            p50_us: by_ios(self.p50_us, other.p50_us),
+            p99_us: by_ios(self.p99_us, other.p99_us),
+            usr_cpu_pct: by_time(self.usr_cpu_pct, other.usr_cpu_pct),
+            sys_cpu_pct: by_time(self.sys_cpu_pct, other.sys_cpu_pct),
+            cpu_us_per_io: by_ios(self.cpu_us_per_io, other.cpu_us_per_io),
+        }
+    }
+}
+
 /// Parses fio's `--output-format=json` output (text before the first `{`, such as a
 /// warning fio printed to stdout, is skipped).
 pub fn parse_output(text: &str) -> std::result::Result<FioResult, String> {
@@ -304,6 +349,26 @@ fn apt_get(args: &[&str]) -> Result<bool> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn merged_rounds_give_exact_iops_and_io_weighted_latency() {
+        let round = |ios: u64, seconds: f64, p50: f64| FioResult {
+            iops: ios as f64 / seconds,
+            total_ios: ios,
+            p50_us: Some(p50),
+            p99_us: None,
+            usr_cpu_pct: 10.0,
+            sys_cpu_pct: 20.0,
+            cpu_us_per_io: Some(5.0),
+        };
+        let merged = round(1000, 1.0, 100.0).merge(&round(3000, 2.0, 200.0));
+        assert_eq!(merged.total_ios, 4000);
+        assert!((merged.iops - 4000.0 / 3.0).abs() < 1e-9, "{}", merged.iops);
+        assert!((merged.p50_us.unwrap() - 175.0).abs() < 1e-9);
+        assert_eq!(merged.p99_us, None);
+        assert!((merged.sys_cpu_pct - 20.0).abs() < 1e-9);
+    }
+
     use super::*;
 
     /// fio 3.33 output for `--rw=randrw --numjobs=2 --group_reporting

@@ -74,6 +74,8 @@ pub const FILE_SIZE_QUICK_BYTES: u64 = 512 << 20;
 pub const FILE_SIZE_MIN_BYTES: u64 = 16 << 20;
 pub const SECONDS_PER_ROW_DEFAULT: f64 = 4.0;
 pub const SECONDS_PER_ROW_QUICK: f64 = 2.0;
+/// Tarn/fio alternations per row when fio runs (see [`IoBenchOptions::rounds`]).
+pub const ROUNDS_DEFAULT: u32 = 2;
 pub const DEPTHS: [u32; 4] = [1, 8, 32, 128];
 /// Share of reads in the `randrw` pattern.
 pub const READ_MIX_PCT: u32 = 70;
@@ -203,6 +205,10 @@ pub struct IoBenchOptions {
     pub data_dir: Option<PathBuf>,
     pub file_size_bytes: u64,
     pub seconds_per_row: f64,
+    /// With fio, each row alternates Tarn and fio this many times (the order swapped
+    /// every round), each for `seconds_per_row / rounds`, so that drift of a shared
+    /// device hits both sides alike.
+    pub rounds: u32,
     pub page_size_bytes: u32,
     /// Filters; `None` means every value (or, with `quick`, every quick row).
     pub paths: Option<Vec<IoMethod>>,
@@ -229,6 +235,7 @@ impl IoBenchOptions {
             } else {
                 SECONDS_PER_ROW_DEFAULT
             },
+            rounds: ROUNDS_DEFAULT,
             paths: None,
             patterns: None,
             depths: None,
@@ -663,31 +670,58 @@ impl Runner<'_> {
         let mut uring_buffers = Vec::new();
         if path == IoMethod::Uring {
             let depth = specs.iter().map(|s| s.depth).max().unwrap_or(1) as usize;
-            let (arena, buffers) = PageArena::with_pages(depth, page_size);
+            let (arena, buffers) = PageArena::with_pages(2 * depth, page_size);
             self.uring_fixed_buffers = Some(dir.engine().register_arena(&arena));
             uring_buffers = buffers;
         }
-        let duration = Duration::from_secs_f64(self.options.seconds_per_row);
+        let rounds = if self.fio.is_some() {
+            self.options.rounds.max(1)
+        } else {
+            1
+        };
+        let seconds = self.options.seconds_per_row / f64::from(rounds);
+        let duration = Duration::from_secs_f64(seconds);
         for spec in specs {
-            let measured = if path == IoMethod::Uring {
-                workload::run_uring(
-                    dir.engine(),
-                    &file,
-                    &mut uring_buffers,
-                    spec,
-                    self.pages,
-                    duration,
-                )?
-            } else {
-                let cold = (path == IoMethod::Buffered).then_some(file.as_ref());
-                workload::with_cold_cache(cold, || {
-                    workload::run_threads(&file, spec, self.pages, duration)
-                })??
-            };
-            let fio_result = match self.fio {
-                Some(fio) => Some(self.run_fio(fio, spec, &file, fio_writes.as_ref())?),
-                None => None,
-            };
+            let mut measured: Option<workload::Measurement> = None;
+            let mut fio_result: Option<FioResult> = None;
+            for round in 0..rounds {
+                // Tarn first in even rounds, fio first in odd ones.
+                for fio_turn in [round % 2 == 1, round % 2 == 0] {
+                    match (fio_turn, self.fio) {
+                        (true, Some(fio)) => {
+                            let result =
+                                self.run_fio(fio, spec, &file, fio_writes.as_ref(), seconds)?;
+                            fio_result = Some(match fio_result {
+                                Some(earlier) => earlier.merge(&result),
+                                None => result,
+                            });
+                        }
+                        (true, None) => {}
+                        (false, _) => {
+                            let round_measured = if path == IoMethod::Uring {
+                                workload::run_uring(
+                                    dir.engine(),
+                                    &file,
+                                    &mut uring_buffers,
+                                    spec,
+                                    self.pages,
+                                    duration,
+                                )?
+                            } else {
+                                let cold = (path == IoMethod::Buffered).then_some(file.as_ref());
+                                workload::with_cold_cache(cold, || {
+                                    workload::run_threads(&file, spec, self.pages, duration)
+                                })??
+                            };
+                            measured = Some(match measured {
+                                Some(earlier) => earlier.merge(round_measured),
+                                None => round_measured,
+                            });
+                        }
+                    }
+                }
+            }
+            let measured = measured.expect("every row measures Tarn at least once");
             let row = IoRow::new(spec, &measured, page_size as u32, fio_result.as_ref());
             self.output.progress(&progress_line(
                 self.rows.len() + 1,
@@ -706,6 +740,7 @@ impl Runner<'_> {
         spec: &RowSpec,
         file: &Arc<PageFile>,
         fio_writes: Option<&Arc<PageFile>>,
+        seconds: f64,
     ) -> Result<FioResult> {
         let target = if spec.pattern.writes() {
             fio_writes.expect("the fio write file is open when a write row runs fio")
@@ -717,7 +752,7 @@ impl Runner<'_> {
             target.path(),
             self.pages,
             self.options.page_size_bytes,
-            self.options.seconds_per_row,
+            seconds,
         );
         let cold = (spec.path == IoMethod::Buffered).then_some(target.as_ref());
         workload::with_cold_cache(cold, || fio.run(&job))?
@@ -766,8 +801,9 @@ fn baseline_note(fio: bool, page_size_bytes: u32) -> String {
         format!(
             "baseline: fio on the same file, same block size ({page_size_bytes} bytes), \
              pattern and depth (psync with N jobs for buffered and direct, io_uring with \
-             iodepth N for uring; direct=1 except buffered), run right after each Tarn row \
-             for the same time; ratio = Tarn IOPS / fio IOPS. fio's write rows use a twin \
+             iodepth N for uring; direct=1 except buffered), alternating with Tarn in \
+             rounds (order swapped each round) for the same total time, so drift of the \
+             shared device hits both alike; ratio = Tarn IOPS / fio IOPS. fio's write rows use a twin \
              file of the same size in the same directory, since fio's writes would destroy \
              the pages' checksums"
         )
@@ -831,7 +867,9 @@ pub fn print(report: &IoReport, output: &Output) -> Result<()> {
     output.note(&format!("- {}", config.cold));
     output.note(
         "- N is threads for buffered and direct (synchronous read_page/write_page per \
-         thread), requests in flight for uring (one submitting thread)",
+         thread; seqread gives each thread its own region, as fio's numjobs with \
+         offset_increment), requests in flight for uring (one submitting thread; seqread \
+         is one stream, as fio's iodepth)",
     );
     output.table(&rows_table(&report.rows, config.fio));
     output.table(&summary_table(&report.summary, config.fio));

@@ -115,6 +115,61 @@ impl IoDone {
     }
 }
 
+/// A finished request from [`IoQueue::reap`] whose page has not been verified yet. Its
+/// buffer can be reached only through [`Reaped::verify`], so unverified bytes are never
+/// used; in between, the caller can already start the next request (see
+/// [`IoQueue::reap`]).
+pub struct Reaped {
+    request: IoRequest,
+    outcome: ReapedOutcome,
+}
+
+enum ReapedOutcome {
+    /// The kernel's outcome of the transfer; a read still needs verifying.
+    Transferred(std::io::Result<()>),
+    /// Already final (an I/O thread verified it, or it failed before the kernel).
+    Done(Result<PageStatus>),
+}
+
+impl Reaped {
+    pub(crate) fn transferred(request: IoRequest, outcome: std::io::Result<()>) -> Self {
+        Reaped {
+            request,
+            outcome: ReapedOutcome::Transferred(outcome),
+        }
+    }
+
+    fn done(done: IoDone) -> Self {
+        Reaped {
+            request: done.request,
+            outcome: ReapedOutcome::Done(done.result),
+        }
+    }
+
+    pub fn tag(&self) -> u64 {
+        self.request.tag
+    }
+
+    pub fn op(&self) -> IoOp {
+        self.request.op
+    }
+
+    pub fn page_no(&self) -> PageNo {
+        self.request.page_no
+    }
+
+    /// Verifies the page (for a read) and hands back the finished request.
+    pub fn verify(self) -> IoDone {
+        match self.outcome {
+            ReapedOutcome::Transferred(outcome) => IoDone::from_transfer(self.request, outcome),
+            ReapedOutcome::Done(result) => IoDone {
+                request: self.request,
+                result,
+            },
+        }
+    }
+}
+
 /// Receives completions. Called on an engine thread: keep it short and never block on
 /// another asynchronous request.
 pub trait IoCompletion: Send + Sync {
@@ -479,21 +534,33 @@ impl IoQueue {
     /// Waits until at least `min` requests (at most those in flight) have completed,
     /// then moves every completed request into `out`.
     pub fn wait(&mut self, min: usize, out: &mut Vec<IoDone>) -> Result<()> {
+        let mut reaped = Vec::new();
+        self.reap(min, &mut reaped)?;
+        out.extend(reaped.into_iter().map(Reaped::verify));
+        Ok(())
+    }
+
+    /// Like [`IoQueue::wait`], but hands back completions before verifying their pages,
+    /// so a caller keeping the device busy can start the next requests first and verify
+    /// right after: verifying a batch before refilling would leave the device short of
+    /// requests for as long as the checksums take.
+    pub fn reap(&mut self, min: usize, out: &mut Vec<Reaped>) -> Result<()> {
         let before = out.len();
-        out.append(&mut self.ready);
+        out.extend(self.ready.drain(..).map(Reaped::done));
         let still_needed = min.saturating_sub(out.len() - before);
         match &mut self.inner {
             QueueInner::Ring(ring) => ring
-                .submit_and_reap(still_needed, out)
+                .reap(still_needed, out)
                 .map_err(|source| Error::io("io_uring_enter", "io_uring", source)),
             QueueInner::Threads {
                 completions,
                 in_flight,
                 ..
             } => {
-                let reaped_before = out.len();
-                completions.wait(still_needed.min(*in_flight), out);
-                *in_flight -= out.len() - reaped_before;
+                let mut done = Vec::new();
+                completions.wait(still_needed.min(*in_flight), &mut done);
+                *in_flight -= done.len();
+                out.extend(done.into_iter().map(Reaped::done));
                 Ok(())
             }
         }

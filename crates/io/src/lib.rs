@@ -28,7 +28,7 @@ pub mod uring;
 pub use buf::{AlignedBuf, IoBuf, PageArena, RawBuf};
 pub use datadir::DataDir;
 pub use engine::{
-    CompletionQueue, IoCompletion, IoConfig, IoDone, IoEngine, IoOp, IoQueue, IoRequest,
+    CompletionQueue, IoCompletion, IoConfig, IoDone, IoEngine, IoOp, IoQueue, IoRequest, Reaped,
 };
 pub use file::{PageFile, SyncKind};
 pub use page::{PageStatus, PageType};

@@ -39,7 +39,7 @@ use tarn_common::limits::IO_URING_SYNC_QUEUE_DEPTH;
 use tarn_common::{Error, Result};
 
 use crate::buf::{IoBuf, PageArena};
-use crate::engine::{IoCompletion, IoDone, IoOp, IoRequest, complete_in_place};
+use crate::engine::{IoCompletion, IoDone, IoOp, IoRequest, Reaped, complete_in_place};
 
 /// The kernel limits one registered buffer to 1 GiB; larger arenas are registered as
 /// several consecutive fixed buffers of this size.
@@ -389,8 +389,13 @@ fn finish(in_flight: InFlight, result: i32) {
 
 /// Turns a completion queue entry's result into the finished request.
 fn completion(request: IoRequest, result: i32) -> IoDone {
-    let expected = request.buf.len();
-    let outcome = if result < 0 {
+    let outcome = transfer_outcome(result, request.buf.len());
+    IoDone::from_transfer(request, outcome)
+}
+
+/// A completion queue entry's result for a transfer of `expected` bytes.
+fn transfer_outcome(result: i32, expected: usize) -> std::io::Result<()> {
+    if result < 0 {
         Err(std::io::Error::from_raw_os_error(-result))
     } else if (result as usize) < expected {
         Err(std::io::Error::new(
@@ -399,8 +404,7 @@ fn completion(request: IoRequest, result: i32) -> IoDone {
         ))
     } else {
         Ok(())
-    };
-    IoDone::from_transfer(request, outcome)
+    }
 }
 
 /// A ring owned by one thread, which submits and reaps its own requests: no
@@ -501,12 +505,8 @@ impl PrivateRing {
     }
 
     /// Waits until at least `min` completions are ready (entering the kernel only if
-    /// fewer are), then moves every ready completion into `out`.
-    pub(crate) fn submit_and_reap(
-        &mut self,
-        min: usize,
-        out: &mut Vec<IoDone>,
-    ) -> std::io::Result<()> {
+    /// fewer are), then moves every ready completion, not yet verified, into `out`.
+    pub(crate) fn reap(&mut self, min: usize, out: &mut Vec<Reaped>) -> std::io::Result<()> {
         let want = min.min(self.in_flight());
         if self.ring.completion().len() < want || !self.ring.submission().is_empty() {
             self.enter(want)?;
@@ -521,7 +521,8 @@ impl PrivateRing {
                 .take()
                 .expect("completion for an empty slot");
             self.free.push(user_data as u32);
-            out.push(completion(request, result));
+            let outcome = transfer_outcome(result, request.buf.len());
+            out.push(Reaped::transferred(request, outcome));
         }
         Ok(())
     }
@@ -531,7 +532,7 @@ impl Drop for PrivateRing {
     fn drop(&mut self) {
         // The kernel may still write into buffers of requests in flight: wait for them.
         let mut sink = Vec::new();
-        while self.in_flight() > 0 && self.submit_and_reap(1, &mut sink).is_ok() {
+        while self.in_flight() > 0 && self.reap(1, &mut sink).is_ok() {
             sink.clear();
         }
     }

@@ -21,6 +21,7 @@ on_every_path!(
     a_page_copied_to_the_wrong_offset_or_file_is_reported_as_misplaced,
     a_stray_byte_in_a_never_written_page_is_corruption_not_an_unwritten_page,
     rewriting_a_corrupt_page_repairs_it,
+    a_corrupt_page_reaped_from_a_queue_fails_when_verified,
 );
 
 /// Makes sure the next read of `file` sees what is on the disk, not a cached copy. The
@@ -280,4 +281,39 @@ fn reopen_and_check(data_dir: Arc<DataDir>, path: &Path, method: IoMethod) {
     let file = data_dir.file(FILE).unwrap();
     file.drop_os_cache().unwrap();
     check_version(&file, 1, 77);
+}
+
+fn a_corrupt_page_reaped_from_a_queue_fails_when_verified(method: IoMethod) {
+    let (_dir, data_dir) = fresh(method, 4096);
+    let file = data_dir.file(FILE).unwrap();
+    write_pages(&file, 4);
+    let offset = offset_of(2, 4096) + 300;
+    let byte = read_raw(file.path(), offset, 1)[0];
+    write_raw(file.path(), offset, &[byte ^ 0x40]);
+    drop_cached_copies(&file);
+    let on_disk = read_raw(file.path(), offset_of(2, 4096), 4096);
+    let mut queue = data_dir.engine().queue(4).unwrap();
+    queue
+        .submit((0..4).map(|p| read_request(&file, p)).collect())
+        .unwrap();
+    let mut reaped = Vec::new();
+    while reaped.len() < 4 {
+        queue.reap(1, &mut reaped).unwrap();
+    }
+    for completion in reaped {
+        let page_no = completion.page_no().0;
+        let done = completion.verify();
+        if page_no == 2 {
+            let error = done
+                .result
+                .expect_err("the damaged page must fail verification");
+            assert_checksum_error(&error, file.path(), file.page_id(PageNo(2)), &on_disk);
+        } else {
+            assert_page_holds(
+                done.request.buf.as_slice(),
+                file.page_id(PageNo(page_no)),
+                1000 + u64::from(page_no),
+            );
+        }
+    }
 }

@@ -99,6 +99,11 @@ struct IoArgs {
     #[arg(long, value_name = "SECONDS")]
     seconds: Option<f64>,
 
+    /// With --fio, alternate Tarn and fio this many times per row, order swapped each
+    /// round, splitting the row's seconds between rounds [default: 2].
+    #[arg(long, value_name = "N")]
+    rounds: Option<u32>,
+
     /// Paths to measure: buffered, direct, uring [default: all].
     #[arg(long, value_delimiter = ',', value_parser = parse_path)]
     paths: Option<Vec<IoMethod>>,
@@ -287,6 +292,9 @@ fn io_options(args: IoArgs, mut settings: Settings) -> Result<IoBenchOptions, Fa
     }
     if let Some(seconds) = args.seconds {
         options.seconds_per_row = seconds;
+    }
+    if let Some(rounds) = args.rounds {
+        options.rounds = rounds;
     }
     options.paths = args.paths;
     options.patterns = args.patterns;

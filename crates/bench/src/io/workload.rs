@@ -46,6 +46,20 @@ pub struct Measurement {
     pub latency_ns: Histogram<u64>,
 }
 
+impl Measurement {
+    /// The two measurements as one: counts, times and latencies summed.
+    pub fn merge(mut self, other: Measurement) -> Measurement {
+        self.elapsed += other.elapsed;
+        self.cpu += other.cpu;
+        self.reads += other.reads;
+        self.writes += other.writes;
+        self.latency_ns
+            .add(&other.latency_ns)
+            .expect("histograms with the same bounds");
+        self
+    }
+}
+
 /// A latency histogram: 1 ns to a minute, two significant digits (1% resolution).
 pub fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, LATENCY_MAX_NS, 2).expect("valid histogram bounds")
@@ -294,7 +308,8 @@ fn sync_worker(
 
 /// One thread keeping `spec.depth` requests in flight on its own [`tarn_io::IoQueue`]
 /// (a private ring it submits to and reaps itself, as fio's io_uring engine does), with
-/// `buffers` (at least `spec.depth`, ideally fixed io_uring buffers) as page buffers.
+/// `buffers` (at least twice `spec.depth`, so a slot is refilled before the page it
+/// just read is verified; ideally fixed io_uring buffers) as page buffers.
 /// The buffers are back in `buffers` when this returns.
 pub(super) fn run_uring(
     engine: &Arc<IoEngine>,
@@ -305,18 +320,29 @@ pub(super) fn run_uring(
     duration: Duration,
 ) -> Result<Measurement> {
     let depth = spec.depth as usize;
-    assert!(buffers.len() >= depth, "fewer buffers than the queue depth");
+    assert!(
+        buffers.len() >= 2 * depth,
+        "fewer buffers than twice the queue depth"
+    );
     for buf in buffers.iter_mut() {
         // Writes need a typed page to seal; reads overwrite it.
         page::init(buf.as_mut_slice(), file.page_id(PageNo(0)), PageType::RAW);
     }
-    let mut cursors: Vec<PageCursor> = (0..depth)
-        .map(|slot| PageCursor::new(spec.pattern, pages, slot, depth))
+    // Sequential reads are one stream with `depth` reads in flight (as fio's
+    // `--rw=read --iodepth=N`): every slot takes the next page of one cursor. Other
+    // patterns give each slot its own cursor (its own share of pages for writes).
+    let streams = if spec.pattern == Pattern::SeqRead {
+        1
+    } else {
+        depth
+    };
+    let mut cursors: Vec<PageCursor> = (0..streams)
+        .map(|slot| PageCursor::new(spec.pattern, pages, slot, streams))
         .collect();
     let mut started_at = vec![Instant::now(); depth];
     let mut writes_issued = 0u64;
     let mut request = |slot: usize, mut buf: IoBuf| {
-        let (op, page_no) = cursors[slot].next();
+        let (op, page_no) = cursors[slot % streams].next();
         if op == IoOp::Write {
             stamp(buf.as_mut_slice(), writes_issued);
             writes_issued += 1;
@@ -339,30 +365,34 @@ pub(super) fn run_uring(
     queue.submit(first)?;
     let mut in_flight = depth;
     let mut stopping = false;
-    let mut done = Vec::with_capacity(depth);
+    let mut reaped = Vec::with_capacity(depth);
     while in_flight > 0 {
-        queue.wait(1, &mut done)?;
+        queue.reap(1, &mut reaped)?;
         let now = Instant::now();
         stopping |= now >= deadline;
-        for completed in done.drain(..) {
+        for completed in reaped.drain(..) {
             in_flight -= 1;
-            let slot = completed.request.tag as usize;
-            let op = completed.request.op;
-            let outcome = completed.result.and_then(|status| match op {
-                IoOp::Read => check_read(status, file, completed.request.page_no),
-                IoOp::Write => Ok(()),
-            });
-            stopping |= !tally.count(op, now - started_at[slot], outcome);
-            if stopping {
-                buffers.push(completed.request.buf);
-            } else {
-                // Refill this slot at once, as fio does: a whole batch submitted in one
-                // call reaches the device as one plugged batch and drains together.
-                let replacement = request(slot, completed.request.buf);
+            let slot = completed.tag() as usize;
+            let latency = now - started_at[slot];
+            if !stopping {
+                // Refill the slot at once, from a spare buffer, before verifying this
+                // page, as fio does: the device gets the next request without waiting
+                // for the checksum (and a whole batch submitted in one call would reach
+                // the device as one plugged batch and drain together).
+                let spare = buffers.pop().expect("twice the depth in buffers");
+                let replacement = request(slot, spare);
                 started_at[slot] = Instant::now();
                 in_flight += 1;
                 queue.submit(vec![replacement])?;
             }
+            let done = completed.verify();
+            let op = done.request.op;
+            let outcome = done.result.and_then(|status| match op {
+                IoOp::Read => check_read(status, file, done.request.page_no),
+                IoOp::Write => Ok(()),
+            });
+            stopping |= !tally.count(op, latency, outcome);
+            buffers.push(done.request.buf);
         }
     }
     let elapsed = started.elapsed();
