@@ -1300,8 +1300,8 @@ impl Runner<'_> {
         config
     }
 
-    /// A fresh pool on a fresh engine: every cell starts cold, and a pool's frames are
-    /// freed with its engine (the engine keeps the arenas it registered).
+    /// A fresh pool on a fresh engine: every cell starts cold, from a newly opened data
+    /// directory with nothing cached by Tarn.
     fn open_pool(&self, instances: u32, optimistic_reads: bool) -> Result<BufferPool> {
         let dir = open_data_dir(&self.settings, self.method)?;
         Ok(BufferPool::open(

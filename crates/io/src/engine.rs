@@ -170,8 +170,10 @@ impl Reaped {
     }
 }
 
-/// Receives completions. Called on an engine thread: keep it short and never block on
-/// another asynchronous request.
+/// Receives completions. Called on an engine thread, or on the submitting thread
+/// itself, inside [`IoEngine::submit`], for a request that fails before it reaches the
+/// device (a read past the end of the file): keep it short, never block on another
+/// asynchronous request, and never take a lock the submitter may hold while submitting.
 pub trait IoCompletion: Send + Sync {
     fn complete(&self, done: IoDone);
 }
