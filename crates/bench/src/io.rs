@@ -57,7 +57,7 @@ use tarn_io::{DataDir, PageArena, PageFile};
 use crate::fio::{Fio, FioEngine, FioJob, FioResult};
 use crate::load;
 use crate::report::{
-    BenchDocument, Output, Table, format_count, format_number, format_ratio, ratio,
+    BenchDocument, Output, Table, distinct, format_count, format_number, format_ratio, ratio,
 };
 use crate::workdir::WorkDir;
 use crate::{BenchError, Result};
@@ -582,16 +582,6 @@ pub fn run(options: &IoBenchOptions, output: &Output) -> Result<IoReport> {
         rows,
         summary,
     })
-}
-
-fn distinct<T: PartialEq>(items: impl Iterator<Item = T>) -> Vec<T> {
-    let mut out = Vec::new();
-    for item in items {
-        if !out.contains(&item) {
-            out.push(item);
-        }
-    }
-    out
 }
 
 fn check_sizes(options: &IoBenchOptions, specs: &[RowSpec]) -> Result<()> {

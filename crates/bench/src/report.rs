@@ -205,6 +205,18 @@ pub fn ratio(numerator: Option<f64>, denominator: Option<f64>) -> Option<f64> {
     }
 }
 
+/// The items in order of first appearance, each once: the axes a run covered, for the
+/// JSON `config`.
+pub(crate) fn distinct<T: PartialEq>(items: impl Iterator<Item = T>) -> Vec<T> {
+    let mut out = Vec::new();
+    for item in items {
+        if !out.contains(&item) {
+            out.push(item);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
