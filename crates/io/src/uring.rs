@@ -118,6 +118,19 @@ pub(crate) fn sync_transfer(
     })
 }
 
+/// Errors after which `io_uring_enter` is simply retried: an interrupted call, a full
+/// completion queue being drained, or the kernel short of memory for a moment.
+fn is_transient(error: &std::io::Error) -> bool {
+    matches!(
+        error.raw_os_error(),
+        Some(libc::EINTR | libc::EBUSY | libc::EAGAIN | libc::ENOMEM)
+    )
+}
+
+fn back_off_briefly() {
+    std::thread::sleep(std::time::Duration::from_micros(50));
+}
+
 /// Checks that this process may create an io_uring and complete a request on it.
 pub(crate) fn probe() -> std::result::Result<(), String> {
     let mut ring = IoUring::new(2).map_err(|e| format!("io_uring_setup failed: {e}"))?;
@@ -288,9 +301,10 @@ impl AsyncRing {
         loop {
             match self.ring.submitter().submit() {
                 Ok(_) => break,
-                Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
-                Err(e) if e.raw_os_error() == Some(libc::EBUSY) => std::thread::yield_now(),
-                Err(e) => panic!("io_uring submit failed: {e}"),
+                Err(e) if is_transient(&e) => back_off_briefly(),
+                // The entries are valid and the ring is sized for them, so any other
+                // error means Tarn built a bad request: a programming error.
+                Err(e) => panic!("io_uring_enter refused valid entries: {e}"),
             }
         }
     }
@@ -310,11 +324,11 @@ impl AsyncRing {
                     .submitter()
                     .enter::<libc::sigset_t>(0, 1, IORING_ENTER_GETEVENTS, None)
             };
-            if let Err(e) = waited
-                && e.raw_os_error() != Some(libc::EINTR)
-                && e.raw_os_error() != Some(libc::EBUSY)
-            {
-                panic!("io_uring wait failed: {e}");
+            match waited {
+                Err(e) if is_transient(&e) => back_off_briefly(),
+                // Waiting takes no argument that could be wrong: a programming error.
+                Err(e) => panic!("io_uring_enter failed to wait: {e}"),
+                Ok(_) => {}
             }
             // SAFETY: the completion thread is the only user of the completion queue.
             unsafe {

@@ -366,25 +366,29 @@ pub(super) fn run_uring(
     let mut in_flight = depth;
     let mut stopping = false;
     let mut reaped = Vec::with_capacity(depth);
+    let mut latencies: Vec<Duration> = Vec::with_capacity(depth);
     while in_flight > 0 {
         queue.reap(1, &mut reaped)?;
         let now = Instant::now();
         stopping |= now >= deadline;
-        for completed in reaped.drain(..) {
-            in_flight -= 1;
-            let slot = completed.tag() as usize;
-            let latency = now - started_at[slot];
-            if !stopping {
-                // Refill the slot at once, from a spare buffer, before verifying this
-                // page, as fio does: the device gets the next request without waiting
-                // for the checksum (and a whole batch submitted in one call would reach
-                // the device as one plugged batch and drain together).
-                let spare = buffers.pop().expect("twice the depth in buffers");
-                let replacement = request(slot, spare);
+        // Refill every slot that completed first, from spare buffers, then verify: the
+        // device gets its next requests without waiting for any checksum (and a whole
+        // batch submitted in one call would reach the device as one plugged batch and
+        // drain together, so each refill is its own submission, as in fio).
+        latencies.clear();
+        latencies.extend(reaped.iter().map(|c| now - started_at[c.tag() as usize]));
+        let refill = !stopping;
+        if refill {
+            for completed in &reaped {
+                let slot = completed.tag() as usize;
+                let replacement = request(slot, buffers.pop().expect("twice the depth in buffers"));
                 started_at[slot] = Instant::now();
-                in_flight += 1;
                 queue.submit(vec![replacement])?;
             }
+        } else {
+            in_flight -= reaped.len();
+        }
+        for (completed, &latency) in reaped.drain(..).zip(&latencies) {
             let done = completed.verify();
             let op = done.request.op;
             let outcome = done.result.and_then(|status| match op {
