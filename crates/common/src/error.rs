@@ -87,6 +87,62 @@ pub enum Error {
     /// The component was shut down while the request was in flight.
     #[error("{0} is shut down")]
     ShutDown(&'static str),
+
+    /// A page's checksum is valid but its contents break the structure its type
+    /// promises (a slot pointing outside the page, keys out of order, a bad link).
+    #[error("page {page_id} in '{}' is corrupt: {reason}", file.display())]
+    PageCorrupt {
+        file: PathBuf,
+        page_id: PageId,
+        reason: String,
+    },
+
+    /// An insert would give a unique index two entries with the same key.
+    #[error("Duplicate entry '{key}' for key '{index}'")]
+    DuplicateKey { index: String, key: String },
+
+    /// A value does not fit its column's type (a number out of range, a bad date).
+    #[error("Out of range value for column '{column}': {reason}")]
+    ValueOutOfRange { column: String, reason: String },
+
+    /// A string or binary value is longer than its column allows.
+    #[error("Data too long for column '{column}'")]
+    DataTooLong { column: String },
+
+    /// A value cannot be converted to its column's type.
+    #[error("Incorrect value for column '{column}': {reason}")]
+    IncorrectValue { column: String, reason: String },
+
+    /// NULL given for a NOT NULL column.
+    #[error("Column '{column}' cannot be null")]
+    NullNotAllowed { column: String },
+
+    /// A row or key exceeds what the storage format can hold.
+    #[error("Row size too large: {0}")]
+    RowTooLarge(String),
+
+    /// A key is longer than an index may hold.
+    #[error("Specified key was too long; max key length is {max_bytes} bytes")]
+    KeyTooLong { max_bytes: usize },
+
+    /// Catalog objects: a name that does not exist or already exists.
+    #[error("Unknown database '{0}'")]
+    UnknownDatabase(String),
+    #[error("Can't create database '{0}'; database exists")]
+    DatabaseExists(String),
+    #[error("Table '{0}' doesn't exist")]
+    UnknownTable(String),
+    #[error("Table '{0}' already exists")]
+    TableExists(String),
+    #[error("Unknown column '{0}'")]
+    UnknownColumn(String),
+    #[error("Key '{0}' doesn't exist")]
+    UnknownIndex(String),
+    #[error("Duplicate key name '{0}'")]
+    IndexExists(String),
+    /// A definition the storage layer rejects (a bad type, no columns, …).
+    #[error("Invalid definition: {0}")]
+    InvalidDefinition(String),
 }
 
 impl Error {
@@ -115,6 +171,22 @@ impl Error {
             Error::DataDir { .. } => 1004,    // ER_CANT_CREATE_FILE
             Error::OutOfResources(_) => 1041, // ER_OUT_OF_RESOURCES
             Error::ShutDown(_) => 1053,       // ER_SERVER_SHUTDOWN
+            Error::PageCorrupt { .. } => 3000, // ER_FILE_CORRUPT
+            Error::DuplicateKey { .. } => 1062, // ER_DUP_ENTRY
+            Error::ValueOutOfRange { .. } => 1264, // ER_WARN_DATA_OUT_OF_RANGE
+            Error::DataTooLong { .. } => 1406, // ER_DATA_TOO_LONG
+            Error::IncorrectValue { .. } => 1366, // ER_TRUNCATED_WRONG_VALUE_FOR_FIELD
+            Error::NullNotAllowed { .. } => 1048, // ER_BAD_NULL_ERROR
+            Error::RowTooLarge(_) => 1118,     // ER_TOO_BIG_ROWSIZE
+            Error::KeyTooLong { .. } => 1071,  // ER_TOO_LONG_KEY
+            Error::UnknownDatabase(_) => 1049, // ER_BAD_DB_ERROR
+            Error::DatabaseExists(_) => 1007,  // ER_DB_CREATE_EXISTS
+            Error::UnknownTable(_) => 1146,    // ER_NO_SUCH_TABLE
+            Error::TableExists(_) => 1050,     // ER_TABLE_EXISTS_ERROR
+            Error::UnknownColumn(_) => 1054,   // ER_BAD_FIELD_ERROR
+            Error::UnknownIndex(_) => 1091,    // ER_CANT_DROP_FIELD_OR_KEY
+            Error::IndexExists(_) => 1061,     // ER_DUP_KEYNAME
+            Error::InvalidDefinition(_) => 1064, // ER_PARSE_ERROR
         }
     }
 
@@ -123,6 +195,18 @@ impl Error {
         match self {
             Error::InvalidSetting { .. } | Error::IoPathUnavailable { .. } => "42000",
             Error::ShutDown(_) => "08S01",
+            Error::DuplicateKey { .. } | Error::NullNotAllowed { .. } => "23000",
+            Error::ValueOutOfRange { .. } => "22003",
+            Error::DataTooLong { .. } => "22001",
+            Error::RowTooLarge(_)
+            | Error::KeyTooLong { .. }
+            | Error::UnknownDatabase(_)
+            | Error::UnknownIndex(_)
+            | Error::IndexExists(_)
+            | Error::InvalidDefinition(_) => "42000",
+            Error::UnknownTable(_) => "42S02",
+            Error::TableExists(_) => "42S01",
+            Error::UnknownColumn(_) => "42S22",
             _ => "HY000",
         }
     }

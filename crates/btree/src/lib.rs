@@ -1,0 +1,1 @@
+//! Placeholder until the B+tree lands in this session.

@@ -1,0 +1,1 @@
+//! Placeholder until the catalog lands in this session.

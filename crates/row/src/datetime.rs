@@ -1,0 +1,2 @@
+//! Dates and times.
+pub struct Date; pub struct DateTime;

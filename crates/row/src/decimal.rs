@@ -1,0 +1,2 @@
+//! Exact decimals.
+pub struct Decimal;
