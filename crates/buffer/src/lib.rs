@@ -26,4 +26,4 @@ mod page_table;
 pub mod pool;
 
 pub use guard::{OptimisticPage, PageReadGuard, PageWriteGuard};
-pub use pool::{BufferPool, LogFlush, NoLog, PoolConfig, PoolStats};
+pub use pool::{BufferPool, LogFlush, NoLog, PageValidator, PoolConfig, PoolStats};

@@ -23,15 +23,15 @@
 //! 5. A page is read from disk at most once at a time: a fetch of a page whose read is
 //!    in flight waits for that read.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
 use tarn_common::counter::StripedCounter;
-use tarn_common::latch::LatchSnapshot;
+use tarn_common::latch::{LatchSnapshot, LatchStats};
 use tarn_common::limits::{FLUSH_BATCH_PAGES_MAX, LRU_SCAN_DEPTH_MAX, OPTIMISTIC_READ_RETRIES_MAX};
 use tarn_common::settings::{Settings, buffer_pool_frames_per_instance};
 use tarn_common::{Error, Lsn, PageId, Result};
@@ -157,7 +157,15 @@ pub(crate) struct PoolInner {
     flusher_round: Mutex<()>,
     write_batches: Mutex<usize>,
     write_batches_done: Condvar,
+    /// Checks a page's structure after every read from disk (set once by the layer
+    /// that owns the page formats).
+    validator: OnceLock<Arc<PageValidator>>,
 }
+
+/// Checks the structure of a page just read and checksum-verified; returns what is
+/// wrong. Pages are changed only by Tarn's own code once in memory, so checking them
+/// on the way in is enough to turn a bad page on disk into an error naming it.
+pub type PageValidator = dyn Fn(&[u8]) -> std::result::Result<(), String> + Send + Sync;
 
 #[derive(Default)]
 struct FlusherState {
@@ -232,6 +240,7 @@ impl BufferPool {
             flusher_round: Mutex::new(()),
             write_batches: Mutex::new(0),
             write_batches_done: Condvar::new(),
+            validator: OnceLock::new(),
         });
         let background = inner.clone();
         let flusher = std::thread::Builder::new()
@@ -256,6 +265,12 @@ impl BufferPool {
         self.inner.page_size_bytes
     }
 
+    /// Sets the structural check run on every page read from disk (once per pool;
+    /// later calls are ignored and return false).
+    pub fn set_validator(&self, validator: Arc<PageValidator>) -> bool {
+        self.inner.validator.set(validator).is_ok()
+    }
+
     /// The instance a page belongs to.
     pub fn instance_index(&self, page_id: PageId) -> u32 {
         self.inner.instance_of(page_id).index
@@ -263,7 +278,19 @@ impl BufferPool {
 
     /// The page under a shared latch, read from disk if needed.
     pub fn fetch_shared(&self, page_id: PageId) -> Result<PageReadGuard<'_>> {
-        let (instance, frame) = self.inner.fetch(page_id, LatchMode::Shared, true)?;
+        self.fetch_shared_as(page_id, None)
+    }
+
+    /// [`Self::fetch_shared`], with waits for the page latch recorded in `latch_stats`
+    /// (a layer's own latch class, such as the B+tree's) instead of `buffer.page`.
+    pub fn fetch_shared_as(
+        &self,
+        page_id: PageId,
+        latch_stats: Option<&LatchStats>,
+    ) -> Result<PageReadGuard<'_>> {
+        let (instance, frame) = self
+            .inner
+            .fetch(page_id, LatchMode::Shared, true, latch_stats)?;
         Ok(PageReadGuard {
             instance,
             frame,
@@ -273,7 +300,18 @@ impl BufferPool {
 
     /// The page under an exclusive latch, read from disk if needed.
     pub fn fetch_exclusive(&self, page_id: PageId) -> Result<PageWriteGuard<'_>> {
-        let (instance, frame) = self.inner.fetch(page_id, LatchMode::Exclusive, true)?;
+        self.fetch_exclusive_as(page_id, None)
+    }
+
+    /// [`Self::fetch_exclusive`], with page latch waits recorded in `latch_stats`.
+    pub fn fetch_exclusive_as(
+        &self,
+        page_id: PageId,
+        latch_stats: Option<&LatchStats>,
+    ) -> Result<PageWriteGuard<'_>> {
+        let (instance, frame) =
+            self.inner
+                .fetch(page_id, LatchMode::Exclusive, true, latch_stats)?;
         Ok(PageWriteGuard {
             instance,
             frame,
@@ -335,8 +373,12 @@ impl BufferPool {
                 return Ok(value);
             }
         }
-        let (instance, frame) =
-            inner.fetch(page_id, LatchMode::Shared, !inner.config.optimistic_reads)?;
+        let (instance, frame) = inner.fetch(
+            page_id,
+            LatchMode::Shared,
+            !inner.config.optimistic_reads,
+            None,
+        )?;
         let guard = PageReadGuard {
             instance,
             frame,
@@ -460,10 +502,10 @@ impl PoolInner {
         );
     }
 
-    fn lock(&self, instance: &Instance, frame: &Frame, mode: LatchMode) {
+    fn lock(&self, frame: &Frame, mode: LatchMode, latch_stats: &LatchStats) {
         match mode {
-            LatchMode::Shared => frame.latch.lock_shared(&instance.page_latch_stats),
-            LatchMode::Exclusive => frame.latch.lock_exclusive(&instance.page_latch_stats),
+            LatchMode::Shared => frame.latch.lock_shared(latch_stats),
+            LatchMode::Exclusive => frame.latch.lock_exclusive(latch_stats),
         }
     }
 
@@ -475,8 +517,15 @@ impl PoolInner {
     }
 
     /// Finds or reads the page; returns its instance and frame, pinned and latched.
-    fn fetch(&self, page_id: PageId, mode: LatchMode, count: bool) -> Result<(&Instance, u32)> {
+    fn fetch(
+        &self,
+        page_id: PageId,
+        mode: LatchMode,
+        count: bool,
+        latch_stats: Option<&LatchStats>,
+    ) -> Result<(&Instance, u32)> {
         let instance = self.instance_of(page_id);
+        let latch_stats = latch_stats.unwrap_or(&instance.page_latch_stats);
         if count {
             self.counters.fetches.add(1);
         }
@@ -491,7 +540,7 @@ impl PoolInner {
                         frame.wait_for_read();
                         instance.io_wait_stats.record_contended(started);
                     }
-                    self.lock(instance, frame, mode);
+                    self.lock(frame, mode, latch_stats);
                     if frame.holds(page_id) {
                         self.touch(instance, index);
                         return Ok((instance, index));
@@ -508,7 +557,7 @@ impl PoolInner {
                 continue;
             };
             self.counters.misses.fetch_add(1, Ordering::Relaxed);
-            instance.page_latch_stats.record_uncontended();
+            latch_stats.record_uncontended();
             let frame = instance.frame(index);
             if let Err(error) = self.read_into_frame(instance, index, page_id) {
                 instance.abort_read(index, page_id);
@@ -534,11 +583,22 @@ impl PoolInner {
             std::slice::from_raw_parts_mut(instance.page_ptr(frame), self.page_size_bytes)
         };
         match file.read_page(page_id.page_no, bytes)? {
-            PageStatus::Valid => Ok(()),
+            PageStatus::Valid => self.validate(bytes, page_id),
             PageStatus::Unwritten => Err(Error::PageNeverWritten {
                 file: file.path().to_path_buf(),
                 page_id,
             }),
+        }
+    }
+
+    fn validate(&self, bytes: &[u8], page_id: PageId) -> Result<()> {
+        match self.validator.get() {
+            Some(validator) => validator(bytes).map_err(|reason| Error::PageCorrupt {
+                file: self.datadir.file_path(page_id.file_id),
+                page_id,
+                reason,
+            }),
+            None => Ok(()),
         }
     }
 
@@ -564,10 +624,18 @@ impl PoolInner {
                 }
                 Err(dirty) => {
                     self.wake_flusher();
+                    let mut written = 0;
                     for frame in dirty {
-                        self.write_back_one(instance, frame)?;
+                        written += usize::from(self.write_back_one(instance, frame)?);
                     }
-                    attempt += 1;
+                    // Pages latched by others, or dirty again while a write of an
+                    // older copy is in flight, cannot be written now: wait as for a
+                    // pinned frame instead of spinning through the attempts.
+                    if written == 0 {
+                        backoff(&mut attempt);
+                    } else {
+                        attempt += 1;
+                    }
                 }
             }
         }
@@ -580,15 +648,15 @@ impl PoolInner {
 
     /// Writes back one dirty page in place, under its exclusive latch, if it is free
     /// to latch; otherwise does nothing (another victim will do).
-    fn write_back_one(&self, instance: &Instance, index: u32) -> Result<()> {
+    fn write_back_one(&self, instance: &Instance, index: u32) -> Result<bool> {
         let frame = instance.frame(index);
         if !frame.latch.try_lock_exclusive() {
-            return Ok(());
+            return Ok(false);
         }
         let result = (|| {
             let page = frame.page_id.load(Ordering::Acquire);
             if page == NO_PAGE || !frame.is_dirty() || frame.write_pending.load(Ordering::Acquire) {
-                return Ok(());
+                return Ok(false);
             }
             let page_id = PageId::from_u64(page);
             self.wal.flush_to(frame.newest_lsn())?;
@@ -603,7 +671,7 @@ impl PoolInner {
                 return Err(error);
             }
             self.counters.page_writes.fetch_add(1, Ordering::Relaxed);
-            Ok(())
+            Ok(true)
         })();
         frame.latch.unlock_exclusive();
         result
@@ -1001,6 +1069,19 @@ impl IoCompletion for PoolInner {
         // Release the frame's I/O handle before the frame is handed to readers.
         drop(request);
         let frame = instance.frame(index);
+        // A page that fails validation is dropped here; the fetch that wants it reads
+        // it again and reports the error.
+        let result = result.and_then(|status| {
+            if status == PageStatus::Valid {
+                // SAFETY: the frame is exclusively latched for this read until it is
+                // finished or aborted below, so nothing writes its bytes meanwhile.
+                let bytes = unsafe {
+                    std::slice::from_raw_parts(instance.page_ptr(index), self.page_size_bytes)
+                };
+                self.validate(bytes, page_id)?;
+            }
+            Ok(status)
+        });
         match result {
             Ok(PageStatus::Valid) => {
                 frame.finish_read();

@@ -1,0 +1,160 @@
+//! The meta page and page allocation for one tree file.
+//!
+//! Page 0 of every tree file is the meta page:
+//!
+//! ```text
+//! offset  size  field
+//!     32     4  magic "TBT1"
+//!     36     4  root page number (always 1: the root never moves)
+//!     40     4  next page number: the first page never allocated
+//!     44     4  head of the free-page list (0 = empty)
+//!     48     4  pages on the free-page list
+//! ```
+//!
+//! Freed pages (nodes emptied by merges, overflow chains of deleted values) are
+//! formatted as free pages linking to the next one, and allocation takes the head of
+//! that list before growing the file.
+//!
+//! # Invariants
+//! 1. The meta page's latch is always the last one taken: a thread holding it waits
+//!    for no other latch except a free page's, which nobody else holds.
+//! 2. Every page number below `next` is exactly one of: the meta page, a page
+//!    reachable from the root, a page of a live overflow chain, or a free page.
+
+use tarn_common::{Error, PageNo, Result};
+use tarn_io::PageType;
+
+use crate::Tree;
+use crate::change::{Mtr, PageChange};
+use crate::node::{rd32, wr32};
+
+pub const META: PageType = PageType(18);
+pub const FREE: PageType = PageType(19);
+
+pub(crate) const META_PAGE_NO: u32 = 0;
+const MAGIC: u32 = u32::from_le_bytes(*b"TBT1");
+const MAGIC_AT: usize = 32;
+const ROOT_AT: usize = 36;
+const NEXT_AT: usize = 40;
+const FREE_HEAD_AT: usize = 44;
+const FREE_COUNT_AT: usize = 48;
+pub(crate) const FREE_NEXT: usize = 32;
+
+/// The meta page's fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Meta {
+    pub root: u32,
+    pub next: u32,
+    pub free_head: u32,
+    pub free_count: u32,
+}
+
+impl Meta {
+    pub(crate) fn read(p: &[u8]) -> std::result::Result<Meta, String> {
+        if rd32(p, MAGIC_AT) != MAGIC {
+            return Err("the meta page has no B+tree magic".into());
+        }
+        let meta = Meta {
+            root: rd32(p, ROOT_AT),
+            next: rd32(p, NEXT_AT),
+            free_head: rd32(p, FREE_HEAD_AT),
+            free_count: rd32(p, FREE_COUNT_AT),
+        };
+        if meta.root != crate::ROOT_PAGE_NO || meta.next < 2 || meta.free_head >= meta.next {
+            return Err(format!("meta page fields are inconsistent: {meta:?}"));
+        }
+        Ok(meta)
+    }
+
+    pub(crate) fn write(&self, p: &mut [u8]) {
+        wr32(p, MAGIC_AT, MAGIC);
+        wr32(p, ROOT_AT, self.root);
+        wr32(p, NEXT_AT, self.next);
+        wr32(p, FREE_HEAD_AT, self.free_head);
+        wr32(p, FREE_COUNT_AT, self.free_count);
+    }
+}
+
+/// Checks a meta or free page read from disk.
+pub(crate) fn validate(p: &[u8]) -> std::result::Result<(), String> {
+    match tarn_io::page::page_type(p) {
+        META => Meta::read(p).map(|_| ()),
+        _ => Ok(()),
+    }
+}
+
+impl Tree {
+    fn meta_guard(&self) -> Result<tarn_buffer::PageWriteGuard<'_>> {
+        self.pool
+            .fetch_exclusive_as(self.page_id(META_PAGE_NO), Some(&self.alloc_latch))
+    }
+
+    pub(crate) fn read_meta(&self) -> Result<Meta> {
+        let guard = self
+            .pool
+            .fetch_shared_as(self.page_id(META_PAGE_NO), Some(&self.alloc_latch))?;
+        Meta::read(&guard).map_err(|reason| self.corrupt(META_PAGE_NO, reason))
+    }
+
+    /// Takes a page for the caller: the head of the free list, or a new page at the end
+    /// of the file. The caller formats it (its old contents are garbage).
+    pub(crate) fn allocate(&self, mtr: &Mtr<'_>) -> Result<u32> {
+        let mut guard = self.meta_guard()?;
+        let mut meta = Meta::read(&guard).map_err(|reason| self.corrupt(META_PAGE_NO, reason))?;
+        let page_no = if meta.free_head != 0 {
+            let head = meta.free_head;
+            let free = self
+                .pool
+                .fetch_shared_as(self.page_id(head), Some(&self.alloc_latch))?;
+            if tarn_io::page::page_type(&free) != FREE {
+                return Err(self.corrupt(head, "the free list links to a page in use".into()));
+            }
+            meta.free_head = rd32(&free, FREE_NEXT);
+            meta.free_count = meta.free_count.saturating_sub(1);
+            head
+        } else {
+            if u64::from(meta.next) >= tarn_common::limits::FILE_PAGES_MAX {
+                return Err(Error::OutOfResources(format!(
+                    "index file {} is full",
+                    self.file_id.0
+                )));
+            }
+            meta.next += 1;
+            meta.next - 1
+        };
+        mtr.apply(&mut guard, PageChange::SetMeta(meta));
+        Ok(page_no)
+    }
+
+    /// Puts the exclusively latched page `guard` on the free list. The caller has
+    /// unlinked it so that no path leads to it.
+    pub(crate) fn free_page(
+        &self,
+        mtr: &Mtr<'_>,
+        mut page: tarn_buffer::PageWriteGuard<'_>,
+    ) -> Result<()> {
+        let page_no = page.page_id().page_no.0;
+        let mut guard = self.meta_guard()?;
+        let mut meta = Meta::read(&guard).map_err(|reason| self.corrupt(META_PAGE_NO, reason))?;
+        mtr.apply(
+            &mut page,
+            PageChange::FormatFree {
+                next: meta.free_head,
+            },
+        );
+        meta.free_head = page_no;
+        meta.free_count += 1;
+        mtr.apply(&mut guard, PageChange::SetMeta(meta));
+        Ok(())
+    }
+
+    /// A new page, allocated and latched, for the caller to format.
+    pub(crate) fn new_page(&self, mtr: &Mtr<'_>) -> Result<tarn_buffer::PageWriteGuard<'_>> {
+        let page_no = self.allocate(mtr)?;
+        let guard = self
+            .pool
+            .create_page(self.page_id(page_no), crate::node::LEAF)?;
+        debug_assert_eq!(guard.page_id().page_no, PageNo(page_no));
+        Ok(guard)
+    }
+}

@@ -1,0 +1,128 @@
+//! Overflow pages: values too large to keep in a leaf, stored as a chain of pages.
+//!
+//! ```text
+//! offset  size  field (after the 32-byte page header)
+//!     32     4  next page of the chain (0 = last)
+//!     36     4  bytes of data in this page
+//!     40     -  data
+//! ```
+//!
+//! A chain belongs to exactly one row version; the row holds its first page number
+//! and total length, and frees the chain when the value is deleted or replaced.
+
+use tarn_common::{Error, Result};
+use tarn_io::PageType;
+
+use crate::Tree;
+use crate::change::{Mtr, PageChange};
+use crate::node::{rd32, wr32};
+
+pub const OVERFLOW: PageType = PageType(20);
+
+const NEXT_AT: usize = 32;
+const LEN_AT: usize = 36;
+const DATA_AT: usize = 40;
+
+/// Data bytes one overflow page holds.
+pub fn overflow_capacity_bytes(page_size_bytes: usize) -> usize {
+    page_size_bytes - DATA_AT
+}
+
+pub(crate) fn write_page(p: &mut [u8], next: u32, data: &[u8]) {
+    wr32(p, NEXT_AT, next);
+    wr32(p, LEN_AT, data.len() as u32);
+    p[DATA_AT..DATA_AT + data.len()].copy_from_slice(data);
+}
+
+pub(crate) fn validate(p: &[u8]) -> std::result::Result<(), String> {
+    let len = rd32(p, LEN_AT) as usize;
+    if len > overflow_capacity_bytes(p.len()) {
+        return Err(format!("overflow page claims {len} bytes of data"));
+    }
+    Ok(())
+}
+
+impl Tree {
+    /// Stores `bytes` in a new chain of overflow pages; returns its first page.
+    pub fn write_overflow(&self, bytes: &[u8]) -> Result<u32> {
+        let mtr = Mtr::new(&*self.redo);
+        let chunks: Vec<&[u8]> = bytes
+            .chunks(overflow_capacity_bytes(self.page_size_bytes))
+            .collect();
+        if chunks.is_empty() {
+            return Err(Error::InvalidDefinition("an empty overflow value".into()));
+        }
+        let mut pages = Vec::with_capacity(chunks.len());
+        for _ in &chunks {
+            pages.push(self.allocate(&mtr)?);
+        }
+        for (i, chunk) in chunks.iter().enumerate() {
+            let next = pages.get(i + 1).copied().unwrap_or(0);
+            let mut guard = self.pool.create_page(self.page_id(pages[i]), OVERFLOW)?;
+            mtr.apply(&mut guard, PageChange::FormatOverflow { next, data: chunk });
+        }
+        Ok(pages[0])
+    }
+
+    /// Reads the `len_bytes`-byte value whose chain starts at `first_page_no`.
+    pub fn read_overflow(
+        &self,
+        first_page_no: u32,
+        len_bytes: u64,
+        out: &mut Vec<u8>,
+    ) -> Result<()> {
+        let mut page_no = first_page_no;
+        let start = out.len();
+        while (out.len() - start) < len_bytes as usize {
+            if page_no == 0 {
+                return Err(self.corrupt(
+                    first_page_no,
+                    format!(
+                        "overflow chain ends after {} of {len_bytes} bytes",
+                        out.len() - start
+                    ),
+                ));
+            }
+            let guard = self
+                .pool
+                .fetch_shared_as(self.page_id(page_no), Some(&self.page_latch))?;
+            if tarn_io::page::page_type(&guard) != OVERFLOW {
+                return Err(self.corrupt(
+                    page_no,
+                    "an overflow chain links to a page of another type".into(),
+                ));
+            }
+            let len = rd32(&guard, LEN_AT) as usize;
+            out.extend_from_slice(&guard[DATA_AT..DATA_AT + len]);
+            page_no = rd32(&guard, NEXT_AT);
+        }
+        if out.len() - start != len_bytes as usize {
+            return Err(self.corrupt(
+                first_page_no,
+                "an overflow chain is longer than its value".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Frees the overflow chain starting at `first_page_no`.
+    pub fn free_overflow(&self, first_page_no: u32) -> Result<()> {
+        let mtr = Mtr::new(&*self.redo);
+        let mut page_no = first_page_no;
+        while page_no != 0 {
+            let guard = self
+                .pool
+                .fetch_exclusive_as(self.page_id(page_no), Some(&self.page_latch))?;
+            if tarn_io::page::page_type(&guard) != OVERFLOW {
+                return Err(self.corrupt(
+                    page_no,
+                    "an overflow chain links to a page of another type".into(),
+                ));
+            }
+            let next = rd32(&guard, NEXT_AT);
+            self.free_page(&mtr, guard)?;
+            page_no = next;
+        }
+        Ok(())
+    }
+}
