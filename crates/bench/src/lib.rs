@@ -40,6 +40,7 @@ pub mod fio;
 pub mod io;
 pub(crate) mod load;
 pub mod report;
+pub mod tpch;
 pub mod workdir;
 
 /// Why a benchmark failed.

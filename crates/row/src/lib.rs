@@ -1,7 +1,42 @@
-//! Column types, values, the row format and the key encoding.
+//! Column types, values, the row format, columnar batches and the key encoding.
+//!
+//! This crate turns SQL values into the bytes the B+tree stores and back. It knows
+//! nothing of pages: the B+tree stores `(key bytes, value bytes)` entries and compares
+//! keys as raw bytes; this crate produces both.
+//!
+//! - [`types`]: [`ColumnType`], [`Collation`], [`Column`] and definition checks.
+//! - [`value`]: [`Value`], one per column; [`decimal`] and [`datetime`] hold the exact
+//!   DECIMAL and the DATE/DATETIME types.
+//! - [`check_value`]: validates and normalises a value for its column (MySQL strict
+//!   mode). Everything after it may assume normal-form values.
+//! - [`row`]: the row format (value part of a clustered-index entry): an MVCC header,
+//!   null and external bitmaps, O(1) fixed-width columns, variable columns, and
+//!   overflow of long values to an [`OverflowStore`].
+//! - [`batch`]: columnar batches filled by [`RowLayout::decode_into`] (technique S1).
+//! - [`key`]: the memcmp-ordered key encoding and the matching [`compare_values`].
+//! - [`limits`]: every bound this crate enforces.
+//!
+//! The byte layouts are specified in `docs/file-format.md` ("Rows" and "Keys").
+
 #![forbid(unsafe_code)]
 
+pub mod batch;
+mod check;
 pub mod datetime;
 pub mod decimal;
+pub mod key;
+pub mod limits;
+pub mod row;
 pub mod types;
 pub mod value;
+
+pub use batch::{Batch, ColumnVector};
+pub use check::check_value;
+pub use datetime::{Date, DateTime};
+pub use decimal::Decimal;
+pub use key::{compare_values, encode_key, key_prefix_len};
+pub use row::{
+    NoOverflow, OverflowRef, OverflowStore, RowHeader, RowLayout, RowLimits, RowView, VarBytes,
+};
+pub use types::{Collation, Column, ColumnType};
+pub use value::Value;

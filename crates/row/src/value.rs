@@ -1,7 +1,7 @@
 //! Values as the engine passes them around, one per column.
 
-use crate::decimal::Decimal;
 use crate::datetime::{Date, DateTime};
+use crate::decimal::Decimal;
 
 /// A single column value. Which variant a column holds follows from its type:
 ///
@@ -28,4 +28,27 @@ pub enum Value {
     Date(Date),
     DateTime(DateTime),
     Bytes(Vec<u8>),
+}
+
+impl Value {
+    pub fn is_null(&self) -> bool {
+        matches!(self, Value::Null)
+    }
+}
+
+/// The SQL text of a value: `NULL`, numbers, dates, and strings as (lossy) UTF-8.
+impl std::fmt::Display for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Value::Null => f.write_str("NULL"),
+            Value::Int(v) => write!(f, "{v}"),
+            Value::UInt(v) => write!(f, "{v}"),
+            Value::Decimal(v) => write!(f, "{v}"),
+            Value::Float(v) => write!(f, "{v}"),
+            Value::Double(v) => write!(f, "{v}"),
+            Value::Date(v) => write!(f, "{v}"),
+            Value::DateTime(v) => write!(f, "{v}"),
+            Value::Bytes(v) => f.write_str(&String::from_utf8_lossy(v)),
+        }
+    }
 }
