@@ -1,0 +1,385 @@
+//! Checking and normalising a value for its column (MySQL strict mode).
+//!
+//! [`check_value`] is the single gate a value passes before the row format or the key
+//! encoding sees it. After it, a value has the variant its column's type names (see
+//! [`Value`]), is within the type's range, and is in normal form:
+//!
+//! - DECIMAL values carry exactly the column's scale (rounded half away from zero);
+//! - DATETIME/TIMESTAMP values are rounded to the column's fsp;
+//! - CHAR values have no trailing spaces (MySQL strips them on read; PAD SPACE);
+//! - text is valid UTF-8 and within the column's length in characters (CHAR/VARCHAR) or
+//!   bytes (TEXT, BLOB).
+//!
+//! Conversions follow MySQL where they are unambiguous: numbers into any numeric type,
+//! strings into numbers, dates and text, dates into datetimes and back.
+
+use tarn_common::{Error, Result};
+
+use crate::datetime::{Date, DateTime};
+use crate::decimal::Decimal;
+use crate::limits::{BLOB_LEN_MAX_BYTES, TEXT_LEN_MAX_BYTES};
+use crate::types::{Column, ColumnType};
+use crate::value::Value;
+
+/// TIMESTAMP's range, '1970-01-01 00:00:01' to '2038-01-19 03:14:07.999999' (UTC).
+const TIMESTAMP_MIN: DateTime = DateTime {
+    date: Date {
+        year: 1970,
+        month: 1,
+        day: 1,
+    },
+    hour: 0,
+    minute: 0,
+    second: 1,
+    micros: 0,
+};
+const TIMESTAMP_MAX: DateTime = DateTime {
+    date: Date {
+        year: 2038,
+        month: 1,
+        day: 19,
+    },
+    hour: 3,
+    minute: 14,
+    second: 7,
+    micros: 999_999,
+};
+
+/// Validates and normalises `value` for `column` (see the module documentation).
+/// Errors name the column: `NullNotAllowed`, `ValueOutOfRange`, `DataTooLong`, or
+/// `IncorrectValue` for a value that cannot be converted.
+pub fn check_value(column: &Column, value: Value) -> Result<Value> {
+    if value.is_null() {
+        return if column.nullable {
+            Ok(Value::Null)
+        } else {
+            Err(Error::NullNotAllowed {
+                column: column.name.clone(),
+            })
+        };
+    }
+    normalize(column.ty, value).map_err(|error| with_column(error, &column.name))
+}
+
+/// Fills in the column name of a value error raised where the column was unknown.
+pub(crate) fn with_column(error: Error, name: &str) -> Error {
+    match error {
+        Error::ValueOutOfRange { reason, .. } => Error::ValueOutOfRange {
+            column: name.to_string(),
+            reason,
+        },
+        Error::IncorrectValue { reason, .. } => Error::IncorrectValue {
+            column: name.to_string(),
+            reason,
+        },
+        Error::DataTooLong { .. } => Error::DataTooLong {
+            column: name.to_string(),
+        },
+        other => other,
+    }
+}
+
+fn incorrect(reason: String) -> Error {
+    Error::IncorrectValue {
+        column: String::new(),
+        reason,
+    }
+}
+
+fn out_of_range(reason: String) -> Error {
+    Error::ValueOutOfRange {
+        column: String::new(),
+        reason,
+    }
+}
+
+fn too_long() -> Error {
+    Error::DataTooLong {
+        column: String::new(),
+    }
+}
+
+fn text_of(bytes: &[u8]) -> Result<&str> {
+    std::str::from_utf8(bytes).map_err(|_| incorrect("invalid utf8mb4 string".into()))
+}
+
+fn normalize(ty: ColumnType, value: Value) -> Result<Value> {
+    match ty {
+        ColumnType::TinyInt { .. }
+        | ColumnType::SmallInt { .. }
+        | ColumnType::Int { .. }
+        | ColumnType::BigInt { .. } => normalize_int(ty, value),
+        ColumnType::Decimal { precision, scale } => Ok(Value::Decimal(
+            to_decimal(&value)?.rescale(precision, scale)?,
+        )),
+        ColumnType::Float => {
+            let v = to_f64(&value)?;
+            if !v.is_finite() || v.abs() > f64::from(f32::MAX) {
+                return Err(out_of_range(format!("{v} does not fit FLOAT")));
+            }
+            Ok(Value::Float(v as f32))
+        }
+        ColumnType::Double => {
+            let v = to_f64(&value)?;
+            if !v.is_finite() {
+                return Err(out_of_range(format!("{v} does not fit DOUBLE")));
+            }
+            Ok(Value::Double(v))
+        }
+        ColumnType::Date => Ok(Value::Date(to_datetime(value)?.date)),
+        ColumnType::DateTime { fsp } => Ok(Value::DateTime(to_datetime(value)?.round_to_fsp(fsp)?)),
+        ColumnType::Timestamp { fsp } => {
+            let v = to_datetime(value)?.round_to_fsp(fsp)?;
+            if !(TIMESTAMP_MIN..=TIMESTAMP_MAX).contains(&v) {
+                return Err(out_of_range(format!("{v} is outside TIMESTAMP's range")));
+            }
+            Ok(Value::DateTime(v))
+        }
+        ColumnType::Char { len } => {
+            let mut bytes = to_bytes(value);
+            let kept = bytes.iter().rposition(|b| *b != b' ').map_or(0, |i| i + 1);
+            bytes.truncate(kept);
+            check_chars(bytes, len)
+        }
+        ColumnType::VarChar { len } => check_chars(to_bytes(value), len),
+        ColumnType::Text => {
+            let bytes = to_bytes(value);
+            text_of(&bytes)?;
+            if bytes.len() as u64 > TEXT_LEN_MAX_BYTES {
+                return Err(too_long());
+            }
+            Ok(Value::Bytes(bytes))
+        }
+        ColumnType::Blob => {
+            let bytes = to_bytes(value);
+            if bytes.len() as u64 > BLOB_LEN_MAX_BYTES {
+                return Err(too_long());
+            }
+            Ok(Value::Bytes(bytes))
+        }
+    }
+}
+
+/// Text of at most `len` characters; excess trailing spaces are cut (as MySQL does,
+/// with a note), any other excess is `DataTooLong`.
+fn check_chars(mut bytes: Vec<u8>, len: u32) -> Result<Value> {
+    let text = text_of(&bytes)?;
+    if let Some((cut, _)) = text.char_indices().nth(len as usize) {
+        if text.as_bytes()[cut..].iter().any(|b| *b != b' ') {
+            return Err(too_long());
+        }
+        bytes.truncate(cut);
+    }
+    Ok(Value::Bytes(bytes))
+}
+
+fn normalize_int(ty: ColumnType, value: Value) -> Result<Value> {
+    let (min, max) = ty.int_range().expect("an integer type");
+    let v: i128 = match &value {
+        Value::Int(v) => i128::from(*v),
+        Value::UInt(v) => i128::from(*v),
+        Value::Float(_) | Value::Double(_) => {
+            let f = to_f64(&value)?;
+            if !f.is_finite() || f.abs() > 1e39 {
+                return Err(out_of_range(format!("{f} is not an integer in range")));
+            }
+            f.round() as i128
+        }
+        Value::Decimal(_) | Value::Bytes(_) => to_decimal(&value)?
+            .round_to_i128()
+            .ok_or_else(|| out_of_range(format!("{value} is too large")))?,
+        Value::Date(_) | Value::DateTime(_) | Value::Null => {
+            return Err(incorrect(format!("{value} is not an integer")));
+        }
+    };
+    if v < min || v > max {
+        return Err(out_of_range(format!("{v} is outside {min}..={max}")));
+    }
+    Ok(if ty.is_unsigned_int() {
+        Value::UInt(v as u64)
+    } else {
+        Value::Int(v as i64)
+    })
+}
+
+fn to_decimal(value: &Value) -> Result<Decimal> {
+    match value {
+        Value::Int(v) => Ok(Decimal::from(*v)),
+        Value::UInt(v) => Ok(Decimal::from(*v)),
+        Value::Decimal(v) => Ok(*v),
+        Value::Float(v) => Decimal::from_f64(f64::from(*v))
+            .ok_or_else(|| out_of_range(format!("{v} is not a decimal in range"))),
+        Value::Double(v) => Decimal::from_f64(*v)
+            .ok_or_else(|| out_of_range(format!("{v} is not a decimal in range"))),
+        Value::Bytes(bytes) => Decimal::parse(text_of(bytes)?),
+        Value::Date(_) | Value::DateTime(_) | Value::Null => {
+            Err(incorrect(format!("{value} is not a number")))
+        }
+    }
+}
+
+fn to_f64(value: &Value) -> Result<f64> {
+    match value {
+        Value::Int(v) => Ok(*v as f64),
+        Value::UInt(v) => Ok(*v as f64),
+        Value::Decimal(v) => Ok(v.to_f64()),
+        Value::Float(v) => Ok(f64::from(*v)),
+        Value::Double(v) => Ok(*v),
+        Value::Bytes(bytes) => {
+            let text = text_of(bytes)?.trim();
+            // Rust also parses "inf" and "NaN"; SQL numbers are digits, sign, point, exponent.
+            let numeric = text
+                .bytes()
+                .all(|b| b.is_ascii_digit() || matches!(b, b'+' | b'-' | b'.' | b'e' | b'E'));
+            numeric
+                .then(|| text.parse::<f64>().ok())
+                .flatten()
+                .ok_or_else(|| incorrect(format!("'{text}' is not a number")))
+        }
+        Value::Date(_) | Value::DateTime(_) | Value::Null => {
+            Err(incorrect(format!("{value} is not a number")))
+        }
+    }
+}
+
+fn to_datetime(value: Value) -> Result<DateTime> {
+    match value {
+        Value::Date(d) if d.is_valid() => Ok(DateTime::from_date(d)),
+        Value::DateTime(dt) if dt.is_valid() => Ok(dt),
+        Value::Bytes(bytes) => DateTime::parse(text_of(&bytes)?),
+        other => Err(incorrect(format!(
+            "{other:?} is not a valid date or datetime"
+        ))),
+    }
+}
+
+fn to_bytes(value: Value) -> Vec<u8> {
+    match value {
+        Value::Bytes(bytes) => bytes,
+        other => other.to_string().into_bytes(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::Collation;
+
+    fn col(ty: ColumnType) -> Column {
+        Column::new("c", ty, false)
+    }
+
+    #[test]
+    fn nulls_and_integer_ranges() {
+        let c = col(ColumnType::TinyInt { unsigned: false });
+        assert!(
+            matches!(check_value(&c, Value::Null), Err(Error::NullNotAllowed { column }) if column == "c")
+        );
+        assert_eq!(
+            check_value(&Column::new("n", c.ty, true), Value::Null).unwrap(),
+            Value::Null
+        );
+        assert_eq!(check_value(&c, Value::Int(-128)).unwrap(), Value::Int(-128));
+        assert!(
+            matches!(check_value(&c, Value::Int(128)), Err(Error::ValueOutOfRange { column, .. }) if column == "c")
+        );
+        let u = col(ColumnType::BigInt { unsigned: true });
+        assert_eq!(check_value(&u, Value::Int(5)).unwrap(), Value::UInt(5));
+        assert_eq!(
+            check_value(&u, Value::UInt(u64::MAX)).unwrap(),
+            Value::UInt(u64::MAX)
+        );
+        assert!(check_value(&u, Value::Int(-1)).is_err());
+        let i = col(ColumnType::Int { unsigned: false });
+        assert_eq!(
+            check_value(&i, Value::Bytes(b" 42 ".to_vec())).unwrap(),
+            Value::Int(42)
+        );
+        assert_eq!(check_value(&i, Value::Double(2.5)).unwrap(), Value::Int(3));
+        assert!(check_value(&i, Value::Bytes(b"4x".to_vec())).is_err());
+        assert!(check_value(&i, Value::Int(i64::from(i32::MAX) + 1)).is_err());
+    }
+
+    #[test]
+    fn decimals_floats_and_dates() {
+        let d = col(ColumnType::Decimal {
+            precision: 5,
+            scale: 2,
+        });
+        assert_eq!(
+            check_value(&d, Value::Bytes(b"1.005".to_vec()))
+                .unwrap()
+                .to_string(),
+            "1.01"
+        );
+        assert_eq!(check_value(&d, Value::Int(7)).unwrap().to_string(), "7.00");
+        assert!(matches!(
+            check_value(&d, Value::Int(1000)),
+            Err(Error::ValueOutOfRange { .. })
+        ));
+        let f = col(ColumnType::Float);
+        assert!(check_value(&f, Value::Double(1e39)).is_err());
+        assert!(check_value(&f, Value::Double(f64::NAN)).is_err());
+        assert_eq!(
+            check_value(&f, Value::Double(1.5)).unwrap(),
+            Value::Float(1.5)
+        );
+        let dt = col(ColumnType::DateTime { fsp: 2 });
+        assert_eq!(
+            check_value(&dt, Value::Bytes(b"2024-01-01 10:00:00.125".to_vec()))
+                .unwrap()
+                .to_string(),
+            "2024-01-01 10:00:00.130000"
+        );
+        let ts = col(ColumnType::Timestamp { fsp: 0 });
+        assert!(check_value(&ts, Value::Bytes(b"1969-12-31 23:59:59".to_vec())).is_err());
+        assert!(check_value(&ts, Value::Bytes(b"2038-01-19 03:14:08".to_vec())).is_err());
+        assert!(check_value(&ts, Value::Bytes(b"2038-01-19 03:14:07".to_vec())).is_ok());
+        let date = col(ColumnType::Date);
+        assert!(
+            check_value(
+                &date,
+                Value::Date(Date {
+                    year: 2023,
+                    month: 2,
+                    day: 29
+                })
+            )
+            .is_err()
+        );
+        assert_eq!(
+            check_value(&date, Value::Bytes(b"2024-02-29 13:00:00".to_vec())).unwrap(),
+            Value::Date(Date::new(2024, 2, 29).unwrap())
+        );
+    }
+
+    #[test]
+    fn strings_count_characters() {
+        let c = col(ColumnType::Char { len: 3 }).with_collation(Collation::CaseInsensitive);
+        assert_eq!(
+            check_value(&c, Value::Bytes(b"ab   ".to_vec())).unwrap(),
+            Value::Bytes(b"ab".to_vec())
+        );
+        assert_eq!(
+            check_value(&c, Value::Bytes("éßü".into())).unwrap(),
+            Value::Bytes("éßü".into())
+        );
+        assert!(
+            matches!(check_value(&c, Value::Bytes(b"abcd".to_vec())), Err(Error::DataTooLong { column }) if column == "c")
+        );
+        let v = col(ColumnType::VarChar { len: 2 });
+        assert_eq!(
+            check_value(&v, Value::Bytes(b"a   ".to_vec())).unwrap(),
+            Value::Bytes(b"a ".to_vec())
+        );
+        assert!(check_value(&v, Value::Bytes(vec![0xff])).is_err());
+        assert_eq!(
+            check_value(&v, Value::Int(12)).unwrap(),
+            Value::Bytes(b"12".to_vec())
+        );
+        let t = col(ColumnType::Text);
+        assert!(check_value(&t, Value::Bytes(vec![b'x'; 65_536])).is_err());
+        let b = col(ColumnType::Blob);
+        assert!(check_value(&b, Value::Bytes(vec![0xff; 70_000])).is_ok());
+    }
+}

@@ -1,0 +1,76 @@
+//! Every bound this crate enforces, in one place.
+//!
+//! These belong with `tarn_common::limits` in spirit; they live here because they are
+//! properties of the column types, the row format and the key encoding, which this
+//! crate owns. Each is checked where data enters (definitions in
+//! [`crate::types::ColumnType::validate`], values in [`crate::check_value`], rows in
+//! [`crate::row::RowLayout::encode`], keys in [`crate::key::encode_key`]) and again where
+//! bytes are read back.
+
+// --- Column definitions -------------------------------------------------------------
+
+/// DECIMAL precision (total digits), as in MySQL.
+pub const DECIMAL_PRECISION_MAX: u8 = 65;
+/// DECIMAL scale (digits after the point), as in MySQL.
+pub const DECIMAL_SCALE_MAX: u8 = 30;
+/// Fractional-second digits of DATETIME and TIMESTAMP.
+pub const FSP_MAX: u8 = 6;
+/// CHAR(n): n in characters.
+pub const CHAR_LEN_MAX_CHARS: u32 = 255;
+/// VARCHAR(n): n in characters.
+pub const VARCHAR_LEN_MAX_CHARS: u32 = 65_535;
+/// Columns in one table (InnoDB's limit).
+pub const COLUMNS_MAX: usize = 1017;
+
+// --- Values -------------------------------------------------------------------------
+
+/// TEXT holds at most this many bytes, as in MySQL.
+pub const TEXT_LEN_MAX_BYTES: u64 = 65_535;
+/// BLOB holds at most this many bytes. MySQL's BLOB stops at 65535; Tarn has no
+/// MEDIUMBLOB/LONGBLOB yet, so BLOB stands in for them up to 1 GiB (MySQL's
+/// `max_allowed_packet` ceiling).
+pub const BLOB_LEN_MAX_BYTES: u64 = 1 << 30;
+/// Any variable-length value the row format stores, inline or external.
+pub const VALUE_LEN_MAX_BYTES: u64 = BLOB_LEN_MAX_BYTES;
+/// Year range of DATE and DATETIME (MySQL documents 1000..=9999 and accepts 0..=9999).
+pub const YEAR_MAX: u16 = 9999;
+
+// --- Row format ---------------------------------------------------------------------
+
+/// The fixed header at the start of every row: flags, reserved, trx id, roll pointer.
+pub const ROW_HEADER_BYTES: usize = 16;
+/// Transaction ids are stored in 6 bytes.
+pub const TRX_ID_MAX: u64 = (1 << 48) - 1;
+/// Variable-length data of one row is addressed by u16 end offsets.
+pub const ROW_VAR_AREA_MAX_BYTES: usize = u16::MAX as usize;
+/// An external (overflow) value is stored inline as a 12-byte reference.
+pub const OVERFLOW_REF_BYTES: usize = 12;
+
+// --- Keys ---------------------------------------------------------------------------
+
+/// Longest encoded key (InnoDB's 3072-byte index key limit, applied to the encoded
+/// form, which includes one marker byte per column and string escaping).
+pub const KEY_LEN_MAX_BYTES: usize = 3072;
+
+// --- Batches ------------------------------------------------------------------------
+
+/// Rows a [`crate::batch::Batch`] may be created for.
+pub const BATCH_ROWS_MAX: usize = 1 << 20;
+/// Bytes one variable-length column of a batch may hold (offsets are u32).
+pub const BATCH_COLUMN_BYTES_MAX: usize = u32::MAX as usize;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bounds_are_consistent() {
+        const {
+            assert!(DECIMAL_SCALE_MAX <= DECIMAL_PRECISION_MAX);
+            assert!(TEXT_LEN_MAX_BYTES <= VALUE_LEN_MAX_BYTES);
+            assert!(BLOB_LEN_MAX_BYTES <= VALUE_LEN_MAX_BYTES);
+            assert!(VALUE_LEN_MAX_BYTES <= BATCH_COLUMN_BYTES_MAX as u64);
+            assert!(OVERFLOW_REF_BYTES <= ROW_VAR_AREA_MAX_BYTES);
+        }
+    }
+}
