@@ -165,6 +165,40 @@ impl Instance {
         true
     }
 
+    /// Drops every page of `file_id` from this instance without writing it, waiting
+    /// for pins, reads and writes in flight to end. Returns the pages dropped, or
+    /// `None` if a page stayed pinned too long.
+    pub(crate) fn discard_file(&self, file_id: tarn_common::FileId) -> Option<usize> {
+        let mut dropped = 0;
+        for index in 0..self.frame_count() as u32 {
+            let frame = self.frame(index);
+            let mut attempt = 0u32;
+            loop {
+                let page = frame.page_id.load(Ordering::SeqCst);
+                if page == NO_PAGE || PageId::from_u64(page).file_id != file_id {
+                    break;
+                }
+                if !frame.write_pending.load(Ordering::Acquire)
+                    && frame.io.load(Ordering::Acquire) == IO_NONE
+                {
+                    self.mark_clean(index);
+                    let mut lru = self.lru.lock();
+                    if self.try_evict(&mut lru, index) {
+                        lru.free.push(index);
+                        dropped += 1;
+                        break;
+                    }
+                }
+                attempt += 1;
+                if attempt > 100_000 {
+                    return None;
+                }
+                std::thread::sleep(std::time::Duration::from_micros(50));
+            }
+        }
+        Some(dropped)
+    }
+
     /// Gives a frame that holds no page back to the free list.
     pub(crate) fn release_free_frame(&self, frame: u32) {
         self.lru.lock().free.push(frame);

@@ -429,6 +429,22 @@ impl BufferPool {
         self.inner.flush_up_to(Lsn(u64::MAX))
     }
 
+    /// Drops every cached page of `file_id` without writing it back, for a file about
+    /// to be deleted. The caller guarantees nothing uses the file any more.
+    pub fn discard_file(&self, file_id: tarn_common::FileId) -> Result<usize> {
+        let _paused = self.inner.flusher_round.lock();
+        let mut dropped = 0;
+        for instance in self.inner.instances.iter() {
+            dropped += instance.discard_file(file_id).ok_or_else(|| {
+                Error::OutOfResources(format!(
+                    "pages of file {} stayed pinned while the file was dropped",
+                    file_id.0
+                ))
+            })?;
+        }
+        Ok(dropped)
+    }
+
     /// True if the page is in the pool now.
     pub fn is_resident(&self, page_id: PageId) -> bool {
         let instance = self.inner.instance_of(page_id);

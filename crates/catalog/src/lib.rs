@@ -1,1 +1,23 @@
-//! Placeholder until the catalog lands in this session.
+//! Tarn's catalog and table API: what the SQL layer calls.
+//!
+//! - [`catalog`]: table and index definitions, persisted in `catalog.json`.
+//! - [`storage`]: [`Storage`], an open data directory: DDL, table lookup, checkpoint.
+//! - [`table`]: [`Table`]: insert, get, update, delete, primary-key range scans, bulk
+//!   load; rows in a clustered B+tree, one B+tree per secondary index.
+//! - [`scan`]: the parallel full scan into columnar batches (S1).
+//! - [`secondary`]: secondary-index range scans with sorted prefetch (S2).
+//! - `sort`: the in-memory key sort behind index builds.
+
+pub mod catalog;
+pub mod scan;
+pub mod secondary;
+pub mod storage;
+pub mod table;
+
+mod sort;
+
+pub use catalog::{IndexDef, TableDef};
+pub use scan::{BatchStream, ParallelScan, ParallelScanStats, Predicate};
+pub use secondary::{IndexScan, IndexScanStats};
+pub use storage::Storage;
+pub use table::{RowCursor, SecondaryIndex, Table};

@@ -102,3 +102,44 @@ pub const LATCH_REGISTRY_ENTRIES_MAX: usize = 8192;
 
 /// Threads a benchmark may start.
 pub const BENCH_THREADS_MAX: usize = 1024;
+
+// --- Tables, scans and prefetch ----------------------------------------------------
+
+/// Workers of one parallel scan (S1). The setting `scan_threads = 0` means one per core.
+pub const SCAN_THREADS_MAX: u32 = 256;
+
+/// Key ranges a parallel scan cuts per worker: workers take ranges in order, so
+/// uneven ranges balance out and ordered delivery keeps several workers busy.
+pub const SCAN_RANGES_PER_THREAD: usize = 4;
+
+/// Rows in one columnar batch a scan worker fills before handing it on.
+pub const SCAN_BATCH_ROWS: usize = 1024;
+
+/// Finished batches that may wait for the consumer, per range in flight (ordered
+/// delivery) or per worker (unordered): bounds a scan's memory when the consumer is slow.
+pub const SCAN_QUEUED_BATCHES_PER_THREAD: usize = 4;
+
+/// Leaves each scan worker keeps in flight ahead of itself (S1 read-ahead).
+pub const SCAN_READAHEAD_PAGES_MAX: u32 = 1024;
+pub const SCAN_READAHEAD_PAGES_DEFAULT: u32 = 64;
+
+/// Secondary-index entries kept ahead of the consumer whose clustered-index leaves are
+/// prefetched (S2's prefetch unit). Adaptive prefetch starts at the start value and
+/// doubles up to the maximum.
+pub const PREFETCH_UNIT_MAX: u32 = 1024;
+pub const PREFETCH_UNIT_ADAPTIVE_START: u32 = 8;
+
+/// How full bulk builds pack B+tree nodes, in percent.
+pub const BULK_FILL_FACTOR_PCT_MIN: u32 = 50;
+pub const BULK_FILL_FACTOR_PCT_MAX: u32 = 100;
+pub const BULK_FILL_FACTOR_PCT_DEFAULT: u32 = 90;
+
+/// Catalog objects: databases, tables per database, and indexes per table (MySQL
+/// allows 64 secondary indexes).
+pub const DATABASES_MAX: usize = 10_000;
+pub const TABLES_PER_DATABASE_MAX: usize = 100_000;
+pub const INDEXES_PER_TABLE_MAX: usize = 64;
+
+/// Sorted rows a bulk index build keeps in memory before it fails (index builds on
+/// larger tables need an external sort, not yet written).
+pub const INDEX_BUILD_ROWS_MAX: usize = 200_000_000;

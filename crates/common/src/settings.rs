@@ -114,6 +114,22 @@ pub const SETTINGS: &[SettingSpec] = &[
         help: "Prefetch reads in flight at once across the buffer pool (1 to 4096).",
     },
     SettingSpec {
+        name: "scan_threads",
+        help: "Workers of a parallel full scan; 0 means one per core (S1).",
+    },
+    SettingSpec {
+        name: "scan_readahead_pages",
+        help: "Leaves each scan worker keeps in flight ahead of itself (0 to 1024) (S1).",
+    },
+    SettingSpec {
+        name: "secondary_prefetch",
+        help: "Secondary-index range scans prefetch the rows of this many entries ahead: 0 (off) to 1024, or adaptive (S2).",
+    },
+    SettingSpec {
+        name: "bulk_fill_factor",
+        help: "Percent of each B+tree node a bulk load or index build fills (50 to 100).",
+    },
+    SettingSpec {
         name: "latch_accounting",
         help: "Count acquisitions, contended acquisitions and wait time per latch (on/off) (S4).",
     },
@@ -134,7 +150,40 @@ pub struct Settings {
     pub buffer_pool_free_target_pct: u32,
     pub buffer_pool_optimistic_reads: bool,
     pub prefetch_in_flight_max: u32,
+    pub scan_threads: u32,
+    pub scan_readahead_pages: u32,
+    pub secondary_prefetch: PrefetchUnit,
+    pub bulk_fill_factor_pct: u32,
     pub latch_accounting: bool,
+}
+
+/// How far ahead a secondary-index range scan prefetches (S2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum PrefetchUnit {
+    /// A fixed number of entries; 0 turns prefetch off.
+    Fixed(u32),
+    /// Starts small and grows while the consumer still waits for reads.
+    Adaptive,
+}
+
+impl PrefetchUnit {
+    pub fn parse(value: &str) -> std::result::Result<PrefetchUnit, String> {
+        if value.eq_ignore_ascii_case("adaptive") {
+            return Ok(PrefetchUnit::Adaptive);
+        }
+        parse_in_range(value, 0, limits::PREFETCH_UNIT_MAX)
+            .map(PrefetchUnit::Fixed)
+            .map_err(|_| format!("must be adaptive or 0 to {}", limits::PREFETCH_UNIT_MAX))
+    }
+}
+
+impl fmt::Display for PrefetchUnit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PrefetchUnit::Fixed(n) => write!(f, "{n}"),
+            PrefetchUnit::Adaptive => f.write_str("adaptive"),
+        }
+    }
 }
 
 impl Default for Settings {
@@ -152,6 +201,10 @@ impl Default for Settings {
             buffer_pool_free_target_pct: limits::FREE_TARGET_PCT_DEFAULT,
             buffer_pool_optimistic_reads: true,
             prefetch_in_flight_max: limits::PREFETCH_IN_FLIGHT_DEFAULT,
+            scan_threads: 0,
+            scan_readahead_pages: limits::SCAN_READAHEAD_PAGES_DEFAULT,
+            secondary_prefetch: PrefetchUnit::Adaptive,
+            bulk_fill_factor_pct: limits::BULK_FILL_FACTOR_PCT_DEFAULT,
             latch_accounting: true,
         }
     }
@@ -239,6 +292,25 @@ impl Settings {
                 )
                 .map_err(&bad)?;
             }
+            "scan_threads" => {
+                self.scan_threads =
+                    parse_in_range(value, 0, limits::SCAN_THREADS_MAX).map_err(&bad)?;
+            }
+            "scan_readahead_pages" => {
+                self.scan_readahead_pages =
+                    parse_in_range(value, 0, limits::SCAN_READAHEAD_PAGES_MAX).map_err(&bad)?;
+            }
+            "secondary_prefetch" => {
+                self.secondary_prefetch = PrefetchUnit::parse(value).map_err(&bad)?;
+            }
+            "bulk_fill_factor" => {
+                self.bulk_fill_factor_pct = parse_in_range(
+                    value,
+                    limits::BULK_FILL_FACTOR_PCT_MIN,
+                    limits::BULK_FILL_FACTOR_PCT_MAX,
+                )
+                .map_err(&bad)?;
+            }
             "latch_accounting" => {
                 self.latch_accounting = parse_bool(value).map_err(&bad)?;
             }
@@ -286,6 +358,10 @@ impl Settings {
             "buffer_pool_free_target_pct" => self.buffer_pool_free_target_pct.to_string(),
             "buffer_pool_optimistic_reads" => on_off(self.buffer_pool_optimistic_reads),
             "prefetch_in_flight_max" => self.prefetch_in_flight_max.to_string(),
+            "scan_threads" => self.scan_threads.to_string(),
+            "scan_readahead_pages" => self.scan_readahead_pages.to_string(),
+            "secondary_prefetch" => self.secondary_prefetch.to_string(),
+            "bulk_fill_factor" => self.bulk_fill_factor_pct.to_string(),
             "latch_accounting" => on_off(self.latch_accounting),
             _ => {
                 return Err(Error::UnknownSetting {

@@ -190,6 +190,17 @@ impl DataDir {
 }
 
 impl DataDir {
+    /// Closes and deletes data file `file_id` (its pages must be out of every cache).
+    pub fn remove_file(&self, file_id: FileId) -> Result<()> {
+        self.files.write().remove(&file_id);
+        let path = self.file_path(file_id);
+        match fs::remove_file(&path) {
+            Ok(()) => sync_directory(&self.path),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(Error::io("remove", path, e)),
+        }
+    }
+
     /// Syncs every open data file (a checkpoint's last step).
     pub fn sync_all(&self, kind: crate::SyncKind) -> Result<()> {
         let files: Vec<Arc<PageFile>> = self.files.read().values().cloned().collect();

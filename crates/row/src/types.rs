@@ -13,7 +13,7 @@ use tarn_common::{Error, Result};
 use crate::limits::{CHAR_LEN_MAX_CHARS, FSP_MAX, VARCHAR_LEN_MAX_CHARS};
 
 /// How strings compare. Stored per column in the catalog.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Collation {
     /// Bytes compare as unsigned bytes (MySQL's `binary`, `utf8mb4_bin` without pad).
     Binary,
@@ -22,7 +22,7 @@ pub enum Collation {
 }
 
 /// A column's type. Lengths are in characters for CHAR/VARCHAR, as in MySQL.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum ColumnType {
     TinyInt {
         unsigned: bool,
@@ -62,7 +62,7 @@ pub enum ColumnType {
 }
 
 /// One column of a table.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Column {
     pub name: String,
     pub ty: ColumnType,

@@ -1,0 +1,237 @@
+//! Table and index definitions, and the catalog file that persists them.
+//!
+//! The catalog is one JSON file, `catalog.json`, in the data directory. It is
+//! replaced atomically on every change (write a temporary file, fsync it, rename it
+//! over the old one, fsync the directory), after the pages of any new index have been
+//! flushed, so that a crash leaves either the old catalog or the new one, and every
+//! index the catalog names has a valid file. (DDL will become part of the redo log
+//! with the transactions issue.)
+//!
+//! # Invariants
+//! 1. Every table and index owns one data file; file ids are never reused.
+//! 2. Database and table names are stored as given; the SQL layer applies
+//!    `lower_case_table_names` before it calls the catalog.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::Write;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use tarn_common::{Error, Result};
+use tarn_row::Column;
+
+pub const CATALOG_FILE_NAME: &str = "catalog.json";
+const CATALOG_FORMAT: u32 = 1;
+
+/// The first data file id given to an index (ids below are left for the engine's own
+/// files, such as the redo log).
+pub const FIRST_INDEX_FILE_ID: u32 = 16;
+
+/// A secondary index: its columns (positions in the table), uniqueness, and file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IndexDef {
+    pub name: String,
+    pub columns: Vec<usize>,
+    pub unique: bool,
+    /// Assigned by the catalog when the index is created.
+    #[serde(default)]
+    pub file_id: u32,
+}
+
+impl IndexDef {
+    pub fn new(name: &str, columns: &[usize], unique: bool) -> IndexDef {
+        IndexDef {
+            name: name.to_string(),
+            columns: columns.to_vec(),
+            unique,
+            file_id: 0,
+        }
+    }
+}
+
+/// A table: columns, primary key (positions; empty means a hidden row id), secondary
+/// indexes, and the file of its clustered index.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TableDef {
+    pub name: String,
+    pub columns: Vec<Column>,
+    pub primary_key: Vec<usize>,
+    pub indexes: Vec<IndexDef>,
+    /// Assigned by the catalog when the table is created.
+    #[serde(default)]
+    pub file_id: u32,
+}
+
+impl TableDef {
+    pub fn new(name: &str, columns: Vec<Column>, primary_key: &[usize]) -> TableDef {
+        TableDef {
+            name: name.to_string(),
+            columns,
+            primary_key: primary_key.to_vec(),
+            indexes: Vec::new(),
+            file_id: 0,
+        }
+    }
+
+    pub fn with_index(mut self, index: IndexDef) -> TableDef {
+        self.indexes.push(index);
+        self
+    }
+
+    /// The position of column `name` (case-insensitive, as MySQL column names are).
+    pub fn column_index(&self, name: &str) -> Result<usize> {
+        self.columns
+            .iter()
+            .position(|c| c.name.eq_ignore_ascii_case(name))
+            .ok_or_else(|| Error::UnknownColumn(name.to_string()))
+    }
+
+    /// Checks the definition: column types, names, key columns, index names.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |reason: String| Err(Error::InvalidDefinition(reason));
+        if self.columns.is_empty() {
+            return bad(format!("table '{}' has no columns", self.name));
+        }
+        if self.columns.len() > tarn_row::limits::COLUMNS_MAX {
+            return bad(format!(
+                "table '{}' has {} columns; at most {} are allowed",
+                self.name,
+                self.columns.len(),
+                tarn_row::limits::COLUMNS_MAX
+            ));
+        }
+        for (i, column) in self.columns.iter().enumerate() {
+            column.ty.validate()?;
+            if self.columns[..i]
+                .iter()
+                .any(|c| c.name.eq_ignore_ascii_case(&column.name))
+            {
+                return bad(format!("duplicate column name '{}'", column.name));
+            }
+        }
+        self.check_key_columns("PRIMARY", &self.primary_key)?;
+        for &c in &self.primary_key {
+            if self.columns[c].nullable {
+                return bad(format!(
+                    "primary key column '{}' must be NOT NULL",
+                    self.columns[c].name
+                ));
+            }
+        }
+        if self.indexes.len() > tarn_common::limits::INDEXES_PER_TABLE_MAX {
+            return bad(format!(
+                "table '{}' has more than {} indexes",
+                self.name,
+                tarn_common::limits::INDEXES_PER_TABLE_MAX
+            ));
+        }
+        for (i, index) in self.indexes.iter().enumerate() {
+            if index.name.eq_ignore_ascii_case("PRIMARY")
+                || self.indexes[..i]
+                    .iter()
+                    .any(|o| o.name.eq_ignore_ascii_case(&index.name))
+            {
+                return Err(Error::IndexExists(index.name.clone()));
+            }
+            if index.columns.is_empty() {
+                return bad(format!("index '{}' has no columns", index.name));
+            }
+            self.check_key_columns(&index.name, &index.columns)?;
+        }
+        Ok(())
+    }
+
+    fn check_key_columns(&self, index: &str, columns: &[usize]) -> Result<()> {
+        for (i, &c) in columns.iter().enumerate() {
+            if c >= self.columns.len() {
+                return Err(Error::InvalidDefinition(format!(
+                    "index '{index}' names column {c} of a table with {} columns",
+                    self.columns.len()
+                )));
+            }
+            if columns[..i].contains(&c) {
+                return Err(Error::InvalidDefinition(format!(
+                    "index '{index}' names column '{}' twice",
+                    self.columns[c].name
+                )));
+            }
+            if matches!(
+                self.columns[c].ty,
+                tarn_row::ColumnType::Text | tarn_row::ColumnType::Blob
+            ) {
+                return Err(Error::InvalidDefinition(format!(
+                    "BLOB/TEXT column '{}' used in key '{index}' without a key length",
+                    self.columns[c].name
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Everything the catalog file holds.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CatalogData {
+    pub format: u32,
+    pub next_file_id: u32,
+    pub databases: BTreeMap<String, BTreeMap<String, TableDef>>,
+}
+
+impl CatalogData {
+    pub fn empty() -> CatalogData {
+        CatalogData {
+            format: CATALOG_FORMAT,
+            next_file_id: FIRST_INDEX_FILE_ID,
+            databases: BTreeMap::new(),
+        }
+    }
+
+    /// Takes a fresh data file id.
+    pub fn allocate_file_id(&mut self) -> Result<u32> {
+        let id = self.next_file_id;
+        self.next_file_id = id
+            .checked_add(1)
+            .ok_or_else(|| Error::OutOfResources("data file ids are exhausted".into()))?;
+        Ok(id)
+    }
+
+    /// Reads the catalog of the data directory `dir` (an empty one if none exists).
+    pub fn load(dir: &Path) -> Result<CatalogData> {
+        let path = dir.join(CATALOG_FILE_NAME);
+        let bytes = match fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(CatalogData::empty()),
+            Err(e) => return Err(Error::io("read", path, e)),
+        };
+        let data: CatalogData = serde_json::from_slice(&bytes).map_err(|e| Error::DataDir {
+            path: dir.to_path_buf(),
+            reason: format!("{CATALOG_FILE_NAME} is unreadable: {e}"),
+        })?;
+        if data.format != CATALOG_FORMAT {
+            return Err(Error::DataDir {
+                path: dir.to_path_buf(),
+                reason: format!(
+                    "{CATALOG_FILE_NAME} has format {}; this build reads format {CATALOG_FORMAT}",
+                    data.format
+                ),
+            });
+        }
+        Ok(data)
+    }
+
+    /// Replaces the catalog file atomically.
+    pub fn store(&self, dir: &Path) -> Result<()> {
+        let path = dir.join(CATALOG_FILE_NAME);
+        let temp = dir.join(format!("{CATALOG_FILE_NAME}.tmp"));
+        let json = serde_json::to_vec_pretty(self).expect("the catalog serialises");
+        let write = || -> std::io::Result<()> {
+            let mut file = fs::File::create(&temp)?;
+            file.write_all(&json)?;
+            file.sync_all()?;
+            fs::rename(&temp, &path)?;
+            fs::File::open(dir)?.sync_all()
+        };
+        write().map_err(|e| Error::io("write", &path, e))
+    }
+}

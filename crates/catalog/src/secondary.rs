@@ -1,0 +1,190 @@
+//! Secondary-index range scans with sorted asynchronous prefetch (technique S2).
+//!
+//! A secondary entry holds only the primary key; each row costs a clustered-index
+//! lookup, a random read when cold. The scan keeps a window of up to N entries
+//! (the prefetch unit) ahead of the consumer. Whenever the window falls to half, it
+//! reads the next entries from the secondary index and, for that batch:
+//! 1. extracts the primary keys;
+//! 2. finds their clustered leaf pages by descending only to level 1
+//!    ([`tarn_btree::Tree::leaf_pages_for`]);
+//! 3. sorts and de-duplicates the page numbers;
+//! 4. submits them to the buffer pool's prefetch, which reads them asynchronously;
+//!
+//! then hands rows out one at a time, in secondary-key order, exactly as the scan
+//! without prefetch would.
+//!
+//! **Adaptive unit.** Starting at `PREFETCH_UNIT_ADAPTIVE_START`, the unit doubles at
+//! each refill while the consumer still had to wait for reads during the last window
+//! and the pool did not skip prefetches for lack of room (its in-flight bound: the
+//! device is saturated), up to `PREFETCH_UNIT_MAX`. The study's fixed unit plateaued
+//! because the right depth depends on the device and the selectivity; this finds it
+//! per scan.
+
+use std::collections::VecDeque;
+use std::ops::Bound;
+use std::time::Instant;
+
+use tarn_btree::Direction;
+use tarn_common::limits::{PREFETCH_UNIT_ADAPTIVE_START, PREFETCH_UNIT_MAX};
+use tarn_common::settings::PrefetchUnit;
+use tarn_common::{PageId, PageNo, Result};
+use tarn_row::Value;
+
+use crate::table::{SecondaryIndex, Table};
+
+/// A row fetch slower than this waited for a read (a cached lookup takes a few
+/// microseconds; a device read tens at least).
+const WAITED_NS: u64 = 20_000;
+
+/// What an index scan did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct IndexScanStats {
+    pub rows: u64,
+    /// Row fetches that waited for a read.
+    pub waits: u64,
+    /// Leaf pages submitted for prefetch (after de-duplication).
+    pub pages_prefetched: u64,
+    pub prefetch_batches: u64,
+    /// The prefetch unit at the end, and the largest used.
+    pub unit_final: u32,
+    pub unit_max: u32,
+}
+
+/// Rows of a secondary-index range, in index order, with prefetch.
+pub struct IndexScan<'t> {
+    table: &'t Table,
+    index: &'t SecondaryIndex,
+    cursor: tarn_btree::Cursor<'t>,
+    /// Clustered keys of the entries read ahead of the consumer.
+    window: VecDeque<Vec<u8>>,
+    cursor_done: bool,
+    adaptive: bool,
+    unit: u32,
+    waits_in_window: u64,
+    skipped_before: u64,
+    stats: IndexScanStats,
+}
+
+impl Table {
+    /// Rows whose `index` columns lie between `lower` and `upper` (values of a prefix
+    /// of the index columns), in index order. `prefetch` overrides the
+    /// `secondary_prefetch` setting.
+    pub fn index_scan<'t>(
+        &'t self,
+        index: &str,
+        lower: Bound<Vec<Value>>,
+        upper: Bound<Vec<Value>>,
+        direction: Direction,
+        prefetch: Option<PrefetchUnit>,
+    ) -> Result<IndexScan<'t>> {
+        let index = self.index(index)?;
+        let (lower, upper) = index.key_bounds(lower, upper)?;
+        let mode = prefetch.unwrap_or(self.scan_config.secondary_prefetch);
+        let (adaptive, unit) = match mode {
+            PrefetchUnit::Fixed(n) => (false, n.min(PREFETCH_UNIT_MAX)),
+            PrefetchUnit::Adaptive => (true, PREFETCH_UNIT_ADAPTIVE_START),
+        };
+        Ok(IndexScan {
+            table: self,
+            index,
+            cursor: index.tree.range(lower, upper, direction),
+            window: VecDeque::new(),
+            cursor_done: false,
+            adaptive,
+            unit,
+            waits_in_window: 0,
+            skipped_before: self.clustered.pool().stats().prefetch_skipped,
+            stats: IndexScanStats {
+                unit_final: unit,
+                unit_max: unit,
+                ..Default::default()
+            },
+        })
+    }
+}
+
+impl IndexScan<'_> {
+    /// The next row, or `None` at the end of the range.
+    pub fn next_row(&mut self) -> Result<Option<Vec<Value>>> {
+        if self.window.len() <= (self.unit / 2) as usize && !self.cursor_done {
+            self.refill()?;
+        }
+        let Some(key) = self.window.pop_front() else {
+            return Ok(None);
+        };
+        let started = Instant::now();
+        let row = self.table.get_by_key(&key)?;
+        if started.elapsed().as_nanos() as u64 > WAITED_NS {
+            self.stats.waits += 1;
+            self.waits_in_window += 1;
+        }
+        let row = row.ok_or_else(|| tarn_common::Error::IncorrectValue {
+            column: self.index.def.name.clone(),
+            reason: "a secondary entry points to no row".into(),
+        })?;
+        self.stats.rows += 1;
+        Ok(Some(row))
+    }
+
+    pub fn collect_rows(mut self) -> Result<Vec<Vec<Value>>> {
+        let mut rows = Vec::new();
+        while let Some(row) = self.next_row()? {
+            rows.push(row);
+        }
+        Ok(rows)
+    }
+
+    pub fn stats(&self) -> IndexScanStats {
+        self.stats
+    }
+
+    /// Reads entries until the window holds `unit` (at least one), and prefetches
+    /// their rows' leaves.
+    fn refill(&mut self) -> Result<()> {
+        if self.adaptive {
+            self.adapt();
+        }
+        let want = (self.unit as usize).max(1);
+        let mut batch: Vec<Vec<u8>> = Vec::new();
+        while self.window.len() + batch.len() < want {
+            match self.cursor.next_entry()? {
+                Some((entry, _)) => batch.push(self.index.primary_key_of(entry)?.to_vec()),
+                None => {
+                    self.cursor_done = true;
+                    break;
+                }
+            }
+        }
+        if self.unit > 0 && !batch.is_empty() {
+            let mut sorted: Vec<&[u8]> = batch.iter().map(Vec::as_slice).collect();
+            sorted.sort_unstable();
+            let clustered = &self.table.clustered;
+            let mut pages = clustered.leaf_pages_for(&sorted)?;
+            pages.sort_unstable();
+            pages.dedup();
+            let ids: Vec<PageId> = pages
+                .iter()
+                .map(|&p| PageId::new(clustered.file_id(), PageNo(p)))
+                .collect();
+            clustered.pool().prefetch(&ids);
+            self.stats.pages_prefetched += ids.len() as u64;
+            self.stats.prefetch_batches += 1;
+        }
+        self.window.extend(batch);
+        Ok(())
+    }
+
+    /// Doubles the unit if the consumer waited for reads since the last refill and the
+    /// pool had room for every prefetch.
+    fn adapt(&mut self) {
+        let skipped = self.table.clustered.pool().stats().prefetch_skipped;
+        let saturated = skipped > self.skipped_before;
+        self.skipped_before = skipped;
+        if self.waits_in_window > 0 && !saturated && self.unit < PREFETCH_UNIT_MAX {
+            self.unit = (self.unit * 2).min(PREFETCH_UNIT_MAX);
+        }
+        self.waits_in_window = 0;
+        self.stats.unit_final = self.unit;
+        self.stats.unit_max = self.stats.unit_max.max(self.unit);
+    }
+}

@@ -1,0 +1,342 @@
+//! The storage engine handle: a data directory, its buffer pool, the catalog and the
+//! open tables. This is the embedded API the SQL layer calls.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use tarn_btree::{NoRedo, Redo, Tree};
+use tarn_buffer::{BufferPool, NoLog, PoolConfig};
+use tarn_common::latch::LatchRegistry;
+use tarn_common::limits::{DATABASES_MAX, TABLES_PER_DATABASE_MAX};
+use tarn_common::settings::Settings;
+use tarn_common::{Error, FileId, Result};
+use tarn_io::DataDir;
+
+use crate::catalog::{CatalogData, IndexDef, TableDef};
+use crate::scan::effective_threads;
+use crate::table::{ScanConfig, Table};
+
+struct State {
+    catalog: CatalogData,
+    tables: HashMap<(String, String), Arc<Table>>,
+}
+
+/// An open data directory with its tables.
+pub struct Storage {
+    settings: Settings,
+    datadir: Arc<DataDir>,
+    pool: Arc<BufferPool>,
+    redo: Arc<dyn Redo>,
+    /// Serialises DDL; table handles are looked up under it too (briefly).
+    state: Mutex<State>,
+}
+
+impl Storage {
+    /// Opens (or creates) the data directory of `settings` and every table in it.
+    pub fn open(settings: &Settings) -> Result<Storage> {
+        settings.validate()?;
+        let latches = LatchRegistry::new(settings.latch_accounting);
+        let datadir = DataDir::open(settings, None, latches)?;
+        let pool = Arc::new(BufferPool::open(
+            PoolConfig::from_settings(settings),
+            datadir.clone(),
+            Arc::new(NoLog),
+        )?);
+        let catalog = CatalogData::load(datadir.path())?;
+        let storage = Storage {
+            settings: settings.clone(),
+            datadir,
+            pool,
+            redo: Arc::new(NoRedo::default()),
+            state: Mutex::new(State {
+                catalog: catalog.clone(),
+                tables: HashMap::new(),
+            }),
+        };
+        let mut tables = HashMap::new();
+        for (db, db_tables) in &catalog.databases {
+            for (name, def) in db_tables {
+                let table = storage.open_table(db, def.clone(), None)?;
+                tables.insert((db.clone(), name.clone()), Arc::new(table));
+            }
+        }
+        storage.state.lock().tables = tables;
+        Ok(storage)
+    }
+
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    pub fn pool(&self) -> &Arc<BufferPool> {
+        &self.pool
+    }
+
+    pub fn datadir(&self) -> &Arc<DataDir> {
+        &self.datadir
+    }
+
+    fn scan_config(&self) -> ScanConfig {
+        ScanConfig {
+            threads: effective_threads(self.settings.scan_threads as usize),
+            readahead_pages: self.settings.scan_readahead_pages as usize,
+            secondary_prefetch: self.settings.secondary_prefetch,
+            fill_factor_pct: self.settings.bulk_fill_factor_pct,
+        }
+    }
+
+    fn tree_name(db: &str, table: &str, index: &str) -> String {
+        format!("{db}.{table}.{index}")
+    }
+
+    /// Opens the trees of `def`, reusing already open ones from `previous`.
+    fn open_table(&self, db: &str, def: TableDef, previous: Option<&Table>) -> Result<Table> {
+        let open = |file_id: u32, index: &str| -> Result<Arc<Tree>> {
+            if let Some(previous) = previous {
+                if previous.clustered().file_id().0 == file_id {
+                    return Ok(previous.clustered().clone());
+                }
+                if let Some(i) = previous
+                    .indexes()
+                    .iter()
+                    .find(|i| i.tree.file_id().0 == file_id)
+                {
+                    return Ok(i.tree.clone());
+                }
+            }
+            Ok(Arc::new(Tree::open(
+                self.pool.clone(),
+                FileId(file_id),
+                self.redo.clone(),
+                &Self::tree_name(db, &def.name, index),
+            )?))
+        };
+        let clustered = open(def.file_id, "PRIMARY")?;
+        let indexes = def
+            .indexes
+            .iter()
+            .map(|i| open(i.file_id, &i.name))
+            .collect::<Result<Vec<_>>>()?;
+        Table::open(db, def, clustered, indexes, self.scan_config())
+    }
+
+    fn create_tree(&self, file_id: u32, name: &str) -> Result<Arc<Tree>> {
+        Ok(Arc::new(Tree::create(
+            self.pool.clone(),
+            FileId(file_id),
+            self.redo.clone(),
+            name,
+        )?))
+    }
+
+    /// Writes new pages, then the catalog: the catalog never names a file whose tree
+    /// is not on disk.
+    fn persist(&self, state: &State) -> Result<()> {
+        self.pool.flush_all()?;
+        state.catalog.store(self.datadir.path())
+    }
+
+    pub fn create_database(&self, name: &str) -> Result<()> {
+        let mut state = self.state.lock();
+        if state.catalog.databases.contains_key(name) {
+            return Err(Error::DatabaseExists(name.to_string()));
+        }
+        if state.catalog.databases.len() >= DATABASES_MAX {
+            return Err(Error::OutOfResources(format!(
+                "more than {DATABASES_MAX} databases"
+            )));
+        }
+        state
+            .catalog
+            .databases
+            .insert(name.to_string(), Default::default());
+        self.persist(&state)
+    }
+
+    /// Drops a database and all its tables.
+    pub fn drop_database(&self, name: &str) -> Result<()> {
+        let tables = self.tables(name)?;
+        for table in tables {
+            self.drop_table(name, &table)?;
+        }
+        let mut state = self.state.lock();
+        state.catalog.databases.remove(name);
+        self.persist(&state)
+    }
+
+    pub fn databases(&self) -> Vec<String> {
+        self.state
+            .lock()
+            .catalog
+            .databases
+            .keys()
+            .cloned()
+            .collect()
+    }
+
+    pub fn tables(&self, db: &str) -> Result<Vec<String>> {
+        let state = self.state.lock();
+        let tables = state
+            .catalog
+            .databases
+            .get(db)
+            .ok_or_else(|| Error::UnknownDatabase(db.to_string()))?;
+        Ok(tables.keys().cloned().collect())
+    }
+
+    /// The open table `db.name`.
+    pub fn table(&self, db: &str, name: &str) -> Result<Arc<Table>> {
+        let state = self.state.lock();
+        if !state.catalog.databases.contains_key(db) {
+            return Err(Error::UnknownDatabase(db.to_string()));
+        }
+        state
+            .tables
+            .get(&(db.to_string(), name.to_string()))
+            .cloned()
+            .ok_or_else(|| Error::UnknownTable(format!("{db}.{name}")))
+    }
+
+    /// Creates a table with its indexes (empty).
+    pub fn create_table(&self, db: &str, mut def: TableDef) -> Result<Arc<Table>> {
+        def.validate()?;
+        let mut state = self.state.lock();
+        let Some(tables) = state.catalog.databases.get(db) else {
+            return Err(Error::UnknownDatabase(db.to_string()));
+        };
+        if tables.contains_key(&def.name) {
+            return Err(Error::TableExists(def.name.clone()));
+        }
+        if tables.len() >= TABLES_PER_DATABASE_MAX {
+            return Err(Error::OutOfResources(format!(
+                "more than {TABLES_PER_DATABASE_MAX} tables in database '{db}'"
+            )));
+        }
+        let mut catalog = state.catalog.clone();
+        def.file_id = catalog.allocate_file_id()?;
+        self.create_tree(def.file_id, &Self::tree_name(db, &def.name, "PRIMARY"))?;
+        for index in &mut def.indexes {
+            index.file_id = catalog.allocate_file_id()?;
+            self.create_tree(index.file_id, &Self::tree_name(db, &def.name, &index.name))?;
+        }
+        let table = Arc::new(self.open_table(db, def.clone(), None)?);
+        catalog
+            .databases
+            .get_mut(db)
+            .expect("checked above")
+            .insert(def.name.clone(), def.clone());
+        let next = State {
+            catalog,
+            tables: std::mem::take(&mut state.tables),
+        };
+        *state = next;
+        self.persist(&state)?;
+        state
+            .tables
+            .insert((db.to_string(), def.name.clone()), table.clone());
+        Ok(table)
+    }
+
+    /// Drops a table and deletes its files.
+    pub fn drop_table(&self, db: &str, name: &str) -> Result<()> {
+        let mut state = self.state.lock();
+        let def = state
+            .catalog
+            .databases
+            .get_mut(db)
+            .ok_or_else(|| Error::UnknownDatabase(db.to_string()))?
+            .remove(name)
+            .ok_or_else(|| Error::UnknownTable(format!("{db}.{name}")))?;
+        state.tables.remove(&(db.to_string(), name.to_string()));
+        state.catalog.store(self.datadir.path())?;
+        let files = std::iter::once(def.file_id).chain(def.indexes.iter().map(|i| i.file_id));
+        for file_id in files {
+            self.remove_file(file_id)?;
+        }
+        Ok(())
+    }
+
+    fn remove_file(&self, file_id: u32) -> Result<()> {
+        self.pool.discard_file(FileId(file_id))?;
+        self.datadir.remove_file(FileId(file_id))
+    }
+
+    /// Adds a secondary index to a table and builds it from the table's rows (a sorted
+    /// scan and a bottom-up build). Returns the new table handle.
+    pub fn create_index(&self, db: &str, table: &str, mut index: IndexDef) -> Result<Arc<Table>> {
+        let old = self.table(db, table)?;
+        let mut def = old.def().clone();
+        let mut state = self.state.lock();
+        let mut catalog = state.catalog.clone();
+        index.file_id = catalog.allocate_file_id()?;
+        def.indexes.push(index.clone());
+        def.validate()?;
+        self.create_tree(index.file_id, &Self::tree_name(db, table, &index.name))?;
+        let built = self
+            .open_table(db, def.clone(), Some(&old))
+            .and_then(|new| {
+                let secondary = new.index(&index.name)?;
+                new.build_index(secondary)?;
+                Ok(new)
+            });
+        let new = match built {
+            Ok(new) => Arc::new(new),
+            Err(error) => {
+                self.remove_file(index.file_id)?;
+                return Err(error);
+            }
+        };
+        catalog
+            .databases
+            .get_mut(db)
+            .expect("the table exists")
+            .insert(table.to_string(), def);
+        state.catalog = catalog;
+        self.persist(&state)?;
+        state
+            .tables
+            .insert((db.to_string(), table.to_string()), new.clone());
+        Ok(new)
+    }
+
+    /// Drops a secondary index. Returns the new table handle.
+    pub fn drop_index(&self, db: &str, table: &str, name: &str) -> Result<Arc<Table>> {
+        let old = self.table(db, table)?;
+        let mut def = old.def().clone();
+        let position = def
+            .indexes
+            .iter()
+            .position(|i| i.name.eq_ignore_ascii_case(name))
+            .ok_or_else(|| Error::UnknownIndex(name.to_string()))?;
+        let removed = def.indexes.remove(position);
+        let new = Arc::new(self.open_table(db, def.clone(), Some(&old))?);
+        let mut state = self.state.lock();
+        state
+            .catalog
+            .databases
+            .get_mut(db)
+            .expect("the table exists")
+            .insert(table.to_string(), def);
+        state.catalog.store(self.datadir.path())?;
+        state
+            .tables
+            .insert((db.to_string(), table.to_string()), new.clone());
+        drop(old);
+        self.remove_file(removed.file_id)?;
+        Ok(new)
+    }
+
+    /// Writes every dirty page and syncs the data files (a clean shutdown's last step).
+    pub fn checkpoint(&self) -> Result<()> {
+        self.pool.flush_all()
+    }
+}
+
+impl Drop for Storage {
+    fn drop(&mut self) {
+        if let Err(error) = self.pool.flush_all() {
+            tracing::error!("flushing pages at shutdown failed: {error}");
+        }
+    }
+}

@@ -1,0 +1,643 @@
+//! A table: a clustered B+tree holding the rows, keyed by the primary key, plus one
+//! B+tree per secondary index.
+//!
+//! - Clustered entries are `encode_key(primary key) -> row` (the row format of
+//!   `tarn-row`, whose header has room for a transaction id and a roll pointer). A
+//!   table without a primary key gets a hidden 8-byte row id, as InnoDB does.
+//! - Secondary entries are `encode_key(index columns) ++ encode_key(primary key) ->
+//!   empty`: the primary key makes every entry unique, and is how a secondary lookup
+//!   finds its row. A unique index checks the index-column prefix before inserting
+//!   (NULLs never conflict, as in MySQL).
+//! - Values longer than a quarter page live on overflow pages of the clustered file.
+//!
+//! # Invariants
+//! 1. Every clustered entry has exactly one entry in each secondary index, and the
+//!    other way round, once a write call returns (a write that fails part-way undoes
+//!    what it did).
+//! 2. Nothing here keeps a latch between calls: concurrent writers to different keys
+//!    are safe; two writers racing on one unique key are not serialised until the
+//!    lock manager arrives with the transactions issue.
+
+use std::ops::Bound;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use tarn_btree::{Direction, Tree};
+use tarn_common::{Error, Result};
+use tarn_row::row::{OverflowRef, OverflowStore, RowHeader, RowLimits};
+use tarn_row::{Collation, ColumnType, RowLayout, Value, check_value, encode_key};
+
+use crate::catalog::{IndexDef, TableDef};
+
+/// Key column types of the hidden row id.
+const ROW_ID_KEY: [(ColumnType, Collation); 1] =
+    [(ColumnType::BigInt { unsigned: true }, Collation::Binary)];
+
+/// Overflow values on the pages of a tree's file.
+pub struct TreeOverflow<'t>(pub &'t Tree);
+
+impl OverflowStore for TreeOverflow<'_> {
+    fn write(&self, bytes: &[u8]) -> Result<OverflowRef> {
+        Ok(OverflowRef {
+            first_page_no: self.0.write_overflow(bytes)?,
+            len_bytes: bytes.len() as u64,
+        })
+    }
+
+    fn read(&self, r: &OverflowRef, out: &mut Vec<u8>) -> Result<()> {
+        self.0.read_overflow(r.first_page_no, r.len_bytes, out)
+    }
+
+    fn free(&self, r: &OverflowRef) -> Result<()> {
+        self.0.free_overflow(r.first_page_no)
+    }
+}
+
+/// A secondary index of an open table.
+pub struct SecondaryIndex {
+    pub def: IndexDef,
+    pub tree: Arc<Tree>,
+    /// Types of the index columns followed by the primary key columns.
+    pub(crate) key_types: Vec<(ColumnType, Collation)>,
+}
+
+impl SecondaryIndex {
+    /// Columns of the index itself (without the primary key suffix).
+    pub fn column_count(&self) -> usize {
+        self.def.columns.len()
+    }
+
+    /// The primary key part of an entry's key.
+    pub fn primary_key_of<'k>(&self, entry_key: &'k [u8]) -> Result<&'k [u8]> {
+        let split = tarn_row::key_prefix_len(&self.key_types, entry_key, self.column_count())?;
+        Ok(&entry_key[split..])
+    }
+}
+
+/// Scan knobs a table takes from the settings when it is opened.
+#[derive(Clone, Copy, Debug)]
+pub struct ScanConfig {
+    pub threads: usize,
+    pub readahead_pages: usize,
+    pub secondary_prefetch: tarn_common::settings::PrefetchUnit,
+    pub fill_factor_pct: u32,
+}
+
+/// An open table.
+pub struct Table {
+    pub(crate) database: String,
+    pub(crate) def: TableDef,
+    pub(crate) layout: RowLayout,
+    pub(crate) clustered: Arc<Tree>,
+    pub(crate) pk_types: Vec<(ColumnType, Collation)>,
+    pub(crate) indexes: Vec<SecondaryIndex>,
+    /// The next hidden row id (tables without a primary key).
+    next_row_id: AtomicU64,
+    pub(crate) scan_config: ScanConfig,
+}
+
+impl Table {
+    pub(crate) fn open(
+        database: &str,
+        def: TableDef,
+        clustered: Arc<Tree>,
+        index_trees: Vec<Arc<Tree>>,
+        scan_config: ScanConfig,
+    ) -> Result<Table> {
+        let layout = RowLayout::new(&def.columns)?;
+        let pk_types: Vec<_> = if def.primary_key.is_empty() {
+            ROW_ID_KEY.to_vec()
+        } else {
+            def.primary_key
+                .iter()
+                .map(|&c| (def.columns[c].ty, def.columns[c].collation))
+                .collect()
+        };
+        let indexes = def
+            .indexes
+            .iter()
+            .zip(index_trees)
+            .map(|(index, tree)| SecondaryIndex {
+                key_types: index
+                    .columns
+                    .iter()
+                    .map(|&c| (def.columns[c].ty, def.columns[c].collation))
+                    .chain(pk_types.iter().copied())
+                    .collect(),
+                def: index.clone(),
+                tree,
+            })
+            .collect();
+        let table = Table {
+            database: database.to_string(),
+            def,
+            layout,
+            clustered,
+            pk_types,
+            indexes,
+            next_row_id: AtomicU64::new(1),
+            scan_config,
+        };
+        if table.def.primary_key.is_empty() {
+            // Continue after the largest row id in use.
+            let mut cursor =
+                table
+                    .clustered
+                    .range(Bound::Unbounded, Bound::Unbounded, Direction::Backward);
+            if let Some((key, _)) = cursor.next_entry()? {
+                let id = u64::from_be_bytes(key[1..9].try_into().map_err(|_| {
+                    Error::IncorrectValue {
+                        column: "row id".into(),
+                        reason: "a hidden row id key is not 9 bytes".into(),
+                    }
+                })?);
+                table.next_row_id.store(id + 1, Ordering::Relaxed);
+            }
+        }
+        Ok(table)
+    }
+
+    pub fn database(&self) -> &str {
+        &self.database
+    }
+
+    pub fn def(&self) -> &TableDef {
+        &self.def
+    }
+
+    pub fn layout(&self) -> &RowLayout {
+        &self.layout
+    }
+
+    pub fn clustered(&self) -> &Arc<Tree> {
+        &self.clustered
+    }
+
+    pub fn indexes(&self) -> &[SecondaryIndex] {
+        &self.indexes
+    }
+
+    /// The secondary index called `name` (case-insensitive).
+    pub fn index(&self, name: &str) -> Result<&SecondaryIndex> {
+        self.indexes
+            .iter()
+            .find(|i| i.def.name.eq_ignore_ascii_case(name))
+            .ok_or_else(|| Error::UnknownIndex(name.to_string()))
+    }
+
+    pub fn scan_config(&self) -> ScanConfig {
+        self.scan_config
+    }
+
+    pub(crate) fn overflow(&self) -> TreeOverflow<'_> {
+        TreeOverflow(&self.clustered)
+    }
+
+    fn row_limits(&self, key_len: usize) -> RowLimits {
+        RowLimits {
+            overflow_threshold_bytes: self.clustered.page_size_bytes() / 4,
+            max_row_bytes: self.clustered.max_entry_bytes().saturating_sub(key_len),
+        }
+    }
+
+    /// Checks and normalises a full row of values.
+    pub fn check_row(&self, row: Vec<Value>) -> Result<Vec<Value>> {
+        if row.len() != self.def.columns.len() {
+            return Err(Error::IncorrectValue {
+                column: self.def.name.clone(),
+                reason: format!(
+                    "{} values for {} columns",
+                    row.len(),
+                    self.def.columns.len()
+                ),
+            });
+        }
+        row.into_iter()
+            .zip(&self.def.columns)
+            .map(|(value, column)| check_value(column, value))
+            .collect()
+    }
+
+    /// The clustered key of a checked row (taking a new hidden row id if the table has
+    /// no primary key).
+    fn primary_key_of_row(&self, row: &[Value]) -> Result<Vec<u8>> {
+        let mut key = Vec::new();
+        if self.def.primary_key.is_empty() {
+            let id = self.next_row_id.fetch_add(1, Ordering::Relaxed);
+            encode_key(&ROW_ID_KEY, &[Value::UInt(id)], &mut key)?;
+        } else {
+            let values: Vec<Value> = self
+                .def
+                .primary_key
+                .iter()
+                .map(|&c| row[c].clone())
+                .collect();
+            encode_key(&self.pk_types, &values, &mut key)?;
+        }
+        Ok(key)
+    }
+
+    /// The clustered key for primary key values (the hidden row id for tables
+    /// without a primary key).
+    pub fn encode_primary_key(&self, pk: &[Value]) -> Result<Vec<u8>> {
+        let mut key = Vec::new();
+        if self.def.primary_key.is_empty() {
+            encode_key(&ROW_ID_KEY, pk, &mut key)?;
+        } else {
+            let pk: Vec<Value> = pk
+                .iter()
+                .zip(&self.def.primary_key)
+                .map(|(v, &c)| check_value(&self.def.columns[c], v.clone()))
+                .collect::<Result<_>>()?;
+            encode_key(&self.pk_types, &pk, &mut key)?;
+        }
+        Ok(key)
+    }
+
+    /// The secondary entry key of `row` (whose clustered key is `pk_key`), and
+    /// whether its index columns hold a NULL.
+    fn secondary_key(
+        &self,
+        index: &SecondaryIndex,
+        row: &[Value],
+        pk_key: &[u8],
+    ) -> Result<(Vec<u8>, usize, bool)> {
+        let values: Vec<Value> = index.def.columns.iter().map(|&c| row[c].clone()).collect();
+        let has_null = values.iter().any(Value::is_null);
+        let mut key = Vec::new();
+        encode_key(&index.key_types[..index.column_count()], &values, &mut key)?;
+        let prefix_len = key.len();
+        key.extend_from_slice(pk_key);
+        Ok((key, prefix_len, has_null))
+    }
+
+    fn duplicate(&self, index: &str, values: &[Value]) -> Error {
+        Error::DuplicateKey {
+            index: format!("{}.{}", self.def.name, index),
+            key: values
+                .iter()
+                .map(|v| v.to_string())
+                .collect::<Vec<_>>()
+                .join("-"),
+        }
+    }
+
+    /// Inserts into a unique index only if no entry has the same index-column prefix.
+    fn insert_secondary(&self, index: &SecondaryIndex, row: &[Value], pk_key: &[u8]) -> Result<()> {
+        let (key, prefix_len, has_null) = self.secondary_key(index, row, pk_key)?;
+        if index.def.unique && !has_null {
+            let prefix = key[..prefix_len].to_vec();
+            let mut cursor = index.tree.range(
+                Bound::Included(prefix.clone()),
+                Bound::Unbounded,
+                Direction::Forward,
+            );
+            if let Some((found, _)) = cursor.next_entry()?
+                && found.starts_with(&prefix)
+            {
+                let values: Vec<Value> =
+                    index.def.columns.iter().map(|&c| row[c].clone()).collect();
+                return Err(self.duplicate(&index.def.name, &values));
+            }
+        }
+        index.tree.insert(&key, &[])
+    }
+
+    fn delete_secondary(&self, index: &SecondaryIndex, row: &[Value], pk_key: &[u8]) -> Result<()> {
+        let (key, _, _) = self.secondary_key(index, row, pk_key)?;
+        if index.tree.delete(&key)?.is_none() {
+            return Err(index.tree_corrupt("a row's secondary entry is missing"));
+        }
+        Ok(())
+    }
+
+    /// Inserts a row (one value per column). Fails with `DuplicateKey` if the primary
+    /// key or a unique index value exists; then nothing changes.
+    pub fn insert(&self, row: Vec<Value>) -> Result<()> {
+        let row = self.check_row(row)?;
+        let key = self.primary_key_of_row(&row)?;
+        let mut bytes = Vec::new();
+        let overflow = self.overflow();
+        self.layout.encode(
+            &row,
+            RowHeader::default(),
+            &overflow,
+            self.row_limits(key.len()),
+            &mut bytes,
+        )?;
+        if let Err(error) = self.clustered.insert(&key, &bytes) {
+            self.layout.free_overflow(&bytes, &overflow)?;
+            return Err(match error {
+                Error::DuplicateKey { .. } => {
+                    let pk: Vec<Value> = self
+                        .def
+                        .primary_key
+                        .iter()
+                        .map(|&c| row[c].clone())
+                        .collect();
+                    self.duplicate("PRIMARY", &pk)
+                }
+                other => other,
+            });
+        }
+        for (i, index) in self.indexes.iter().enumerate() {
+            if let Err(error) = self.insert_secondary(index, &row, &key) {
+                for done in &self.indexes[..i] {
+                    self.delete_secondary(done, &row, &key)?;
+                }
+                self.clustered.delete(&key)?;
+                self.layout.free_overflow(&bytes, &overflow)?;
+                return Err(error);
+            }
+        }
+        Ok(())
+    }
+
+    /// The row with primary key `pk` (the hidden row id for tables without one).
+    pub fn get(&self, pk: &[Value]) -> Result<Option<Vec<Value>>> {
+        let key = self.encode_primary_key(pk)?;
+        self.get_by_key(&key)
+    }
+
+    /// The row under an encoded clustered key.
+    pub fn get_by_key(&self, key: &[u8]) -> Result<Option<Vec<Value>>> {
+        match self.clustered.get(key)? {
+            Some(bytes) => Ok(Some(self.layout.decode(&bytes, &self.overflow())?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Deletes the row with primary key `pk`; returns it if it existed.
+    pub fn delete(&self, pk: &[Value]) -> Result<Option<Vec<Value>>> {
+        let key = self.encode_primary_key(pk)?;
+        let Some(bytes) = self.clustered.delete(&key)? else {
+            return Ok(None);
+        };
+        let overflow = self.overflow();
+        let row = self.layout.decode(&bytes, &overflow)?;
+        for index in &self.indexes {
+            self.delete_secondary(index, &row, &key)?;
+        }
+        self.layout.free_overflow(&bytes, &overflow)?;
+        Ok(Some(row))
+    }
+
+    /// Replaces the row with primary key `pk` by `row` (which may change the primary
+    /// key). Returns false if no row has that key. On a duplicate key nothing changes.
+    pub fn update(&self, pk: &[Value], row: Vec<Value>) -> Result<bool> {
+        let row = self.check_row(row)?;
+        let key = self.encode_primary_key(pk)?;
+        let Some(old_bytes) = self.clustered.get(&key)? else {
+            return Ok(false);
+        };
+        let overflow = self.overflow();
+        let old = self.layout.decode(&old_bytes, &overflow)?;
+        let new_key = if self.def.primary_key.is_empty() {
+            key.clone()
+        } else {
+            self.primary_key_of_row(&row)?
+        };
+        if new_key != key {
+            self.delete(pk)?;
+            if let Err(error) = self.insert(row) {
+                self.insert(old)?;
+                return Err(error);
+            }
+            return Ok(true);
+        }
+        let mut bytes = Vec::new();
+        self.layout.encode(
+            &row,
+            RowHeader::default(),
+            &overflow,
+            self.row_limits(key.len()),
+            &mut bytes,
+        )?;
+        // Secondary entries first: a unique conflict must leave the row as it was.
+        let changed: Vec<&SecondaryIndex> = self
+            .indexes
+            .iter()
+            .filter(|i| i.def.columns.iter().any(|&c| old[c] != row[c]))
+            .collect();
+        for (n, index) in changed.iter().enumerate() {
+            self.delete_secondary(index, &old, &key)?;
+            if let Err(error) = self.insert_secondary(index, &row, &key) {
+                self.insert_secondary(index, &old, &key)?;
+                for done in &changed[..n] {
+                    self.delete_secondary(done, &row, &key)?;
+                    self.insert_secondary(done, &old, &key)?;
+                }
+                self.layout.free_overflow(&bytes, &overflow)?;
+                return Err(error);
+            }
+        }
+        self.clustered.update(&key, &bytes)?;
+        self.layout.free_overflow(&old_bytes, &overflow)?;
+        Ok(true)
+    }
+
+    /// A cursor over rows with primary keys between `lower` and `upper` (values of a
+    /// prefix of the primary key columns).
+    pub fn scan(
+        &self,
+        lower: Bound<Vec<Value>>,
+        upper: Bound<Vec<Value>>,
+        direction: Direction,
+    ) -> Result<RowCursor<'_>> {
+        let (lower, upper) = key_bounds(&self.pk_types, lower, upper)?;
+        Ok(RowCursor {
+            table: self,
+            cursor: self.clustered.range(lower, upper, direction),
+        })
+    }
+
+    /// Creates the entries of a new secondary index from the table's rows: a full
+    /// scan, a sort, and a bottom-up build.
+    pub(crate) fn build_index(&self, index: &SecondaryIndex) -> Result<u64> {
+        let mut entries = crate::sort::KeyArena::default();
+        let overflow = self.overflow();
+        let range = tarn_btree::LeafRange {
+            lower: Bound::Unbounded,
+            upper: Bound::Unbounded,
+        };
+        let mut failure = None;
+        self.clustered
+            .scan_range(&range, self.scan_config.readahead_pages, |key, bytes| {
+                let result = self.layout.decode(bytes, &overflow).and_then(|row| {
+                    let (entry, prefix_len, has_null) = self.secondary_key(index, &row, key)?;
+                    entries.push(
+                        &entry,
+                        if index.def.unique && !has_null {
+                            prefix_len
+                        } else {
+                            0
+                        },
+                    )
+                });
+                match result {
+                    Ok(()) => Ok(true),
+                    Err(e) => {
+                        failure = Some(e);
+                        Ok(false)
+                    }
+                }
+            })?;
+        if let Some(error) = failure {
+            return Err(error);
+        }
+        entries.sort();
+        if index.def.unique
+            && let Some(duplicate) = entries.first_duplicate_prefix()
+        {
+            return Err(Error::DuplicateKey {
+                index: format!("{}.{}", self.def.name, index.def.name),
+                key: tarn_btree::display_key(duplicate),
+            });
+        }
+        index.tree.bulk_load(
+            entries.iter().map(|k| Ok((k.to_vec(), Vec::new()))),
+            self.scan_config.fill_factor_pct,
+        )
+    }
+
+    /// Loads rows given in primary-key order into this empty table, building every
+    /// tree bottom up. Returns the number of rows.
+    pub fn bulk_load(&self, rows: impl IntoIterator<Item = Result<Vec<Value>>>) -> Result<u64> {
+        let overflow = self.overflow();
+        let mut secondaries: Vec<crate::sort::KeyArena> =
+            self.indexes.iter().map(|_| Default::default()).collect();
+        let mut failure: Option<Error> = None;
+        let entries = rows.into_iter().map_while(|row| {
+            let result = row.and_then(|row| {
+                let row = self.check_row(row)?;
+                let key = self.primary_key_of_row(&row)?;
+                let mut bytes = Vec::new();
+                self.layout.encode(
+                    &row,
+                    RowHeader::default(),
+                    &overflow,
+                    self.row_limits(key.len()),
+                    &mut bytes,
+                )?;
+                for (index, arena) in self.indexes.iter().zip(&mut secondaries) {
+                    let (entry, prefix_len, has_null) = self.secondary_key(index, &row, &key)?;
+                    arena.push(
+                        &entry,
+                        if index.def.unique && !has_null {
+                            prefix_len
+                        } else {
+                            0
+                        },
+                    )?;
+                }
+                Ok((key, bytes))
+            });
+            match result {
+                Ok(entry) => Some(Ok(entry)),
+                Err(e) => {
+                    failure = Some(e);
+                    None
+                }
+            }
+        });
+        let count = self
+            .clustered
+            .bulk_load(entries, self.scan_config.fill_factor_pct)?;
+        if let Some(error) = failure {
+            return Err(error);
+        }
+        for (index, mut arena) in self.indexes.iter().zip(secondaries) {
+            arena.sort();
+            if index.def.unique
+                && let Some(duplicate) = arena.first_duplicate_prefix()
+            {
+                return Err(Error::DuplicateKey {
+                    index: format!("{}.{}", self.def.name, index.def.name),
+                    key: tarn_btree::display_key(duplicate),
+                });
+            }
+            index.tree.bulk_load(
+                arena.iter().map(|k| Ok((k.to_vec(), Vec::new()))),
+                self.scan_config.fill_factor_pct,
+            )?;
+        }
+        Ok(count)
+    }
+}
+
+impl SecondaryIndex {
+    fn tree_corrupt(&self, reason: &str) -> Error {
+        Error::IncorrectValue {
+            column: self.def.name.clone(),
+            reason: reason.to_string(),
+        }
+    }
+
+    /// Encoded bounds for values of a prefix of this index's columns.
+    pub fn key_bounds(
+        &self,
+        lower: Bound<Vec<Value>>,
+        upper: Bound<Vec<Value>>,
+    ) -> Result<(tarn_btree::Bound, tarn_btree::Bound)> {
+        key_bounds(&self.key_types[..self.column_count()], lower, upper)
+    }
+}
+
+/// Byte bounds for value bounds on a key prefix. Encoded column values always start
+/// with 0x00 or 0x01, so `prefix ++ 0xFF` sorts after every key that extends `prefix`
+/// and before every key that does not.
+pub(crate) fn key_bounds(
+    types: &[(ColumnType, Collation)],
+    lower: Bound<Vec<Value>>,
+    upper: Bound<Vec<Value>>,
+) -> Result<(tarn_btree::Bound, tarn_btree::Bound)> {
+    let encode = |values: &[Value]| -> Result<Vec<u8>> {
+        let values: Vec<Value> = values.to_vec();
+        let mut key = Vec::new();
+        encode_key(types, &values, &mut key)?;
+        Ok(key)
+    };
+    let after = |mut key: Vec<u8>| {
+        key.push(0xFF);
+        key
+    };
+    let lower = match lower {
+        Bound::Unbounded => Bound::Unbounded,
+        Bound::Included(v) => Bound::Included(encode(&v)?),
+        Bound::Excluded(v) => Bound::Excluded(after(encode(&v)?)),
+    };
+    let upper = match upper {
+        Bound::Unbounded => Bound::Unbounded,
+        Bound::Included(v) => Bound::Excluded(after(encode(&v)?)),
+        Bound::Excluded(v) => Bound::Excluded(encode(&v)?),
+    };
+    Ok((lower, upper))
+}
+
+/// Rows of a primary-key range, decoded one at a time.
+pub struct RowCursor<'t> {
+    table: &'t Table,
+    cursor: tarn_btree::Cursor<'t>,
+}
+
+impl RowCursor<'_> {
+    pub fn next_row(&mut self) -> Result<Option<Vec<Value>>> {
+        match self.cursor.next_entry()? {
+            Some((_, bytes)) => {
+                let bytes = bytes.to_vec();
+                Ok(Some(
+                    self.table.layout.decode(&bytes, &self.table.overflow())?,
+                ))
+            }
+            None => Ok(None),
+        }
+    }
+
+    pub fn collect_rows(mut self) -> Result<Vec<Vec<Value>>> {
+        let mut rows = Vec::new();
+        while let Some(row) = self.next_row()? {
+            rows.push(row);
+        }
+        Ok(rows)
+    }
+}
