@@ -55,6 +55,7 @@
 //!   generated: 300 MiB, kept for the life of the process, about 0.8 s in a release
 //!   build (4 s in debug).
 
+pub mod load;
 mod rows;
 pub mod schema;
 #[cfg(test)]

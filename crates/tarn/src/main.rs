@@ -53,6 +53,37 @@ enum Command {
     Init,
     /// List every setting with its current value and meaning.
     Settings,
+    /// Generate a data set and bulk-load it into the data directory.
+    Load {
+        #[command(subcommand)]
+        data: LoadCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum LoadCommand {
+    /// The 8 TPC-H tables (generated in parallel by tpchgen), with primary keys and
+    /// the benches' secondary indexes, in database `tpch` (replacing a previous load).
+    Tpch(LoadTpchArgs),
+}
+
+#[derive(Args)]
+struct LoadTpchArgs {
+    /// TPC-H scale factor (1 is about 1 GB of raw data, 8.7 million rows).
+    #[arg(long, value_name = "SF", default_value_t = 1.0)]
+    sf: f64,
+
+    /// The data directory [default: the data_dir setting].
+    #[arg(long, value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+
+    /// Threads: one loads, the others generate [default: one per core, at least 2].
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
+
+    /// Print the result as one JSON object on stdout.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Subcommand)]
@@ -260,7 +291,69 @@ fn run(cli: Cli) -> Result<(), Failure> {
             print!("{}", init::describe(&settings));
             Ok(())
         }
+        Command::Load {
+            data: LoadCommand::Tpch(args),
+        } => load_tpch(args, settings),
     }
+}
+
+fn load_tpch(args: LoadTpchArgs, mut settings: Settings) -> Result<(), Failure> {
+    if let Some(dir) = &args.data_dir {
+        settings.data_dir = dir.clone();
+    }
+    let threads = args.threads.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map_or(2, |n| n.get())
+            .max(2)
+    });
+    let storage = tarn_catalog::Storage::open(&settings)?;
+    let total: u64 = tarn_bench::tpch::tables()
+        .iter()
+        .map(|t| tarn_bench::tpch::row_count_estimate(t.name, args.sf))
+        .sum::<Result<u64, _>>()?;
+    let bar = indicatif::ProgressBar::new(total);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{msg:10} [{bar:40}] {human_pos}/{human_len} rows, {per_sec}, eta {eta}",
+        )
+        .expect("a valid progress template")
+        .progress_chars("=> "),
+    );
+    let mut finished_tables = 0u64;
+    let mut current = (String::new(), 0u64);
+    let report = tarn_bench::tpch::load::load(&storage, args.sf, threads, |table, done, _| {
+        if table != current.0 {
+            finished_tables += current.1;
+            current = (table.to_string(), 0);
+            bar.set_message(table.to_string());
+        }
+        current.1 = done;
+        bar.set_position(finished_tables + done);
+    })?;
+    bar.finish_and_clear();
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).expect("the report serialises")
+        );
+    } else {
+        for table in &report.tables {
+            println!(
+                "{:10} {:>10} rows in {:>7.2} s",
+                table.table, table.rows, table.seconds
+            );
+        }
+        println!(
+            "loaded {} rows at SF {} into '{}' in {:.2} s: {:.0} rows/s, {:.1} MiB written",
+            report.rows,
+            report.scale_factor,
+            settings.data_dir.display(),
+            report.seconds,
+            report.rows_per_sec,
+            report.bytes_written as f64 / (1 << 20) as f64
+        );
+    }
+    Ok(())
 }
 
 fn run_bench(bench: BenchCommand, settings: Settings) -> Result<(), Failure> {
