@@ -22,6 +22,8 @@
 //! 3. Latches are taken top-down and left to right (see `tree`); no tree-wide latch
 //!    exists, so no latch is held across I/O except page latches on the path.
 
+#![forbid(unsafe_code)]
+
 use std::sync::Arc;
 
 use tarn_buffer::BufferPool;

@@ -8,6 +8,8 @@
 //! - [`secondary`]: secondary-index range scans with sorted prefetch (S2).
 //! - `sort`: the in-memory key sort behind index builds.
 
+#![forbid(unsafe_code)]
+
 pub mod catalog;
 pub mod scan;
 pub mod secondary;
