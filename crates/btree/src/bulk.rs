@@ -198,8 +198,43 @@ impl<'t> LevelBuilder<'t> {
         Ok(())
     }
 
-    fn finish(&mut self, _tree: &Tree, _mtr: &Mtr<'_>) -> Result<()> {
-        self.current = None;
+    /// Closes the level. An inner level may end with a node holding only its leftmost
+    /// child, which no merge could ever fix (a node merges only with a sibling under
+    /// the same parent): the previous node's last entry moves over, so that the last
+    /// node has two children. The previous node keeps at least two: a node at or above
+    /// half full holds at least two of the largest entries.
+    fn finish(&mut self, tree: &'t Tree, mtr: &Mtr<'_>) -> Result<()> {
+        let Some(last) = self.current.take() else {
+            return Ok(());
+        };
+        if self.level == 0 || self.count > 0 || self.nodes.len() < 2 {
+            return Ok(());
+        }
+        let last_no = last.page_id().page_no.0;
+        drop(last); // latch left to right
+        let mut previous = tree.write_node(self.nodes[self.nodes.len() - 2].1)?;
+        let view = Node::new(&previous);
+        let n = view.len();
+        debug_assert!(n >= 2, "a bulk-built inner node holds at least two entries");
+        let (key, child) = (view.key(n - 1).to_vec(), view.child(n - 1));
+        mtr.apply(
+            &mut previous,
+            PageChange::Delete {
+                slot: (n - 1) as u16,
+            },
+        );
+        let mut last = tree.write_node(last_no)?;
+        let old_leftmost = Node::new(&last).leftmost();
+        let old_first = std::mem::replace(&mut self.nodes.last_mut().expect("two nodes").0, key);
+        mtr.apply(&mut last, PageChange::SetLeftmost { child });
+        mtr.apply(
+            &mut last,
+            PageChange::Insert {
+                slot: 0,
+                key: &old_first,
+                payload: &child_payload(old_leftmost),
+            },
+        );
         Ok(())
     }
 }

@@ -6,12 +6,16 @@
 //! rows (the lock manager will make cursors wait for row locks) without blocking
 //! writers.
 //!
-//! Moving on, a cursor latches the sibling and checks that it is still the neighbour
-//! it expects (its back link names the leaf the cursor came from). If a split or merge
-//! changed the neighbourhood meanwhile, the cursor descends again from the root to
-//! the first key past the last one it returned. Forward moves couple latches (the next
-//! leaf is latched before the current one is released); backward moves release first,
-//! as the left-to-right latch order requires.
+//! Moving on, a cursor checks by keys, not by page numbers, that it continues from the
+//! right place: a merge may have freed the leaf it remembers or moved a sibling's
+//! entries into it, and a split may have reused a freed page number, so a matching
+//! link proves nothing. Forward, it latches its leaf again and continues there if the
+//! leaf's first key is not past the cursor (taking any entries moved in ahead of the
+//! cursor), then couples to the right sibling. Backward, it releases first, as the
+//! left-to-right latch order requires, then latches the left sibling and continues
+//! there if nothing ahead of the cursor can lie to its right (it holds a key at or past
+//! the cursor, or its right sibling, latched after it, starts there). Otherwise the
+//! cursor descends again from the root to the first key past the last one it returned.
 
 use std::ops::Bound as StdBound;
 
@@ -218,47 +222,154 @@ impl<'t> Cursor<'t> {
         }
     }
 
-    fn load_next_leaf(&mut self) -> Result<()> {
-        let tree = self.tree;
-        if !self.started {
-            self.started = true;
-            let leaf = self.descend()?;
+    /// The key the cursor stands at (the last key returned, else the starting bound)
+    /// and whether an entry equal to it is still ahead; `None` before the first entry
+    /// of an unbounded start.
+    fn position(&self) -> Option<(&[u8], bool)> {
+        if let Some(last) = &self.last_key {
+            return Some((last.as_slice(), false));
+        }
+        let bound = match self.direction {
+            Direction::Forward => &self.lower,
+            Direction::Backward => &self.upper,
+        };
+        match bound {
+            StdBound::Included(b) => Some((b.as_slice(), true)),
+            StdBound::Excluded(b) => Some((b.as_slice(), false)),
+            StdBound::Unbounded => None,
+        }
+    }
+
+    /// Moving forward, `node` (latched) is a sound place to continue from if no entry
+    /// ahead of the cursor can lie to its left: its first key is not ahead.
+    fn forward_from(&self, node: Node<'_>) -> bool {
+        if !node.is_leaf() || node.is_empty() {
+            return false;
+        }
+        match self.position() {
+            Some((key, _)) => node.key(0) <= key,
+            None => node.left() == 0,
+        }
+    }
+
+    /// Moving backward, the latched leaf `node` is a sound place to continue from if
+    /// no entry ahead of the cursor can lie to its right: it holds a key at or past the
+    /// cursor's position, or the first non-empty leaf to its right (latched after it,
+    /// left to right) starts there, or there is none.
+    fn backward_from(&self, node: Node<'_>) -> Result<bool> {
+        if !node.is_node() || !node.is_leaf() {
+            return Ok(false);
+        }
+        let position = self.position();
+        if let Some((key, _)) = position
+            && !node.is_empty()
+            && node.key(node.len() - 1) >= key
+        {
+            return Ok(true);
+        }
+        let mut right_no = node.right();
+        let mut _coupled = None;
+        while right_no != 0 {
+            let right = self.tree.read_node(right_no)?;
+            let view = Node::new(&right);
+            if !view.is_leaf() {
+                return Ok(false);
+            }
+            if !view.is_empty() {
+                return Ok(match position {
+                    Some((key, true)) => view.key(0) > key,
+                    Some((key, false)) => view.key(0) >= key,
+                    None => false,
+                });
+            }
+            right_no = view.right();
+            _coupled = Some(right);
+        }
+        Ok(true)
+    }
+
+    /// Fills from the latched leaf `leaf`, which is in place for the cursor's position;
+    /// moving forward, couples on to the right past leaves with nothing ahead.
+    fn fill_from(&mut self, mut leaf: tarn_buffer::PageReadGuard<'t>) -> Result<()> {
+        loop {
             let leaf_no = leaf.page_id().page_no.0;
             self.fill(leaf_no, Node::new(&leaf));
-            return Ok(());
+            if !self.entries.is_empty() || self.exhausted || self.direction == Direction::Backward {
+                return Ok(());
+            }
+            let next = self.tree.read_node(self.sibling_no)?;
+            // While both are latched, the right sibling links back (a broken link
+            // must not make the cursor go round in circles).
+            if !Node::new(&next).is_leaf() || Node::new(&next).left() != leaf_no {
+                return Err(self.tree.corrupt(
+                    self.sibling_no,
+                    format!(
+                        "leaf {leaf_no} links to it on the right, but it is no leaf linking back"
+                    ),
+                ));
+            }
+            drop(leaf);
+            leaf = next;
         }
-        let from = self.leaf_no;
-        let sibling_no = self.sibling_no;
-        let sibling = match self.direction {
-            // Coupled: the current leaf is latched again (it may be gone: then descend).
-            Direction::Forward => {
-                let current = tree.read_node(from).ok();
-                let linked = current
-                    .as_ref()
-                    .is_some_and(|c| Node::new(c).is_leaf() && Node::new(c).right() == sibling_no);
-                if linked && sibling_no != 0 {
-                    let next = tree.read_node(sibling_no)?;
-                    drop(current);
-                    Some(next)
-                } else {
-                    None
+    }
+
+    /// Loads the next leaf's entries. A leaf the cursor remembers may have changed
+    /// since it was read: a merge may have freed it or moved a sibling's entries into
+    /// it, and a split may have reused a freed page number for other keys. So the
+    /// links are followed only from a leaf whose keys show it is still in the right
+    /// place; otherwise the cursor descends from the root to its position.
+    fn load_next_leaf(&mut self) -> Result<()> {
+        let tree = self.tree;
+        if self.started {
+            match self.direction {
+                // Coupled: the current leaf is latched again, its entries ahead of the
+                // cursor (moved in by a merge) are taken first, then its right sibling
+                // is latched before it is released.
+                Direction::Forward => {
+                    if let Ok(current) = tree.read_node(self.leaf_no)
+                        && self.forward_from(Node::new(&current))
+                    {
+                        return self.fill_from(current);
+                    }
+                }
+                Direction::Backward => {
+                    if self.sibling_no == self.leaf_no {
+                        return Err(
+                            tree.corrupt(self.leaf_no, "a leaf links to itself on the left".into())
+                        );
+                    }
+                    // The sibling may have been freed since: then it is no node at all.
+                    let next = tree
+                        .pool
+                        .fetch_shared_as(tree.page_id(self.sibling_no), Some(&tree.page_latch))?;
+                    if self.backward_from(Node::new(&next))? {
+                        return self.fill_from(next);
+                    }
+                    drop(next);
+                    // Descending must not lead back to the same leaf with nothing to
+                    // return and the same unusable left link, or the cursor would go
+                    // round in circles.
+                    let (from, failed) = (self.leaf_no, self.sibling_no);
+                    let leaf = self.descend()?;
+                    self.fill_from(leaf)?;
+                    if self.entries.is_empty()
+                        && !self.exhausted
+                        && self.leaf_no == from
+                        && self.sibling_no == failed
+                    {
+                        return Err(tree.corrupt(
+                            from,
+                            format!(
+                                "leaf {from} links on the left to page {failed}, which does not link back"
+                            ),
+                        ));
+                    }
+                    return Ok(());
                 }
             }
-            Direction::Backward => {
-                // The sibling may have been freed since: then it is no node at all.
-                let next = tree
-                    .pool
-                    .fetch_shared_as(tree.page_id(sibling_no), Some(&tree.page_latch))?;
-                let node = Node::new(&next);
-                (node.is_node() && node.is_leaf() && node.right() == from).then_some(next)
-            }
-        };
-        let leaf = match sibling {
-            Some(leaf) if Node::new(&leaf).is_leaf() => leaf,
-            _ => self.descend()?,
-        };
-        let leaf_no = leaf.page_id().page_no.0;
-        self.fill(leaf_no, Node::new(&leaf));
-        Ok(())
+        }
+        self.started = true;
+        let leaf = self.descend()?;
+        self.fill_from(leaf)
     }
 }

@@ -107,9 +107,9 @@ impl Tree {
     /// to `readahead_pages` upcoming leaves in flight (0: no read-ahead).
     ///
     /// No latch is held between leaves (the read-ahead reads level-1 nodes, which may
-    /// not be latched below a leaf): the next leaf is checked to still follow the one
-    /// just visited, and if a split or merge intervened the walk descends again to the
-    /// first key past the last one visited.
+    /// not be latched below a leaf): the leaf just visited is latched again and checked
+    /// by its keys to still be in place (see `leaf_after`), and if a split or merge
+    /// moved it the walk descends again to the first key past the last one visited.
     pub fn scan_range(
         &self,
         range: &LeafRange,
@@ -120,23 +120,14 @@ impl Tree {
         let mut ahead = ReadAhead::new(self, range, readahead_pages)?;
         stats.prefetched += ahead.visited(None)? as u64;
         let mut last_key: Option<Vec<u8>> = None;
-        // The leaf to visit next and the one it must follow (None: descend).
+        // The leaf expected next and the leaf just visited (None: descend).
         let mut next: Option<(u32, u32)> = None;
         loop {
             let fetch_started = Instant::now();
             let leaf = match next {
                 Some((leaf_no, from)) => {
                     stats.prefetched += ahead.visited(Some(leaf_no))? as u64;
-                    let guard = self
-                        .pool
-                        .fetch_shared_as(self.page_id(leaf_no), Some(&self.page_latch))?;
-                    let node = Node::new(&guard);
-                    if node.is_node() && node.is_leaf() && node.left() == from {
-                        guard
-                    } else {
-                        drop(guard);
-                        self.resume_leaf(last_key.as_deref(), &range.lower)?
-                    }
+                    self.leaf_after(from, last_key.as_deref(), &range.lower)?
                 }
                 None => self.resume_leaf(last_key.as_deref(), &range.lower)?,
             };
@@ -145,18 +136,18 @@ impl Tree {
             let node = Node::new(&leaf);
             let visit_started = Instant::now();
             let mut more = true;
-            let start = match (&last_key, &range.lower) {
-                (Some(key), _) => match node.search(key) {
-                    Ok(i) => i + 1,
-                    Err(i) => i,
-                },
-                (None, StdBound::Included(key)) => node.search(key).unwrap_or_else(|i| i),
-                (None, StdBound::Excluded(key)) => match node.search(key) {
-                    Ok(i) => i + 1,
-                    Err(i) => i,
-                },
-                (None, StdBound::Unbounded) => 0,
+            // Past the last key visited and at or above the lower bound (the last key
+            // visited may lie below it, in a leaf with no key in range).
+            let past = |key: &[u8]| match node.search(key) {
+                Ok(i) => i + 1,
+                Err(i) => i,
             };
+            let from_lower = match &range.lower {
+                StdBound::Included(key) => node.search(key).unwrap_or_else(|i| i),
+                StdBound::Excluded(key) => past(key),
+                StdBound::Unbounded => 0,
+            };
+            let start = from_lower.max(last_key.as_deref().map_or(0, past));
             for i in start..node.len() {
                 let key = node.key(i);
                 let in_upper = match &range.upper {
@@ -186,17 +177,95 @@ impl Tree {
         }
     }
 
+    /// The leaf to visit after leaf `from`, whose keys up to `last_key` were visited.
+    /// `from` may have changed since: a merge may have freed it or moved its right
+    /// sibling's entries into it, and a split may have reused a freed page number, so
+    /// its links are trusted only if its keys show it is still in place (its first key
+    /// is not past `last_key`). Then it is visited again if it gained keys past
+    /// `last_key`, and otherwise its right sibling is latched before it is released.
+    /// If not, the walk descends again.
+    fn leaf_after(
+        &self,
+        from: u32,
+        last_key: Option<&[u8]>,
+        lower: &Bound,
+    ) -> Result<tarn_buffer::PageReadGuard<'_>> {
+        let guard = self
+            .pool
+            .fetch_shared_as(self.page_id(from), Some(&self.page_latch))?;
+        let node = Node::new(&guard);
+        let position = match (last_key, lower) {
+            (Some(key), _) => Some(key),
+            (None, StdBound::Included(key) | StdBound::Excluded(key)) => Some(key.as_slice()),
+            (None, StdBound::Unbounded) => None,
+        };
+        let in_place = node.is_node()
+            && node.is_leaf()
+            && !node.is_empty()
+            && match position {
+                Some(key) => node.key(0) <= key,
+                None => node.left() == 0,
+            };
+        if !in_place {
+            drop(guard);
+            return self.resume_leaf(last_key, lower);
+        }
+        let gained = last_key.is_none_or(|key| node.key(node.len() - 1) > key);
+        let right = node.right();
+        if gained || right == 0 {
+            return Ok(guard);
+        }
+        let next = self.read_node(right)?;
+        self.expect_back_link(from, &next)?;
+        drop(guard);
+        self.past_empty(next)
+    }
+
+    /// While both are latched, a leaf's right sibling is a leaf linking back to it: a
+    /// broken link must not make a walk go round in circles.
+    fn expect_back_link(&self, from: u32, next: &tarn_buffer::PageReadGuard<'_>) -> Result<()> {
+        let node = Node::new(next);
+        if node.is_leaf() && node.left() == from {
+            return Ok(());
+        }
+        Err(self.corrupt(
+            next.page_id().page_no.0,
+            format!("leaf {from} links to it on the right, but it is no leaf linking back"),
+        ))
+    }
+
+    /// `leaf`, or if it is empty (only the root may be, but an empty leaf must not
+    /// make a walk go round in circles) the first non-empty leaf to its right,
+    /// coupling latches on the way.
+    fn past_empty<'a>(
+        &'a self,
+        mut leaf: tarn_buffer::PageReadGuard<'a>,
+    ) -> Result<tarn_buffer::PageReadGuard<'a>> {
+        loop {
+            let node = Node::new(&leaf);
+            if !node.is_leaf() || !node.is_empty() || node.right() == 0 {
+                return Ok(leaf);
+            }
+            let from = leaf.page_id().page_no.0;
+            let next = self.read_node(node.right())?;
+            self.expect_back_link(from, &next)?;
+            drop(leaf);
+            leaf = next;
+        }
+    }
+
     /// The leaf holding the first key after `last_key` (or, before any, the lower bound).
     fn resume_leaf(
         &self,
         last_key: Option<&[u8]>,
         lower: &Bound,
     ) -> Result<tarn_buffer::PageReadGuard<'_>> {
-        match (last_key, lower) {
-            (Some(key), _) => self.find_leaf(key),
-            (None, StdBound::Included(key) | StdBound::Excluded(key)) => self.find_leaf(key),
-            (None, StdBound::Unbounded) => self.edge_leaf(false),
-        }
+        let leaf = match (last_key, lower) {
+            (Some(key), _) => self.find_leaf(key)?,
+            (None, StdBound::Included(key) | StdBound::Excluded(key)) => self.find_leaf(key)?,
+            (None, StdBound::Unbounded) => self.edge_leaf(false)?,
+        };
+        self.past_empty(leaf)
     }
 
     /// The leaf pages that hold `keys` (sorted ascending), found by descending to
@@ -320,7 +389,9 @@ impl<'t> ReadAhead<'t> {
                 ahead.take_children(node, index);
                 break;
             }
-            let child = tree.read_node(node.child_at(index))?;
+            let child_no = node.child_at(index);
+            let child = tree.read_node(child_no)?;
+            tree.expect_level(child_no, &child, node.level())?;
             guard = child;
         }
         Ok(ahead)
