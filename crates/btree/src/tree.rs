@@ -126,9 +126,22 @@ impl Tree {
 
     /// The value stored under `key`.
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.get_with(key, |value| Ok(value.to_vec()))
+    }
+
+    /// Runs `read` on the value stored under `key` while the leaf is latched, so that
+    /// what the value refers to (an overflow chain) cannot be freed meanwhile.
+    pub fn get_with<T>(
+        &self,
+        key: &[u8],
+        read: impl FnOnce(&[u8]) -> Result<T>,
+    ) -> Result<Option<T>> {
         let leaf = self.find_leaf(key)?;
         let node = Node::new(&leaf);
-        Ok(node.search(key).ok().map(|i| node.payload(i).to_vec()))
+        match node.search(key) {
+            Ok(i) => read(node.payload(i)).map(Some),
+            Err(_) => Ok(None),
+        }
     }
 
     fn check_entry(&self, key: &[u8], value: &[u8]) -> Result<()> {

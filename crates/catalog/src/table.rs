@@ -361,10 +361,11 @@ impl Table {
 
     /// The row under an encoded clustered key.
     pub fn get_by_key(&self, key: &[u8]) -> Result<Option<Vec<Value>>> {
-        match self.clustered.get(key)? {
-            Some(bytes) => Ok(Some(self.layout.decode(&bytes, &self.overflow())?)),
-            None => Ok(None),
-        }
+        // Decoded under the leaf latch: a concurrent delete cannot free the row's
+        // overflow chain while it is read.
+        let overflow = self.overflow();
+        self.clustered
+            .get_with(key, |bytes| self.layout.decode(bytes, &overflow))
     }
 
     /// Deletes the row with primary key `pk`; returns it if it existed.
@@ -511,14 +512,7 @@ impl Table {
             let result = row.and_then(|row| {
                 let row = self.check_row(row)?;
                 let key = self.primary_key_of_row(&row)?;
-                let mut bytes = Vec::new();
-                self.layout.encode(
-                    &row,
-                    RowHeader::default(),
-                    &overflow,
-                    self.row_limits(key.len()),
-                    &mut bytes,
-                )?;
+                // Index keys first: once the row is encoded its overflow pages exist.
                 for (index, arena) in self.indexes.iter().zip(&mut secondaries) {
                     let (entry, prefix_len, has_null) = self.secondary_key(index, &row, &key)?;
                     arena.push(
@@ -530,6 +524,14 @@ impl Table {
                         },
                     )?;
                 }
+                let mut bytes = Vec::new();
+                self.layout.encode(
+                    &row,
+                    RowHeader::default(),
+                    &overflow,
+                    self.row_limits(key.len()),
+                    &mut bytes,
+                )?;
                 Ok((key, bytes))
             });
             match result {
@@ -543,25 +545,67 @@ impl Table {
         let count = self
             .clustered
             .bulk_load(entries, self.scan_config.fill_factor_pct)?;
-        if let Some(error) = failure {
-            return Err(error);
-        }
-        for (index, mut arena) in self.indexes.iter().zip(secondaries) {
-            arena.sort();
-            if index.def.unique
-                && let Some(duplicate) = arena.first_duplicate_prefix()
-            {
-                return Err(Error::DuplicateKey {
-                    index: format!("{}.{}", self.def.name, index.def.name),
-                    key: tarn_btree::display_key(duplicate),
-                });
+        // From here on the clustered index holds rows: a failure must empty the table
+        // again, or its rows would have no secondary entries (invariant 1).
+        let secondary = || -> Result<u64> {
+            if let Some(error) = failure {
+                return Err(error);
             }
-            index.tree.bulk_load(
-                arena.iter().map(|k| Ok((k.to_vec(), Vec::new()))),
-                self.scan_config.fill_factor_pct,
-            )?;
+            for (index, mut arena) in self.indexes.iter().zip(secondaries) {
+                arena.sort();
+                if index.def.unique
+                    && let Some(duplicate) = arena.first_duplicate_prefix()
+                {
+                    return Err(Error::DuplicateKey {
+                        index: format!("{}.{}", self.def.name, index.def.name),
+                        key: tarn_btree::display_key(duplicate),
+                    });
+                }
+                index.tree.bulk_load(
+                    arena.iter().map(|k| Ok((k.to_vec(), Vec::new()))),
+                    self.scan_config.fill_factor_pct,
+                )?;
+            }
+            Ok(count)
+        };
+        secondary().inspect_err(|_| {
+            if let Err(error) = self.remove_all_entries() {
+                tracing::error!(
+                    "emptying table '{}' after a failed bulk load: {error}",
+                    self.def.name
+                );
+            }
+        })
+    }
+
+    /// Deletes every entry of every tree of the table, freeing overflow values (undoes
+    /// a bulk load into the empty table that failed part-way).
+    fn remove_all_entries(&self) -> Result<()> {
+        let overflow = self.overflow();
+        let trees = std::iter::once(&self.clustered).chain(self.indexes.iter().map(|i| &i.tree));
+        for (n, tree) in trees.enumerate() {
+            loop {
+                let mut chunk = Vec::new();
+                let mut cursor = tree.range(Bound::Unbounded, Bound::Unbounded, Direction::Forward);
+                while chunk.len() < 1024 {
+                    match cursor.next_entry()? {
+                        Some((key, value)) => chunk.push((key.to_vec(), value.to_vec())),
+                        None => break,
+                    }
+                }
+                drop(cursor);
+                if chunk.is_empty() {
+                    break;
+                }
+                for (key, value) in chunk {
+                    tree.delete(&key)?;
+                    if n == 0 {
+                        self.layout.free_overflow(&value, &overflow)?;
+                    }
+                }
+            }
         }
-        Ok(count)
+        Ok(())
     }
 }
 
