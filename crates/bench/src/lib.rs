@@ -32,6 +32,11 @@
 //! - [`io`]: `tarn bench io`, the S5 matrix of I/O paths against fio.
 //! - [`bufferpool`]: `tarn bench bufferpool`, the S4 sweep of buffer-pool instances
 //!   with latch waits per latch class.
+//! - [`secondary`]: `tarn bench secondary`, the S2 cold secondary-index range scans by
+//!   prefetch unit and selectivity, against no prefetch and fio.
+//! - [`scan`]: `tarn bench scan`, the S1 parallel full scan of TPC-H `lineitem`, cold
+//!   and warm, all columns and a narrow projection, at T = 1, 2, ... against fio's
+//!   sequential read of the same file.
 
 #![forbid(unsafe_code)]
 
@@ -40,6 +45,8 @@ pub mod fio;
 pub mod io;
 pub(crate) mod load;
 pub mod report;
+pub mod scan;
+pub mod secondary;
 pub mod tpch;
 pub mod workdir;
 

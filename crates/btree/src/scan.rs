@@ -269,32 +269,34 @@ impl Tree {
     }
 
     /// The leaf pages that hold `keys` (sorted ascending), found by descending to
-    /// level 1 only; consecutive keys under the same level-1 node cost no new descent.
+    /// level 1 only; consecutive keys under the same level-1 node are routed inside it
+    /// under its shared latch, with no new descent and no copy of the node.
     /// Duplicates are possible; the caller sorts and de-duplicates.
     pub fn leaf_pages_for(&self, keys: &[&[u8]]) -> Result<Vec<u32>> {
         let mut pages = Vec::with_capacity(keys.len());
-        // The last level-1 node seen: its key range and a copy of its routing.
-        let mut cached: Option<Level1> = None;
-        for key in keys {
-            if let Some(level1) = &cached
-                && level1.covers(key)
-            {
-                pages.push(level1.route(key));
-                continue;
-            }
-            match self.find_level1(key)? {
-                Some(level1) => {
-                    pages.push(level1.route(key));
-                    cached = Some(level1);
+        let mut next = 0;
+        while next < keys.len() {
+            let Some(level1) = self.find_level1(keys[next])? else {
+                // The root is the only leaf: it holds every key.
+                pages.resize(keys.len(), crate::ROOT_PAGE_NO);
+                break;
+            };
+            let node = Node::new(&level1.guard);
+            // The first key is routed here by construction; the next ones while the
+            // node's key range covers them.
+            loop {
+                pages.push(node.child_at(node.route(keys[next])));
+                next += 1;
+                if next == keys.len() || !level1.covers(keys[next]) {
+                    break;
                 }
-                None => pages.push(crate::ROOT_PAGE_NO), // the root is the only leaf
             }
         }
         Ok(pages)
     }
 
-    /// A copy of the level-1 node routing `key`, with the key range it covers.
-    fn find_level1(&self, key: &[u8]) -> Result<Option<Level1>> {
+    /// The level-1 node routing `key`, shared-latched, with the key range it covers.
+    fn find_level1(&self, key: &[u8]) -> Result<Option<Level1<'_>>> {
         let mut guard = self.read_node(crate::ROOT_PAGE_NO)?;
         let (mut lower, mut upper): (Option<Vec<u8>>, Option<Vec<u8>>) = (None, None);
         loop {
@@ -306,8 +308,7 @@ impl Tree {
                 return Ok(Some(Level1 {
                     lower,
                     upper,
-                    keys: (0..node.len()).map(|i| node.key(i).to_vec()).collect(),
-                    children: (0..node.child_count()).map(|c| node.child_at(c)).collect(),
+                    guard,
                 }));
             }
             let index = node.route(key);
@@ -326,22 +327,18 @@ impl Tree {
     }
 }
 
-struct Level1 {
+/// A level-1 node found by [`Tree::find_level1`]: the page, shared-latched, and the
+/// key range its parents route to it.
+struct Level1<'t> {
     lower: Option<Vec<u8>>,
     upper: Option<Vec<u8>>,
-    keys: Vec<Vec<u8>>,
-    children: Vec<u32>,
+    guard: tarn_buffer::PageReadGuard<'t>,
 }
 
-impl Level1 {
+impl Level1<'_> {
     fn covers(&self, key: &[u8]) -> bool {
         self.lower.as_deref().is_none_or(|l| key >= l)
             && self.upper.as_deref().is_none_or(|u| key < u)
-    }
-
-    fn route(&self, key: &[u8]) -> u32 {
-        let index = self.keys.partition_point(|k| k.as_slice() <= key);
-        self.children[index]
     }
 }
 

@@ -233,38 +233,66 @@ impl Worker<'_> {
             *send_ns += started.elapsed().as_nanos() as u64;
             sent
         };
-        let result = table
-            .clustered
-            .scan_range(range, self.readahead, |_key, bytes| {
-                if let Some(predicate) = self.predicate {
-                    let view = table.layout.view(bytes)?;
-                    if !predicate(&view) {
-                        return Ok(true);
+        // The visitor runs under a leaf's shared latch, so it must never wait for the
+        // consumer (who may be writing to this very leaf): when the channel is full it
+        // stops the walk, the batch is sent with no latch held, and the walk resumes
+        // after the last key visited.
+        let mut range = range.clone();
+        let mut scan = ScanStats::default();
+        let mut visit_send_ns = 0u64;
+        loop {
+            let mut pending: Option<(Batch, Vec<u8>)> = None;
+            let result = table
+                .clustered
+                .scan_range(&range, self.readahead, |key, bytes| {
+                    if let Some(predicate) = self.predicate {
+                        let view = table.layout.view(bytes)?;
+                        if !predicate(&view) {
+                            return Ok(true);
+                        }
                     }
-                }
-                table
-                    .layout
-                    .decode_into(bytes, self.projection, &mut batch, &overflow)?;
-                rows += 1;
-                if batch.is_full() {
-                    let full = std::mem::replace(
-                        &mut batch,
-                        Batch::new(&table.layout, self.projection, self.batch_rows),
-                    );
-                    if !send(Ok(full), &mut send_ns) {
-                        consumer_gone = true;
-                        return Ok(false);
+                    table
+                        .layout
+                        .decode_into(bytes, self.projection, &mut batch, &overflow)?;
+                    rows += 1;
+                    if batch.is_full() {
+                        let full = std::mem::replace(
+                            &mut batch,
+                            Batch::new(&table.layout, self.projection, self.batch_rows),
+                        );
+                        let started = Instant::now();
+                        let sent = sender.try_send(Ok(full));
+                        visit_send_ns += started.elapsed().as_nanos() as u64;
+                        match sent {
+                            Ok(()) => {}
+                            Err(TrySendError::Full(full)) => {
+                                pending = Some((full.expect("a batch"), key.to_vec()));
+                                return Ok(false);
+                            }
+                            Err(TrySendError::Disconnected(_)) => {
+                                consumer_gone = true;
+                                return Ok(false);
+                            }
+                        }
                     }
+                    Ok(true)
+                });
+            match result {
+                Ok(part) => scan += part,
+                Err(error) => {
+                    send(Err(error), &mut send_ns);
+                    return false;
                 }
-                Ok(true)
-            });
-        let scan: ScanStats = match result {
-            Ok(scan) => scan,
-            Err(error) => {
-                send(Err(error), &mut send_ns);
-                return false;
             }
-        };
+            let Some((full, last_key)) = pending else {
+                break;
+            };
+            if !send(Ok(full), &mut send_ns) {
+                consumer_gone = true;
+                break;
+            }
+            range.lower = std::ops::Bound::Excluded(last_key);
+        }
         if !consumer_gone && !batch.is_empty() {
             consumer_gone = !send(Ok(batch), &mut send_ns);
         }
@@ -272,9 +300,9 @@ impl Worker<'_> {
         stats.rows_scanned += scan.entries;
         stats.rows += rows;
         stats.read_ns += scan.fetch_ns;
-        // The visitor's time includes blocking sends; count those apart.
-        stats.decode_ns += scan.visit_ns.saturating_sub(send_ns);
-        stats.send_ns += send_ns;
+        // The visitor's time includes its (non-blocking) sends; count those apart.
+        stats.decode_ns += scan.visit_ns.saturating_sub(visit_send_ns);
+        stats.send_ns += send_ns + visit_send_ns;
         stats.prefetched += scan.prefetched;
         !consumer_gone
     }

@@ -14,11 +14,15 @@
 //! without prefetch would.
 //!
 //! **Adaptive unit.** Starting at `PREFETCH_UNIT_ADAPTIVE_START`, the unit doubles at
-//! each refill while the consumer still had to wait for reads during the last window
-//! and the pool did not skip prefetches for lack of room (its in-flight bound: the
-//! device is saturated), up to `PREFETCH_UNIT_MAX`. The study's fixed unit plateaued
-//! because the right depth depends on the device and the selectivity; this finds it
-//! per scan.
+//! each refill while the consumer still had to wait for reads during the last window,
+//! up to `PREFETCH_UNIT_MAX`, and while a window of the doubled unit, at the reads per
+//! entry the last batch started (leaves not yet cached or in flight), would keep no
+//! more reads in flight than the pool's `prefetch_in_flight_max` allows. If the pool
+//! still skipped prefetches since the last refill (its in-flight bound, or no free
+//! frame), the unit asked for more than can be in flight and every skipped page
+//! becomes a synchronous read: the unit is halved and never grows back to the size
+//! that overflowed. The study's fixed unit plateaued because the right depth depends
+//! on the device and the selectivity; this finds it per scan.
 
 use std::collections::VecDeque;
 use std::ops::Bound;
@@ -60,6 +64,13 @@ pub struct IndexScan<'t> {
     cursor_done: bool,
     adaptive: bool,
     unit: u32,
+    /// Adaptive: the smallest unit that overflowed the pool's prefetch bound; the unit
+    /// stays below it.
+    unit_ceiling: u32,
+    /// Entries of the last prefetched batch and the reads its prefetch started (for
+    /// reads per entry).
+    last_batch_entries: u64,
+    last_batch_reads: u64,
     waits_in_window: u64,
     skipped_before: u64,
     stats: IndexScanStats,
@@ -92,6 +103,9 @@ impl Table {
             cursor_done: false,
             adaptive,
             unit,
+            unit_ceiling: u32::MAX,
+            last_batch_entries: 0,
+            last_batch_reads: 0,
             waits_in_window: 0,
             skipped_before: self.clustered.pool().stats().prefetch_skipped,
             stats: IndexScanStats {
@@ -166,22 +180,41 @@ impl IndexScan<'_> {
                 .iter()
                 .map(|&p| PageId::new(clustered.file_id(), PageNo(p)))
                 .collect();
-            clustered.pool().prefetch(&ids);
+            let started = clustered.pool().prefetch(&ids);
             self.stats.pages_prefetched += ids.len() as u64;
+            self.last_batch_entries = batch.len() as u64;
+            self.last_batch_reads = started as u64;
             self.stats.prefetch_batches += 1;
         }
         self.window.extend(batch);
         Ok(())
     }
 
-    /// Doubles the unit if the consumer waited for reads since the last refill and the
-    /// pool had room for every prefetch.
+    /// True if a window of `unit` entries, at the reads per entry the last batch
+    /// started, would keep no more reads in flight than the pool's bound allows.
+    fn fits_in_flight(&self, unit: u32) -> bool {
+        if self.last_batch_entries == 0 {
+            return true;
+        }
+        let reads = u64::from(unit) * self.last_batch_reads / self.last_batch_entries;
+        reads <= u64::from(self.table.clustered.pool().config().prefetch_in_flight_max)
+    }
+
+    /// Halves the unit if the pool skipped prefetches since the last refill (and keeps
+    /// it below the size that overflowed); otherwise doubles it if the consumer waited
+    /// for reads since the last refill and the doubled window fits the pool's bound.
     fn adapt(&mut self) {
         let skipped = self.table.clustered.pool().stats().prefetch_skipped;
         let saturated = skipped > self.skipped_before;
         self.skipped_before = skipped;
-        if self.waits_in_window > 0 && !saturated && self.unit < PREFETCH_UNIT_MAX {
-            self.unit = (self.unit * 2).min(PREFETCH_UNIT_MAX);
+        if saturated {
+            self.unit_ceiling = self.unit_ceiling.min(self.unit);
+            self.unit = (self.unit / 2).max(PREFETCH_UNIT_ADAPTIVE_START.min(self.unit));
+        } else if self.waits_in_window > 0 {
+            let doubled = (self.unit * 2).min(PREFETCH_UNIT_MAX);
+            if doubled < self.unit_ceiling && self.fits_in_flight(doubled) {
+                self.unit = doubled;
+            }
         }
         self.waits_in_window = 0;
         self.stats.unit_final = self.unit;

@@ -4,6 +4,8 @@
 //! ```text
 //! tarn [--set name=value]... bench io [--quick] [--json] [--fio] [--data-dir DIR] ...
 //! tarn [--set name=value]... bench bufferpool [--quick] [--json] [--data-dir DIR] ...
+//! tarn [--set name=value]... bench secondary [--quick] [--json] [--data-dir DIR] [--sf SF] ...
+//! tarn [--set name=value]... bench scan [--quick] [--json] [--data-dir DIR] [--sf SF] ...
 //! ```
 //!
 //! Every command starts from `Settings::default()`, applies each `--set name=value` in
@@ -28,6 +30,8 @@ use clap::{Args, Parser, Subcommand};
 use tarn_bench::bufferpool::{BufferPoolBenchOptions, Dataset, Distribution};
 use tarn_bench::io::{IoBenchOptions, Pattern};
 use tarn_bench::report::Output;
+use tarn_bench::scan::ScanBenchOptions;
+use tarn_bench::secondary::SecondaryBenchOptions;
 use tarn_common::settings::{IoMethod, Settings, parse_size_bytes};
 
 #[derive(Parser)]
@@ -93,6 +97,13 @@ enum BenchCommand {
     /// S4: buffer pool instances x threads x distributions, with latch waits per latch
     /// class, on a data set 10x the pool and one that fits.
     Bufferpool(BufferPoolArgs),
+    /// S2: cold secondary-index range scans of TPC-H orders by o_custkey, per prefetch
+    /// unit and selectivity, against no prefetch (unit 0) and fio random reads.
+    Secondary(SecondaryArgs),
+    /// S1: parallel full scan of TPC-H lineitem (all columns and a narrow projection),
+    /// cold (O_DIRECT, fresh pool) and warm, at T = 1, 2, ..., against fio's sequential
+    /// read of the same file.
+    Scan(ScanArgs),
 }
 
 /// Options every bench takes (see the `tarn_bench` crate docs for the conventions).
@@ -195,6 +206,90 @@ struct BufferPoolArgs {
     /// Thread count of the S4 tables [default: the largest measured].
     #[arg(long, value_name = "N")]
     s4_threads: Option<u32>,
+}
+
+#[derive(Args)]
+struct ScanArgs {
+    #[command(flatten)]
+    common: CommonBenchArgs,
+
+    /// TPC-H scale factor [default: 1, 0.1 with --quick].
+    #[arg(long, value_name = "SF")]
+    sf: Option<f64>,
+
+    /// Scan worker counts [default: 1,2,... up to the core count].
+    #[arg(long, value_delimiter = ',')]
+    threads: Option<Vec<usize>>,
+
+    /// Buffer pool size for the scans [default: 1.5x lineitem's data file].
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pool_size: Option<u64>,
+
+    /// Runs per cell; the median is reported [default: 3, 1 with --quick].
+    #[arg(long, value_name = "N")]
+    rounds: Option<u32>,
+
+    /// Seconds of each fio run per round [default: 3, 1.5 with --quick].
+    #[arg(long, value_name = "SECONDS")]
+    fio_seconds: Option<f64>,
+
+    /// Skip the fio baseline (the device ratios are then null).
+    #[arg(long)]
+    no_fio: bool,
+
+    /// Modes to measure: cold, warm [default: both].
+    #[arg(long, value_delimiter = ',', value_parser = parse_scan_mode)]
+    modes: Option<Vec<tarn_bench::scan::Mode>>,
+
+    /// Rows per batch the scan workers fill [default: the engine's, 1024].
+    #[arg(long, value_name = "N")]
+    batch_rows: Option<usize>,
+}
+
+fn parse_scan_mode(text: &str) -> Result<tarn_bench::scan::Mode, String> {
+    tarn_bench::scan::Mode::parse(text)
+        .ok_or_else(|| format!("'{text}' is not a mode: use cold or warm"))
+}
+
+#[derive(Args)]
+struct SecondaryArgs {
+    #[command(flatten)]
+    common: CommonBenchArgs,
+
+    /// TPC-H scale factor [default: 1, 0.2 with --quick].
+    #[arg(long, value_name = "SF")]
+    sf: Option<f64>,
+
+    /// Prefetch units: numbers (0 = no prefetch, the baseline, always run) or
+    /// `adaptive` [default: 0,8,32,128,256,adaptive].
+    #[arg(long, value_delimiter = ',', value_parser = parse_prefetch_unit)]
+    units: Option<Vec<tarn_common::settings::PrefetchUnit>>,
+
+    /// Selectivities in percent of orders [default: 0.1,1,5; 1 with --quick].
+    #[arg(long, value_delimiter = ',')]
+    selectivities: Option<Vec<f64>>,
+
+    /// Rounds per cell, each on its own seeded range; the median is reported
+    /// [default: 3, 1 with --quick].
+    #[arg(long, value_name = "N")]
+    rounds: Option<u32>,
+
+    /// Seed of the o_custkey ranges.
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
+
+    /// The scans' O_DIRECT path: uring or direct (prefetch on io_threads)
+    /// [default: uring].
+    #[arg(long, value_name = "PATH", value_parser = parse_path)]
+    io_method: Option<IoMethod>,
+
+    /// Skip the fio baseline (the fio ratios are then null).
+    #[arg(long)]
+    no_fio: bool,
+}
+
+fn parse_prefetch_unit(text: &str) -> Result<tarn_common::settings::PrefetchUnit, String> {
+    tarn_common::settings::PrefetchUnit::parse(text)
 }
 
 fn parse_size(text: &str) -> Result<u64, String> {
@@ -370,6 +465,18 @@ fn run_bench(bench: BenchCommand, settings: Settings) -> Result<(), Failure> {
             tarn_bench::bufferpool::run_and_print(&options, &output)?;
             Ok(())
         }
+        BenchCommand::Secondary(args) => {
+            let output = Output::new(args.common.json);
+            let options = secondary_options(args, settings);
+            tarn_bench::secondary::run_and_print(&options, &output)?;
+            Ok(())
+        }
+        BenchCommand::Scan(args) => {
+            let output = Output::new(args.common.json);
+            let options = scan_options(args, settings);
+            tarn_bench::scan::run_and_print(&options, &output)?;
+            Ok(())
+        }
     }
 }
 
@@ -427,4 +534,53 @@ fn bufferpool_options(
     }
     options.s4_threads = args.s4_threads;
     Ok(options)
+}
+
+fn scan_options(args: ScanArgs, settings: Settings) -> ScanBenchOptions {
+    let mut options = ScanBenchOptions::new(settings, args.common.quick);
+    options.data_dir = args.common.data_dir;
+    if let Some(sf) = args.sf {
+        options.scale_factor = sf;
+    }
+    if let Some(threads) = args.threads {
+        options.threads = threads;
+    }
+    options.pool_size_bytes = args.pool_size;
+    if let Some(rounds) = args.rounds {
+        options.rounds = rounds;
+    }
+    if let Some(seconds) = args.fio_seconds {
+        options.fio_seconds = seconds;
+    }
+    options.fio = !args.no_fio;
+    if let Some(modes) = args.modes {
+        options.modes = modes;
+    }
+    options.batch_rows = args.batch_rows;
+    options
+}
+
+fn secondary_options(args: SecondaryArgs, settings: Settings) -> SecondaryBenchOptions {
+    let mut options = SecondaryBenchOptions::new(settings, args.common.quick);
+    options.data_dir = args.common.data_dir;
+    if let Some(sf) = args.sf {
+        options.scale_factor = sf;
+    }
+    if let Some(units) = args.units {
+        options.units = units;
+    }
+    if let Some(selectivities) = args.selectivities {
+        options.selectivities_pct = selectivities;
+    }
+    if let Some(rounds) = args.rounds {
+        options.rounds = rounds;
+    }
+    if let Some(seed) = args.seed {
+        options.seed = seed;
+    }
+    if let Some(method) = args.io_method {
+        options.io_method = method;
+    }
+    options.fio = !args.no_fio;
+    options
 }

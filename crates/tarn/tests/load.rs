@@ -77,8 +77,18 @@ fn load_tpch_loads_every_table_and_reports_its_rate() {
 fn load_tpch_rejects_a_bad_scale_factor() {
     let dir = test_dir();
     let data = dir.path().join("data");
-    let output = tarn(&["load", "tpch", "--sf", "0", "--data-dir", data.to_str().unwrap()]);
+    let output = tarn(&[
+        "load",
+        "tpch",
+        "--sf",
+        "0",
+        "--data-dir",
+        data.to_str().unwrap(),
+    ]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("scale factor") && stderr.contains("MySQL error"), "{stderr}");
+    assert!(
+        stderr.contains("scale factor") && stderr.contains("MySQL error"),
+        "{stderr}"
+    );
 }
