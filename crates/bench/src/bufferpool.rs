@@ -460,12 +460,7 @@ pub fn run(options: &BufferPoolBenchOptions, output: &Output) -> Result<BufferPo
     let cells = plan(options)?;
     let loadavg_start = loadavg();
     let workdir = WorkDir::open(options.data_dir.as_deref(), ".tarn-bench-bufferpool-")?;
-    if workdir.is_in_memory() {
-        output.progress(&format!(
-            "warning: '{}' is in memory (tmpfs or ramfs): misses read memory, not a device",
-            workdir.path().display()
-        ));
-    }
+    workdir.warn_if_in_memory(output, "misses read memory, not a device");
     let mut settings = options.settings.clone();
     settings.data_dir = workdir.path().to_path_buf();
     settings.page_size_bytes = options.page_size_bytes;

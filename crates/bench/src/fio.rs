@@ -50,7 +50,48 @@ pub struct FioJob {
     pub read_only: bool,
 }
 
+/// fio's `--runtime` for a run of `seconds`, in whole milliseconds (at least 1).
+pub fn runtime_ms(seconds: f64) -> u64 {
+    (seconds * 1000.0).round().max(1.0) as u64
+}
+
+/// Checks the seconds of a fio run given as a bench option.
+pub fn check_seconds(seconds: f64) -> Result<()> {
+    if seconds > 0.0 && seconds <= 600.0 {
+        Ok(())
+    } else {
+        Err(BenchError::Options(format!(
+            "fio seconds must be more than 0 and at most 600, not {seconds}"
+        )))
+    }
+}
+
 impl FioJob {
+    /// A read-only `O_DIRECT` read (`rw` is `read` or `randread`) of the first
+    /// `size_bytes` of `file` in `block_size_bytes` blocks, with io_uring keeping
+    /// `depth` requests in flight, for `seconds`.
+    pub fn uring_read(
+        file: &Path,
+        rw: &'static str,
+        size_bytes: u64,
+        block_size_bytes: u32,
+        depth: u32,
+        seconds: f64,
+    ) -> FioJob {
+        FioJob {
+            file: file.to_path_buf(),
+            block_size_bytes,
+            size_bytes,
+            offset_increment_bytes: None,
+            rw,
+            read_mix_pct: None,
+            engine: FioEngine::IoUring { depth },
+            direct: true,
+            runtime_ms: runtime_ms(seconds),
+            read_only: true,
+        }
+    }
+
     /// fio's command-line arguments for this job.
     pub fn args(&self) -> Vec<String> {
         let mut args = vec![
@@ -115,6 +156,11 @@ impl FioResult {
         } else {
             0.0
         }
+    }
+
+    /// Runs of the same job as one ([`FioResult::merge`] in order); `None` when empty.
+    pub fn merge_all(results: &[FioResult]) -> Option<FioResult> {
+        results.iter().cloned().reduce(|a, b| a.merge(&b))
     }
 
     /// Two runs of the same job as one: I/Os and time summed; percentiles, CPU shares
@@ -266,6 +312,11 @@ impl Fio {
             BenchError::Fio("apt-get installed fio, but it is not on the PATH".into())
         })?;
         Fio::at(program)
+    }
+
+    /// [`Fio::find_or_install`] if `wanted`, else `None`.
+    pub fn find_or_install_if(wanted: bool, output: &Output) -> Result<Option<Fio>> {
+        wanted.then(|| Fio::find_or_install(output)).transpose()
     }
 
     fn at(program: PathBuf) -> Result<Fio> {

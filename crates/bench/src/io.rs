@@ -54,10 +54,11 @@ use tarn_common::settings::{IoMethod, Settings};
 use tarn_common::{FileId, Result as TarnResult};
 use tarn_io::{DataDir, PageArena, PageFile};
 
-use crate::fio::{Fio, FioEngine, FioJob, FioResult};
+use crate::fio::{self, Fio, FioEngine, FioJob, FioResult};
 use crate::load;
 use crate::report::{
-    BenchDocument, Output, Table, distinct, format_count, format_number, format_ratio, ratio,
+    BenchDocument, Output, Table, data_dir_fate, distinct, format_count, format_number,
+    format_ratio, ratio,
 };
 use crate::workdir::WorkDir;
 use crate::{BenchError, Result};
@@ -475,18 +476,9 @@ pub fn run_and_print(options: &IoBenchOptions, output: &Output) -> Result<IoRepo
 pub fn run(options: &IoBenchOptions, output: &Output) -> Result<IoReport> {
     let specs = plan(options)?;
     check_sizes(options, &specs)?;
-    let fio = if options.fio {
-        Some(Fio::find_or_install(output)?)
-    } else {
-        None
-    };
+    let fio = Fio::find_or_install_if(options.fio, output)?;
     let workdir = WorkDir::open(options.data_dir.as_deref(), ".tarn-bench-io-")?;
-    if workdir.is_in_memory() {
-        output.progress(&format!(
-            "warning: '{}' is in memory (tmpfs or ramfs): these rows measure memory, not a device",
-            workdir.path().display()
-        ));
-    }
+    workdir.warn_if_in_memory(output, "these rows measure memory, not a device");
     let max_depth = specs.iter().map(|s| s.depth).max().unwrap_or(1);
     let settings = bench_settings(options, workdir.path(), max_depth);
     let pages = options.pages();
@@ -781,7 +773,7 @@ pub fn fio_job(
             FioEngine::Psync { jobs: spec.depth }
         },
         direct: spec.path != IoMethod::Buffered,
-        runtime_ms: (seconds * 1000.0).round().max(1.0) as u64,
+        runtime_ms: fio::runtime_ms(seconds),
         read_only: !spec.pattern.writes(),
     }
 }
@@ -836,11 +828,7 @@ pub fn print(report: &IoReport, output: &Output) -> Result<()> {
         config.file_size_bytes >> 20,
         config.seconds_per_row,
         config.data_dir,
-        if config.data_dir_kept {
-            " (kept)"
-        } else {
-            " (removed)"
-        }
+        data_dir_fate(config.data_dir_kept)
     ));
     output.note(&format!("- {}", config.loaded));
     if let Some(fixed) = config.uring_fixed_buffers {
@@ -863,12 +851,12 @@ pub fn print(report: &IoReport, output: &Output) -> Result<()> {
     );
     output.table(&rows_table(&report.rows, config.fio));
     output.table(&summary_table(&report.summary, config.fio));
-    output.json(&BenchDocument {
-        bench: "io",
+    output.json(&BenchDocument::new(
+        "io",
         config,
-        rows: &report.rows,
-        summary: &report.summary,
-    })
+        &report.rows,
+        &report.summary,
+    ))
 }
 
 fn rows_table(rows: &[IoRow], fio: bool) -> Table {

@@ -27,8 +27,11 @@
 //! # Modules
 //! - [`report`]: tables, notes, progress lines and the `--json` document.
 //! - [`workdir`]: where a bench keeps its data.
+//! - [`stats`]: medians and ranges over a bench's rounds.
 //! - [`fio`]: running fio and reading its JSON output.
 //! - `load`: creating (once) and reusing the benches' data files.
+//! - [`tpch`]: the TPC-H generator and loader; [`tpch::load::ensure_loaded`] loads it
+//!   (once) for the TPC-H benches.
 //! - [`io`]: `tarn bench io`, the S5 matrix of I/O paths against fio.
 //! - [`bufferpool`]: `tarn bench bufferpool`, the S4 sweep of buffer-pool instances
 //!   with latch waits per latch class.
@@ -47,6 +50,7 @@ pub(crate) mod load;
 pub mod report;
 pub mod scan;
 pub mod secondary;
+pub mod stats;
 pub mod tpch;
 pub mod workdir;
 
@@ -107,3 +111,13 @@ impl BenchError {
 }
 
 pub type Result<T, E = BenchError> = std::result::Result<T, E>;
+
+/// Checks a bench's `--rounds` option: from 1 to `max`.
+pub(crate) fn check_rounds(rounds: u32, max: u32) -> Result<()> {
+    if rounds == 0 || rounds > max {
+        return Err(BenchError::Options(format!(
+            "--rounds must be from 1 to {max}, not {rounds}"
+        )));
+    }
+    Ok(())
+}

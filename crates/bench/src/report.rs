@@ -88,6 +88,22 @@ pub struct BenchDocument<'a, C, R, S> {
     pub summary: &'a S,
 }
 
+impl<'a, C, R, S> BenchDocument<'a, C, R, S> {
+    pub fn new(
+        bench: &'a str,
+        config: &'a C,
+        rows: &'a [R],
+        summary: &'a S,
+    ) -> BenchDocument<'a, C, R, S> {
+        BenchDocument {
+            bench,
+            config,
+            rows,
+            summary,
+        }
+    }
+}
+
 /// Renders `document` as pretty-printed JSON text.
 pub fn render_json<C: Serialize, R: Serialize, S: Serialize>(
     document: &BenchDocument<'_, C, R, S>,
@@ -203,6 +219,12 @@ pub fn ratio(numerator: Option<f64>, denominator: Option<f64>) -> Option<f64> {
         (Some(n), Some(d)) if d > 0.0 && n.is_finite() && d.is_finite() => Some(n / d),
         _ => None,
     }
+}
+
+/// What became of the data directory, for a bench's first note: `" (kept)"` or
+/// `" (removed)"`.
+pub fn data_dir_fate(kept: bool) -> &'static str {
+    if kept { " (kept)" } else { " (removed)" }
 }
 
 /// The items in order of first appearance, each once: the axes a run covered, for the

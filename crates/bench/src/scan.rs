@@ -51,13 +51,15 @@ use tarn_common::settings::{IoMethod, Settings};
 use tarn_io::os::process_cpu_time;
 use tarn_row::limits::BATCH_ROWS_MAX;
 
-use crate::fio::{Fio, FioEngine, FioJob, FioResult};
+use crate::fio::{self, Fio, FioJob, FioResult};
 use crate::report::{
-    BenchDocument, Output, Table as TextTable, format_count, format_number, format_ratio, ratio,
+    BenchDocument, Output, Table as TextTable, data_dir_fate, format_count, format_number,
+    format_ratio, ratio,
 };
+use crate::stats::lower_median_by;
 use crate::tpch::{self, load::DATABASE};
 use crate::workdir::WorkDir;
-use crate::{BenchError, Result};
+use crate::{BenchError, Result, check_rounds};
 
 /// The scanned table.
 pub const TABLE: &str = "lineitem";
@@ -184,14 +186,7 @@ impl ScanBenchOptions {
     }
 
     fn check(&self) -> Result<()> {
-        if !(tpch::SCALE_FACTOR_MIN..=tpch::SCALE_FACTOR_MAX).contains(&self.scale_factor) {
-            return Err(BenchError::Options(format!(
-                "--sf must be from {} to {}, not {}",
-                tpch::SCALE_FACTOR_MIN,
-                tpch::SCALE_FACTOR_MAX,
-                self.scale_factor
-            )));
-        }
+        tpch::check_sf_option(self.scale_factor)?;
         if self.threads.is_empty() {
             return Err(BenchError::Options(
                 "--threads selects no thread count".into(),
@@ -206,12 +201,7 @@ impl ScanBenchOptions {
                 "--threads {bad}: each thread count must be from 1 to {SCAN_THREADS_MAX}"
             )));
         }
-        if self.rounds == 0 || self.rounds > ROUNDS_MAX {
-            return Err(BenchError::Options(format!(
-                "--rounds must be from 1 to {ROUNDS_MAX}, not {}",
-                self.rounds
-            )));
-        }
+        check_rounds(self.rounds, ROUNDS_MAX)?;
         if self.modes.is_empty() {
             return Err(BenchError::Options("--modes selects no mode".into()));
         }
@@ -222,13 +212,7 @@ impl ScanBenchOptions {
                 "--batch-rows must be from 1 to {BATCH_ROWS_MAX}, not {rows}"
             )));
         }
-        if !(self.fio_seconds > 0.0 && self.fio_seconds <= 600.0) {
-            return Err(BenchError::Options(format!(
-                "fio seconds must be more than 0 and at most 600, not {}",
-                self.fio_seconds
-            )));
-        }
-        Ok(())
+        fio::check_seconds(self.fio_seconds)
     }
 }
 
@@ -263,16 +247,6 @@ pub fn cold_io_method(requested: IoMethod) -> IoMethod {
 /// fio's requests in flight: a scan worker's read-ahead window (at least 1).
 pub fn fio_iodepth(readahead_pages: u32) -> u32 {
     readahead_pages.max(1)
-}
-
-/// The lower median (the middle one of an odd count, the lower middle one of an even
-/// count) of `values` by `key`; `None` when empty.
-pub fn median_by<T: Clone>(values: &[T], key: impl Fn(&T) -> f64) -> Option<T> {
-    let mut sorted: Vec<&T> = values.iter().collect();
-    sorted.sort_by(|a, b| key(a).total_cmp(&key(b)));
-    sorted
-        .get(values.len().saturating_sub(1) / 2)
-        .map(|v| (*v).clone())
 }
 
 /// One scan as run.
@@ -335,7 +309,7 @@ impl ScanRow {
         page_size_bytes: u32,
         fio_seq_mb_s: Option<f64>,
     ) -> ScanRow {
-        let median = median_by(runs, |r| r.elapsed.as_secs_f64()).expect("at least one run");
+        let median = lower_median_by(runs, |r| r.elapsed.as_secs_f64()).expect("at least one run");
         let seconds = median.elapsed.as_secs_f64();
         let per_s = |n: f64| if seconds > 0.0 { n / seconds } else { 0.0 };
         let stats = &median.stats;
@@ -401,7 +375,7 @@ pub struct FioSeq {
 
 impl FioSeq {
     fn new(block_size_bytes: u32, iodepth: u32, rounds: &[FioResult]) -> Option<FioSeq> {
-        let merged = rounds.iter().cloned().reduce(|a, b| a.merge(&b))?;
+        let merged = FioResult::merge_all(rounds)?;
         let mb = |r: &FioResult| r.iops * f64::from(block_size_bytes) / 1e6;
         Some(FioSeq {
             block_size_bytes,
@@ -585,11 +559,7 @@ pub fn run(options: &ScanBenchOptions, output: &Output) -> Result<ScanReport> {
     options.check()?;
     let measure_cold = options.modes.contains(&Mode::Cold);
     let measure_warm = options.modes.contains(&Mode::Warm);
-    let fio = if options.fio && measure_cold {
-        Some(Fio::find_or_install(output)?)
-    } else {
-        None
-    };
+    let fio = Fio::find_or_install_if(options.fio && measure_cold, output)?;
     let workdir = WorkDir::open(options.data_dir.as_deref(), ".tarn-bench-scan-")?;
     if workdir.is_in_memory() {
         return Err(BenchError::Options(format!(
@@ -600,7 +570,7 @@ pub fn run(options: &ScanBenchOptions, output: &Output) -> Result<ScanReport> {
     }
     let mut base = options.settings.clone();
     base.data_dir = workdir.path().to_path_buf();
-    let loaded = ensure_loaded(&base, options, output)?;
+    let loaded = load_lineitem(&base, options, output)?;
 
     let mut settings = base.clone();
     settings.io_method = cold_io_method(options.settings.io_method);
@@ -873,79 +843,17 @@ fn block_label(bytes: u32) -> String {
     }
 }
 
-/// Loads TPC-H at the asked scale factor unless the directory already holds it.
-fn ensure_loaded(
+/// Loads TPC-H at the asked scale factor unless the directory already holds it, and
+/// finds `lineitem`'s file and columns.
+fn load_lineitem(
     settings: &Settings,
     options: &ScanBenchOptions,
     output: &Output,
 ) -> Result<Loaded> {
     let storage = Storage::open(settings)?;
-    let reusable = tpch::load::loaded_scale_factor(&storage)
-        .is_some_and(|sf| (sf - options.scale_factor).abs() < 1e-9)
-        && storage.table(DATABASE, TABLE).is_ok();
-    let (note, lineitem_rows) = if reusable {
-        output.progress(&format!(
-            "reusing the TPC-H SF {} load in '{}'",
-            options.scale_factor,
-            settings.data_dir.display()
-        ));
-        (
-            format!(
-                "reused the TPC-H SF {} load in '{}'",
-                options.scale_factor,
-                settings.data_dir.display()
-            ),
-            None,
-        )
-    } else {
-        let threads = cores().max(2);
-        output.progress(&format!(
-            "loading TPC-H SF {} into '{}' with {threads} threads ...",
-            options.scale_factor,
-            settings.data_dir.display()
-        ));
-        let mut last = Instant::now();
-        let mut current = String::new();
-        let report = tpch::load::load(
-            &storage,
-            options.scale_factor,
-            threads,
-            |table, done, expected| {
-                if table != current || last.elapsed() >= Duration::from_secs(5) {
-                    output.progress(&format!(
-                        "  {table}: {} of ~{} rows",
-                        format_count(Some(done as f64)),
-                        format_count(Some(expected as f64))
-                    ));
-                    current = table.to_string();
-                    last = Instant::now();
-                }
-            },
-        )?;
-        let lineitem = report
-            .tables
-            .iter()
-            .find(|t| t.table == TABLE)
-            .map(|t| t.rows);
-        (
-            format!(
-                "loaded TPC-H SF {} in this run: {} rows in {:.1} s ({} rows/s)",
-                report.scale_factor,
-                format_count(Some(report.rows as f64)),
-                report.seconds,
-                format_count(Some(report.rows_per_sec))
-            ),
-            lineitem,
-        )
-    };
+    let note = tpch::load::ensure_loaded(&storage, options.scale_factor, output)?;
     let table = storage.table(DATABASE, TABLE)?;
-    let file = storage.datadir().file_path(table.clustered().file_id());
-    let file_bytes = std::fs::metadata(&file)
-        .map_err(|source| BenchError::Os {
-            what: format!("reading the size of '{}'", file.display()),
-            source,
-        })?
-        .len();
+    let (file, file_bytes) = tpch::load::tree_file(&storage, table.clustered().file_id())?;
     let column_names: Vec<String> = table.def().columns.iter().map(|c| c.name.clone()).collect();
     let narrow = NARROW_COLUMNS
         .iter()
@@ -957,8 +865,8 @@ fn ensure_loaded(
         })
         .collect::<Result<Vec<_>>>()?;
     Ok(Loaded {
-        note,
-        lineitem_rows,
+        lineitem_rows: note.rows_loaded(TABLE),
+        note: note.text,
         file,
         file_bytes,
         page_size_bytes: storage.pool().page_size_bytes() as u32,
@@ -993,32 +901,12 @@ fn fio_jobs(
         .into_iter()
         .filter_map(|block| {
             let size = file_bytes / u64::from(block) * u64::from(block);
-            (size > 0).then(|| (block, fio_seq_job(file, size, block, seconds, iodepth)))
+            (size > 0).then(|| {
+                let job = FioJob::uring_read(file, "read", size, block, iodepth, seconds);
+                (block, job)
+            })
         })
         .collect()
-}
-
-/// fio's sequential `O_DIRECT` read of `size_bytes` of `file` in `block_size_bytes`
-/// blocks with io_uring at `iodepth`, for `seconds`.
-pub fn fio_seq_job(
-    file: &Path,
-    size_bytes: u64,
-    block_size_bytes: u32,
-    seconds: f64,
-    iodepth: u32,
-) -> FioJob {
-    FioJob {
-        file: file.to_path_buf(),
-        block_size_bytes,
-        size_bytes,
-        offset_increment_bytes: None,
-        rw: "read",
-        read_mix_pct: None,
-        engine: FioEngine::IoUring { depth: iodepth },
-        direct: true,
-        runtime_ms: (seconds * 1000.0).round().max(1.0) as u64,
-        read_only: true,
-    }
 }
 
 /// Runs scans and verifies them.
@@ -1171,11 +1059,7 @@ pub fn print(report: &ScanReport, output: &Output) -> Result<()> {
         )),
         config.page_size_bytes,
         config.data_dir,
-        if config.data_dir_kept {
-            " (kept)"
-        } else {
-            " (removed)"
-        }
+        data_dir_fate(config.data_dir_kept)
     ));
     output.note(&format!("- {}", config.loaded));
     output.note(&format!(
@@ -1223,12 +1107,12 @@ pub fn print(report: &ScanReport, output: &Output) -> Result<()> {
             ));
         }
     }
-    output.json(&BenchDocument {
-        bench: "scan",
+    output.json(&BenchDocument::new(
+        "scan",
         config,
-        rows: &report.rows,
-        summary: &report.summary,
-    })
+        &report.rows,
+        &report.summary,
+    ))
 }
 
 fn rows_table(rows: &[ScanRow]) -> TextTable {
@@ -1406,14 +1290,6 @@ mod tests {
             page_reads: 0,
             cpu: Duration::from_secs_f64(seconds),
         }
-    }
-
-    #[test]
-    fn the_median_is_the_lower_middle_value() {
-        assert_eq!(median_by(&[3.0, 1.0, 2.0], |v| *v), Some(2.0));
-        assert_eq!(median_by(&[4.0, 1.0, 3.0, 2.0], |v| *v), Some(2.0));
-        assert_eq!(median_by(&[5.0], |v| *v), Some(5.0));
-        assert_eq!(median_by::<f64>(&[], |v| *v), None);
     }
 
     #[test]

@@ -52,13 +52,14 @@ use tarn_common::limits::{IO_THREADS_MAX, IO_URING_QUEUE_DEPTH_MAX, PREFETCH_UNI
 use tarn_common::settings::{IoMethod, PrefetchUnit, Settings};
 use tarn_row::Value;
 
-use crate::fio::{Fio, FioEngine, FioJob, FioResult};
+use crate::fio::{self, Fio, FioJob, FioResult};
 use crate::report::{
-    BenchDocument, Output, Table, format_count, format_number, format_ratio, ratio,
+    BenchDocument, Output, Table, data_dir_fate, format_count, format_number, format_ratio, ratio,
 };
+use crate::stats::lower_median;
 use crate::tpch::{self, load::DATABASE};
 use crate::workdir::WorkDir;
-use crate::{BenchError, Result};
+use crate::{BenchError, Result, check_rounds};
 
 /// The table and index scanned.
 pub const TABLE: &str = "orders";
@@ -152,32 +153,15 @@ impl SecondaryBenchOptions {
     /// Checks the options; returns the units (unit 0 first, each once) and the
     /// selectivities (each once, in the given order).
     fn validated(&self) -> Result<(Vec<PrefetchUnit>, Vec<f64>)> {
-        if !(tpch::SCALE_FACTOR_MIN..=tpch::SCALE_FACTOR_MAX).contains(&self.scale_factor) {
-            return Err(BenchError::Options(format!(
-                "--sf must be from {} to {}, not {}",
-                tpch::SCALE_FACTOR_MIN,
-                tpch::SCALE_FACTOR_MAX,
-                self.scale_factor
-            )));
-        }
-        if self.rounds == 0 || self.rounds > ROUNDS_MAX {
-            return Err(BenchError::Options(format!(
-                "--rounds must be from 1 to {ROUNDS_MAX}, not {}",
-                self.rounds
-            )));
-        }
+        tpch::check_sf_option(self.scale_factor)?;
+        check_rounds(self.rounds, ROUNDS_MAX)?;
         if !matches!(self.io_method, IoMethod::Direct | IoMethod::Uring) {
             return Err(BenchError::Options(format!(
                 "--io-method must be direct or uring (both O_DIRECT), not {}",
                 self.io_method
             )));
         }
-        if !(self.fio_seconds > 0.0 && self.fio_seconds <= 600.0) {
-            return Err(BenchError::Options(format!(
-                "fio seconds must be more than 0 and at most 600, not {}",
-                self.fio_seconds
-            )));
-        }
+        fio::check_seconds(self.fio_seconds)?;
         let mut units = vec![PrefetchUnit::Fixed(0)];
         for unit in &self.units {
             if !units.contains(unit) {
@@ -252,16 +236,6 @@ fn splitmix64(state: &mut u64) -> u64 {
 /// `adaptive`, which may grow to `PREFETCH_UNIT_MAX`, is matched at the deepest.
 pub fn matching_depth(unit: u32, in_flight_max: u32, engine_depth: u32) -> u32 {
     unit.min(in_flight_max).min(engine_depth).max(1)
-}
-
-/// The median of `values` (the lower middle for an even count); `None` when empty.
-pub fn median(values: &[f64]) -> Option<f64> {
-    let mut sorted: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
-    if sorted.is_empty() {
-        return None;
-    }
-    sorted.sort_by(f64::total_cmp);
-    Some(sorted[(sorted.len() - 1) / 2])
 }
 
 /// What one cold scan did.
@@ -505,7 +479,7 @@ fn build_row(
         rounds: scans.len() as u32,
         rows_per_round: scans.iter().map(|s| s.rows).collect(),
         achieved_selectivity_pct: mean(|s| s.rows) / orders.max(1) as f64 * 100.0,
-        seconds: median(&seconds_per_round).unwrap_or(0.0),
+        seconds: lower_median(&seconds_per_round).unwrap_or(0.0),
         seconds_per_round,
         speedup: None,
         page_reads: mean(|s| s.page_reads),
@@ -518,10 +492,10 @@ fn build_row(
         prefetch_issued: mean(|s| s.prefetch_issued),
         prefetch_skipped: mean(|s| s.prefetch_skipped),
         waits: mean(|s| s.waits),
-        unit_final: median(&finals).unwrap_or(0.0) as u32,
+        unit_final: lower_median(&finals).unwrap_or(0.0) as u32,
         unit_max: scans.iter().map(|s| s.unit_max).max().unwrap_or(0),
         in_flight_peak: scans.iter().map(|s| s.in_flight_peak).max().unwrap_or(0),
-        warm_seconds: median(&scans.iter().map(|s| s.warm_seconds).collect::<Vec<_>>()),
+        warm_seconds: lower_median(&scans.iter().map(|s| s.warm_seconds).collect::<Vec<_>>()),
         fio_depth,
         fio_iops: None,
         iops_vs_fio: None,
@@ -729,79 +703,29 @@ pub fn run_and_print(options: &SecondaryBenchOptions, output: &Output) -> Result
     Ok(report)
 }
 
-/// Opens the data directory, loading TPC-H unless a load of the same scale factor is
-/// there already; returns a description of what happened.
-fn ensure_loaded(settings: &Settings, scale_factor: f64, output: &Output) -> Result<String> {
-    let storage = Storage::open(settings)?;
-    if let Some(loaded) = tpch::load::loaded_scale_factor(&storage)
-        && same_pct(loaded, scale_factor)
-        && storage.table(DATABASE, TABLE).is_ok()
-    {
-        return Ok(format!(
-            "reused the TPC-H SF {scale_factor} load in '{}'",
-            settings.data_dir.display()
-        ));
-    }
-    let threads = std::thread::available_parallelism()
-        .map_or(2, |n| n.get())
-        .max(2);
-    output.progress(&format!(
-        "loading TPC-H SF {scale_factor} into '{}' ({threads} threads) ...",
-        settings.data_dir.display()
-    ));
-    let mut current = String::new();
-    let report = tpch::load::load(&storage, scale_factor, threads, |table, _, expected| {
-        if table != current {
-            current = table.to_string();
-            output.progress(&format!("  loading {table} (~{expected} rows)"));
-        }
-    })?;
-    Ok(format!(
-        "loaded TPC-H SF {scale_factor} ({} rows) in {:.1} s",
-        report.rows, report.seconds
-    ))
-}
-
 /// Runs the bench, printing progress lines only.
 pub fn run(options: &SecondaryBenchOptions, output: &Output) -> Result<SecondaryReport> {
     let (units, selectivities) = options.validated()?;
-    let fio = if options.fio {
-        Some(Fio::find_or_install(output)?)
-    } else {
-        None
-    };
+    let fio = Fio::find_or_install_if(options.fio, output)?;
     let workdir = WorkDir::open(options.data_dir.as_deref(), ".tarn-bench-secondary-")?;
-    if workdir.is_in_memory() {
-        output.progress(&format!(
-            "warning: '{}' is in memory (tmpfs or ramfs): these scans measure memory, not a device",
-            workdir.path().display()
-        ));
-    }
+    workdir.warn_if_in_memory(output, "these scans measure memory, not a device");
     let mut settings = options.settings.clone();
     settings.data_dir = workdir.path().to_path_buf();
-    let loaded = ensure_loaded(&settings, options.scale_factor, output)?;
 
-    // The files the scans read, and a pool that holds all of them.
-    let (clustered_file, clustered_bytes, index_bytes, page_size) = {
+    // The data, the files the scans read, and a pool that holds all of them.
+    let (loaded, clustered_file, clustered_bytes, index_bytes, page_size) = {
         let storage = Storage::open(&settings)?;
+        let loaded = tpch::load::ensure_loaded(&storage, options.scale_factor, output)?;
         let table = storage.table(DATABASE, TABLE)?;
-        let datadir = storage.datadir();
-        let size = |file_id| {
-            let path = datadir.file_path(file_id);
-            std::fs::metadata(&path)
-                .map(|m| m.len())
-                .map_err(|source| BenchError::Os {
-                    what: format!("reading the size of '{}'", path.display()),
-                    source,
-                })
-        };
-        let clustered = table.clustered().file_id();
-        let index = table.index(INDEX)?.tree.file_id();
+        let (clustered_file, clustered_bytes) =
+            tpch::load::tree_file(&storage, table.clustered().file_id())?;
+        let (_, index_bytes) = tpch::load::tree_file(&storage, table.index(INDEX)?.tree.file_id())?;
         (
-            datadir.file_path(clustered),
-            size(clustered)?,
-            size(index)?,
-            datadir.page_size_bytes() as u32,
+            loaded.text,
+            clustered_file,
+            clustered_bytes,
+            index_bytes,
+            storage.datadir().page_size_bytes() as u32,
         )
     };
     settings.io_method = options.io_method;
@@ -854,31 +778,23 @@ pub fn run(options: &SecondaryBenchOptions, output: &Output) -> Result<Secondary
     let file_pages = clustered_bytes / u64::from(page_size);
     let fio_pass_seconds =
         (options.fio_seconds / f64::from(options.rounds + 1)).max(FIO_PASS_SECONDS_MIN);
-    let mut fio_results: BTreeMap<u32, FioResult> = BTreeMap::new();
+    let mut fio_passes: BTreeMap<u32, Vec<FioResult>> = BTreeMap::new();
     let mut fio_pass = |when: &str| -> Result<()> {
         let Some(fio) = &fio else {
             return Ok(());
         };
         let mut line = format!("fio randread {when}:");
         for &depth in &fio_depths {
-            let result = fio.run(&FioJob {
-                file: clustered_file.clone(),
-                block_size_bytes: page_size,
-                size_bytes: file_pages * u64::from(page_size),
-                offset_increment_bytes: None,
-                rw: "randread",
-                read_mix_pct: None,
-                engine: FioEngine::IoUring { depth },
-                direct: true,
-                runtime_ms: (fio_pass_seconds * 1000.0).round().max(1.0) as u64,
-                read_only: true,
-            })?;
+            let result = fio.run(&FioJob::uring_read(
+                &clustered_file,
+                "randread",
+                file_pages * u64::from(page_size),
+                page_size,
+                depth,
+                fio_pass_seconds,
+            ))?;
             line.push_str(&format!(" qd{depth} {}", format_count(Some(result.iops))));
-            let merged = match fio_results.remove(&depth) {
-                Some(earlier) => earlier.merge(&result),
-                None => result,
-            };
-            fio_results.insert(depth, merged);
+            fio_passes.entry(depth).or_default().push(result);
         }
         output.progress(&format!("{line} IOPS"));
         Ok(())
@@ -970,6 +886,10 @@ pub fn run(options: &SecondaryBenchOptions, output: &Output) -> Result<Secondary
     }
     fill_speedups(&mut rows);
 
+    let fio_results: BTreeMap<u32, FioResult> = fio_passes
+        .iter()
+        .filter_map(|(depth, passes)| Some((*depth, FioResult::merge_all(passes)?)))
+        .collect();
     let fio_iops: BTreeMap<u32, f64> = fio_results.iter().map(|(d, r)| (*d, r.iops)).collect();
     fill_fio(&mut rows, &fio_iops);
     let summary = summarize(&rows, &selectivities, &fio_iops);
@@ -1046,7 +966,7 @@ pub fn print(report: &SecondaryReport, output: &Output) -> Result<()> {
         config.orders,
         config.customers,
         config.data_dir,
-        if config.data_dir_kept { " (kept)" } else { " (removed)" }
+        data_dir_fate(config.data_dir_kept)
     ));
     output.note(&format!("- {}", config.loaded));
     output.note(&format!(
@@ -1098,12 +1018,12 @@ pub fn print(report: &SecondaryReport, output: &Output) -> Result<()> {
         output.table(&table);
     }
     output.table(&summary_table(&report.summary));
-    output.json(&BenchDocument {
-        bench: "secondary",
+    output.json(&BenchDocument::new(
+        "secondary",
         config,
-        rows: &report.rows,
-        summary: &report.summary,
-    })
+        &report.rows,
+        &report.summary,
+    ))
 }
 
 fn rows_table(rows: &[SecondaryRow]) -> Table {
@@ -1248,14 +1168,11 @@ mod tests {
     }
 
     #[test]
-    fn depths_medians_and_row_checks() {
+    fn depths_and_row_checks() {
         assert_eq!(matching_depth(0, 256, 128), 1);
         assert_eq!(matching_depth(32, 256, 128), 32);
         assert_eq!(matching_depth(256, 256, 128), 128);
         assert_eq!(matching_depth(1024, 64, 128), 64);
-        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
-        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), Some(2.0));
-        assert_eq!(median(&[]), None);
 
         let mut check = RowCheck::new(10, 20);
         check.row(&[Value::Int(5), Value::Int(10)]).unwrap();

@@ -219,6 +219,15 @@ fn check_scale_factor(scale_factor: f64) -> Result<()> {
     }
 }
 
+/// Checks a bench's `--sf` option.
+pub fn check_sf_option(scale_factor: f64) -> Result<()> {
+    check_scale_factor(scale_factor).map_err(|_| {
+        BenchError::Options(format!(
+            "--sf must be from {SCALE_FACTOR_MIN} to {SCALE_FACTOR_MAX}, not {scale_factor}"
+        ))
+    })
+}
+
 fn check_part(part: i32, part_count: i32) -> Result<()> {
     if part_count >= 1 && (1..=part_count).contains(&part) {
         Ok(())

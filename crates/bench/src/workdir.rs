@@ -10,6 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::report::Output;
 use crate::{BenchError, Result};
 
 /// File system types that live in memory.
@@ -80,10 +81,30 @@ impl WorkDir {
             .is_some_and(|kind| MEMORY_FILE_SYSTEMS.contains(&kind))
     }
 
+    /// Prints a warning that `consequence` when the directory lives in memory.
+    pub fn warn_if_in_memory(&self, output: &Output, consequence: &str) {
+        if self.is_in_memory() {
+            output.progress(&format!(
+                "warning: '{}' is in memory (tmpfs or ramfs): {consequence}",
+                self.path.display()
+            ));
+        }
+    }
+
     /// True if the directory is removed when the bench ends.
     pub fn is_temporary(&self) -> bool {
         self.temporary.is_some()
     }
+}
+
+/// The size of the file at `path`, in bytes.
+pub fn file_bytes(path: &Path) -> Result<u64> {
+    std::fs::metadata(path)
+        .map(|m| m.len())
+        .map_err(|source| BenchError::Os {
+            what: format!("reading the size of '{}'", path.display()),
+            source,
+        })
 }
 
 /// The type of the file system holding `path`, from the text of `/proc/self/mounts`:

@@ -396,11 +396,9 @@ fn load_tpch(args: LoadTpchArgs, mut settings: Settings) -> Result<(), Failure> 
     if let Some(dir) = &args.data_dir {
         settings.data_dir = dir.clone();
     }
-    let threads = args.threads.unwrap_or_else(|| {
-        std::thread::available_parallelism()
-            .map_or(2, |n| n.get())
-            .max(2)
-    });
+    let threads = args
+        .threads
+        .unwrap_or_else(tarn_bench::tpch::load::default_threads);
     let storage = tarn_catalog::Storage::open(&settings)?;
     let total: u64 = tarn_bench::tpch::tables()
         .iter()

@@ -11,8 +11,9 @@ use serde::{Serialize, Serializer};
 use tarn_common::latch::LatchSnapshot;
 
 use crate::report::{format_number, ratio};
+use crate::stats::{median, min_max};
 
-use super::baseline::{AbComparison, median, min_max};
+use super::baseline::AbComparison;
 use super::driver::{self, Window};
 use super::{CellSpec, Dataset, Distribution, LATCH_CLASSES};
 

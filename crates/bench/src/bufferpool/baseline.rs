@@ -1,6 +1,6 @@
 //! The A/B baselines' statistics: the samples of alternating rounds ([`Sample`],
 //! [`AbRound`]), the comparison computed from their sums ([`AbComparison`]), the
-//! round order ([`b_first`]) and the per-round median and range.
+//! round order ([`b_first`]); the per-round median and range are [`crate::stats`]'s.
 
 use serde::Serialize;
 
@@ -118,26 +118,10 @@ pub fn b_first(round: u32) -> bool {
     round % 2 == 1
 }
 
-pub(super) fn median(values: &[f64]) -> Option<f64> {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let n = sorted.len();
-    match n {
-        0 => None,
-        _ if n % 2 == 1 => Some(sorted[n / 2]),
-        _ => Some((sorted[n / 2 - 1] + sorted[n / 2]) / 2.0),
-    }
-}
-
-pub(super) fn min_max(values: &[f64]) -> (Option<f64>, Option<f64>) {
-    let min = values.iter().copied().reduce(f64::min);
-    let max = values.iter().copied().reduce(f64::max);
-    (min, max)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::min_max;
 
     #[test]
     fn ab_comparisons_use_summed_operations_and_keep_the_per_round_spread() {
@@ -187,12 +171,5 @@ mod tests {
             (0..4).map(b_first).collect::<Vec<_>>(),
             [false, true, false, true]
         );
-    }
-
-    #[test]
-    fn the_median_of_odd_and_even_counts() {
-        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
-        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), Some(2.5));
-        assert_eq!(median(&[]), None);
     }
 }

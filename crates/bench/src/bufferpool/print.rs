@@ -3,11 +3,11 @@
 
 use crate::Result;
 use crate::report::{
-    BenchDocument, Output, Table, format_count, format_number, format_ratio, ratio,
+    BenchDocument, Output, Table, data_dir_fate, format_count, format_number, format_ratio, ratio,
 };
+use crate::stats::{median, min_max};
 
 use super::analysis::{Baselines, BufferPoolRow, BufferPoolSummary, IO_WAIT_CLASS, S4Table, ms};
-use super::baseline::{median, min_max};
 use super::{BufferPoolReport, Dataset, Distribution, LARGER_FACTOR};
 
 /// Prints the notes and tables, and the JSON document in `--json` mode.
@@ -29,11 +29,7 @@ pub fn print(report: &BufferPoolReport, output: &Output) -> Result<()> {
         config.seconds_per_cell,
         config.write_pct,
         config.data_dir,
-        if config.data_dir_kept {
-            " (kept)"
-        } else {
-            " (removed)"
-        }
+        data_dir_fate(config.data_dir_kept)
     ));
     output.note(&format!("- {}", config.loaded));
     output.note(&format!(
@@ -75,12 +71,12 @@ pub fn print(report: &BufferPoolReport, output: &Output) -> Result<()> {
         output.note(&note);
     }
     output.table(&summary_table(&report.summary));
-    output.json(&BenchDocument {
-        bench: "bufferpool",
+    output.json(&BenchDocument::new(
+        "bufferpool",
         config,
-        rows: &report.rows,
-        summary: &report.summary,
-    })
+        &report.rows,
+        &report.summary,
+    ))
 }
 
 fn rows_table(rows: &[BufferPoolRow]) -> Table {

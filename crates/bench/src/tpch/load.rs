@@ -7,12 +7,15 @@
 //! builds the trees. A completed load writes a marker file naming its scale factor, so
 //! a bench given `--data-dir` reuses the data on its next run.
 
+use std::path::PathBuf;
 use std::sync::mpsc::sync_channel;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use tarn_catalog::{IndexDef, Storage, TableDef};
+use tarn_common::FileId;
 use tarn_row::Value;
 
+use crate::report::{Output, format_count};
 use crate::tpch::{self, TpchTable};
 use crate::{BenchError, Result};
 
@@ -51,6 +54,92 @@ pub struct TableLoad {
 pub fn loaded_scale_factor(storage: &Storage) -> Option<f64> {
     let text = std::fs::read_to_string(storage.datadir().path().join(MARKER_FILE)).ok()?;
     text.trim().parse().ok()
+}
+
+/// The seconds between a bench's progress lines about one table being loaded.
+const PROGRESS_EVERY: Duration = Duration::from_secs(5);
+
+/// What [`ensure_loaded`] found or did.
+#[derive(Clone, Debug)]
+pub struct LoadNote {
+    /// One line saying which happened, for the bench's notes and JSON `config`.
+    pub text: String,
+    /// The load, when this call ran one; `None` when an earlier load was reused.
+    pub report: Option<LoadReport>,
+}
+
+impl LoadNote {
+    /// The rows this call's load wrote to `table`; `None` when it reused a load.
+    pub fn rows_loaded(&self, table: &str) -> Option<u64> {
+        let report = self.report.as_ref()?;
+        report
+            .tables
+            .iter()
+            .find(|t| t.table == table)
+            .map(|t| t.rows)
+    }
+}
+
+/// The threads a load uses unless told otherwise: one per core, at least 2 (one
+/// generating, one loading).
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .max(2)
+}
+
+/// Makes sure `storage`'s data directory holds a complete TPC-H load at
+/// `scale_factor`: an earlier one is reused, else TPC-H is loaded (replacing whatever
+/// load is there) with [`default_threads`], with progress lines. Says which happened.
+pub fn ensure_loaded(storage: &Storage, scale_factor: f64, output: &Output) -> Result<LoadNote> {
+    let dir = storage.datadir().path().display();
+    let reusable = loaded_scale_factor(storage)
+        .is_some_and(|loaded| (loaded - scale_factor).abs() < 1e-9)
+        && tpch::tables()
+            .iter()
+            .all(|table| storage.table(DATABASE, table.name).is_ok());
+    if reusable {
+        output.progress(&format!(
+            "reusing the TPC-H SF {scale_factor} load in '{dir}'"
+        ));
+        return Ok(LoadNote {
+            text: format!("reused the TPC-H SF {scale_factor} load in '{dir}'"),
+            report: None,
+        });
+    }
+    let threads = default_threads();
+    output.progress(&format!(
+        "loading TPC-H SF {scale_factor} into '{dir}' with {threads} threads ..."
+    ));
+    let mut last = Instant::now();
+    let mut current = String::new();
+    let report = load(storage, scale_factor, threads, |table, done, expected| {
+        if table != current || last.elapsed() >= PROGRESS_EVERY {
+            output.progress(&format!(
+                "  {table}: {} of ~{} rows",
+                format_count(Some(done as f64)),
+                format_count(Some(expected as f64))
+            ));
+            current = table.to_string();
+            last = Instant::now();
+        }
+    })?;
+    Ok(LoadNote {
+        text: format!(
+            "loaded TPC-H SF {scale_factor} in this run: {} rows in {:.1} s ({} rows/s)",
+            format_count(Some(report.rows as f64)),
+            report.seconds,
+            format_count(Some(report.rows_per_sec))
+        ),
+        report: Some(report),
+    })
+}
+
+/// The data file of the tree `file_id` in `storage`'s data directory, and its size.
+pub fn tree_file(storage: &Storage, file_id: FileId) -> Result<(PathBuf, u64)> {
+    let path = storage.datadir().file_path(file_id);
+    let bytes = crate::workdir::file_bytes(&path)?;
+    Ok((path, bytes))
 }
 
 /// Loads every TPC-H table at `scale_factor`, replacing a previous load. `progress`
