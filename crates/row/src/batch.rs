@@ -16,7 +16,7 @@
 use tarn_common::{Error, Result};
 
 use crate::datetime::{Date, DateTime};
-use crate::decimal::Decimal;
+use crate::decimal::{DECIMAL64_PRECISION_MAX, Decimal};
 use crate::limits::{BATCH_COLUMN_BYTES_MAX, BATCH_ROWS_MAX};
 use crate::row::{
     OverflowStore, Physical, RowLayout, RowView, VarBytes, read_external, read_fixed,
@@ -44,12 +44,22 @@ pub enum ColumnVector {
         values: Vec<f64>,
         nulls: Vec<bool>,
     },
+    /// DECIMAL of more than 18 digits.
     Decimal {
         values: Vec<Decimal>,
         nulls: Vec<bool>,
     },
+    /// DECIMAL of at most 18 digits, as `i64` coefficients: the value is
+    /// `values[i] / 10^scale` (the fast path for the money columns of most schemas).
+    Decimal64 {
+        values: Vec<i64>,
+        scale: u8,
+        nulls: Vec<bool>,
+    },
+    /// DATE, as day numbers ([`Date::to_days`]): comparing and subtracting dates in
+    /// a vector needs no calendar arithmetic.
     Date {
-        values: Vec<Date>,
+        values: Vec<u32>,
         nulls: Vec<bool>,
     },
     /// DATETIME and TIMESTAMP.
@@ -85,6 +95,13 @@ impl ColumnVector {
                 values: Vec::with_capacity(capacity_rows),
                 nulls,
             },
+            Physical::Decimal { precision, scale } if precision <= DECIMAL64_PRECISION_MAX => {
+                ColumnVector::Decimal64 {
+                    values: Vec::with_capacity(capacity_rows),
+                    scale,
+                    nulls,
+                }
+            }
             Physical::Decimal { .. } => ColumnVector::Decimal {
                 values: Vec::with_capacity(capacity_rows),
                 nulls,
@@ -117,6 +134,7 @@ impl ColumnVector {
             | ColumnVector::Float { nulls, .. }
             | ColumnVector::Double { nulls, .. }
             | ColumnVector::Decimal { nulls, .. }
+            | ColumnVector::Decimal64 { nulls, .. }
             | ColumnVector::Date { nulls, .. }
             | ColumnVector::DateTime { nulls, .. }
             | ColumnVector::Bytes { nulls, .. } => nulls,
@@ -158,7 +176,13 @@ impl ColumnVector {
             ColumnVector::Float { values, .. } => Value::Float(values[row]),
             ColumnVector::Double { values, .. } => Value::Double(values[row]),
             ColumnVector::Decimal { values, .. } => Value::Decimal(values[row]),
-            ColumnVector::Date { values, .. } => Value::Date(values[row]),
+            ColumnVector::Decimal64 { values, scale, .. } => Value::Decimal(
+                Decimal::from_i128(i128::from(values[row]), *scale)
+                    .expect("an 18-digit coefficient with a valid scale"),
+            ),
+            ColumnVector::Date { values, .. } => {
+                Value::Date(Date::from_days(values[row]).expect("batches hold valid day numbers"))
+            }
             ColumnVector::DateTime { values, .. } => Value::DateTime(values[row]),
             ColumnVector::Bytes { .. } => {
                 Value::Bytes(self.bytes(row).unwrap_or_default().to_vec())
@@ -186,6 +210,10 @@ impl ColumnVector {
                 nulls.truncate(len);
             }
             ColumnVector::Decimal { values, nulls } => {
+                values.truncate(len);
+                nulls.truncate(len);
+            }
+            ColumnVector::Decimal64 { values, nulls, .. } => {
                 values.truncate(len);
                 nulls.truncate(len);
             }
@@ -217,6 +245,7 @@ impl ColumnVector {
             ColumnVector::Float { values, .. } => values.len(),
             ColumnVector::Double { values, .. } => values.len(),
             ColumnVector::Decimal { values, .. } => values.len(),
+            ColumnVector::Decimal64 { values, .. } => values.len(),
             ColumnVector::Date { values, .. } => values.len(),
             ColumnVector::DateTime { values, .. } => values.len(),
             ColumnVector::Bytes { data, offsets, .. } => {
@@ -411,6 +440,16 @@ fn push_column(
             values.push(if null { 0.0 } else { f64::from_le_bytes(word) });
             nulls.push(null);
         }
+        ColumnVector::Decimal64 { values, nulls, .. } => {
+            let value = match (null, physical) {
+                (false, Physical::Decimal { precision, scale }) => {
+                    Decimal::read_binary_i64(bytes, precision, scale)?
+                }
+                _ => 0,
+            };
+            values.push(value);
+            nulls.push(null);
+        }
         ColumnVector::Decimal { values, nulls } => {
             let value = match (null, physical) {
                 (false, Physical::Decimal { precision, scale }) => {
@@ -423,9 +462,9 @@ fn push_column(
         }
         ColumnVector::Date { values, nulls } => {
             let value = if null {
-                Date::MIN
+                0
             } else {
-                Date::from_days(u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]))?
+                Date::check_days(u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]))?
             };
             values.push(value);
             nulls.push(null);

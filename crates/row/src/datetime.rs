@@ -153,6 +153,14 @@ impl Date {
         days as u32
     }
 
+    /// `days` if it is a day number [`Date::from_days`] accepts.
+    pub fn check_days(days: u32) -> Result<u32> {
+        if days > DAYS_MAX {
+            return Err(incorrect(format!("day number {days} is after 9999-12-31")));
+        }
+        Ok(days)
+    }
+
     /// The date `days` after 0000-01-01; `IncorrectValue` beyond 9999-12-31.
     pub fn from_days(days: u32) -> Result<Date> {
         if days > DAYS_MAX {
