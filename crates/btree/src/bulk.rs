@@ -57,6 +57,53 @@ impl Tree {
         let mtr = Mtr::new(&*self.redo);
         let target = usable_bytes(self.page_size_bytes) * fill_factor_pct as usize / 100;
         let mut leaves = LevelBuilder::new(0);
+        let loaded = self.fill_leaves(&mtr, target, entries, &mut leaves);
+        let count = match loaded {
+            Ok(count) => count,
+            Err(error) => {
+                // Give the leaves filled so far back: the tree stays empty, nothing leaks.
+                leaves.current = None;
+                for (_, page_no) in leaves.nodes.drain(..) {
+                    let guard = self.write_node(page_no)?;
+                    self.free_page(&mtr, guard)?;
+                }
+                return Err(error);
+            }
+        };
+        let mut level = leaves;
+        loop {
+            level.finish(self, &mtr)?;
+            if level.nodes.len() <= 1 {
+                break;
+            }
+            let mut above = LevelBuilder::new(level.level + 1);
+            for (key, page_no) in &level.nodes {
+                above.push(self, &mtr, target, key, &child_payload(*page_no))?;
+            }
+            level = above;
+        }
+        // Move the single top node into the root page.
+        if let Some((_, top_no)) = level.nodes.first() {
+            let top = self.write_node(*top_no)?;
+            let view = Node::new(&top);
+            let (lvl, leftmost) = (view.level(), view.leftmost());
+            let entries = entries_of(view);
+            let mut root = self.write_node(crate::ROOT_PAGE_NO)?;
+            self.rebuild(&mtr, &mut root, lvl, 0, 0, leftmost, &entries);
+            drop(root);
+            self.free_page(&mtr, top)?;
+        }
+        Ok(count)
+    }
+
+    /// The leaf level of a bulk load: checks and appends every entry.
+    fn fill_leaves<'t>(
+        &'t self,
+        mtr: &Mtr<'_>,
+        target: usize,
+        entries: impl IntoIterator<Item = Result<(Vec<u8>, Vec<u8>)>>,
+        leaves: &mut LevelBuilder<'t>,
+    ) -> Result<u64> {
         let mut last: Option<Vec<u8>> = None;
         let mut count = 0u64;
         for entry in entries {
@@ -85,32 +132,9 @@ impl Tree {
                     ))
                 });
             }
-            leaves.push(self, &mtr, target, &key, &value)?;
+            leaves.push(self, mtr, target, &key, &value)?;
             last = Some(key);
             count += 1;
-        }
-        let mut level = leaves;
-        loop {
-            level.finish(self, &mtr)?;
-            if level.nodes.len() <= 1 {
-                break;
-            }
-            let mut above = LevelBuilder::new(level.level + 1);
-            for (key, page_no) in &level.nodes {
-                above.push(self, &mtr, target, key, &child_payload(*page_no))?;
-            }
-            level = above;
-        }
-        // Move the single top node into the root page.
-        if let Some((_, top_no)) = level.nodes.first() {
-            let top = self.write_node(*top_no)?;
-            let view = Node::new(&top);
-            let (lvl, leftmost) = (view.level(), view.leftmost());
-            let entries = entries_of(view);
-            let mut root = self.write_node(crate::ROOT_PAGE_NO)?;
-            self.rebuild(&mtr, &mut root, lvl, 0, 0, leftmost, &entries);
-            drop(root);
-            self.free_page(&mtr, top)?;
         }
         Ok(count)
     }

@@ -73,13 +73,8 @@ fn load(tree: &Tree, entries: &Entries, fill: u32) -> Result<u64> {
     tree.bulk_load(entries.iter().cloned().map(Ok), fill)
 }
 
-/// `leaked`: pages that failed loads allocated before the input failed (they are not
-/// returned to the free list; see the report of `bulk_load_rejects_bad_input…`).
+/// Checks a fresh tree after a bulk load of `entries`: contents, shape, and pages.
 fn check_loaded(tree: &Tree, entries: &Entries, fill: u32, context: &str) {
-    check_loaded_after(tree, entries, fill, context, 0)
-}
-
-fn check_loaded_after(tree: &Tree, entries: &Entries, fill: u32, context: &str, leaked: u64) {
     let stats = tree
         .check_invariants()
         .unwrap_or_else(|e| panic!("{context}: {e}"));
@@ -96,7 +91,7 @@ fn check_loaded_after(tree: &Tree, entries: &Entries, fill: u32, context: &str, 
         let built: usize = levels.iter().sum();
         assert_eq!(
             stats.allocated_pages,
-            2 + built as u64 + leaked,
+            2 + built as u64,
             "{context}: {stats:?}"
         );
         assert_eq!(stats.free_pages, 1, "{context}: {stats:?}");
@@ -232,14 +227,31 @@ fn bulk_load_rejects_bad_input_and_non_empty_trees() {
     for fill in [0, 49, 101] {
         assert_eq!(load(&tree, &good, fill).unwrap_err().mysql_code(), 1231);
     }
-    // A failed load leaves the tree empty and usable: a good load still works. The
-    // pages the failed loads filled are not reused (nor reachable): they leak.
+    // A failed load leaves the tree empty and usable, and gives back every page it
+    // filled: all pages but the meta page and the root are free.
     let stats = tree.check_invariants().unwrap();
     assert_eq!((stats.entries, stats.height), (0, 1));
-    let leaked = stats.allocated_pages - 2;
+    assert!(stats.allocated_pages > 2, "{stats:?}");
+    assert_eq!(stats.free_pages, stats.allocated_pages - 2, "{stats:?}");
     assert!(common::all_entries(&tree).is_empty());
+    // A good load then reuses them before growing the file.
+    let allocated = stats.allocated_pages;
     assert_eq!(load(&tree, &good, 90).unwrap(), 2000);
-    check_loaded_after(&tree, &good, 90, "after failed loads", leaked);
+    let after = tree.check_invariants().unwrap();
+    assert_eq!(after.entries, 2000);
+    let levels: usize = expected_levels(&good, 90).iter().sum();
+    assert_eq!(
+        after.allocated_pages,
+        allocated.max(2 + levels as u64),
+        "{after:?}"
+    );
+    // Every page is the meta page, a node, or free: nothing leaked.
+    assert_eq!(
+        after.allocated_pages,
+        1 + after.leaves + after.inner_nodes + after.free_pages,
+        "{after:?}"
+    );
+
     // A non-empty tree is refused and left as it was.
     assert!(load(&tree, &good, 90).is_err());
     let small_tree = Tree::create(
@@ -255,7 +267,11 @@ fn bulk_load_rejects_bad_input_and_non_empty_trees() {
         common::all_entries(&small_tree),
         vec![(b"k".to_vec(), b"v".to_vec())]
     );
-    check_loaded_after(&tree, &good, 90, "after a refused load", leaked);
+    let refused = tree.check_invariants().unwrap();
+    assert_eq!(
+        (refused.entries, refused.allocated_pages),
+        (2000, after.allocated_pages)
+    );
 }
 
 #[test]

@@ -284,6 +284,9 @@ impl Storage {
             Ok(new) => Arc::new(new),
             Err(error) => {
                 self.remove_file(index.file_id)?;
+                // File ids are never reused, even that of a failed build.
+                state.catalog.next_file_id = catalog.next_file_id;
+                state.catalog.store(self.datadir.path())?;
                 return Err(error);
             }
         };

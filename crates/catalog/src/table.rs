@@ -53,6 +53,31 @@ impl OverflowStore for TreeOverflow<'_> {
     }
 }
 
+/// An overflow store that remembers what it wrote (bulk loads free it on failure).
+struct RecordingOverflow<'t> {
+    store: TreeOverflow<'t>,
+    written: parking_lot::Mutex<Vec<OverflowRef>>,
+}
+
+impl OverflowStore for RecordingOverflow<'_> {
+    fn write(&self, bytes: &[u8]) -> Result<OverflowRef> {
+        let r = self.store.write(bytes)?;
+        self.written.lock().push(r);
+        Ok(r)
+    }
+
+    fn read(&self, r: &OverflowRef, out: &mut Vec<u8>) -> Result<()> {
+        self.store.read(r, out)
+    }
+
+    fn free(&self, r: &OverflowRef) -> Result<()> {
+        self.written
+            .lock()
+            .retain(|w| w.first_page_no != r.first_page_no);
+        self.store.free(r)
+    }
+}
+
 /// A secondary index of an open table.
 pub struct SecondaryIndex {
     pub def: IndexDef,
@@ -504,7 +529,12 @@ impl Table {
     /// Loads rows given in primary-key order into this empty table, building every
     /// tree bottom up. Returns the number of rows.
     pub fn bulk_load(&self, rows: impl IntoIterator<Item = Result<Vec<Value>>>) -> Result<u64> {
-        let overflow = self.overflow();
+        // Overflow values written for rows the clustered load then rejects would be
+        // reachable from nowhere: remember them to free them on failure.
+        let overflow = RecordingOverflow {
+            store: self.overflow(),
+            written: parking_lot::Mutex::new(Vec::new()),
+        };
         let mut secondaries: Vec<crate::sort::KeyArena> =
             self.indexes.iter().map(|_| Default::default()).collect();
         let mut failure: Option<Error> = None;
@@ -542,9 +572,18 @@ impl Table {
                 }
             }
         });
-        let count = self
+        let count = match self
             .clustered
-            .bulk_load(entries, self.scan_config.fill_factor_pct)?;
+            .bulk_load(entries, self.scan_config.fill_factor_pct)
+        {
+            Ok(count) => count,
+            Err(error) => {
+                for r in overflow.written.lock().drain(..) {
+                    overflow.store.free(&r)?;
+                }
+                return Err(error);
+            }
+        };
         // From here on the clustered index holds rows: a failure must empty the table
         // again, or its rows would have no secondary entries (invariant 1).
         let secondary = || -> Result<u64> {
