@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use tarn_common::latch::{CountedMutex, LatchRegistry, LatchStats};
-use tarn_common::limits::LRU_SCAN_DEPTH_MAX;
+use tarn_common::limits::{DISCARD_WAIT_ATTEMPTS_MAX, DISCARD_WAIT_STEP_US, LRU_SCAN_DEPTH_MAX};
 use tarn_common::{Lsn, PageId};
 use tarn_io::PageArena;
 
@@ -190,10 +190,10 @@ impl Instance {
                     }
                 }
                 attempt += 1;
-                if attempt > 100_000 {
+                if attempt > DISCARD_WAIT_ATTEMPTS_MAX {
                     return None;
                 }
-                std::thread::sleep(std::time::Duration::from_micros(50));
+                std::thread::sleep(std::time::Duration::from_micros(DISCARD_WAIT_STEP_US));
             }
         }
         Some(dropped)

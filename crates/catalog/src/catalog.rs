@@ -217,7 +217,40 @@ impl CatalogData {
                 ),
             });
         }
+        data.check().map_err(|reason| Error::DataDir {
+            path: dir.to_path_buf(),
+            reason: format!("{CATALOG_FILE_NAME} is inconsistent: {reason}"),
+        })?;
         Ok(data)
+    }
+
+    /// Checks what a damaged or hand-edited catalog could get wrong: every definition
+    /// valid, every file id used once and below the next one to hand out.
+    fn check(&self) -> std::result::Result<(), String> {
+        let mut seen = std::collections::HashSet::new();
+        for (db, tables) in &self.databases {
+            for (name, def) in tables {
+                if name != &def.name {
+                    return Err(format!("table '{db}.{name}' is stored as '{}'", def.name));
+                }
+                def.validate()
+                    .map_err(|e| format!("table '{db}.{name}': {e}"))?;
+                let files =
+                    std::iter::once(def.file_id).chain(def.indexes.iter().map(|i| i.file_id));
+                for file_id in files {
+                    if file_id < FIRST_INDEX_FILE_ID
+                        || file_id >= self.next_file_id
+                        || !seen.insert(file_id)
+                    {
+                        return Err(format!(
+                            "table '{db}.{name}' names data file {file_id}, which is out of \
+                             range or used twice"
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Replaces the catalog file atomically.

@@ -107,7 +107,8 @@ impl Table {
             .clamp(1, tarn_row::limits::BATCH_ROWS_MAX);
         let readahead = options
             .readahead_pages
-            .unwrap_or(self.scan_config.readahead_pages);
+            .unwrap_or(self.scan_config.readahead_pages)
+            .min(tarn_common::limits::SCAN_READAHEAD_PAGES_MAX as usize);
         let ranges = self.clustered.partition(threads * SCAN_RANGES_PER_THREAD)?;
         let totals = Arc::new(Mutex::new(ParallelScanStats {
             threads,

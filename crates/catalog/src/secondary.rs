@@ -44,6 +44,8 @@ const WAITED_NS: u64 = 20_000;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct IndexScanStats {
     pub rows: u64,
+    /// Entries whose row was deleted while the scan ran.
+    pub rows_missing: u64,
     /// Row fetches that waited for a read.
     pub waits: u64,
     /// Leaf pages submitted for prefetch (after de-duplication).
@@ -118,26 +120,31 @@ impl Table {
 }
 
 impl IndexScan<'_> {
-    /// The next row, or `None` at the end of the range.
+    /// The next row, or `None` at the end of the range. An entry whose row is gone
+    /// was deleted while the scan ran (a delete removes the row before its secondary
+    /// entries): it is skipped and counted in `rows_missing`.
     pub fn next_row(&mut self) -> Result<Option<Vec<Value>>> {
-        if self.window.len() <= (self.unit / 2) as usize && !self.cursor_done {
-            self.refill()?;
+        loop {
+            if self.window.len() <= (self.unit / 2) as usize && !self.cursor_done {
+                self.refill()?;
+            }
+            let Some(key) = self.window.pop_front() else {
+                return Ok(None);
+            };
+            let started = Instant::now();
+            let row = self.table.get_by_key(&key)?;
+            if started.elapsed().as_nanos() as u64 > WAITED_NS {
+                self.stats.waits += 1;
+                self.waits_in_window += 1;
+            }
+            match row {
+                Some(row) => {
+                    self.stats.rows += 1;
+                    return Ok(Some(row));
+                }
+                None => self.stats.rows_missing += 1,
+            }
         }
-        let Some(key) = self.window.pop_front() else {
-            return Ok(None);
-        };
-        let started = Instant::now();
-        let row = self.table.get_by_key(&key)?;
-        if started.elapsed().as_nanos() as u64 > WAITED_NS {
-            self.stats.waits += 1;
-            self.waits_in_window += 1;
-        }
-        let row = row.ok_or_else(|| tarn_common::Error::IncorrectValue {
-            column: self.index.def.name.clone(),
-            reason: "a secondary entry points to no row".into(),
-        })?;
-        self.stats.rows += 1;
-        Ok(Some(row))
     }
 
     pub fn collect_rows(mut self) -> Result<Vec<Vec<Value>>> {

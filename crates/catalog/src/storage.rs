@@ -187,7 +187,10 @@ impl Storage {
 
     /// The open table `db.name`.
     pub fn table(&self, db: &str, name: &str) -> Result<Arc<Table>> {
-        let state = self.state.lock();
+        Self::table_in(&self.state.lock(), db, name)
+    }
+
+    fn table_in(state: &State, db: &str, name: &str) -> Result<Arc<Table>> {
         if !state.catalog.databases.contains_key(db) {
             return Err(Error::UnknownDatabase(db.to_string()));
         }
@@ -215,22 +218,37 @@ impl Storage {
         }
         let mut catalog = state.catalog.clone();
         def.file_id = catalog.allocate_file_id()?;
-        self.create_tree(def.file_id, &Self::tree_name(db, &def.name, "PRIMARY"))?;
         for index in &mut def.indexes {
             index.file_id = catalog.allocate_file_id()?;
-            self.create_tree(index.file_id, &Self::tree_name(db, &def.name, &index.name))?;
         }
-        let table = Arc::new(self.open_table(db, def.clone(), None)?);
+        let files: Vec<(u32, String)> = std::iter::once((def.file_id, "PRIMARY".to_string()))
+            .chain(def.indexes.iter().map(|i| (i.file_id, i.name.clone())))
+            .collect();
+        let created = files
+            .iter()
+            .try_for_each(|(file_id, index)| {
+                self.create_tree(*file_id, &Self::tree_name(db, &def.name, index))
+                    .map(drop)
+            })
+            .and_then(|()| self.open_table(db, def.clone(), None));
+        let table = match created {
+            Ok(table) => Arc::new(table),
+            Err(error) => {
+                for (file_id, _) in &files {
+                    self.remove_file(*file_id)?;
+                }
+                // File ids are never reused, even those of a failed create.
+                state.catalog.next_file_id = catalog.next_file_id;
+                state.catalog.store(self.datadir.path())?;
+                return Err(error);
+            }
+        };
         catalog
             .databases
             .get_mut(db)
             .expect("checked above")
             .insert(def.name.clone(), def.clone());
-        let next = State {
-            catalog,
-            tables: std::mem::take(&mut state.tables),
-        };
-        *state = next;
+        state.catalog = catalog;
         self.persist(&state)?;
         state
             .tables
@@ -265,9 +283,11 @@ impl Storage {
     /// Adds a secondary index to a table and builds it from the table's rows (a sorted
     /// scan and a bottom-up build). Returns the new table handle.
     pub fn create_index(&self, db: &str, table: &str, mut index: IndexDef) -> Result<Arc<Table>> {
-        let old = self.table(db, table)?;
-        let mut def = old.def().clone();
+        // The whole change runs under the state latch, so two DDL statements on one
+        // table cannot both start from the same definition.
         let mut state = self.state.lock();
+        let old = Self::table_in(&state, db, table)?;
+        let mut def = old.def().clone();
         let mut catalog = state.catalog.clone();
         index.file_id = catalog.allocate_file_id()?;
         def.indexes.push(index.clone());
@@ -305,7 +325,8 @@ impl Storage {
 
     /// Drops a secondary index. Returns the new table handle.
     pub fn drop_index(&self, db: &str, table: &str, name: &str) -> Result<Arc<Table>> {
-        let old = self.table(db, table)?;
+        let mut state = self.state.lock();
+        let old = Self::table_in(&state, db, table)?;
         let mut def = old.def().clone();
         let position = def
             .indexes
@@ -314,7 +335,6 @@ impl Storage {
             .ok_or_else(|| Error::UnknownIndex(name.to_string()))?;
         let removed = def.indexes.remove(position);
         let new = Arc::new(self.open_table(db, def.clone(), Some(&old))?);
-        let mut state = self.state.lock();
         state
             .catalog
             .databases

@@ -29,6 +29,9 @@ use tarn_row::{Collation, ColumnType, RowLayout, Value, check_value, encode_key}
 
 use crate::catalog::{IndexDef, TableDef};
 
+/// Decoding rows without external values needs no overflow store.
+const NO_OVERFLOW: tarn_row::row::NoOverflow = tarn_row::row::NoOverflow;
+
 /// Key column types of the hidden row id.
 const ROW_ID_KEY: [(ColumnType, Collation); 1] =
     [(ColumnType::BigInt { unsigned: true }, Collation::Binary)];
@@ -170,12 +173,18 @@ impl Table {
                     .clustered
                     .range(Bound::Unbounded, Bound::Unbounded, Direction::Backward);
             if let Some((key, _)) = cursor.next_entry()? {
-                let id = u64::from_be_bytes(key[1..9].try_into().map_err(|_| {
-                    Error::IncorrectValue {
-                        column: "row id".into(),
-                        reason: "a hidden row id key is not 9 bytes".into(),
-                    }
-                })?);
+                let id = key
+                    .get(1..9)
+                    .filter(|_| key.len() == 9)
+                    .and_then(|b| b.try_into().ok())
+                    .map(u64::from_be_bytes)
+                    .ok_or_else(|| {
+                        Error::CorruptData(format!(
+                            "table '{}': a hidden row id key of {} bytes (expected 9)",
+                            table.def.name,
+                            key.len()
+                        ))
+                    })?;
                 table.next_row_id.store(id + 1, Ordering::Relaxed);
             }
         }
@@ -650,10 +659,7 @@ impl Table {
 
 impl SecondaryIndex {
     fn tree_corrupt(&self, reason: &str) -> Error {
-        Error::IncorrectValue {
-            column: self.def.name.clone(),
-            reason: reason.to_string(),
-        }
+        Error::CorruptData(format!("index '{}': {reason}", self.def.name))
     }
 
     /// Encoded bounds for values of a prefix of this index's columns.
@@ -704,16 +710,22 @@ pub struct RowCursor<'t> {
 }
 
 impl RowCursor<'_> {
+    /// The next row. A row with values on overflow pages is read again by its key
+    /// under the leaf latch (the cursor's copy was made under a latch since released,
+    /// and a concurrent delete may have freed the chain); if it is gone by then, the
+    /// cursor moves on as if it had been deleted before the scan reached it.
     pub fn next_row(&mut self) -> Result<Option<Vec<Value>>> {
-        match self.cursor.next_entry()? {
-            Some((_, bytes)) => {
-                let bytes = bytes.to_vec();
-                Ok(Some(
-                    self.table.layout.decode(&bytes, &self.table.overflow())?,
-                ))
+        let table = self.table;
+        while let Some((key, bytes)) = self.cursor.next_entry()? {
+            if !table.layout.view(bytes)?.has_external() {
+                return table.layout.decode(bytes, &NO_OVERFLOW).map(Some);
             }
-            None => Ok(None),
+            let key = key.to_vec();
+            if let Some(row) = table.get_by_key(&key)? {
+                return Ok(Some(row));
+            }
         }
+        Ok(None)
     }
 
     pub fn collect_rows(mut self) -> Result<Vec<Vec<Value>>> {

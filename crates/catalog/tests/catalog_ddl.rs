@@ -258,3 +258,59 @@ fn ddl_survives_a_reopen_and_drops_remove_files() {
     assert_eq!(storage.tables("other").unwrap(), ["gone"]);
     let _: &Storage = &storage;
 }
+
+/// A damaged or hand-edited catalog file is refused at start-up with an error naming
+/// the problem, never a panic: bad JSON, a column position out of range, a data file
+/// used twice.
+#[test]
+fn a_damaged_catalog_is_an_error_at_startup() {
+    let dir = test_dir();
+    {
+        let storage = open(dir.path(), 64);
+        storage.create_database("db").unwrap();
+        storage.create_table("db", def("t")).unwrap();
+        storage.create_table("db", def("u")).unwrap();
+    }
+    let path = dir.path().join("catalog.json");
+    let good = std::fs::read_to_string(&path).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&good).unwrap();
+    let damaged = |edit: &dyn Fn(&mut serde_json::Value)| {
+        let mut copy = json.clone();
+        edit(&mut copy);
+        serde_json::to_string(&copy).unwrap()
+    };
+    let cases = [
+        ("not JSON", "{ this is not json".to_string()),
+        (
+            "a key column out of range",
+            damaged(&|c| c["databases"]["db"]["t"]["primary_key"] = serde_json::json!([99])),
+        ),
+        (
+            "a data file used twice",
+            damaged(&|c| {
+                let file = c["databases"]["db"]["t"]["file_id"].clone();
+                c["databases"]["db"]["u"]["file_id"] = file;
+            }),
+        ),
+        (
+            "a data file past the next id",
+            damaged(&|c| c["databases"]["db"]["t"]["file_id"] = serde_json::json!(100_000)),
+        ),
+    ];
+    for (what, text) in cases {
+        std::fs::write(&path, text).unwrap();
+        let error = match Storage::open(&settings(dir.path(), 64)) {
+            Ok(_) => panic!("{what}: the damaged catalog was accepted"),
+            Err(error) => error,
+        };
+        assert_eq!(error.mysql_code(), 1004, "{what}: {error}");
+        assert!(
+            error.to_string().contains("catalog.json"),
+            "{what}: {error}"
+        );
+    }
+    // The good catalog opens again.
+    std::fs::write(&path, &good).unwrap();
+    let storage = open(dir.path(), 64);
+    assert_eq!(storage.tables("db").unwrap(), vec!["t", "u"]);
+}

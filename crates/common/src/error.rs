@@ -97,6 +97,11 @@ pub enum Error {
         reason: String,
     },
 
+    /// Stored data that is not on one page, or whose page is intact, is inconsistent:
+    /// a row whose bytes do not decode, a secondary entry without its row.
+    #[error("corrupt data: {0}")]
+    CorruptData(String),
+
     /// An insert would give a unique index two entries with the same key.
     #[error("Duplicate entry '{key}' for key '{index}'")]
     DuplicateKey { index: String, key: String },
@@ -168,24 +173,24 @@ impl Error {
             | Error::PageMisplaced { .. }
             | Error::PageNeverWritten { .. }
             | Error::PageOutOfRange { .. } => 3000, // ER_FILE_CORRUPT
-            Error::DataDir { .. } => 1004,      // ER_CANT_CREATE_FILE
-            Error::OutOfResources(_) => 1041,   // ER_OUT_OF_RESOURCES
-            Error::ShutDown(_) => 1053,         // ER_SERVER_SHUTDOWN
-            Error::PageCorrupt { .. } => 3000,  // ER_FILE_CORRUPT
+            Error::DataDir { .. } => 1004,    // ER_CANT_CREATE_FILE
+            Error::OutOfResources(_) => 1041, // ER_OUT_OF_RESOURCES
+            Error::ShutDown(_) => 1053,       // ER_SERVER_SHUTDOWN
+            Error::PageCorrupt { .. } | Error::CorruptData(_) => 3000, // ER_FILE_CORRUPT
             Error::DuplicateKey { .. } => 1062, // ER_DUP_ENTRY
             Error::ValueOutOfRange { .. } => 1264, // ER_WARN_DATA_OUT_OF_RANGE
-            Error::DataTooLong { .. } => 1406,  // ER_DATA_TOO_LONG
+            Error::DataTooLong { .. } => 1406, // ER_DATA_TOO_LONG
             Error::IncorrectValue { .. } => 1366, // ER_TRUNCATED_WRONG_VALUE_FOR_FIELD
             Error::NullNotAllowed { .. } => 1048, // ER_BAD_NULL_ERROR
-            Error::RowTooLarge(_) => 1118,      // ER_TOO_BIG_ROWSIZE
-            Error::KeyTooLong { .. } => 1071,   // ER_TOO_LONG_KEY
-            Error::UnknownDatabase(_) => 1049,  // ER_BAD_DB_ERROR
-            Error::DatabaseExists(_) => 1007,   // ER_DB_CREATE_EXISTS
-            Error::UnknownTable(_) => 1146,     // ER_NO_SUCH_TABLE
-            Error::TableExists(_) => 1050,      // ER_TABLE_EXISTS_ERROR
-            Error::UnknownColumn(_) => 1054,    // ER_BAD_FIELD_ERROR
-            Error::UnknownIndex(_) => 1091,     // ER_CANT_DROP_FIELD_OR_KEY
-            Error::IndexExists(_) => 1061,      // ER_DUP_KEYNAME
+            Error::RowTooLarge(_) => 1118,    // ER_TOO_BIG_ROWSIZE
+            Error::KeyTooLong { .. } => 1071, // ER_TOO_LONG_KEY
+            Error::UnknownDatabase(_) => 1049, // ER_BAD_DB_ERROR
+            Error::DatabaseExists(_) => 1007, // ER_DB_CREATE_EXISTS
+            Error::UnknownTable(_) => 1146,   // ER_NO_SUCH_TABLE
+            Error::TableExists(_) => 1050,    // ER_TABLE_EXISTS_ERROR
+            Error::UnknownColumn(_) => 1054,  // ER_BAD_FIELD_ERROR
+            Error::UnknownIndex(_) => 1091,   // ER_CANT_DROP_FIELD_OR_KEY
+            Error::IndexExists(_) => 1061,    // ER_DUP_KEYNAME
             Error::InvalidDefinition(_) => 1064, // ER_PARSE_ERROR
         }
     }

@@ -73,6 +73,11 @@ pub const LRU_OLD_BLOCKS_TIME_MS_DEFAULT: u32 = 1000;
 /// Frames from the LRU tail that one eviction attempt inspects before giving up.
 pub const LRU_SCAN_DEPTH_MAX: usize = 1024;
 
+/// Dropping a file's pages from the pool waits for each page's pins and I/O to end,
+/// polling every `DISCARD_WAIT_STEP_US` up to this many times (5 s) before failing.
+pub const DISCARD_WAIT_ATTEMPTS_MAX: u32 = 100_000;
+pub const DISCARD_WAIT_STEP_US: u64 = 50;
+
 /// Pages one flusher round writes per instance (one batch of asynchronous writes).
 pub const FLUSH_BATCH_PAGES_MAX: usize = 64;
 

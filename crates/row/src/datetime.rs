@@ -156,7 +156,9 @@ impl Date {
     /// `days` if it is a day number [`Date::from_days`] accepts.
     pub fn check_days(days: u32) -> Result<u32> {
         if days > DAYS_MAX {
-            return Err(incorrect(format!("day number {days} is after 9999-12-31")));
+            return Err(Error::CorruptData(format!(
+                "stored day number {days} is after 9999-12-31"
+            )));
         }
         Ok(days)
     }

@@ -181,6 +181,11 @@ fn incorrect(reason: String) -> Error {
     }
 }
 
+/// Stored bytes that no value encodes: corruption (MySQL error 3000), not bad input.
+fn corrupt(reason: String) -> Error {
+    Error::CorruptData(reason)
+}
+
 fn out_of_range(reason: String) -> Error {
     Error::ValueOutOfRange {
         column: String::new(),
@@ -517,7 +522,7 @@ impl Decimal {
         if check_precision_scale(precision, scale).is_err()
             || bytes.len() != binary_len_bytes(precision, scale)
         {
-            return Err(incorrect(format!(
+            return Err(corrupt(format!(
                 "{} bytes are not a DECIMAL({precision},{scale})",
                 bytes.len()
             )));
@@ -535,14 +540,14 @@ impl Decimal {
             }
             byte_pos += width;
             if u64::from(group) >= POW10_U64[group_digits] {
-                return Err(incorrect("corrupt DECIMAL digit group".into()));
+                return Err(corrupt("corrupt DECIMAL digit group".into()));
             }
             coefficient = coefficient
                 .checked_mul_add(POW10_U64[group_digits], u64::from(group))
-                .ok_or_else(|| incorrect("corrupt DECIMAL".into()))?;
+                .ok_or_else(|| corrupt("corrupt DECIMAL".into()))?;
         }
         if negative && coefficient.is_zero() {
-            return Err(incorrect("corrupt DECIMAL: negative zero".into()));
+            return Err(corrupt("corrupt DECIMAL: negative zero".into()));
         }
         Ok(Decimal::from_raw(coefficient, scale, negative))
     }
@@ -552,7 +557,7 @@ impl Decimal {
     /// path columnar batches use, with the same checks.
     pub fn read_binary_i64(bytes: &[u8], precision: u8, scale: u8) -> Result<i64> {
         let bad = || {
-            incorrect(format!(
+            corrupt(format!(
                 "{} bytes are not a DECIMAL({precision},{scale}) of at most \
                  {DECIMAL64_PRECISION_MAX} digits",
                 bytes.len()
@@ -592,13 +597,13 @@ impl Decimal {
             }
             byte_pos += width;
             if u64::from(group) >= POW10_U64[group_digits] {
-                return Err(incorrect("corrupt DECIMAL digit group".into()));
+                return Err(corrupt("corrupt DECIMAL digit group".into()));
             }
             // At most 18 digits in all: no overflow.
             coefficient = coefficient * POW10_U64[group_digits] + u64::from(group);
         }
         if negative && coefficient == 0 {
-            return Err(incorrect("corrupt DECIMAL: negative zero".into()));
+            return Err(corrupt("corrupt DECIMAL: negative zero".into()));
         }
         let coefficient = coefficient as i64;
         Ok(if negative { -coefficient } else { coefficient })

@@ -56,7 +56,7 @@ fn incorrect(reason: String) -> Error {
 }
 
 fn corrupt(reason: &str) -> Error {
-    incorrect(format!("corrupt key: {reason}"))
+    Error::CorruptData(format!("key: {reason}"))
 }
 
 /// Appends the encoding of `values` (a prefix of `columns`: fewer values than columns

@@ -271,10 +271,7 @@ pub struct RowView<'a> {
 }
 
 pub(crate) fn corrupt(reason: String) -> Error {
-    Error::IncorrectValue {
-        column: String::new(),
-        reason: format!("corrupt row: {reason}"),
-    }
+    Error::CorruptData(format!("row: {reason}"))
 }
 
 fn mismatch(column: &Column, value: &Value) -> Error {
@@ -664,8 +661,8 @@ fn write_external(
             Ok(reference) => refs[ordinal] = Some(reference),
             Err(error) => {
                 for reference in refs.iter().flatten() {
-                    // The first error is the one to report; a failed free leaks pages
-                    // that a later consistency check reclaims.
+                    // The first error is the one to report; a failed free leaks the
+                    // chain's pages (they stay allocated, reachable from nowhere).
                     let _ = overflow.free(reference);
                 }
                 return Err(error);
@@ -718,6 +715,15 @@ pub(crate) fn read_external(
 }
 
 impl<'a> RowView<'a> {
+    /// True if some column's value lives on overflow pages.
+    pub fn has_external(&self) -> bool {
+        let layout = self.layout;
+        self.bytes[layout.external_bitmap_offset
+            ..layout.external_bitmap_offset + layout.external_bitmap_bytes]
+            .iter()
+            .any(|&b| b != 0)
+    }
+
     pub fn header(&self) -> RowHeader {
         RowHeader::read(self.bytes).expect("a validated row has a header")
     }

@@ -485,7 +485,9 @@ fn malformed_rows_are_errors_never_panics() {
                 assert!(
                     matches!(
                         error,
-                        Error::IncorrectValue { .. } | Error::OutOfResources(_)
+                        Error::CorruptData(_)
+                            | Error::IncorrectValue { .. }
+                            | Error::OutOfResources(_)
                     ),
                     "{error}"
                 );
