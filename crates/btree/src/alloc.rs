@@ -17,7 +17,11 @@
 //!
 //! # Invariants
 //! 1. The meta page's latch is always the last one taken: a thread holding it waits
-//!    for no other latch except a free page's, which nobody else holds.
+//!    for no other latch except the shared latch on the free-list head it allocates.
+//!    Writers never latch a free page (no path leads to one), but a reader may briefly
+//!    share-latch a page that was freed after it read the link to it (`leaf_after`, a
+//!    backward cursor); such a reader sees a page that is no node, releases it and
+//!    waits for nothing while holding it, so the wait is short and cannot be a cycle.
 //! 2. Every page number below `next` is exactly one of: the meta page, a page
 //!    reachable from the root, a page of a live overflow chain, or a free page.
 
@@ -109,8 +113,38 @@ impl Tree {
             if tarn_io::page::page_type(&free) != FREE {
                 return Err(self.corrupt(head, "the free list links to a page in use".into()));
             }
-            meta.free_head = rd32(&free, FREE_NEXT);
-            meta.free_count = meta.free_count.saturating_sub(1);
+            // The list is checked before the meta page changes: a corrupt link must
+            // not hand out a page in use, one past the file, or the head again.
+            let next = rd32(&free, FREE_NEXT);
+            if next >= meta.next || next == head {
+                return Err(self.corrupt(
+                    head,
+                    format!(
+                        "free page {head} links to page {next} (the file has {} pages)",
+                        meta.next
+                    ),
+                ));
+            }
+            let count = match meta.free_count.checked_sub(1) {
+                Some(count) if (count == 0) == (next == 0) => count,
+                _ => {
+                    return Err(self.corrupt(
+                        META_PAGE_NO,
+                        format!(
+                            "the meta page counts {} free pages, which does not match the \
+                             free list: page {head} {}",
+                            meta.free_count,
+                            if next == 0 {
+                                "is its last"
+                            } else {
+                                "is not its last"
+                            }
+                        ),
+                    ));
+                }
+            };
+            meta.free_head = next;
+            meta.free_count = count;
             head
         } else {
             if u64::from(meta.next) >= tarn_common::limits::FILE_PAGES_MAX {

@@ -7,6 +7,7 @@
 //! it writes each page once, where inserting one by one would split every page.
 
 use tarn_buffer::PageWriteGuard;
+use tarn_common::limits::{BULK_FILL_FACTOR_PCT_MAX, BULK_FILL_FACTOR_PCT_MIN};
 use tarn_common::{Error, Result};
 
 use crate::Tree;
@@ -27,21 +28,20 @@ struct LevelBuilder<'t> {
 impl Tree {
     /// Fills an empty tree from `entries`, which must be in strictly increasing key
     /// order. `fill_factor_pct` (50..=100) is how full each node is packed. Returns
-    /// the number of entries loaded.
+    /// the number of entries loaded. Entries are checked as [`Tree::insert`] checks
+    /// them (`KeyTooLong`, `RowTooLarge`). On any error the tree is left empty and
+    /// every page the build took is freed again.
     pub fn bulk_load(
         &self,
         entries: impl IntoIterator<Item = Result<(Vec<u8>, Vec<u8>)>>,
         fill_factor_pct: u32,
     ) -> Result<u64> {
-        if !(crate::FILL_FACTOR_PCT_MIN..=crate::FILL_FACTOR_PCT_MAX).contains(&fill_factor_pct) {
+        let (min, max) = (BULK_FILL_FACTOR_PCT_MIN, BULK_FILL_FACTOR_PCT_MAX);
+        if !(min..=max).contains(&fill_factor_pct) {
             return Err(Error::InvalidSetting {
-                name: "fill_factor".into(),
+                name: "bulk_fill_factor".into(),
                 value: fill_factor_pct.to_string(),
-                reason: format!(
-                    "must be between {} and {}",
-                    crate::FILL_FACTOR_PCT_MIN,
-                    crate::FILL_FACTOR_PCT_MAX
-                ),
+                reason: format!("must be between {min} and {max}"),
             });
         }
         {
@@ -56,44 +56,83 @@ impl Tree {
         }
         let mtr = Mtr::new(&*self.redo);
         let target = usable_bytes(self.page_size_bytes) * fill_factor_pct as usize / 100;
-        let mut leaves = LevelBuilder::new(0);
-        let loaded = self.fill_leaves(&mtr, target, entries, &mut leaves);
-        let count = match loaded {
-            Ok(count) => count,
-            Err(error) => {
-                // Give the leaves filled so far back: the tree stays empty, nothing leaks.
-                leaves.current = None;
-                for (_, page_no) in leaves.nodes.drain(..) {
-                    let guard = self.write_node(page_no)?;
-                    self.free_page(&mtr, guard)?;
-                }
-                return Err(error);
-            }
-        };
-        let mut level = leaves;
+        // Every level built so far, leaves first. Until the root takes the top node's
+        // contents, no path leads to these pages: on any error they are all freed, so
+        // the tree stays empty and nothing leaks.
+        let mut levels = vec![LevelBuilder::new(0)];
+        let built = self
+            .fill_leaves(&mtr, target, entries, &mut levels[0])
+            .and_then(|count| {
+                self.build_upper_levels(&mtr, target, &mut levels)?;
+                self.install_top(&mtr, &levels)?;
+                Ok(count)
+            });
+        if built.is_err() {
+            self.free_levels(&mtr, levels);
+        }
+        built
+    }
+
+    /// Builds the levels above the leaves, each from the (first key, page) list of the
+    /// one below, until a level has a single node (or none: no entries).
+    fn build_upper_levels<'t>(
+        &'t self,
+        mtr: &Mtr<'_>,
+        target: usize,
+        levels: &mut Vec<LevelBuilder<'t>>,
+    ) -> Result<()> {
         loop {
-            level.finish(self, &mtr)?;
-            if level.nodes.len() <= 1 {
-                break;
+            let below = levels.last_mut().expect("the leaf level");
+            below.finish(self, mtr)?;
+            if below.nodes.len() <= 1 {
+                return Ok(());
             }
-            let mut above = LevelBuilder::new(level.level + 1);
-            for (key, page_no) in &level.nodes {
-                above.push(self, &mtr, target, key, &child_payload(*page_no))?;
+            let above = LevelBuilder::new(below.level + 1);
+            levels.push(above);
+            let [.., below, above] = levels.as_mut_slice() else {
+                unreachable!("two levels at least");
+            };
+            for (key, page_no) in &below.nodes {
+                above.push(self, mtr, target, key, &child_payload(*page_no))?;
             }
-            level = above;
         }
-        // Move the single top node into the root page.
-        if let Some((_, top_no)) = level.nodes.first() {
-            let top = self.write_node(*top_no)?;
-            let view = Node::new(&top);
-            let (lvl, leftmost) = (view.level(), view.leftmost());
-            let entries = entries_of(view);
-            let mut root = self.write_node(crate::ROOT_PAGE_NO)?;
-            self.rebuild(&mtr, &mut root, lvl, 0, 0, leftmost, &entries);
-            drop(root);
-            self.free_page(&mtr, top)?;
+    }
+
+    /// Moves the single top node's contents into the root page (page 1, which never
+    /// moves) and frees the top node. The top node is freed first, while the root is
+    /// still empty, so that an error leaves the tree empty; rewriting the root cannot
+    /// fail.
+    fn install_top(&self, mtr: &Mtr<'_>, levels: &[LevelBuilder<'_>]) -> Result<()> {
+        let top_level = levels.last().expect("the leaf level");
+        debug_assert!(top_level.current.is_none(), "the top level is finished");
+        let Some((_, top_no)) = top_level.nodes.first() else {
+            return Ok(()); // no entries: the root stays an empty leaf
+        };
+        let top = self.write_node(*top_no)?;
+        let view = Node::new(&top);
+        let (level, leftmost) = (view.level(), view.leftmost());
+        let entries = entries_of(view);
+        let mut root = self.write_node(crate::ROOT_PAGE_NO)?;
+        self.free_page(mtr, top)?;
+        self.rebuild(mtr, &mut root, level, 0, 0, leftmost, &entries);
+        Ok(())
+    }
+
+    /// Gives back every page of a failed bulk build. Best effort: a page that cannot be
+    /// latched or freed (the error that failed the build may affect these calls too)
+    /// stays allocated, and the rest are still freed.
+    fn free_levels(&self, mtr: &Mtr<'_>, mut levels: Vec<LevelBuilder<'_>>) {
+        // Release the nodes still being filled first: they are among the pages freed.
+        for level in &mut levels {
+            level.current = None;
         }
-        Ok(count)
+        for level in &levels {
+            for (_, page_no) in &level.nodes {
+                if let Ok(guard) = self.write_node(*page_no) {
+                    let _ = self.free_page(mtr, guard);
+                }
+            }
+        }
     }
 
     /// The leaf level of a bulk load: checks and appends every entry.
@@ -108,15 +147,7 @@ impl Tree {
         let mut count = 0u64;
         for entry in entries {
             let (key, value) = entry?;
-            if key.len() > self.max_key_bytes() || key.len() + value.len() > self.max_entry_bytes()
-            {
-                return Err(Error::RowTooLarge(format!(
-                    "an entry of {} bytes exceeds the {}-byte limit of index '{}'",
-                    key.len() + value.len(),
-                    self.max_entry_bytes(),
-                    self.name
-                )));
-            }
+            self.check_entry(&key, &value)?;
             if let Some(prev) = &last
                 && prev.as_slice() >= key.as_slice()
             {
@@ -173,10 +204,8 @@ impl<'t> LevelBuilder<'t> {
             let fresh_no = fresh.page_id().page_no.0;
             let left = match self.current.take() {
                 Some(mut previous) => {
-                    let view = Node::new(&previous);
-                    let (left, leftmost) = (view.left(), view.leftmost());
+                    let left = Node::new(&previous).left();
                     let previous_no = previous.page_id().page_no.0;
-                    let _ = leftmost;
                     mtr.apply(
                         &mut previous,
                         PageChange::SetLinks {

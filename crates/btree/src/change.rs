@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use tarn_buffer::PageWriteGuard;
 use tarn_common::Lsn;
-use tarn_io::{PageType, page};
+use tarn_io::page;
 
 use crate::node::{
     self, CHILD_BYTES, ENTRY_HEADER_BYTES, GARBAGE, HEAP_TOP, LEFT, LEFTMOST, LEVEL,
@@ -45,8 +45,6 @@ pub enum PageChange<'a> {
     Delete { slot: u16 },
     /// Replaces the payload of the entry at `slot`, keeping its key.
     SetPayload { slot: u16, payload: &'a [u8] },
-    /// Removes the entries at `from_slot` and above (the moved half of a split).
-    Truncate { from_slot: u16 },
     /// Sets a node's sibling links.
     SetLinks { left: u32, right: u32 },
     /// Sets an inner node's leftmost child.
@@ -135,12 +133,6 @@ pub fn apply(p: &mut [u8], page_id: tarn_common::PageId, change: &PageChange<'_>
                 insert(p, slot, &key, payload);
             }
         }
-        PageChange::Truncate { from_slot } => {
-            let n = Node::new(p).len();
-            for slot in (from_slot as usize..n).rev() {
-                delete(p, slot);
-            }
-        }
         PageChange::SetLinks { left, right } => {
             wr32(p, LEFT, left);
             wr32(p, RIGHT, right);
@@ -163,13 +155,8 @@ pub fn apply(p: &mut [u8], page_id: tarn_common::PageId, change: &PageChange<'_>
     }
 }
 
-fn page_type_is_node(p: &[u8]) -> bool {
-    let t: PageType = page::page_type(p);
-    t == node::LEAF || t == node::INNER
-}
-
 fn insert(p: &mut [u8], slot: usize, key: &[u8], payload: &[u8]) {
-    debug_assert!(page_type_is_node(p));
+    debug_assert!(Node::new(p).is_node());
     let entry_bytes = ENTRY_HEADER_BYTES + key.len() + payload.len();
     let node = Node::new(p);
     let n = node.len();

@@ -1,10 +1,10 @@
 //! Range cursors, forward and backward, with inclusive, exclusive or open bounds.
 //!
-//! A cursor holds no latch between calls to [`Cursor::next`]: it copies the in-range
-//! entries of one leaf under a shared latch, remembers the last key it returned and
-//! the sibling to visit next, and releases the latch. So a caller may block between
-//! rows (the lock manager will make cursors wait for row locks) without blocking
-//! writers.
+//! A cursor holds no latch between calls to [`Cursor::next_entry`]: it copies the
+//! in-range entries of one leaf under a shared latch, remembers the last key it
+//! returned and the sibling to visit next, and releases the latch. So a caller may
+//! block between rows (the lock manager will make cursors wait for row locks) without
+//! blocking writers.
 //!
 //! Moving on, a cursor checks by keys, not by page numbers, that it continues from the
 //! right place: a merge may have freed the leaf it remembers or moved a sibling's
@@ -268,6 +268,9 @@ impl<'t> Cursor<'t> {
             return Ok(true);
         }
         let mut right_no = node.right();
+        // Held on purpose, never read: the empty leaf just passed stays share-latched
+        // until its right sibling is latched (coupling left to right), so a merge
+        // cannot unlink the link being followed meanwhile.
         let mut _coupled = None;
         while right_no != 0 {
             let right = self.tree.read_node(right_no)?;

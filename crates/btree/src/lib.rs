@@ -19,8 +19,10 @@
 //! # Invariants
 //! 1. Page 0 is the meta page and page 1 the root, for the life of the file.
 //! 2. Every entry is at most [`node::max_entry_bytes`], so a node holds at least four.
-//! 3. Latches are taken top-down and left to right (see `tree`); no tree-wide latch
-//!    exists, so no latch is held across I/O except page latches on the path.
+//! 3. Latches are taken top-down and left to right (see `tree`), and no tree-wide latch
+//!    exists. The only latches held across I/O are page latches: those on the path
+//!    (a parent stays latched while its child is read from disk) and the meta page's,
+//!    which allocation holds while it reads the free-list head (see `alloc`).
 
 #![forbid(unsafe_code)]
 
@@ -54,10 +56,6 @@ pub const ROOT_PAGE_NO: u32 = 1;
 /// Levels a tree may have. With entries at most a quarter page, every inner node has
 /// at least three children, so 32 levels hold more entries than a file has pages.
 pub const TREE_HEIGHT_MAX: usize = 32;
-
-/// Bulk-build fill factor bounds, in percent of a node's usable bytes.
-pub const FILL_FACTOR_PCT_MIN: u32 = 50;
-pub const FILL_FACTOR_PCT_MAX: u32 = 100;
 
 /// A B+tree stored in one data file.
 pub struct Tree {
@@ -217,9 +215,15 @@ impl Tree {
     }
 }
 
-/// Installs the structural check for tree pages on the pool (once per pool).
+/// Installs the structural check for tree pages on the pool. Idempotent: every tree
+/// calls it when created or opened, the pool keeps the first validator it is given and
+/// ignores later ones, and the validator is always [`validate_page`], so a refused
+/// call only means an earlier tree on the pool installed it. (Nothing else in Tarn
+/// sets a pool's validator; a layer that owned other page formats would have to chain
+/// to `validate_page`, which passes page types it does not know.)
 fn install_validator(pool: &BufferPool) {
-    pool.set_validator(Arc::new(validate_page));
+    // `false`: already installed, by an earlier tree on this pool (see above).
+    let _first = pool.set_validator(Arc::new(validate_page));
 }
 
 /// Checks a page read from disk: nodes, meta and overflow pages; other types pass.

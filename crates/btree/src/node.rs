@@ -221,13 +221,16 @@ impl<'a> Node<'a> {
     }
 
     /// Checks the structure of the page: header bounds, every slot's entry inside the
-    /// heap, key order, and payload sizes of inner entries. Run on every node page read
-    /// from disk, so later accessors can index without checks.
+    /// heap, key order, payload sizes of inner entries, and entry sizes (at most
+    /// [`max_entry_bytes`]; inner keys at most that less the child pointer). Run on
+    /// every node page read from disk, so later accessors can index without checks and
+    /// changes can rely on the size bounds.
     pub fn validate(&self) -> Result<(), String> {
         let size = self.p.len();
         let n = self.len();
         let top = self.heap_top();
         let slots_end = NODE_HEADER_BYTES + SLOT_BYTES * n;
+        let max_entry = max_entry_bytes(size);
         if slots_end > top || top > size {
             return Err(format!(
                 "node with {n} slots has heap top {top} outside {slots_end}..={size}"
@@ -261,6 +264,20 @@ impl<'a> Node<'a> {
                 return Err(format!(
                     "inner entry {i} has a payload of {} bytes",
                     rd16(self.p, at + 2)
+                ));
+            }
+            // Entries are bounded (invariant 2 of the crate): a larger one, however
+            // well formed, could later leave a split with no room.
+            if !self.is_leaf() && rd16(self.p, at) > max_entry - CHILD_BYTES {
+                return Err(format!(
+                    "inner entry {i} has a key of {} bytes, over the {}-byte maximum",
+                    rd16(self.p, at),
+                    max_entry - CHILD_BYTES
+                ));
+            }
+            if len > max_entry {
+                return Err(format!(
+                    "entry {i} of {len} bytes is over the {max_entry}-byte maximum"
                 ));
             }
             live += ENTRY_HEADER_BYTES + len;

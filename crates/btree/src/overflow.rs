@@ -43,7 +43,9 @@ pub(crate) fn validate(p: &[u8]) -> std::result::Result<(), String> {
 }
 
 impl Tree {
-    /// Stores `bytes` in a new chain of overflow pages; returns its first page.
+    /// Stores `bytes` in a new chain of overflow pages; returns its first page. If
+    /// allocating or creating a page fails partway, the pages taken so far are freed
+    /// again (best effort) before the error is returned.
     pub fn write_overflow(&self, bytes: &[u8]) -> Result<u32> {
         let mtr = Mtr::new(&*self.redo);
         let chunks: Vec<&[u8]> = bytes
@@ -53,32 +55,69 @@ impl Tree {
             return Err(Error::InvalidDefinition("an empty overflow value".into()));
         }
         let mut pages = Vec::with_capacity(chunks.len());
-        for _ in &chunks {
-            pages.push(self.allocate(&mtr)?);
+        let written = self.write_chain(&mtr, &chunks, &mut pages);
+        if let Err(error) = written {
+            self.give_back(&mtr, &pages);
+            return Err(error);
+        }
+        Ok(pages[0])
+    }
+
+    /// Allocates a page per chunk (recording each in `pages` as it is taken), then
+    /// writes the chain.
+    fn write_chain(&self, mtr: &Mtr<'_>, chunks: &[&[u8]], pages: &mut Vec<u32>) -> Result<()> {
+        for _ in chunks {
+            pages.push(self.allocate(mtr)?);
         }
         for (i, chunk) in chunks.iter().enumerate() {
             let next = pages.get(i + 1).copied().unwrap_or(0);
             let mut guard = self.pool.create_page(self.page_id(pages[i]), OVERFLOW)?;
             mtr.apply(&mut guard, PageChange::FormatOverflow { next, data: chunk });
         }
-        Ok(pages[0])
+        Ok(())
     }
 
-    /// Reads the `len_bytes`-byte value whose chain starts at `first_page_no`.
+    /// Frees the allocated pages of a chain whose writing failed. Each page is taken
+    /// with `create_page` (whatever it holds, written or not, is overwritten by the
+    /// free-page format). Best effort: a page that cannot be freed stays allocated.
+    fn give_back(&self, mtr: &Mtr<'_>, pages: &[u32]) {
+        for &page_no in pages {
+            if let Ok(guard) = self.pool.create_page(self.page_id(page_no), OVERFLOW) {
+                let _ = self.free_page(mtr, guard);
+            }
+        }
+    }
+
+    /// Reads the `len_bytes`-byte value whose chain starts at `first_page_no`. The walk
+    /// reads at most the pages such a value needs (every page but the last is full),
+    /// so a corrupt chain (a cycle, a page of no data) is an error, never a loop.
     pub fn read_overflow(
         &self,
         first_page_no: u32,
         len_bytes: u64,
         out: &mut Vec<u8>,
     ) -> Result<()> {
+        let capacity = overflow_capacity_bytes(self.page_size_bytes) as u64;
+        let pages_max = len_bytes.div_ceil(capacity);
+        let mut pages = 0u64;
         let mut page_no = first_page_no;
         let start = out.len();
-        while (out.len() - start) < len_bytes as usize {
+        while ((out.len() - start) as u64) < len_bytes {
             if page_no == 0 {
                 return Err(self.corrupt(
                     first_page_no,
                     format!(
                         "overflow chain ends after {} of {len_bytes} bytes",
+                        out.len() - start
+                    ),
+                ));
+            }
+            if pages == pages_max {
+                return Err(self.corrupt(
+                    page_no,
+                    format!(
+                        "overflow chain from page {first_page_no} holds only {} of \
+                         {len_bytes} bytes in the {pages_max} pages the value takes",
                         out.len() - start
                     ),
                 ));
@@ -93,10 +132,18 @@ impl Tree {
                 ));
             }
             let len = rd32(&guard, LEN_AT) as usize;
+            let next = rd32(&guard, NEXT_AT);
+            if len == 0 && next != 0 {
+                return Err(self.corrupt(
+                    page_no,
+                    "an overflow page other than the last holds no data".into(),
+                ));
+            }
             out.extend_from_slice(&guard[DATA_AT..DATA_AT + len]);
-            page_no = rd32(&guard, NEXT_AT);
+            pages += 1;
+            page_no = next;
         }
-        if out.len() - start != len_bytes as usize {
+        if (out.len() - start) as u64 != len_bytes {
             return Err(self.corrupt(
                 first_page_no,
                 "an overflow chain is longer than its value".into(),
@@ -105,11 +152,23 @@ impl Tree {
         Ok(())
     }
 
-    /// Frees the overflow chain starting at `first_page_no`.
+    /// Frees the overflow chain starting at `first_page_no`. A chain cannot have more
+    /// pages than the file, so a walk longer than that (a cycle) stops with an error.
     pub fn free_overflow(&self, first_page_no: u32) -> Result<()> {
         let mtr = Mtr::new(&*self.redo);
+        let file_pages = self.read_meta()?.next;
+        let mut freed = 0u32;
         let mut page_no = first_page_no;
         while page_no != 0 {
+            if freed >= file_pages {
+                return Err(self.corrupt(
+                    page_no,
+                    format!(
+                        "the overflow chain from page {first_page_no} has more pages than \
+                         the file's {file_pages}"
+                    ),
+                ));
+            }
             let guard = self
                 .pool
                 .fetch_exclusive_as(self.page_id(page_no), Some(&self.page_latch))?;
@@ -121,6 +180,7 @@ impl Tree {
             }
             let next = rd32(&guard, NEXT_AT);
             self.free_page(&mtr, guard)?;
+            freed += 1;
             page_no = next;
         }
         Ok(())

@@ -21,6 +21,9 @@ use crate::Tree;
 use crate::cursor::Bound;
 use crate::node::Node;
 
+/// Walks `Tree::partition` makes before giving up on a view torn by writers.
+const PARTITION_ATTEMPTS: u32 = 3;
+
 /// One part of a partitioned key space: keys in `[lower, upper)`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LeafRange {
@@ -37,7 +40,10 @@ pub struct ScanStats {
     pub fetch_ns: u64,
     /// Time spent in the visitor (decoding).
     pub visit_ns: u64,
-    /// Leaf reads started ahead of the walk.
+    /// Leaf reads started ahead of the walk: only reads the buffer pool actually
+    /// started (what [`tarn_buffer::BufferPool::prefetch`] returns). A scan resumed
+    /// after the last key it visited submits the leaves ahead again, but those already
+    /// cached or in flight are not read, nor counted, twice.
     pub prefetched: u64,
 }
 
@@ -56,19 +62,47 @@ impl Tree {
     /// leaves: descends level by level until a level has at least `parts` nodes (or the
     /// leaf level is reached), then cuts that level's node list into `parts` runs.
     /// The ranges are in key order, adjacent and together cover every key.
+    ///
+    /// The walk takes no latch across levels, so writers may change the tree under it:
+    /// a node freed or moved meanwhile, or range starts out of order, make it start
+    /// again, up to `PARTITION_ATTEMPTS` times (a tree that is really corrupt fails
+    /// every time and the error is returned). The ranges are correct whatever the tree
+    /// looks like later: they are adjacent and cover every key; only their balance
+    /// depends on the snapshot.
     pub fn partition(&self, parts: usize) -> Result<Vec<LeafRange>> {
+        let mut attempt = 1;
+        loop {
+            match self.partition_once(parts) {
+                Err(error) if error.is_corruption() && attempt < PARTITION_ATTEMPTS => {
+                    attempt += 1;
+                }
+                result => return result,
+            }
+        }
+    }
+
+    fn partition_once(&self, parts: usize) -> Result<Vec<LeafRange>> {
         let parts = parts.max(1);
         // Nodes of the current level: (lowest key routed to it, page number).
         let mut level_nodes: Vec<(Option<Vec<u8>>, u32)> = vec![(None, crate::ROOT_PAGE_NO)];
+        // The level of the nodes in `level_nodes`' parents (None: the root's level).
+        // Each level must be one below the last, or a node that is its own child
+        // would make the descent go round forever.
+        let mut parent_level: Option<u16> = None;
         loop {
             if level_nodes.len() >= parts {
                 break;
             }
             let mut children = Vec::new();
             let mut leaf_level = false;
+            let mut this_level = 0;
             for (lower, page_no) in &level_nodes {
                 let guard = self.read_node(*page_no)?;
+                if let Some(level) = parent_level {
+                    self.expect_level(*page_no, &guard, level)?;
+                }
                 let node = Node::new(&guard);
+                this_level = node.level();
                 if node.is_leaf() {
                     leaf_level = true;
                     break;
@@ -81,6 +115,7 @@ impl Tree {
             if leaf_level {
                 break;
             }
+            parent_level = Some(this_level);
             level_nodes = children;
         }
         let n = level_nodes.len();
@@ -88,6 +123,14 @@ impl Tree {
         let starts: Vec<Option<Vec<u8>>> = (0..parts)
             .map(|p| level_nodes[p * n / parts].0.clone())
             .collect();
+        // Range starts after the first must strictly increase; a view torn by a
+        // concurrent split or merge might not.
+        if starts[1..].windows(2).any(|w| w[0] >= w[1]) || starts[1..].iter().any(Option::is_none) {
+            return Err(self.corrupt(
+                crate::ROOT_PAGE_NO,
+                "partition boundaries are out of order".into(),
+            ));
+        }
         Ok((0..parts)
             .map(|p| LeafRange {
                 lower: match &starts[p] {

@@ -144,7 +144,10 @@ impl Tree {
         }
     }
 
-    fn check_entry(&self, key: &[u8], value: &[u8]) -> Result<()> {
+    /// Checks an entry against the size limits: `KeyTooLong` for a key over
+    /// [`Tree::max_key_bytes`], `RowTooLarge` for key plus value over
+    /// [`Tree::max_entry_bytes`]. Inserts and bulk loads both use it.
+    pub(crate) fn check_entry(&self, key: &[u8], value: &[u8]) -> Result<()> {
         let max = max_entry_bytes(self.page_size_bytes);
         if key.len() > self.max_key_bytes() {
             return Err(Error::KeyTooLong {

@@ -215,6 +215,20 @@ fn bulk_load_rejects_bad_input_and_non_empty_trees() {
     let mut big = good.clone();
     big[10].1 = vec![0u8; 2000];
     assert_eq!(load(&tree, &big, 90).unwrap_err().mysql_code(), 1118);
+    // A key too long is KeyTooLong, as for an insert; at the limit it is accepted
+    // (checked by the model test's inserts), with a value too large RowTooLarge.
+    let mut long_key = good.clone();
+    long_key.push((vec![0xff; tree.max_key_bytes() + 1], vec![]));
+    assert_eq!(load(&tree, &long_key, 90).unwrap_err().mysql_code(), 1071);
+    assert_eq!(
+        tree.insert(&long_key[2000].0, b"")
+            .unwrap_err()
+            .mysql_code(),
+        1071
+    );
+    let mut long_entry = good.clone();
+    long_entry.push((vec![0xff; tree.max_key_bytes()], vec![1; 5]));
+    assert_eq!(load(&tree, &long_entry, 90).unwrap_err().mysql_code(), 1118);
     let failing = (0..10u64).map(|i| {
         if i == 5 {
             Err(tarn_common::Error::OutOfResources("input failed".into()))
@@ -366,4 +380,49 @@ fn a_bulk_built_level_ending_in_a_single_child_survives_deletes() {
     }
     let expected: Entries = model.into_iter().collect();
     assert!(common::all_entries(&tree) == expected);
+}
+
+/// A bulk build failing above the leaf level (here: the free list breaks when the first
+/// inner node is allocated) gives back every page it took, leaves included, and leaves
+/// the tree empty.
+#[test]
+fn a_bulk_build_failing_above_the_leaves_gives_back_every_page() {
+    let fixture = Fixture::new();
+    let path = fixture.file_path(common::FILE);
+    let page = tarn_btree::overflow_capacity_bytes(PAGE_SIZE as usize);
+    {
+        let pool = fixture.pool(256);
+        let tree = fixture.create(&pool);
+        let first = tree.write_overflow(&vec![1u8; 10 * page]).unwrap();
+        tree.free_overflow(first).unwrap();
+        pool.flush_all().unwrap();
+    }
+    // Three leaves at 100%; the fourth page taken is the first inner node's.
+    let per_leaf = USABLE / entry_footprint(8, 50);
+    let entries: Entries = (0..2 * per_leaf as u64 + 1)
+        .map(|i| (key_u64(i), vec![2u8; 50]))
+        .collect();
+    assert_eq!(expected_levels(&entries, 100), vec![3, 1]);
+    let list = common::free_list(&path);
+    assert_eq!(list.len(), 10);
+    common::edit_page(&path, list[3], |p| {
+        common::wr32(p, common::FREE_NEXT_AT, 100_000)
+    });
+    let pool = fixture.pool(256);
+    let tree = fixture.open(&pool);
+    let before = tree.meta().unwrap();
+    let err = load(&tree, &entries, 100).unwrap_err();
+    assert_eq!(err.mysql_code(), 3000, "{err}");
+    assert!(
+        err.to_string().contains(&format!("page 7:{} ", list[3])),
+        "{err}"
+    );
+    let after = tree.meta().unwrap();
+    assert_eq!(
+        (after.next, after.free_count),
+        (before.next, before.free_count),
+        "the failed build kept pages"
+    );
+    assert!(common::all_entries(&tree).is_empty());
+    assert_eq!(leaves(&tree).len(), 1);
 }

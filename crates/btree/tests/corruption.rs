@@ -7,12 +7,16 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
-use std::path::Path;
 
-use common::{FILE, Fixture, file_pages, key_u64, read_file_page, watchdog, write_file_page};
+use common::{
+    FILE, Fixture, META_FREE_COUNT_AT, edit_page, file_pages, free_list, key_u64, page_id,
+    read_file_page, watchdog, wr32, write_file_page,
+};
+use tarn_btree::change::{PageChange, apply};
+use tarn_btree::node::max_entry_bytes;
 use tarn_btree::node::{NODE_HEADER_BYTES, Node};
 use tarn_btree::{Direction, LeafRange, Tree};
-use tarn_common::{Error, PageId, PageNo};
+use tarn_common::Error;
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
@@ -215,17 +219,6 @@ fn a_leaf_with_flipped_bytes_is_a_checksum_error_on_every_path() {
     write_file_page(&path, bad, &page);
     let err = check_every_path_fails(&fixture, &model, bad, &bad_keys, "flipped bytes");
     assert!(matches!(err, Error::PageChecksumMismatch { .. }), "{err:?}");
-}
-
-/// Edits page `page_no` of the file with `edit`, reseals it (so its checksum is valid)
-/// and writes it back.
-fn edit_page(path: &Path, page_no: u32, edit: impl FnOnce(&mut [u8])) -> Vec<u8> {
-    let original = read_file_page(path, page_no);
-    let mut page = original.clone();
-    edit(&mut page);
-    tarn_io::page::seal(&mut page, PageId::new(FILE, PageNo(page_no)));
-    write_file_page(path, page_no, &page);
-    original
 }
 
 fn wr16(p: &mut [u8], at: usize, v: u16) {
@@ -466,4 +459,207 @@ fn a_misplaced_page_is_an_error() {
     let err = check_every_path_fails(&fixture, &model, bad, &bad_keys, "misplaced");
     assert!(matches!(err, Error::PageMisplaced { .. }), "{err:?}");
     let _ = Tree::open; // the tree opens fine: only the page is wrong
+}
+
+/// Formats `p` (page `page_no`) as a node at `level` holding `entries`, through the
+/// same `apply` the tree uses: a well-formed node, whatever its entries' sizes.
+fn format_node(
+    p: &mut [u8],
+    page_no: u32,
+    level: u16,
+    links: (u32, u32),
+    leftmost: u32,
+    entries: &[(&[u8], &[u8])],
+) {
+    let id = page_id(page_no);
+    let (left, right) = links;
+    apply(
+        p,
+        id,
+        &PageChange::FormatNode {
+            level,
+            left,
+            right,
+            leftmost,
+        },
+    );
+    for (slot, (key, payload)) in entries.iter().enumerate() {
+        apply(
+            p,
+            id,
+            &PageChange::Insert {
+                slot: slot as u16,
+                key,
+                payload,
+            },
+        );
+    }
+}
+
+/// Entries larger than a tree accepts are rejected by node validation, even in an
+/// otherwise well-formed node; entries at the limit pass.
+#[test]
+fn node_validation_rejects_oversized_entries() {
+    let size = common::PAGE_SIZE as usize;
+    let max_entry = max_entry_bytes(size);
+    let max_key = max_entry - 4;
+    let mut page = vec![0u8; size];
+    let key = vec![b'k'; 8];
+    for (payload_len, ok) in [(max_entry - 8, true), (max_entry - 7, false), (2000, false)] {
+        let payload = vec![1u8; payload_len];
+        format_node(&mut page, 5, 0, (0, 0), 0, &[(&key, &payload)]);
+        let result = Node::new(&page).validate();
+        assert_eq!(
+            result.is_ok(),
+            ok,
+            "leaf entry of 8 + {payload_len}: {result:?}"
+        );
+    }
+    for (key_len, ok) in [(max_key, true), (max_key + 1, false), (1500, false)] {
+        let key = vec![b'k'; key_len];
+        format_node(&mut page, 5, 1, (0, 0), 9, &[(&key, &10u32.to_le_bytes())]);
+        let result = Node::new(&page).validate();
+        assert_eq!(result.is_ok(), ok, "inner key of {key_len}: {result:?}");
+    }
+}
+
+/// A checksum-valid, well-formed leaf holding an entry over the size limit is a
+/// corrupt page on every path (a write must not reach the page and trip an assert).
+#[test]
+fn a_leaf_with_an_oversized_entry_is_page_corrupt() {
+    let _watchdog = watchdog("btree_corrupt_oversized", 300);
+    let fixture = Fixture::new();
+    let model = build(&fixture);
+    let path = fixture.file_path(FILE);
+    let (bad, bad_keys) = middle_leaf(&path);
+    let big = vec![7u8; max_entry_bytes(common::PAGE_SIZE as usize)];
+    edit_page(&path, bad, |p| {
+        let node = Node::new(p);
+        let links = (node.left(), node.right());
+        let entries: [(&[u8], &[u8]); 2] = [(&bad_keys[0], &big), (&bad_keys[1], b"v")];
+        format_node(p, bad, 0, links, 0, &entries);
+    });
+    let err = check_every_path_fails(&fixture, &model, bad, &bad_keys, "oversized entry");
+    assert!(matches!(err, Error::PageCorrupt { .. }), "{err:?}");
+    assert!(err.to_string().contains("maximum"), "{err}");
+}
+
+/// An inner node that is its own only child: every descent, `partition`'s level-by-
+/// level one included, stops with an error instead of going round forever.
+#[test]
+fn an_inner_node_that_is_its_own_child_is_an_error_not_a_hang() {
+    let _watchdog = watchdog("btree_corrupt_self_child", 300);
+    let fixture = Fixture::new();
+    let model = build(&fixture);
+    let path = fixture.file_path(FILE);
+    let root_level = Node::new(&read_file_page(&path, 1)).level();
+    assert!(root_level >= 2);
+    edit_page(&path, 1, |p| format_node(p, 1, root_level, (0, 0), 1, &[]));
+    let pool = fixture.pool(4096);
+    let tree = fixture.open(&pool);
+    for parts in [1, 2, 4, 64] {
+        match tree.partition(parts) {
+            // One part needs no descent.
+            Ok(ranges) if parts == 1 => assert_eq!(ranges.len(), 1),
+            Ok(ranges) => panic!("partition({parts}) gave {ranges:?}"),
+            Err(err) => assert_corrupt(&err, &path, 1, &format!("partition({parts})")),
+        }
+    }
+    let first = model.keys().next().unwrap();
+    assert_corrupt(&tree.get(first).unwrap_err(), &path, 1, "get");
+    let whole = LeafRange {
+        lower: Bound::Unbounded,
+        upper: Bound::Unbounded,
+    };
+    for readahead in [0, 8] {
+        let err = tree
+            .scan_range(&whole, readahead, |_, _| Ok(true))
+            .unwrap_err();
+        assert_corrupt(&err, &path, 1, &format!("scan_range {readahead}"));
+    }
+    for direction in [Direction::Forward, Direction::Backward] {
+        let err = tree
+            .range(Bound::Unbounded, Bound::Unbounded, direction)
+            .collect_all()
+            .unwrap_err();
+        assert_corrupt(&err, &path, 1, &format!("{direction:?} cursor"));
+    }
+}
+
+/// A corrupt free list (a link past the file's end or back to the same page, a count
+/// that does not match the list) is an error when a page is allocated, and changes
+/// nothing: a chain being written gives back the pages it already took.
+#[test]
+fn a_corrupt_free_list_is_an_error_and_changes_nothing() {
+    let _watchdog = watchdog("btree_corrupt_free_list", 300);
+    let fixture = Fixture::new();
+    let path = fixture.file_path(FILE);
+    let page = tarn_btree::overflow_capacity_bytes(common::PAGE_SIZE as usize);
+    {
+        let pool = fixture.pool(256);
+        let tree = fixture.create(&pool);
+        let first = tree.write_overflow(&vec![3u8; 6 * page]).unwrap();
+        tree.free_overflow(first).unwrap();
+        pool.flush_all().unwrap();
+    }
+    let list = free_list(&path);
+    assert_eq!(list.len(), 6);
+    let (second, file_end) = (list[1], file_pages(&path));
+    type Edit = Box<dyn Fn(&mut [u8])>;
+    let cases: Vec<(&str, u32, Edit, u32)> = vec![
+        (
+            "a free page linking past the file's end",
+            second,
+            Box::new(|p| wr32(p, common::FREE_NEXT_AT, 100_000)),
+            second,
+        ),
+        (
+            "a free page linking to the file's end",
+            second,
+            Box::new(move |p| wr32(p, common::FREE_NEXT_AT, file_end)),
+            second,
+        ),
+        (
+            "a free page linking to itself",
+            second,
+            Box::new(move |p| wr32(p, common::FREE_NEXT_AT, second)),
+            second,
+        ),
+        (
+            "a meta page counting no free pages",
+            0,
+            Box::new(|p| wr32(p, META_FREE_COUNT_AT, 0)),
+            0,
+        ),
+        (
+            "a meta page counting too few free pages",
+            0,
+            Box::new(|p| wr32(p, META_FREE_COUNT_AT, 1)),
+            0,
+        ),
+        (
+            "a meta page counting too many free pages",
+            0,
+            Box::new(|p| wr32(p, META_FREE_COUNT_AT, 7)),
+            0,
+        ),
+    ];
+    for (what, page_no, edit, named) in cases {
+        let original = edit_page(&path, page_no, |p| edit(p));
+        let pool = fixture.pool(256);
+        let tree = fixture.open(&pool);
+        let before = tree.meta().unwrap();
+        // A chain as long as the list: every case fails while it takes its pages.
+        let err = tree.write_overflow(&vec![4u8; 6 * page]).expect_err(what);
+        assert_corrupt(&err, &path, named, what);
+        let after = tree.meta().unwrap();
+        assert_eq!(
+            (after.next, after.free_count),
+            (before.next, before.free_count),
+            "{what}: the failed write kept pages"
+        );
+        drop(tree);
+        drop(pool);
+        write_file_page(&path, page_no, &original);
+    }
 }

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::Fixture;
+use common::{FILE, Fixture, edit_page, rd32, read_file_page, watchdog, wr32};
 use tarn_btree::overflow_capacity_bytes;
 use tarn_common::rng::{Rng, test_seed};
 
@@ -130,4 +130,104 @@ fn broken_chains_are_errors() {
     tree.read_overflow(first, len, &mut out).unwrap();
     assert!(out == value);
     tree.check_invariants().unwrap();
+}
+
+/// The pages of the chain starting at `first`, read directly from the file.
+fn chain_pages(path: &std::path::Path, first: u32, pages: usize) -> Vec<u32> {
+    let mut out = vec![first];
+    while out.len() < pages {
+        out.push(rd32(&read_file_page(path, *out.last().unwrap()), 32));
+    }
+    out
+}
+
+/// Checksum-valid chains that loop (an empty page linking to itself or back into the
+/// chain, a short page linking back) are errors naming the file, not endless loops.
+#[test]
+fn looping_chains_are_errors_not_hangs() {
+    let _watchdog = watchdog("btree_overflow_loops", 120);
+    let fixture = Fixture::new();
+    let path = fixture.file_path(FILE);
+    let capacity = overflow_capacity_bytes(common::PAGE_SIZE as usize);
+    let value: Vec<u8> = (0..4 * capacity - 100).map(|i| i as u8).collect();
+    let len = value.len() as u64;
+    let (first, second) = {
+        let pool = fixture.pool(256);
+        let tree = fixture.create(&pool);
+        let first = tree.write_overflow(&value).unwrap();
+        let second = tree.write_overflow(&value).unwrap();
+        pool.flush_all().unwrap();
+        (first, second)
+    };
+    let chain = chain_pages(&path, first, 4);
+    const NEXT_AT: usize = 32;
+    const LEN_AT: usize = 36;
+    // (what, chain index of the page edited, its new next page, its new data length,
+    // the page the error names).
+    let cases = [
+        (
+            "the first page empty, linking to itself",
+            0,
+            chain[0],
+            0,
+            Some(chain[0]),
+        ),
+        (
+            "the second page empty, linking to itself",
+            1,
+            chain[1],
+            0,
+            Some(chain[1]),
+        ),
+        (
+            "the second page empty, linking back",
+            1,
+            chain[0],
+            0,
+            Some(chain[1]),
+        ),
+        ("the third page short, linking back", 2, chain[0], 10, None),
+    ];
+    for (what, index, next, data_len, named) in cases {
+        let original = edit_page(&path, chain[index], |p| {
+            wr32(p, NEXT_AT, next);
+            wr32(p, LEN_AT, data_len);
+        });
+        let pool = fixture.pool(256);
+        let tree = fixture.open(&pool);
+        let mut out = Vec::new();
+        let err = tree.read_overflow(first, len, &mut out).expect_err(what);
+        assert_eq!(err.mysql_code(), 3000, "{what}: {err}");
+        assert!(err.to_string().contains("000007.tdf"), "{what}: {err}");
+        if let Some(page_no) = named {
+            let page = format!("page {}:{page_no} ", FILE.0);
+            assert!(err.to_string().contains(&page), "{what}: {err}");
+        }
+        assert!(out.len() as u64 <= len, "{what}: read past the value");
+        drop(tree);
+        drop(pool);
+        common::write_file_page(&path, chain[index], &original);
+    }
+
+    // Freeing a chain whose second page links to itself stops when it comes back to
+    // the page it already freed.
+    let chain = chain_pages(&path, second, 4);
+    edit_page(&path, chain[1], |p| wr32(p, NEXT_AT, chain[1]));
+    let pool = fixture.pool(256);
+    let tree = fixture.open(&pool);
+    let before = tree.meta().unwrap();
+    let err = tree.free_overflow(second).unwrap_err();
+    assert_eq!(err.mysql_code(), 3000, "{err}");
+    assert!(
+        err.to_string()
+            .contains(&format!("page {}:{} ", FILE.0, chain[1])),
+        "{err}"
+    );
+    // The pages freed before the error are on the free list, and it is sound.
+    assert_eq!(tree.meta().unwrap().free_count, before.free_count + 2);
+    assert_eq!(tree.check_invariants().unwrap().free_pages, 2);
+    // The other chain is intact.
+    let mut out = Vec::new();
+    tree.read_overflow(first, len, &mut out).unwrap();
+    assert!(out == value);
 }

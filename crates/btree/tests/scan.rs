@@ -336,3 +336,66 @@ fn level_one_lookups_name_the_leaves_holding_the_keys() {
         }
     }
 }
+
+/// A scan resumed after the last key it visited (as the catalog's parallel scan does
+/// after a full channel) submits the leaves ahead again, but counts as prefetched only
+/// the reads the pool started: never more than there are leaves, however often it
+/// resumes, and exactly the pool's own count.
+#[test]
+fn a_resumed_scan_counts_each_prefetched_leaf_once() {
+    let mut rng = Rng::new(test_seed("btree_scan_resume"));
+    let fixture = Fixture::new();
+    let (model, leaves) = {
+        let pool = fixture.pool(4096);
+        let tree = fixture.create(&pool);
+        let mut model = Model::new();
+        while model.len() < 10_000 {
+            model.insert(random_key(&mut rng), random_value(&mut rng));
+        }
+        tree.bulk_load(model.iter().map(|(k, v)| Ok((k.clone(), v.clone()))), 100)
+            .unwrap();
+        pool.flush_all().unwrap();
+        (model, common::leaves(&tree).len() as u64)
+    };
+    let full: Rows = model.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    // A fresh pool large enough for every page: nothing cached, nothing evicted.
+    let pool = fixture.pool(4096);
+    let tree = fixture.open(&pool);
+    let reads_before = pool.stats().prefetch_issued;
+    let mut rows: Rows = Vec::new();
+    let mut prefetched = 0;
+    let mut resumes = 0;
+    let mut lower = Bound::Unbounded;
+    loop {
+        let range = LeafRange {
+            lower: lower.clone(),
+            upper: Bound::Unbounded,
+        };
+        // Stop after 50 rows, as a worker does when its channel is full.
+        let mut taken = 0;
+        let stats = tree
+            .scan_range(&range, 32, |k, v| {
+                rows.push((k.to_vec(), v.to_vec()));
+                taken += 1;
+                Ok(taken < 50)
+            })
+            .unwrap();
+        prefetched += stats.prefetched;
+        if taken < 50 {
+            break;
+        }
+        resumes += 1;
+        lower = Bound::Excluded(rows.last().unwrap().0.clone());
+    }
+    assert!(rows == full, "the resumed scan's rows differ");
+    assert!(
+        resumes as u64 > 2 * leaves / 3,
+        "{resumes} resumes of {leaves} leaves"
+    );
+    assert!(prefetched > 0);
+    assert!(
+        prefetched <= leaves,
+        "{prefetched} prefetched of {leaves} leaves"
+    );
+    assert_eq!(prefetched, pool.stats().prefetch_issued - reads_before);
+}

@@ -197,3 +197,43 @@ pub fn write_file_page(path: &std::path::Path, page_no: u32, page: &[u8]) {
 pub fn file_pages(path: &std::path::Path) -> u32 {
     (std::fs::metadata(path).unwrap().len() / u64::from(PAGE_SIZE)) as u32
 }
+
+/// Edits page `page_no` of a data file with `edit`, reseals it (so its checksum is
+/// valid) and writes it back; returns the original bytes (use only while no pool has
+/// the file open).
+pub fn edit_page(path: &std::path::Path, page_no: u32, edit: impl FnOnce(&mut [u8])) -> Vec<u8> {
+    let original = read_file_page(path, page_no);
+    let mut page = original.clone();
+    edit(&mut page);
+    tarn_io::page::seal(&mut page, page_id(page_no));
+    write_file_page(path, page_no, &page);
+    original
+}
+
+/// Reads a little-endian u32 at `at` of a page.
+pub fn rd32(page: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(page[at..at + 4].try_into().unwrap())
+}
+
+/// Writes a little-endian u32 at `at` of a page.
+pub fn wr32(page: &mut [u8], at: usize, v: u32) {
+    page[at..at + 4].copy_from_slice(&v.to_le_bytes());
+}
+
+/// Offsets in a free page (the next free page) and the meta page (free-list head and
+/// count), as documented in `alloc.rs`.
+pub const FREE_NEXT_AT: usize = 32;
+pub const META_FREE_HEAD_AT: usize = 44;
+pub const META_FREE_COUNT_AT: usize = 48;
+
+/// The free list of the test file, read directly from the file: page numbers from
+/// the head.
+pub fn free_list(path: &std::path::Path) -> Vec<u32> {
+    let mut out = Vec::new();
+    let mut page_no = rd32(&read_file_page(path, 0), META_FREE_HEAD_AT);
+    while page_no != 0 {
+        out.push(page_no);
+        page_no = rd32(&read_file_page(path, page_no), FREE_NEXT_AT);
+    }
+    out
+}
