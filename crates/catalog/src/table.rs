@@ -498,17 +498,10 @@ impl Table {
         let mut failure = None;
         self.clustered
             .scan_range(&range, self.scan_config.readahead_pages, |key, bytes| {
-                let result = self.layout.decode(bytes, &overflow).and_then(|row| {
-                    let (entry, prefix_len, has_null) = self.secondary_key(index, &row, key)?;
-                    entries.push(
-                        &entry,
-                        if index.def.unique && !has_null {
-                            prefix_len
-                        } else {
-                            0
-                        },
-                    )
-                });
+                let result = self
+                    .layout
+                    .decode(bytes, &overflow)
+                    .and_then(|row| self.collect_secondary(index, &row, key, &mut entries));
                 match result {
                     Ok(()) => Ok(true),
                     Err(e) => {
@@ -520,6 +513,34 @@ impl Table {
         if let Some(error) = failure {
             return Err(error);
         }
+        self.build_secondary(index, entries)
+    }
+
+    /// Adds the entry of `row` (clustered key `pk_key`) for `index` to `entries`,
+    /// marking its unique prefix when the index is unique and the values hold no NULL.
+    fn collect_secondary(
+        &self,
+        index: &SecondaryIndex,
+        row: &[Value],
+        pk_key: &[u8],
+        entries: &mut crate::sort::KeyArena,
+    ) -> Result<()> {
+        let (entry, prefix_len, has_null) = self.secondary_key(index, row, pk_key)?;
+        let unique_prefix_len = if index.def.unique && !has_null {
+            prefix_len
+        } else {
+            0
+        };
+        entries.push(&entry, unique_prefix_len)
+    }
+
+    /// Sorts the collected entries of `index`, checks uniqueness, and builds its tree
+    /// bottom up.
+    fn build_secondary(
+        &self,
+        index: &SecondaryIndex,
+        mut entries: crate::sort::KeyArena,
+    ) -> Result<u64> {
         entries.sort();
         if index.def.unique
             && let Some(duplicate) = entries.first_duplicate_prefix()
@@ -553,15 +574,7 @@ impl Table {
                 let key = self.primary_key_of_row(&row)?;
                 // Index keys first: once the row is encoded its overflow pages exist.
                 for (index, arena) in self.indexes.iter().zip(&mut secondaries) {
-                    let (entry, prefix_len, has_null) = self.secondary_key(index, &row, &key)?;
-                    arena.push(
-                        &entry,
-                        if index.def.unique && !has_null {
-                            prefix_len
-                        } else {
-                            0
-                        },
-                    )?;
+                    self.collect_secondary(index, &row, &key, arena)?;
                 }
                 let mut bytes = Vec::new();
                 self.layout.encode(
@@ -599,20 +612,8 @@ impl Table {
             if let Some(error) = failure {
                 return Err(error);
             }
-            for (index, mut arena) in self.indexes.iter().zip(secondaries) {
-                arena.sort();
-                if index.def.unique
-                    && let Some(duplicate) = arena.first_duplicate_prefix()
-                {
-                    return Err(Error::DuplicateKey {
-                        index: format!("{}.{}", self.def.name, index.def.name),
-                        key: tarn_btree::display_key(duplicate),
-                    });
-                }
-                index.tree.bulk_load(
-                    arena.iter().map(|k| Ok((k.to_vec(), Vec::new()))),
-                    self.scan_config.fill_factor_pct,
-                )?;
+            for (index, arena) in self.indexes.iter().zip(secondaries) {
+                self.build_secondary(index, arena)?;
             }
             Ok(count)
         };

@@ -1,24 +1,11 @@
 //! The `tarn` binary's start-up: bad settings and unusable data directories stop it
 //! with a clear error (the setting or path named, a MySQL error number) and exit 1.
 
+mod common;
+
 use std::path::Path;
-use std::process::{Command, Output};
 
-fn tarn(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tarn"))
-        .args(args)
-        .env("RUST_LOG", "warn")
-        .output()
-        .expect("run the tarn binary")
-}
-
-fn test_dir() -> tempfile::TempDir {
-    let root = std::env::var_os("TARN_TEST_DIR")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(std::env::temp_dir);
-    std::fs::create_dir_all(&root).unwrap();
-    tempfile::tempdir_in(root).unwrap()
-}
+use common::{tarn, test_dir};
 
 fn data_dir_arg(dir: &Path) -> String {
     format!("data_dir={}", dir.join("data").display())

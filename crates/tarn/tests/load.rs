@@ -1,23 +1,9 @@
 //! `tarn load tpch`: loads every table (row counts checked against the TPC-H spec at
 //! SF 0.01), reports its rate in JSON, and rejects bad scale factors.
 
-use std::process::{Command, Output};
+mod common;
 
-fn tarn(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tarn"))
-        .args(args)
-        .env("RUST_LOG", "warn")
-        .output()
-        .expect("run the tarn binary")
-}
-
-fn test_dir() -> tempfile::TempDir {
-    let root = std::env::var_os("TARN_TEST_DIR")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(std::env::temp_dir);
-    std::fs::create_dir_all(&root).unwrap();
-    tempfile::tempdir_in(root).unwrap()
-}
+use common::{tarn, test_dir};
 
 #[test]
 fn load_tpch_loads_every_table_and_reports_its_rate() {
