@@ -91,6 +91,7 @@ pub struct BatchStream {
 impl Table {
     /// Starts a parallel scan of the whole table.
     pub fn parallel_scan(self: &Arc<Self>, options: ParallelScan) -> Result<BatchStream> {
+        self.check_current()?;
         let threads = effective_threads(options.threads.unwrap_or(self.scan_config.threads));
         let projection: Vec<usize> = match options.projection {
             Some(p) => {

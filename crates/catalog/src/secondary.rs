@@ -90,6 +90,7 @@ impl Table {
         direction: Direction,
         prefetch: Option<PrefetchUnit>,
     ) -> Result<IndexScan<'t>> {
+        self.check_current()?;
         let index = self.index(index)?;
         let (lower, upper) = index.key_bounds(lower, upper)?;
         let mode = prefetch.unwrap_or(self.scan_config.secondary_prefetch);

@@ -266,7 +266,9 @@ impl Storage {
             .ok_or_else(|| Error::UnknownDatabase(db.to_string()))?
             .remove(name)
             .ok_or_else(|| Error::UnknownTable(format!("{db}.{name}")))?;
-        state.tables.remove(&(db.to_string(), name.to_string()));
+        if let Some(table) = state.tables.remove(&(db.to_string(), name.to_string())) {
+            table.retire();
+        }
         state.catalog.store(self.datadir.path())?;
         let files = std::iter::once(def.file_id).chain(def.indexes.iter().map(|i| i.file_id));
         for file_id in files {
@@ -320,6 +322,7 @@ impl Storage {
         state
             .tables
             .insert((db.to_string(), table.to_string()), new.clone());
+        old.retire();
         Ok(new)
     }
 
@@ -345,6 +348,7 @@ impl Storage {
         state
             .tables
             .insert((db.to_string(), table.to_string()), new.clone());
+        old.retire();
         drop(old);
         self.remove_file(removed.file_id)?;
         Ok(new)

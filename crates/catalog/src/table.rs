@@ -20,7 +20,7 @@
 
 use std::ops::Bound;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use tarn_btree::{Direction, Tree};
 use tarn_common::{Error, Result};
@@ -121,6 +121,10 @@ pub struct Table {
     pub(crate) indexes: Vec<SecondaryIndex>,
     /// The next hidden row id (tables without a primary key).
     next_row_id: AtomicU64,
+    /// Set when DDL replaced this handle or dropped the table: every later use fails
+    /// with `TableDefinitionChanged` instead of missing an index or touching a
+    /// deleted file.
+    retired: AtomicBool,
     pub(crate) scan_config: ScanConfig,
 }
 
@@ -164,6 +168,7 @@ impl Table {
             pk_types,
             indexes,
             next_row_id: AtomicU64::new(1),
+            retired: AtomicBool::new(false),
             scan_config,
         };
         if table.def.primary_key.is_empty() {
@@ -217,6 +222,22 @@ impl Table {
             .iter()
             .find(|i| i.def.name.eq_ignore_ascii_case(name))
             .ok_or_else(|| Error::UnknownIndex(name.to_string()))
+    }
+
+    /// Marks this handle out of date (called by `Storage` under its DDL latch).
+    pub(crate) fn retire(&self) {
+        self.retired.store(true, Ordering::Release);
+    }
+
+    /// Fails if DDL replaced this handle or dropped the table.
+    pub fn check_current(&self) -> Result<()> {
+        if self.retired.load(Ordering::Acquire) {
+            return Err(Error::TableDefinitionChanged(format!(
+                "{}.{}",
+                self.database, self.def.name
+            )));
+        }
+        Ok(())
     }
 
     pub fn scan_config(&self) -> ScanConfig {
@@ -348,6 +369,7 @@ impl Table {
     /// Inserts a row (one value per column). Fails with `DuplicateKey` if the primary
     /// key or a unique index value exists; then nothing changes.
     pub fn insert(&self, row: Vec<Value>) -> Result<()> {
+        self.check_current()?;
         let row = self.check_row(row)?;
         let key = self.primary_key_of_row(&row)?;
         let mut bytes = Vec::new();
@@ -395,6 +417,7 @@ impl Table {
 
     /// The row under an encoded clustered key.
     pub fn get_by_key(&self, key: &[u8]) -> Result<Option<Vec<Value>>> {
+        self.check_current()?;
         // Decoded under the leaf latch: a concurrent delete cannot free the row's
         // overflow chain while it is read.
         let overflow = self.overflow();
@@ -404,6 +427,7 @@ impl Table {
 
     /// Deletes the row with primary key `pk`; returns it if it existed.
     pub fn delete(&self, pk: &[Value]) -> Result<Option<Vec<Value>>> {
+        self.check_current()?;
         let key = self.encode_primary_key(pk)?;
         let Some(bytes) = self.clustered.delete(&key)? else {
             return Ok(None);
@@ -420,6 +444,7 @@ impl Table {
     /// Replaces the row with primary key `pk` by `row` (which may change the primary
     /// key). Returns false if no row has that key. On a duplicate key nothing changes.
     pub fn update(&self, pk: &[Value], row: Vec<Value>) -> Result<bool> {
+        self.check_current()?;
         let row = self.check_row(row)?;
         let key = self.encode_primary_key(pk)?;
         let Some(old_bytes) = self.clustered.get(&key)? else {
@@ -479,6 +504,7 @@ impl Table {
         upper: Bound<Vec<Value>>,
         direction: Direction,
     ) -> Result<RowCursor<'_>> {
+        self.check_current()?;
         let (lower, upper) = key_bounds(&self.pk_types, lower, upper)?;
         Ok(RowCursor {
             table: self,
@@ -559,6 +585,7 @@ impl Table {
     /// Loads rows given in primary-key order into this empty table, building every
     /// tree bottom up. Returns the number of rows.
     pub fn bulk_load(&self, rows: impl IntoIterator<Item = Result<Vec<Value>>>) -> Result<u64> {
+        self.check_current()?;
         // Overflow values written for rows the clustered load then rejects would be
         // reachable from nowhere: remember them to free them on failure.
         let overflow = RecordingOverflow {

@@ -314,3 +314,50 @@ fn a_damaged_catalog_is_an_error_at_startup() {
     let storage = open(dir.path(), 64);
     assert_eq!(storage.tables("db").unwrap(), vec!["t", "u"]);
 }
+
+/// A table handle kept across DDL on its table fails with 1412 (definition changed)
+/// instead of writing rows the new index would miss or re-creating a dropped file;
+/// the handle the DDL returns works.
+#[test]
+fn stale_table_handles_fail_with_definition_changed() {
+    let dir = test_dir();
+    let storage = open(dir.path(), 64);
+    storage.create_database("db").unwrap();
+    let first = storage.create_table("db", def("t")).unwrap();
+    fill(&first, 50);
+    let row = |id: i64| vec![int(id), int(1), text("x"), text(&format!("pad{id}"))];
+    let stale = |table: &tarn_catalog::Table| {
+        assert_eq!(code(table.insert(row(1000))), 1412);
+        assert_eq!(code(table.get(&[int(1)])), 1412);
+        assert_eq!(code(table.delete(&[int(1)])), 1412);
+        let scan = table.scan(Bound::Unbounded, Bound::Unbounded, Direction::Forward);
+        assert_eq!(scan.err().map(|e| e.mysql_code()), Some(1412));
+    };
+    let second = storage
+        .create_index("db", "t", IndexDef::new("by_grp", &[1], false))
+        .unwrap();
+    stale(&first);
+    second.insert(row(1000)).unwrap();
+    let rows = second
+        .index_scan(
+            "by_grp",
+            Bound::Included(vec![int(1)]),
+            Bound::Included(vec![int(1)]),
+            Direction::Forward,
+            Some(PrefetchUnit::Fixed(0)),
+        )
+        .unwrap()
+        .collect_rows()
+        .unwrap();
+    assert!(rows.iter().any(|r| r[0] == int(1000)));
+    let third = storage.drop_index("db", "t", "by_grp").unwrap();
+    stale(&second);
+    assert!(third.get(&[int(1000)]).unwrap().is_some());
+    let files_before = data_files(dir.path());
+    storage.drop_table("db", "t").unwrap();
+    stale(&third);
+    // The stale handle re-created no file.
+    let files_after = data_files(dir.path());
+    assert!(files_after.is_subset(&files_before), "{files_after:?}");
+    assert!(!files_after.contains(&file_of(third.def().file_id)));
+}

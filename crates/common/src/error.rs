@@ -102,6 +102,11 @@ pub enum Error {
     #[error("corrupt data: {0}")]
     CorruptData(String),
 
+    /// A table handle was used after its definition changed (an index added or
+    /// dropped) or the table was dropped; the caller opens the table again.
+    #[error("Table definition has changed, please retry transaction: {0}")]
+    TableDefinitionChanged(String),
+
     /// An insert would give a unique index two entries with the same key.
     #[error("Duplicate entry '{key}' for key '{index}'")]
     DuplicateKey { index: String, key: String },
@@ -177,6 +182,7 @@ impl Error {
             Error::OutOfResources(_) => 1041, // ER_OUT_OF_RESOURCES
             Error::ShutDown(_) => 1053,       // ER_SERVER_SHUTDOWN
             Error::PageCorrupt { .. } | Error::CorruptData(_) => 3000, // ER_FILE_CORRUPT
+            Error::TableDefinitionChanged(_) => 1412, // ER_TABLE_DEF_CHANGED
             Error::DuplicateKey { .. } => 1062, // ER_DUP_ENTRY
             Error::ValueOutOfRange { .. } => 1264, // ER_WARN_DATA_OUT_OF_RANGE
             Error::DataTooLong { .. } => 1406, // ER_DATA_TOO_LONG
