@@ -17,6 +17,10 @@
 //! 2. Nothing here keeps a latch between calls: concurrent writers to different keys
 //!    are safe; two writers racing on one unique key are not serialised until the
 //!    lock manager arrives with the transactions issue.
+//! 3. A handle replaced by DDL (an index added or dropped) or whose table was dropped
+//!    is retired: every later call fails with `TableDefinitionChanged` (1412). A call
+//!    already past that check when the DDL runs is not stopped; metadata locks come
+//!    with the SQL layer.
 
 use std::ops::Bound;
 use std::sync::Arc;
