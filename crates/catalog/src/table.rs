@@ -495,9 +495,21 @@ impl Table {
                 return Err(error);
             }
         }
-        self.clustered.update(&key, &bytes)?;
-        self.layout.free_overflow(&old_bytes, &overflow)?;
-        Ok(true)
+        // Free the overflow values of the row actually replaced (returned under the
+        // leaf latch), not of the copy read above: two updates racing on one row must
+        // not free one chain twice.
+        match self.clustered.update(&key, &bytes)? {
+            Some(replaced) => {
+                self.layout.free_overflow(&replaced, &overflow)?;
+                Ok(true)
+            }
+            None => {
+                // Deleted meanwhile (same-row writers are not serialised before the
+                // lock manager exists): the new row was never stored.
+                self.layout.free_overflow(&bytes, &overflow)?;
+                Ok(false)
+            }
+        }
     }
 
     /// A cursor over rows with primary keys between `lower` and `upper` (values of a
