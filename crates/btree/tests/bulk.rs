@@ -31,16 +31,28 @@ fn expected_levels(entries: &Entries, fill_pct: usize) -> Vec<usize> {
     let mut leaf = true;
     loop {
         let mut nodes: Vec<usize> = Vec::new(); // first key length of each node
+        // Key lengths of each inner node's entries (its leftmost child has none).
+        let mut node_keys: Vec<Vec<usize>> = Vec::new();
         let mut used = 0;
         for &(key_len, footprint) in &items {
             if nodes.is_empty() || used + footprint > target || USABLE - used < footprint {
                 nodes.push(key_len);
+                node_keys.push(Vec::new());
                 used = 0;
                 if !leaf {
                     continue; // the first child is the leftmost pointer
                 }
             }
             used += footprint;
+            node_keys.last_mut().expect("a node").push(key_len);
+        }
+        // An inner level never ends with a single-child node: the previous node's
+        // last child moves over, and its key becomes the last node's first key.
+        if !leaf && nodes.len() >= 2 && node_keys[nodes.len() - 1].is_empty() {
+            let moved = node_keys[nodes.len() - 2]
+                .pop()
+                .expect("two entries at least");
+            *nodes.last_mut().expect("two nodes") = moved;
         }
         levels.push(nodes.len());
         if nodes.len() <= 1 {
