@@ -38,15 +38,15 @@ impl KeyArena {
         self.entries = entries;
     }
 
-    /// After `sort`: the first unique prefix shared by two neighbouring keys.
-    pub(crate) fn first_duplicate_prefix(&self) -> Option<&[u8]> {
+    /// After `sort`: the first key whose unique prefix equals its predecessor's.
+    pub(crate) fn first_duplicate(&self) -> Option<&[u8]> {
         self.entries.windows(2).find_map(|pair| {
             let (a, b) = (&pair[0], &pair[1]);
             if a.2 == 0 || b.2 == 0 || a.2 != b.2 {
                 return None;
             }
             let prefix = &self.key(a)[..a.2 as usize];
-            (prefix == &self.key(b)[..b.2 as usize]).then_some(prefix)
+            (prefix == &self.key(b)[..b.2 as usize]).then(|| self.key(b))
         })
     }
 

@@ -585,11 +585,21 @@ impl Table {
     ) -> Result<u64> {
         entries.sort();
         if index.def.unique
-            && let Some(duplicate) = entries.first_duplicate_prefix()
+            && let Some(duplicate) = entries.first_duplicate()
         {
-            return Err(Error::DuplicateKey {
-                index: format!("{}.{}", self.def.name, index.def.name),
-                key: tarn_btree::display_key(duplicate),
+            // Name the values as MySQL does, from the row the entry points to (the
+            // key holds collation weights, not the values).
+            let pk = index.primary_key_of(duplicate)?;
+            return Err(match self.get_by_key(pk)? {
+                Some(row) => {
+                    let values: Vec<Value> =
+                        index.def.columns.iter().map(|&c| row[c].clone()).collect();
+                    self.duplicate(&index.def.name, &values)
+                }
+                None => Error::DuplicateKey {
+                    index: format!("{}.{}", self.def.name, index.def.name),
+                    key: tarn_btree::display_key(duplicate),
+                },
             });
         }
         index.tree.bulk_load(

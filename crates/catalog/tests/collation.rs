@@ -227,14 +227,17 @@ fn case_insensitive_and_binary_indexes() {
         )
         .unwrap();
     check(&table);
-    // A unique case-insensitive index cannot be built over case variants.
-    assert_eq!(
-        code(
-            storage
-                .create_index("db", "t", IndexDef::new("u_ci", &[1], true))
-                .map(|_| ())
-        ),
-        1062
+    // A unique case-insensitive index cannot be built over case variants, and the
+    // error names the value as stored (not the key's weight bytes) and the index.
+    let error = storage
+        .create_index("db", "t", IndexDef::new("u_ci", &[1], true))
+        .map(|_| ())
+        .unwrap_err();
+    assert_eq!(error.mysql_code(), 1062);
+    let message = error.to_string();
+    assert!(
+        message.to_ascii_lowercase().contains("'abc'") && message.contains("u_ci"),
+        "{message}"
     );
     drop(table);
     drop(storage);
