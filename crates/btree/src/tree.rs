@@ -374,17 +374,7 @@ impl Tree {
         let (left_entries, separator, right_leftmost, right_entries) = split_point(&entries, level);
         let mut right = self.new_page(mtr)?;
         let new_no = right.page_id().page_no.0;
-        if right_no != 0 {
-            let mut neighbour = self.write_node(right_no)?;
-            let far = Node::new(&neighbour).right();
-            mtr.apply(
-                &mut neighbour,
-                PageChange::SetLinks {
-                    left: new_no,
-                    right: far,
-                },
-            );
-        }
+        self.set_left_link(mtr, right_no, new_no)?;
         self.rebuild(
             mtr,
             &mut node,
@@ -444,6 +434,18 @@ impl Tree {
         );
         let top = vec![(separator, child_payload(right_no).to_vec())];
         self.rebuild(mtr, &mut root, level + 1, 0, 0, left_no, &top);
+        Ok(())
+    }
+
+    /// Points the left link of node `page_no` (0: none, nothing to do) at `left`,
+    /// keeping its right link: the neighbour's side of a split or a merge.
+    fn set_left_link(&self, mtr: &Mtr<'_>, page_no: u32, left: u32) -> Result<()> {
+        if page_no == 0 {
+            return Ok(());
+        }
+        let mut neighbour = self.write_node(page_no)?;
+        let right = Node::new(&neighbour).right();
+        mtr.apply(&mut neighbour, PageChange::SetLinks { left, right });
         Ok(())
     }
 
@@ -594,17 +596,7 @@ impl Tree {
         let left_no = left.page_id().page_no.0;
         if fits {
             // Merge right into left, unlink right, free it.
-            if r_right != 0 {
-                let mut neighbour = self.write_node(r_right)?;
-                let far_right = Node::new(&neighbour).right();
-                mtr.apply(
-                    &mut neighbour,
-                    PageChange::SetLinks {
-                        left: left_no,
-                        right: far_right,
-                    },
-                );
-            }
+            self.set_left_link(mtr, r_right, left_no)?;
             for (slot, (key, payload)) in entries.iter().enumerate().skip(left_len) {
                 mtr.apply(
                     &mut left,

@@ -252,6 +252,25 @@ impl Table {
         TreeOverflow(&self.clustered)
     }
 
+    /// The stored form of a checked row whose clustered key is `key_len` bytes long,
+    /// with long values written to `overflow`.
+    fn encode_row(
+        &self,
+        row: &[Value],
+        key_len: usize,
+        overflow: &dyn OverflowStore,
+    ) -> Result<Vec<u8>> {
+        let mut bytes = Vec::new();
+        self.layout.encode(
+            row,
+            RowHeader::default(),
+            overflow,
+            self.row_limits(key_len),
+            &mut bytes,
+        )?;
+        Ok(bytes)
+    }
+
     fn row_limits(&self, key_len: usize) -> RowLimits {
         RowLimits {
             overflow_threshold_bytes: self.clustered.page_size_bytes() / 4,
@@ -376,15 +395,8 @@ impl Table {
         self.check_current()?;
         let row = self.check_row(row)?;
         let key = self.primary_key_of_row(&row)?;
-        let mut bytes = Vec::new();
         let overflow = self.overflow();
-        self.layout.encode(
-            &row,
-            RowHeader::default(),
-            &overflow,
-            self.row_limits(key.len()),
-            &mut bytes,
-        )?;
+        let bytes = self.encode_row(&row, key.len(), &overflow)?;
         if let Err(error) = self.clustered.insert(&key, &bytes) {
             self.layout.free_overflow(&bytes, &overflow)?;
             return Err(match error {
@@ -469,14 +481,7 @@ impl Table {
             }
             return Ok(true);
         }
-        let mut bytes = Vec::new();
-        self.layout.encode(
-            &row,
-            RowHeader::default(),
-            &overflow,
-            self.row_limits(key.len()),
-            &mut bytes,
-        )?;
+        let bytes = self.encode_row(&row, key.len(), &overflow)?;
         // Secondary entries first: a unique conflict must leave the row as it was.
         let changed: Vec<&SecondaryIndex> = self
             .indexes
@@ -629,14 +634,7 @@ impl Table {
                 for (index, arena) in self.indexes.iter().zip(&mut secondaries) {
                     self.collect_secondary(index, &row, &key, arena)?;
                 }
-                let mut bytes = Vec::new();
-                self.layout.encode(
-                    &row,
-                    RowHeader::default(),
-                    &overflow,
-                    self.row_limits(key.len()),
-                    &mut bytes,
-                )?;
+                let bytes = self.encode_row(&row, key.len(), &overflow)?;
                 Ok((key, bytes))
             });
             match result {
