@@ -153,6 +153,34 @@ pub enum Error {
     /// A definition the storage layer rejects (a bad type, no columns, …).
     #[error("Invalid definition: {0}")]
     InvalidDefinition(String),
+
+    /// A lock request waited `lock_wait_timeout` seconds. Only the statement is rolled
+    /// back (as InnoDB does by default).
+    #[error("Lock wait timeout exceeded; try restarting transaction")]
+    LockWaitTimeout,
+
+    /// The transaction was chosen as a deadlock victim and has been rolled back.
+    #[error("Deadlock found when trying to get lock; try restarting transaction")]
+    Deadlock,
+
+    /// A NOWAIT locking read found a row locked by another transaction.
+    #[error(
+        "Statement aborted because lock(s) could not be acquired immediately and NOWAIT is set."
+    )]
+    LockNowait,
+
+    /// The engine stopped accepting writes after a failure that a retry could turn
+    /// into silent data loss (a failed fsync of the redo log or a data file).
+    #[error("writes are stopped: {0}")]
+    WritesStopped(String),
+
+    /// A write in a transaction started READ ONLY.
+    #[error("Cannot execute statement in a READ ONLY transaction.")]
+    ReadOnlyTransaction,
+
+    /// ROLLBACK TO or RELEASE of a savepoint that does not exist.
+    #[error("SAVEPOINT {0} does not exist")]
+    UnknownSavepoint(String),
 }
 
 impl Error {
@@ -198,6 +226,12 @@ impl Error {
             Error::UnknownIndex(_) => 1091,   // ER_CANT_DROP_FIELD_OR_KEY
             Error::IndexExists(_) => 1061,    // ER_DUP_KEYNAME
             Error::InvalidDefinition(_) => 1064, // ER_PARSE_ERROR
+            Error::LockWaitTimeout => 1205,   // ER_LOCK_WAIT_TIMEOUT
+            Error::Deadlock => 1213,          // ER_LOCK_DEADLOCK
+            Error::LockNowait => 3572,        // ER_LOCK_NOWAIT
+            Error::WritesStopped(_) => 1030,  // ER_GET_ERRNO
+            Error::ReadOnlyTransaction => 1792, // ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION
+            Error::UnknownSavepoint(_) => 1305, // ER_SP_DOES_NOT_EXIST
         }
     }
 
@@ -218,6 +252,9 @@ impl Error {
             Error::UnknownTable(_) => "42S02",
             Error::TableExists(_) => "42S01",
             Error::UnknownColumn(_) => "42S22",
+            Error::Deadlock => "40001",
+            Error::ReadOnlyTransaction => "25006",
+            Error::UnknownSavepoint(_) => "42000",
             _ => "HY000",
         }
     }

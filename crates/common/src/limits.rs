@@ -148,3 +148,69 @@ pub const INDEXES_PER_TABLE_MAX: usize = 64;
 /// Sorted rows a bulk index build keeps in memory before it fails (index builds on
 /// larger tables need an external sort, not yet written).
 pub const INDEX_BUILD_ROWS_MAX: usize = 200_000_000;
+
+// --- Redo log (WAL) ----------------------------------------------------------------
+
+/// Size of each redo log file; the log is `log_files` files used as one ring.
+pub const LOG_FILE_SIZE_MIN_BYTES: u64 = 1 << 20;
+pub const LOG_FILE_SIZE_MAX_BYTES: u64 = 64 << 30;
+pub const LOG_FILE_SIZE_DEFAULT_BYTES: u64 = 64 << 20;
+
+/// Redo log files in the ring.
+pub const LOG_FILES_MIN: u32 = 1;
+pub const LOG_FILES_MAX: u32 = 64;
+pub const LOG_FILES_DEFAULT: u32 = 2;
+
+/// The in-memory log buffer that committers copy their records into. A writer that
+/// finds it full waits for the log writer (back-pressure, never unbounded growth).
+pub const LOG_BUFFER_SIZE_MIN_BYTES: u64 = 256 << 10;
+pub const LOG_BUFFER_SIZE_MAX_BYTES: u64 = 1 << 30;
+pub const LOG_BUFFER_SIZE_DEFAULT_BYTES: u64 = 16 << 20;
+
+/// One redo record's largest payload (a page image at the largest page size plus its
+/// header fits).
+pub const LOG_RECORD_BYTES_MAX: usize = 128 << 10;
+
+/// A fuzzy checkpoint starts when the log since the last checkpoint fills this share
+/// of the ring, so recovery never replays more than about this much.
+pub const LOG_CHECKPOINT_TRIGGER_PCT: u64 = 50;
+
+/// With `flush_log_at_commit` 0 or 2 the log writer flushes at least this often.
+pub const LOG_BACKGROUND_FLUSH_INTERVAL_MS: u64 = 1000;
+
+// --- Transactions, undo and locks ---------------------------------------------------
+
+/// Transactions open at once. Beginning one more fails with `OutOfResources`.
+pub const TRX_ACTIVE_MAX: usize = 65_536;
+
+/// Undo bytes one transaction may hold in memory; a statement that would exceed it
+/// fails (and is rolled back) with `OutOfResources`.
+pub const TRX_UNDO_BYTES_MAX: u64 = 256 << 20;
+
+/// Undo bytes of committed transactions waiting for purge before new writes are
+/// delayed (InnoDB's purge lag).
+pub const PURGE_BACKLOG_BYTES_MAX: u64 = 1 << 30;
+
+/// Savepoints one transaction may hold.
+pub const SAVEPOINTS_PER_TRX_MAX: usize = 1024;
+
+/// Shards of the lock table: unrelated records hash to different shards, each with
+/// its own latch (`lock.shard`).
+pub const LOCK_TABLE_SHARDS: usize = 64;
+
+/// Lock requests (granted plus waiting) the lock table holds at once.
+pub const LOCK_REQUESTS_MAX: usize = 4 << 20;
+
+/// `lock_wait_timeout`, in seconds (InnoDB's `innodb_lock_wait_timeout`).
+pub const LOCK_WAIT_TIMEOUT_S_MIN: u32 = 1;
+pub const LOCK_WAIT_TIMEOUT_S_MAX: u32 = 1_073_741_824;
+pub const LOCK_WAIT_TIMEOUT_S_DEFAULT: u32 = 50;
+
+/// Nodes the deadlock detector visits in one search before it gives up and treats
+/// the request as a deadlock (InnoDB's `LOCK_MAX_DEPTH_IN_DEADLOCK_CHECK` idea).
+pub const DEADLOCK_SEARCH_NODES_MAX: usize = 1_000_000;
+
+// --- Doublewrite ---------------------------------------------------------------------
+
+/// Pages in one doublewrite batch (the flusher's batch fits in one).
+pub const DOUBLEWRITE_BATCH_PAGES: usize = 64;

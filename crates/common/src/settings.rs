@@ -57,6 +57,129 @@ impl fmt::Display for IoMethod {
     }
 }
 
+/// Where the redo log lives and how a commit becomes durable (technique S3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogDevice {
+    /// A log file made durable with `fdatasync` (the SSD case).
+    Fsync,
+    /// A log file opened with `O_DSYNC` (plus `O_DIRECT` where the file system allows
+    /// it): every write is durable when it returns.
+    Dsync,
+    /// A memory-mapped log on a DAX or tmpfs path: a record is durable once stored and
+    /// its cache lines flushed, with no fsync. tmpfs only emulates persistent memory.
+    Pmem,
+    /// No durability at all. For measurement only: unsafe.
+    None,
+}
+
+impl LogDevice {
+    pub const ALL: [LogDevice; 4] = [
+        LogDevice::Fsync,
+        LogDevice::Dsync,
+        LogDevice::Pmem,
+        LogDevice::None,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            LogDevice::Fsync => "fsync",
+            LogDevice::Dsync => "dsync",
+            LogDevice::Pmem => "pmem",
+            LogDevice::None => "none",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<LogDevice> {
+        LogDevice::ALL
+            .into_iter()
+            .find(|d| d.name().eq_ignore_ascii_case(value))
+    }
+}
+
+impl fmt::Display for LogDevice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How the lock manager picks which waiter to grant next (technique S3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LockScheduling {
+    /// Arrival order.
+    Fifo,
+    /// Contention-aware: the waiter the most transactions depend on goes first.
+    Cats,
+}
+
+impl LockScheduling {
+    pub const ALL: [LockScheduling; 2] = [LockScheduling::Fifo, LockScheduling::Cats];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            LockScheduling::Fifo => "fifo",
+            LockScheduling::Cats => "cats",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<LockScheduling> {
+        LockScheduling::ALL
+            .into_iter()
+            .find(|d| d.name().eq_ignore_ascii_case(value))
+    }
+}
+
+impl fmt::Display for LockScheduling {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// SQL isolation levels, with InnoDB's semantics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+pub enum IsolationLevel {
+    ReadUncommitted,
+    ReadCommitted,
+    RepeatableRead,
+    Serializable,
+}
+
+impl IsolationLevel {
+    pub const ALL: [IsolationLevel; 4] = [
+        IsolationLevel::ReadUncommitted,
+        IsolationLevel::ReadCommitted,
+        IsolationLevel::RepeatableRead,
+        IsolationLevel::Serializable,
+    ];
+
+    /// MySQL's spelling, as `@@transaction_isolation` shows it.
+    pub fn name(self) -> &'static str {
+        match self {
+            IsolationLevel::ReadUncommitted => "READ-UNCOMMITTED",
+            IsolationLevel::ReadCommitted => "READ-COMMITTED",
+            IsolationLevel::RepeatableRead => "REPEATABLE-READ",
+            IsolationLevel::Serializable => "SERIALIZABLE",
+        }
+    }
+
+    /// Accepts `REPEATABLE-READ`, `repeatable read` or `REPEATABLE_READ`.
+    pub fn parse(value: &str) -> Option<IsolationLevel> {
+        let norm: String = value
+            .trim()
+            .chars()
+            .map(|c| if c == ' ' || c == '_' { '-' } else { c.to_ascii_uppercase() })
+            .collect();
+        IsolationLevel::ALL.into_iter().find(|l| l.name() == norm)
+    }
+}
+
+impl fmt::Display for IsolationLevel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// One setting's name and documentation.
 pub struct SettingSpec {
     pub name: &'static str,
@@ -130,6 +253,54 @@ pub const SETTINGS: &[SettingSpec] = &[
         help: "Percent of each B+tree node a bulk load or index build fills (50 to 100).",
     },
     SettingSpec {
+        name: "log_device",
+        help: "Redo log device: fsync (fdatasync per group commit), dsync (O_DSYNC writes), \
+               pmem (memory-mapped file on DAX or /dev/shm; tmpfs only emulates persistent \
+               memory) or none (UNSAFE: no durability, for measurement only) (S3).",
+    },
+    SettingSpec {
+        name: "log_dir",
+        help: "Directory of the redo log files; empty means the data directory. Point it at \
+               /dev/shm or a DAX mount for log_device = pmem.",
+    },
+    SettingSpec {
+        name: "log_file_size",
+        help: "Size of each redo log file (1M to 64G).",
+    },
+    SettingSpec {
+        name: "log_files",
+        help: "Redo log files in the ring (1 to 64). Fixed when the log is created.",
+    },
+    SettingSpec {
+        name: "log_buffer_size",
+        help: "In-memory log buffer that committers copy records into (256K to 1G).",
+    },
+    SettingSpec {
+        name: "flush_log_at_commit",
+        help: "1: a commit waits until its log is durable. 2: written to the OS at commit, \
+               made durable about once a second. 0: written and made durable about once a \
+               second (InnoDB's innodb_flush_log_at_trx_commit).",
+    },
+    SettingSpec {
+        name: "doublewrite",
+        help: "Write each page to the doublewrite file and sync it before writing it in \
+               place, so recovery can repair torn pages (on or off).",
+    },
+    SettingSpec {
+        name: "lock_scheduling",
+        help: "Which lock waiter is granted first: fifo (arrival order) or cats \
+               (contention-aware: the waiter most transactions depend on) (S3).",
+    },
+    SettingSpec {
+        name: "lock_wait_timeout",
+        help: "Seconds a row lock request waits before error 1205.",
+    },
+    SettingSpec {
+        name: "transaction_isolation",
+        help: "Default isolation level: READ-UNCOMMITTED, READ-COMMITTED, REPEATABLE-READ \
+               or SERIALIZABLE.",
+    },
+    SettingSpec {
         name: "latch_accounting",
         help: "Count acquisitions, contended acquisitions and wait time per latch (on/off) (S4).",
     },
@@ -155,6 +326,17 @@ pub struct Settings {
     pub secondary_prefetch: PrefetchUnit,
     pub bulk_fill_factor_pct: u32,
     pub latch_accounting: bool,
+    pub log_device: LogDevice,
+    /// Empty: the data directory.
+    pub log_dir: PathBuf,
+    pub log_file_size_bytes: u64,
+    pub log_files: u32,
+    pub log_buffer_size_bytes: u64,
+    pub flush_log_at_commit: u32,
+    pub doublewrite: bool,
+    pub lock_scheduling: LockScheduling,
+    pub lock_wait_timeout_s: u32,
+    pub transaction_isolation: IsolationLevel,
 }
 
 /// How far ahead a secondary-index range scan prefetches (S2).
@@ -206,6 +388,16 @@ impl Default for Settings {
             secondary_prefetch: PrefetchUnit::Adaptive,
             bulk_fill_factor_pct: limits::BULK_FILL_FACTOR_PCT_DEFAULT,
             latch_accounting: true,
+            log_device: LogDevice::Fsync,
+            log_dir: PathBuf::new(),
+            log_file_size_bytes: limits::LOG_FILE_SIZE_DEFAULT_BYTES,
+            log_files: limits::LOG_FILES_DEFAULT,
+            log_buffer_size_bytes: limits::LOG_BUFFER_SIZE_DEFAULT_BYTES,
+            flush_log_at_commit: 1,
+            doublewrite: true,
+            lock_scheduling: LockScheduling::Cats,
+            lock_wait_timeout_s: limits::LOCK_WAIT_TIMEOUT_S_DEFAULT,
+            transaction_isolation: IsolationLevel::RepeatableRead,
         }
     }
 }
@@ -314,6 +506,55 @@ impl Settings {
             "latch_accounting" => {
                 self.latch_accounting = parse_bool(value).map_err(&bad)?;
             }
+            "log_device" => {
+                self.log_device = LogDevice::parse(value)
+                    .ok_or_else(|| bad("must be fsync, dsync, pmem or none".into()))?;
+            }
+            "log_dir" => self.log_dir = PathBuf::from(value),
+            "log_file_size" => {
+                self.log_file_size_bytes = parse_size_in_range(
+                    value,
+                    limits::LOG_FILE_SIZE_MIN_BYTES,
+                    limits::LOG_FILE_SIZE_MAX_BYTES,
+                )
+                .map_err(&bad)?;
+            }
+            "log_files" => {
+                self.log_files =
+                    parse_in_range(value, limits::LOG_FILES_MIN, limits::LOG_FILES_MAX)
+                        .map_err(&bad)?;
+            }
+            "log_buffer_size" => {
+                self.log_buffer_size_bytes = parse_size_in_range(
+                    value,
+                    limits::LOG_BUFFER_SIZE_MIN_BYTES,
+                    limits::LOG_BUFFER_SIZE_MAX_BYTES,
+                )
+                .map_err(&bad)?;
+            }
+            "flush_log_at_commit" => {
+                self.flush_log_at_commit = parse_in_range(value, 0, 2).map_err(&bad)?;
+            }
+            "doublewrite" => self.doublewrite = parse_bool(value).map_err(&bad)?,
+            "lock_scheduling" => {
+                self.lock_scheduling = LockScheduling::parse(value)
+                    .ok_or_else(|| bad("must be fifo or cats".into()))?;
+            }
+            "lock_wait_timeout" => {
+                self.lock_wait_timeout_s = parse_in_range(
+                    value,
+                    limits::LOCK_WAIT_TIMEOUT_S_MIN,
+                    limits::LOCK_WAIT_TIMEOUT_S_MAX,
+                )
+                .map_err(&bad)?;
+            }
+            "transaction_isolation" | "tx_isolation" => {
+                self.transaction_isolation = IsolationLevel::parse(value).ok_or_else(|| {
+                    bad("must be READ-UNCOMMITTED, READ-COMMITTED, REPEATABLE-READ or \
+                         SERIALIZABLE"
+                        .into())
+                })?;
+            }
             _ => {
                 return Err(Error::UnknownSetting {
                     name: name.to_string(),
@@ -363,6 +604,16 @@ impl Settings {
             "secondary_prefetch" => self.secondary_prefetch.to_string(),
             "bulk_fill_factor" => self.bulk_fill_factor_pct.to_string(),
             "latch_accounting" => on_off(self.latch_accounting),
+            "log_device" => self.log_device.to_string(),
+            "log_dir" => self.log_dir.display().to_string(),
+            "log_file_size" => self.log_file_size_bytes.to_string(),
+            "log_files" => self.log_files.to_string(),
+            "log_buffer_size" => self.log_buffer_size_bytes.to_string(),
+            "flush_log_at_commit" => self.flush_log_at_commit.to_string(),
+            "doublewrite" => on_off(self.doublewrite),
+            "lock_scheduling" => self.lock_scheduling.to_string(),
+            "lock_wait_timeout" => self.lock_wait_timeout_s.to_string(),
+            "transaction_isolation" | "tx_isolation" => self.transaction_isolation.to_string(),
             _ => {
                 return Err(Error::UnknownSetting {
                     name: name.to_string(),
@@ -409,6 +660,26 @@ pub fn buffer_pool_frames_per_instance(
         ));
     }
     Ok(frames as usize)
+}
+
+/// The directory of the redo log files.
+impl Settings {
+    pub fn log_dir_path(&self) -> PathBuf {
+        if self.log_dir.as_os_str().is_empty() {
+            self.data_dir.clone()
+        } else {
+            self.log_dir.clone()
+        }
+    }
+}
+
+fn parse_size_in_range(value: &str, min: u64, max: u64) -> std::result::Result<u64, String> {
+    let bytes = parse_size_bytes(value)?;
+    if (min..=max).contains(&bytes) {
+        Ok(bytes)
+    } else {
+        Err(format!("must be a size from {min} to {max} bytes"))
+    }
 }
 
 /// Parses `16384`, `16K`, `128M`, `4G` or `1T` (powers of 1024).
@@ -472,6 +743,12 @@ mod tests {
             ("buffer_pool_size", "lots"),
             ("io_uring_queue_depth", "0"),
             ("latch_accounting", "maybe"),
+            ("log_device", "nvme"),
+            ("log_file_size", "1K"),
+            ("flush_log_at_commit", "3"),
+            ("lock_scheduling", "random"),
+            ("lock_wait_timeout", "0"),
+            ("transaction_isolation", "SNAPSHOT"),
         ] {
             let err = settings.set(name, value).unwrap_err();
             assert!(

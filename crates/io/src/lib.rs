@@ -20,6 +20,7 @@
 pub mod buf;
 pub mod datadir;
 pub mod engine;
+pub mod fault;
 pub mod file;
 pub mod os;
 pub mod page;

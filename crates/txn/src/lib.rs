@@ -1,0 +1,5 @@
+//! Transactions (being written).
+
+#![forbid(unsafe_code)]
+
+pub mod lock;
