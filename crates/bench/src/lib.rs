@@ -40,13 +40,21 @@
 //! - [`scan`]: `tarn bench scan`, the S1 parallel full scan of TPC-H `lineitem`, cold
 //!   and warm, all columns and a narrow projection, at T = 1, 2, ... against fio's
 //!   sequential read of the same file.
+//! - [`commit`]: `tarn bench commit`, committed single-row update transactions per
+//!   second by log device (fsync, dsync, pmem, none) and clients, with group commit's
+//!   commits per flush, against fio's fdatasync rate.
+//! - [`locks`]: `tarn bench locks`, the S3 LinkBench-like mix on a zipfian social
+//!   graph by clients, lock scheduling (fifo, cats) and log device (fsync, pmem).
 
 #![forbid(unsafe_code)]
 
 pub mod bufferpool;
+pub mod commit;
+pub mod crash;
 pub mod fio;
 pub mod io;
 pub(crate) mod load;
+pub mod locks;
 pub mod report;
 pub mod scan;
 pub mod secondary;

@@ -110,7 +110,9 @@ impl Tree {
             let free = self
                 .pool
                 .fetch_shared_as(self.page_id(head), Some(&self.alloc_latch))?;
-            if tarn_io::page::page_type(&free) != FREE {
+            // Freed overflow chains join the list whole (see `free_chain`).
+            let page_type = tarn_io::page::page_type(&free);
+            if page_type != FREE && page_type != crate::overflow::OVERFLOW {
                 return Err(self.corrupt(head, "the free list links to a page in use".into()));
             }
             // The list is checked before the meta page changes: a corrupt link must
@@ -178,6 +180,27 @@ impl Tree {
         );
         meta.free_head = page_no;
         meta.free_count += 1;
+        mtr.apply(&mut guard, PageChange::SetMeta(meta));
+        Ok(())
+    }
+
+    /// Puts the chain of pages `first ..= last` (`count` pages, linked through the
+    /// next-page link that free and overflow pages share) on the free list at once.
+    pub(crate) fn free_chain(&self, mtr: &Mtr<'_>, first: u32, last: u32, count: u32) -> Result<()> {
+        let mut guard = self.meta_guard()?;
+        let mut meta = Meta::read(&guard).map_err(|reason| self.corrupt(META_PAGE_NO, reason))?;
+        let mut tail = self
+            .pool
+            .fetch_exclusive_as(self.page_id(last), Some(&self.alloc_latch))?;
+        mtr.apply(
+            &mut tail,
+            PageChange::LinkFree {
+                next: meta.free_head,
+            },
+        );
+        drop(tail);
+        meta.free_head = first;
+        meta.free_count += count;
         mtr.apply(&mut guard, PageChange::SetMeta(meta));
         Ok(())
     }

@@ -54,7 +54,7 @@ impl Tree {
                 )));
             }
         }
-        let mtr = Mtr::new(&*self.redo);
+        let mtr = Mtr::unlogged(&*self.redo);
         let target = usable_bytes(self.page_size_bytes) * fill_factor_pct as usize / 100;
         // Every level built so far, leaves first. Until the root takes the top node's
         // contents, no path leads to these pages: on any error they are all freed, so

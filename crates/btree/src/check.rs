@@ -72,7 +72,8 @@ impl Tree {
                 .pool
                 .fetch_shared(self.page_id(page_no))
                 .map_err(|e| e.to_string())?;
-            if tarn_io::page::page_type(&guard) != FREE {
+            let page_type = tarn_io::page::page_type(&guard);
+            if page_type != FREE && page_type != crate::overflow::OVERFLOW {
                 return Err(format!(
                     "the free list holds page {page_no}, which is not free"
                 ));

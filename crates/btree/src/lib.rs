@@ -44,7 +44,7 @@ mod overflow;
 mod tree;
 
 pub use alloc::Meta;
-pub use change::{NoRedo, PageChange, Redo};
+pub use change::{NoRedo, PageChange, Redo, replay};
 pub use check::TreeStats;
 pub use cursor::{Bound, Cursor, Direction};
 pub use overflow::overflow_capacity_bytes;
@@ -80,7 +80,7 @@ impl Tree {
         name: &str,
     ) -> Result<Tree> {
         let tree = Tree::new(pool, file_id, redo, name);
-        let mtr = change::Mtr::new(&*tree.redo);
+        let mtr = change::Mtr::group(&*tree.redo);
         let mut meta = tree.pool.create_page(tree.page_id(0), alloc::META)?;
         mtr.apply(
             &mut meta,
@@ -97,6 +97,7 @@ impl Tree {
             .create_page(tree.page_id(ROOT_PAGE_NO), node::LEAF)?;
         tree.rebuild(&mtr, &mut root, 0, 0, 0, 0, &[]);
         drop(root);
+        drop(mtr);
         Ok(tree)
     }
 

@@ -43,11 +43,15 @@ pub(crate) fn validate(p: &[u8]) -> std::result::Result<(), String> {
 }
 
 impl Tree {
-    /// Stores `bytes` in a new chain of overflow pages; returns its first page. If
-    /// allocating or creating a page fails partway, the pages taken so far are freed
-    /// again (best effort) before the error is returned.
+    /// Stores `bytes` in a new chain of overflow pages; returns its first page. Each
+    /// page is allocated and formatted by its own small mini-transaction, so the log
+    /// never holds a group as large as the value (a group's pages stay unwritable until
+    /// it ends, and a value may be larger than the buffer pool). A crash part-way
+    /// leaves the pages taken so far allocated but unreachable (leaked space, never a
+    /// dangling reference: the row that will point at the chain is written after it).
+    /// If allocating or creating a page fails, the pages taken so far are freed again
+    /// (best effort) before the error is returned.
     pub fn write_overflow(&self, bytes: &[u8]) -> Result<u32> {
-        let mtr = Mtr::new(&*self.redo);
         let chunks: Vec<&[u8]> = bytes
             .chunks(overflow_capacity_bytes(self.page_size_bytes))
             .collect();
@@ -55,9 +59,9 @@ impl Tree {
             return Err(Error::InvalidDefinition("an empty overflow value".into()));
         }
         let mut pages = Vec::with_capacity(chunks.len());
-        let written = self.write_chain(&mtr, &chunks, &mut pages);
+        let written = self.write_chain(&chunks, &mut pages);
         if let Err(error) = written {
-            self.give_back(&mtr, &pages);
+            self.give_back(&pages);
             return Err(error);
         }
         Ok(pages[0])
@@ -65,14 +69,14 @@ impl Tree {
 
     /// Allocates a page per chunk (recording each in `pages` as it is taken), then
     /// writes the chain.
-    fn write_chain(&self, mtr: &Mtr<'_>, chunks: &[&[u8]], pages: &mut Vec<u32>) -> Result<()> {
+    fn write_chain(&self, chunks: &[&[u8]], pages: &mut Vec<u32>) -> Result<()> {
         for _ in chunks {
-            pages.push(self.allocate(mtr)?);
+            pages.push(self.allocate(&Mtr::group(&*self.redo))?);
         }
         for (i, chunk) in chunks.iter().enumerate() {
             let next = pages.get(i + 1).copied().unwrap_or(0);
             let mut guard = self.pool.create_page(self.page_id(pages[i]), OVERFLOW)?;
-            mtr.apply(&mut guard, PageChange::FormatOverflow { next, data: chunk });
+            Mtr::new(&*self.redo).apply(&mut guard, PageChange::FormatOverflow { next, data: chunk });
         }
         Ok(())
     }
@@ -80,10 +84,10 @@ impl Tree {
     /// Frees the allocated pages of a chain whose writing failed. Each page is taken
     /// with `create_page` (whatever it holds, written or not, is overwritten by the
     /// free-page format). Best effort: a page that cannot be freed stays allocated.
-    fn give_back(&self, mtr: &Mtr<'_>, pages: &[u32]) {
+    fn give_back(&self, pages: &[u32]) {
         for &page_no in pages {
             if let Ok(guard) = self.pool.create_page(self.page_id(page_no), OVERFLOW) {
-                let _ = self.free_page(mtr, guard);
+                let _ = self.free_page(&Mtr::group(&*self.redo), guard);
             }
         }
     }
@@ -152,37 +156,42 @@ impl Tree {
         Ok(())
     }
 
-    /// Frees the overflow chain starting at `first_page_no`. A chain cannot have more
-    /// pages than the file, so a walk longer than that (a cycle) stops with an error.
+    /// Frees the overflow chain starting at `first_page_no`: the whole chain joins
+    /// the free list at once (its last page is linked to the old head, and the meta
+    /// page names its first page), in one mini-transaction of two records whatever
+    /// the chain's length. Free and overflow pages keep their next-page link at the
+    /// same offset, so the allocator walks both alike. A chain cannot have more pages
+    /// than the file, so a walk longer than that (a cycle) stops with an error.
     pub fn free_overflow(&self, first_page_no: u32) -> Result<()> {
-        let mtr = Mtr::new(&*self.redo);
         let file_pages = self.read_meta()?.next;
-        let mut freed = 0u32;
+        let mut count = 0u32;
         let mut page_no = first_page_no;
-        while page_no != 0 {
-            if freed >= file_pages {
+        let tail = loop {
+            if count >= file_pages || page_no == 0 || page_no >= file_pages {
                 return Err(self.corrupt(
                     page_no,
                     format!(
                         "the overflow chain from page {first_page_no} has more pages than \
-                         the file's {file_pages}"
+                         the file's {file_pages}, or links outside it"
                     ),
                 ));
             }
             let guard = self
                 .pool
-                .fetch_exclusive_as(self.page_id(page_no), Some(&self.page_latch))?;
+                .fetch_shared_as(self.page_id(page_no), Some(&self.page_latch))?;
             if tarn_io::page::page_type(&guard) != OVERFLOW {
                 return Err(self.corrupt(
                     page_no,
                     "an overflow chain links to a page of another type".into(),
                 ));
             }
+            count += 1;
             let next = rd32(&guard, NEXT_AT);
-            self.free_page(&mtr, guard)?;
-            freed += 1;
+            if next == 0 {
+                break page_no;
+            }
             page_no = next;
-        }
-        Ok(())
+        };
+        self.free_chain(&Mtr::group(&*self.redo), first_page_no, tail, count)
     }
 }

@@ -168,11 +168,10 @@ impl Tree {
         if let WriteOp::Insert { value, .. } | WriteOp::Update { value } = op {
             self.check_entry(key, value)?;
         }
-        let mtr = Mtr::new(&*self.redo);
-        if let Attempt::Done(outcome) = self.write_optimistic(&mtr, key, op)? {
+        if let Attempt::Done(outcome) = self.write_optimistic(&Mtr::new(&*self.redo), key, op)? {
             return Ok(outcome);
         }
-        self.write_pessimistic(&mtr, key, op)
+        self.write_pessimistic(&Mtr::group(&*self.redo), key, op)
     }
 
     /// The leaf for `key`, exclusively latched, reached with shared latches above it.

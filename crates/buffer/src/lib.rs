@@ -7,6 +7,8 @@
 //! recorded in the engine's [`tarn_common::latch::LatchRegistry`].
 //!
 //! - [`pool`]: the public API: fetch, create, optimistic reads, prefetch, flush.
+//! - [`doublewrite`]: the doublewrite file written before pages are written in place,
+//!   and the startup repair of torn pages from it.
 //! - [`guard`]: latched page guards and the optimistic page view.
 //! - `instance`: one instance's state, eviction and LRU policy.
 //! - `frame`: a frame's state machine and the pin protocol.
@@ -17,6 +19,7 @@
 //! Unsafe code here is limited to handing out frame memory under latches (guards),
 //! optimistic volatile reads (seqlock-style), and parking; each block says why.
 
+pub mod doublewrite;
 mod frame;
 pub mod guard;
 mod instance;
@@ -25,5 +28,6 @@ mod lru;
 mod page_table;
 pub mod pool;
 
+pub use doublewrite::{RepairReason, RepairReport, RepairedPage, repair_torn_pages};
 pub use guard::{OptimisticPage, PageReadGuard, PageWriteGuard};
 pub use pool::{BufferPool, LogFlush, NoLog, PageValidator, PoolConfig, PoolStats};

@@ -22,7 +22,14 @@
 //! 4. At most `prefetch_in_flight_max` prefetch reads are in flight.
 //! 5. A page is read from disk at most once at a time: a fetch of a page whose read is
 //!    in flight waits for that read.
+//! 6. With doublewrite on, every in-place page write (eviction's `write_back_one` and
+//!    the batches of `write_back_batch`, which serve the flusher and checkpoints) is
+//!    preceded by a durable copy in the doublewrite file ([`crate::doublewrite`]).
+//! 7. A dirty page is on its instance's flush list or, from the moment it is marked
+//!    clean for a write until that write finishes, in `writes_in_flight`; so
+//!    [`BufferPool::oldest_dirty_lsn`] never passes a change that is not on disk.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
@@ -34,12 +41,13 @@ use tarn_common::counter::StripedCounter;
 use tarn_common::latch::{LatchSnapshot, LatchStats};
 use tarn_common::limits::{FLUSH_BATCH_PAGES_MAX, LRU_SCAN_DEPTH_MAX, OPTIMISTIC_READ_RETRIES_MAX};
 use tarn_common::settings::{Settings, buffer_pool_frames_per_instance};
-use tarn_common::{Error, Lsn, PageId, Result};
+use tarn_common::{Error, Lsn, PageId, PageNo, Result};
 use tarn_io::{
-    AlignedBuf, CompletionQueue, DataDir, IoBuf, IoCompletion, IoDone, IoRequest, PageStatus,
-    PageType, SyncKind, page,
+    AlignedBuf, CompletionQueue, DataDir, IoBuf, IoCompletion, IoDone, IoRequest, PageFile,
+    PageStatus, PageType, SyncKind, page,
 };
 
+use crate::doublewrite::Doublewrite;
 use crate::frame::{Frame, IO_READING, NO_PAGE};
 use crate::guard::{OptimisticPage, PageReadGuard, PageWriteGuard};
 use crate::instance::{Instance, Reservation};
@@ -49,6 +57,22 @@ use crate::instance::{Instance, Reservation};
 /// [`NoLog`] does nothing.
 pub trait LogFlush: Send + Sync {
     fn flush_to(&self, lsn: Lsn) -> Result<()>;
+
+    /// Like [`LogFlush::flush_to`], for eviction ([`PoolInner::free_frame`]), whose
+    /// thread may hold latches the log writer waits for: `Ok(false)` means the log
+    /// cannot be made durable up to `lsn` without waiting on something this thread may
+    /// hold, and the pool skips that victim (not an error). The default waits.
+    fn flush_to_nowait(&self, lsn: Lsn) -> Result<bool> {
+        self.flush_to(lsn).map(|()| true)
+    }
+
+    /// The highest LSN the log can make durable without waiting for a multi-record
+    /// group still open (whose thread may be waiting for a frame this pool would free
+    /// by writing pages). Batch writes skip pages changed above it. The default: no
+    /// limit.
+    fn flushable_lsn(&self) -> Lsn {
+        Lsn(u64::MAX)
+    }
 }
 
 /// A [`LogFlush`] for a pool without a log.
@@ -70,6 +94,8 @@ pub struct PoolConfig {
     pub free_target_pct: u32,
     pub optimistic_reads: bool,
     pub prefetch_in_flight_max: u32,
+    /// Write pages to the doublewrite file (and sync it) before writing them in place.
+    pub doublewrite: bool,
 }
 
 impl PoolConfig {
@@ -82,6 +108,7 @@ impl PoolConfig {
             free_target_pct: settings.buffer_pool_free_target_pct,
             optimistic_reads: settings.buffer_pool_optimistic_reads,
             prefetch_in_flight_max: settings.prefetch_in_flight_max,
+            doublewrite: settings.doublewrite,
         }
     }
 }
@@ -126,6 +153,10 @@ pub struct PoolStats {
     /// Disk reads: misses plus prefetch reads.
     pub page_reads: u64,
     pub page_writes: u64,
+    /// Page copies written to the doublewrite file.
+    pub doublewrite_pages: u64,
+    /// Syncs of the doublewrite file (one per doublewrite batch).
+    pub doublewrite_syncs: u64,
     pub evictions: u64,
     pub frames: u64,
     pub free_frames: u64,
@@ -160,6 +191,25 @@ pub(crate) struct PoolInner {
     /// Checks a page's structure after every read from disk (set once by the layer
     /// that owns the page formats).
     validator: OnceLock<Arc<PageValidator>>,
+    /// The doublewrite file, if `config.doublewrite`.
+    doublewrite: Option<Doublewrite>,
+    /// Oldest-change LSNs (with counts) of pages marked clean whose writes are not
+    /// finished: they are on no flush list, yet not on disk.
+    writes_in_flight: Mutex<BTreeMap<Lsn, u32>>,
+}
+
+/// A page copy to write in place.
+struct PageWrite {
+    file: Arc<PageFile>,
+    page_no: PageNo,
+    buffer: AlignedBuf,
+}
+
+/// What [`PoolInner::write_in_place`] did: per page, whether it is written, and the
+/// first error.
+struct WriteOutcome {
+    written: Vec<bool>,
+    first_error: Option<Error>,
 }
 
 /// Checks the structure of a page just read and checksum-verified; returns what is
@@ -223,6 +273,11 @@ impl BufferPool {
                 )
             })
             .collect();
+        let doublewrite = if config.doublewrite {
+            Some(Doublewrite::open(&datadir)?)
+        } else {
+            None
+        };
         for instance in instances.iter() {
             datadir.engine().register_arena(&instance.arena);
         }
@@ -241,6 +296,8 @@ impl BufferPool {
             write_batches: Mutex::new(0),
             write_batches_done: Condvar::new(),
             validator: OnceLock::new(),
+            doublewrite,
+            writes_in_flight: Mutex::new(BTreeMap::new()),
         });
         let background = inner.clone();
         let flusher = std::thread::Builder::new()
@@ -422,6 +479,14 @@ impl BufferPool {
     /// shared latches on dirty pages, so the calling thread must hold no page guard.
     pub fn flush_up_to(&self, lsn: Lsn) -> Result<()> {
         self.inner.flush_up_to(lsn)
+    }
+
+    /// The oldest change not yet written back: the smallest oldest-change LSN over the
+    /// instances' flush lists and the writes still in flight (a page is marked clean
+    /// when its write starts). `None` if every page is clean. A checkpoint may move
+    /// past everything below it once the data files are synced.
+    pub fn oldest_dirty_lsn(&self) -> Option<Lsn> {
+        self.inner.oldest_dirty_lsn()
     }
 
     /// Writes back every dirty page and syncs the data files.
@@ -663,7 +728,9 @@ impl PoolInner {
     }
 
     /// Writes back one dirty page in place, under its exclusive latch, if it is free
-    /// to latch; otherwise does nothing (another victim will do).
+    /// to latch and the log can be made durable up to its LSN without waiting on
+    /// something this thread may hold ([`LogFlush::flush_to_nowait`]); otherwise does
+    /// nothing (another victim will do).
     fn write_back_one(&self, instance: &Instance, index: u32) -> Result<bool> {
         let frame = instance.frame(index);
         if !frame.latch.try_lock_exclusive() {
@@ -675,17 +742,18 @@ impl PoolInner {
                 return Ok(false);
             }
             let page_id = PageId::from_u64(page);
-            self.wal.flush_to(frame.newest_lsn())?;
+            if !self.wal.flush_to_nowait(frame.newest_lsn())? {
+                return Ok(false);
+            }
             let file = self.datadir.file(page_id.file_id)?;
             // SAFETY: the exclusive latch makes this thread the only accessor.
             let bytes = unsafe {
                 std::slice::from_raw_parts_mut(instance.page_ptr(index), self.page_size_bytes)
             };
-            let oldest = instance.mark_clean(index);
-            if let Err(error) = file.write_page(page_id.page_no, bytes) {
-                instance.mark_dirty_again(index, oldest);
-                return Err(error);
-            }
+            let oldest = self.mark_clean_for_write(instance, index);
+            let written = self.write_frame_in_place(&file, page_id, bytes);
+            self.write_finished(instance, index, oldest, written.is_ok());
+            written?;
             self.counters.page_writes.fetch_add(1, Ordering::Relaxed);
             Ok(true)
         })();
@@ -693,10 +761,28 @@ impl PoolInner {
         result
     }
 
+    /// Writes one exclusively latched frame's page in place, through the doublewrite
+    /// file first when it is on.
+    fn write_frame_in_place(
+        &self,
+        file: &Arc<PageFile>,
+        page_id: PageId,
+        bytes: &mut [u8],
+    ) -> Result<()> {
+        let Some(doublewrite) = &self.doublewrite else {
+            return file.write_page(page_id.page_no, bytes);
+        };
+        page::seal(bytes, page_id);
+        let batch = doublewrite.begin(&[bytes])?;
+        file.write_page(page_id.page_no, bytes)?;
+        batch.finish(std::slice::from_ref(file))
+    }
+
     /// Copies the dirty pages among `frames` (under shared latches) and writes the
-    /// copies in one asynchronous batch, after making the log durable up to their
-    /// newest LSN. Pages are marked clean when copied and dirty again if their write
-    /// fails. With `wait_for_latch` false, pages whose latch is taken are skipped.
+    /// copies in one asynchronous batch (one per doublewrite batch when doublewrite is
+    /// on), after making the log durable up to their newest LSN. Pages are marked clean
+    /// when copied and dirty again if their write fails. With `wait_for_latch` false,
+    /// pages whose latch is taken are skipped.
     fn write_back_batch(
         &self,
         instance: &Instance,
@@ -711,10 +797,14 @@ impl PoolInner {
         let mut copies: Vec<Copy> = Vec::with_capacity(frames.len());
         let mut buffers: Vec<AlignedBuf> = Vec::with_capacity(frames.len());
         let mut newest = Lsn::ZERO;
+        let flushable = self.wal.flushable_lsn();
         for &index in frames {
             let frame = instance.frame(index);
             let page = frame.page_id.load(Ordering::Acquire);
-            if page == NO_PAGE || frame.write_pending.load(Ordering::Acquire) {
+            if page == NO_PAGE
+                || frame.write_pending.load(Ordering::Acquire)
+                || frame.newest_lsn() > flushable
+            {
                 continue;
             }
             let page_id = PageId::from_u64(page);
@@ -741,7 +831,7 @@ impl PoolInner {
                 copies.push(Copy {
                     frame: index,
                     page_id,
-                    oldest: instance.mark_clean(index),
+                    oldest: self.mark_clean_for_write(instance, index),
                 });
                 buffers.push(buffer);
             }
@@ -751,57 +841,39 @@ impl PoolInner {
         if copies.is_empty() {
             return Ok(0);
         }
-        let undo = |copies: &[Copy]| {
-            for copy in copies {
-                instance.mark_dirty_again(copy.frame, copy.oldest);
-                instance
-                    .frame(copy.frame)
-                    .write_pending
-                    .store(false, Ordering::Release);
+        let finish = |copy: &Copy, written: bool| {
+            self.write_finished(instance, copy.frame, copy.oldest, written);
+            instance
+                .frame(copy.frame)
+                .write_pending
+                .store(false, Ordering::Release);
+        };
+        let prepared = self.wal.flush_to(newest).and_then(|()| {
+            copies
+                .iter()
+                .zip(buffers)
+                .map(|(copy, buffer)| {
+                    Ok(PageWrite {
+                        file: self.datadir.file(copy.page_id.file_id)?,
+                        page_no: copy.page_id.page_no,
+                        buffer,
+                    })
+                })
+                .collect::<Result<Vec<PageWrite>>>()
+        });
+        let writes = match prepared {
+            Ok(writes) => writes,
+            Err(error) => {
+                copies.iter().for_each(|copy| finish(copy, false));
+                return Err(error);
             }
         };
-        let mut requests = Vec::with_capacity(copies.len());
-        let prepared = self.wal.flush_to(newest).and_then(|()| {
-            for (tag, (copy, buffer)) in copies.iter().zip(buffers.drain(..)).enumerate() {
-                let file = self.datadir.file(copy.page_id.file_id)?;
-                requests.push(IoRequest::write(
-                    file,
-                    copy.page_id.page_no,
-                    IoBuf::Owned(buffer),
-                    tag as u64,
-                ));
-            }
-            Ok(())
-        });
-        if let Err(error) = prepared {
-            undo(&copies);
-            return Err(error);
-        }
         *self.write_batches.lock() += 1;
-        let queue = CompletionQueue::new();
-        self.datadir.engine().submit(requests, &queue.sink());
-        let mut done: Vec<IoDone> = Vec::with_capacity(copies.len());
-        while done.len() < copies.len() {
-            queue.wait(1, &mut done);
+        let outcome = self.write_in_place(writes);
+        for (copy, &written) in copies.iter().zip(&outcome.written) {
+            finish(copy, written);
         }
-        let mut first_error = None;
-        let mut written = 0;
-        for completion in done {
-            let copy = &copies[completion.request.tag as usize];
-            match completion.result {
-                Ok(_) => {
-                    written += 1;
-                    instance
-                        .frame(copy.frame)
-                        .write_pending
-                        .store(false, Ordering::Release);
-                }
-                Err(error) => {
-                    undo(std::slice::from_ref(copy));
-                    first_error.get_or_insert(error);
-                }
-            }
-        }
+        let written = outcome.written.iter().filter(|&&written| written).count();
         self.counters
             .page_writes
             .fetch_add(written as u64, Ordering::Relaxed);
@@ -812,7 +884,146 @@ impl PoolInner {
                 self.write_batches_done.notify_all();
             }
         }
-        first_error.map_or(Ok(written), Err)
+        outcome.first_error.map_or(Ok(written), Err)
+    }
+
+    /// Writes `writes` in place as asynchronous batches and reports each page's
+    /// outcome, in order. With doublewrite on, each batch of at most a slot group's
+    /// pages is sealed and made durable in the doublewrite file first, and its data
+    /// files are synced before its slots are released.
+    fn write_in_place(&self, mut writes: Vec<PageWrite>) -> WriteOutcome {
+        let mut outcome = WriteOutcome {
+            written: vec![false; writes.len()],
+            first_error: None,
+        };
+        let batch_pages = self
+            .doublewrite
+            .as_ref()
+            .map_or(writes.len().max(1), Doublewrite::slots_per_group);
+        let mut first_index = 0;
+        while !writes.is_empty() {
+            let rest = writes.split_off(batch_pages.min(writes.len()));
+            let batch = std::mem::replace(&mut writes, rest);
+            let count = batch.len();
+            self.write_one_batch(batch, first_index, &mut outcome);
+            first_index += count;
+        }
+        outcome
+    }
+
+    /// One batch of [`PoolInner::write_in_place`]; `first_index` is the index of its
+    /// first page in `outcome`.
+    fn write_one_batch(
+        &self,
+        mut writes: Vec<PageWrite>,
+        first_index: usize,
+        outcome: &mut WriteOutcome,
+    ) {
+        let count = writes.len();
+        let doublewrite_batch = match &self.doublewrite {
+            None => None,
+            Some(doublewrite) => {
+                for write in &mut writes {
+                    let page_id = write.file.page_id(write.page_no);
+                    page::seal(&mut write.buffer, page_id);
+                }
+                let images: Vec<&[u8]> = writes.iter().map(|write| &write.buffer[..]).collect();
+                match doublewrite.begin(&images) {
+                    Ok(batch) => Some(batch),
+                    Err(error) => {
+                        outcome.first_error.get_or_insert(error);
+                        return;
+                    }
+                }
+            }
+        };
+        let files: Vec<Arc<PageFile>> = writes.iter().map(|write| write.file.clone()).collect();
+        let requests = writes
+            .into_iter()
+            .enumerate()
+            .map(|(offset, write)| {
+                IoRequest::write(
+                    write.file,
+                    write.page_no,
+                    IoBuf::Owned(write.buffer),
+                    (first_index + offset) as u64,
+                )
+            })
+            .collect();
+        let queue = CompletionQueue::new();
+        self.datadir.engine().submit(requests, &queue.sink());
+        let mut done: Vec<IoDone> = Vec::with_capacity(count);
+        while done.len() < count {
+            queue.wait(1, &mut done);
+        }
+        for completion in done {
+            match completion.result {
+                Ok(_) => outcome.written[completion.request.tag as usize] = true,
+                Err(error) => {
+                    outcome.first_error.get_or_insert(error);
+                }
+            }
+        }
+        if let Some(batch) = doublewrite_batch {
+            // Until the data files are synced the pages in place are not durable, and
+            // their slots are about to be reused: count them as not written (they stay
+            // dirty and are written again).
+            if let Err(error) = batch.finish(&files) {
+                outcome.written[first_index..first_index + count].fill(false);
+                outcome.first_error.get_or_insert(error);
+            }
+        }
+    }
+
+    /// Marks a frame clean for a write that is about to start, recording its oldest
+    /// change as in flight until [`PoolInner::write_finished`], so that
+    /// [`BufferPool::oldest_dirty_lsn`] never passes a page whose write is not done.
+    fn mark_clean_for_write(&self, instance: &Instance, index: u32) -> Lsn {
+        // Under the in-flight latch, so that `oldest_dirty_lsn` sees the page on the
+        // flush list or in flight, never in neither.
+        let mut in_flight = self.writes_in_flight.lock();
+        let oldest = instance.mark_clean(index);
+        if oldest != Lsn::ZERO {
+            *in_flight.entry(oldest).or_insert(0) += 1;
+        }
+        oldest
+    }
+
+    /// Ends what [`PoolInner::mark_clean_for_write`] began: the frame stays clean if it
+    /// was `written`, or goes back on the flush list.
+    fn write_finished(&self, instance: &Instance, index: u32, oldest: Lsn, written: bool) {
+        let mut in_flight = self.writes_in_flight.lock();
+        if !written {
+            instance.mark_dirty_again(index, oldest);
+        }
+        if oldest == Lsn::ZERO {
+            return;
+        }
+        let count = in_flight
+            .get_mut(&oldest)
+            .expect("a write in flight is recorded before it is finished");
+        *count -= 1;
+        if *count == 0 {
+            in_flight.remove(&oldest);
+        }
+    }
+
+    fn oldest_dirty_lsn(&self) -> Option<Lsn> {
+        // Pages move between a flush list and the in-flight set only under the
+        // in-flight latch, so holding it makes the two reads one snapshot.
+        let in_flight = self.writes_in_flight.lock();
+        self.instances
+            .iter()
+            .filter_map(|instance| {
+                instance
+                    .flush_list
+                    .lock()
+                    .iter()
+                    .next()
+                    .map(|&(oldest, _)| oldest)
+            })
+            .chain(in_flight.keys().next().copied())
+            .min()
     }
 
     fn flush_up_to(&self, lsn: Lsn) -> Result<()> {
@@ -1063,6 +1274,11 @@ impl PoolInner {
             page_reads: misses + load(&c.prefetch_issued),
             page_writes: load(&c.page_writes),
             evictions: load(&c.evictions),
+            doublewrite_pages: self
+                .doublewrite
+                .as_ref()
+                .map_or(0, Doublewrite::pages_written),
+            doublewrite_syncs: self.doublewrite.as_ref().map_or(0, Doublewrite::syncs),
             ..PoolStats::default()
         };
         for instance in self.instances.iter() {

@@ -11,15 +11,20 @@
 #![forbid(unsafe_code)]
 
 pub mod catalog;
+pub mod recovery;
 pub mod scan;
 pub mod secondary;
 pub mod storage;
 pub mod table;
+pub mod txn;
 
 mod sort;
 
 pub use catalog::{IndexDef, TableDef};
 pub use scan::{BatchStream, ParallelScan, ParallelScanStats, Predicate};
 pub use secondary::{IndexScan, IndexScanStats};
+pub use recovery::RecoveryReport;
 pub use storage::Storage;
 pub use table::{RowCursor, SecondaryIndex, Table};
+pub use tarn_txn::lock::WaitPolicy;
+pub use txn::{RowLock, Transaction, TxnContext};

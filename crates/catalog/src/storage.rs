@@ -1,25 +1,49 @@
-//! The storage engine handle: a data directory, its buffer pool, the catalog and the
-//! open tables. This is the embedded API the SQL layer calls.
+//! The storage engine handle: a data directory, its buffer pool, redo log, catalog,
+//! open tables and transactions. This is the embedded API the SQL layer calls.
+//!
+//! Opening runs recovery ([`crate::recovery`]): torn pages are repaired from the
+//! doublewrite file, the log is replayed from the last checkpoint, and transactions
+//! that never committed are rolled back. Two background threads then run: purge
+//! (removing row versions no view needs) and the checkpointer (writing dirty pages so
+//! that the log can be recycled and recovery stays short).
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
 
 use parking_lot::Mutex;
-use tarn_btree::{NoRedo, Redo, Tree};
-use tarn_buffer::{BufferPool, NoLog, PoolConfig};
+use tarn_btree::{Redo, Tree};
+use tarn_buffer::{BufferPool, PoolConfig};
 use tarn_common::latch::LatchRegistry;
 use tarn_common::limits::{DATABASES_MAX, TABLES_PER_DATABASE_MAX};
-use tarn_common::settings::Settings;
+use tarn_common::settings::{IsolationLevel, Settings};
 use tarn_common::{Error, FileId, Result};
 use tarn_io::DataDir;
+use tarn_txn::lock::LockManager;
+use tarn_txn::TrxSys;
+use tarn_wal::Wal;
 
 use crate::catalog::{CatalogData, IndexDef, TableDef};
+use crate::recovery::{self, RecoveryReport, WalLog, WalRedo};
 use crate::scan::effective_threads;
 use crate::table::{ScanConfig, Table};
+use crate::txn::{Transaction, TxnContext, log_kind};
 
-struct State {
-    catalog: CatalogData,
-    tables: HashMap<(String, String), Arc<Table>>,
+pub(crate) struct State {
+    pub(crate) catalog: CatalogData,
+    pub(crate) tables: HashMap<(String, String), Arc<Table>>,
+}
+
+impl State {
+    /// The open table whose clustered index is file `file_id`.
+    pub(crate) fn table_by_file_id(&self, file_id: u32) -> Option<Arc<Table>> {
+        self.tables
+            .values()
+            .find(|t| t.table_id() == file_id)
+            .cloned()
+    }
 }
 
 /// An open data directory with its tables.
@@ -29,30 +53,51 @@ pub struct Storage {
     pool: Arc<BufferPool>,
     redo: Arc<dyn Redo>,
     /// Serialises DDL; table handles are looked up under it too (briefly).
-    state: Mutex<State>,
+    state: Arc<Mutex<State>>,
+    ctx: Arc<TxnContext>,
+    recovery: RecoveryReport,
+    stop: Arc<AtomicBool>,
+    background: Vec<JoinHandle<()>>,
 }
 
 impl Storage {
-    /// Opens (or creates) the data directory of `settings` and every table in it.
+    /// Opens (or creates) the data directory of `settings`, recovers it, and opens
+    /// every table in it.
     pub fn open(settings: &Settings) -> Result<Storage> {
         settings.validate()?;
         let latches = LatchRegistry::new(settings.latch_accounting);
-        let datadir = DataDir::open(settings, None, latches)?;
+        let datadir = DataDir::open(settings, None, latches.clone())?;
+        let repair = tarn_buffer::doublewrite::repair_torn_pages(&datadir)?;
+        let wal = Arc::new(Wal::open(settings)?);
         let pool = Arc::new(BufferPool::open(
             PoolConfig::from_settings(settings),
             datadir.clone(),
-            Arc::new(NoLog),
+            Arc::new(WalLog(wal.clone())),
         )?);
         let catalog = CatalogData::load(datadir.path())?;
-        let storage = Storage {
+        let redo_pass = recovery::redo(&wal, &pool, &catalog)?;
+        let ctx = Arc::new(TxnContext {
+            wal: wal.clone(),
+            sys: TrxSys::new(redo_pass.next_trx_id),
+            locks: LockManager::new(
+                settings.lock_scheduling,
+                Duration::from_secs(u64::from(settings.lock_wait_timeout_s)),
+                &latches,
+            ),
+        });
+        let mut storage = Storage {
             settings: settings.clone(),
             datadir,
             pool,
-            redo: Arc::new(NoRedo::default()),
-            state: Mutex::new(State {
+            redo: Arc::new(WalRedo(wal)),
+            state: Arc::new(Mutex::new(State {
                 catalog: catalog.clone(),
                 tables: HashMap::new(),
-            }),
+            })),
+            ctx,
+            recovery: RecoveryReport::default(),
+            stop: Arc::new(AtomicBool::new(false)),
+            background: Vec::new(),
         };
         let mut tables = HashMap::new();
         for (db, db_tables) in &catalog.databases {
@@ -62,7 +107,143 @@ impl Storage {
             }
         }
         storage.state.lock().tables = tables;
+        storage.recovery =
+            recovery::rollback_incomplete(&storage.ctx, &storage.state, redo_pass, repair)?;
+        storage.checkpoint()?;
+        storage.start_background();
         Ok(storage)
+    }
+
+    /// What recovery found and did when this storage was opened.
+    pub fn recovery_report(&self) -> &RecoveryReport {
+        &self.recovery
+    }
+
+    /// The engine's shared transaction state (log, transaction table, locks).
+    pub fn txn_context(&self) -> &Arc<TxnContext> {
+        &self.ctx
+    }
+
+    /// Waits until purge has processed every committed change it may process now (no
+    /// view older than them is open); false if `timeout` passed first.
+    pub fn wait_for_purge(&self, timeout: Duration) -> bool {
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            let stats = self.ctx.sys.stats();
+            if stats.purge_backlog_trx == 0 {
+                return true;
+            }
+            if std::time::Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// Starts a transaction (`isolation`: the setting's default if `None`).
+    pub fn begin(&self, isolation: Option<IsolationLevel>, read_only: bool) -> Transaction {
+        Transaction::new(
+            self.ctx.clone(),
+            isolation.unwrap_or(self.settings.transaction_isolation),
+            read_only,
+        )
+    }
+
+    /// Commits `tx`: its changes become visible, its locks are released, and (with
+    /// `flush_log_at_commit = 1`) this returns once its commit record is durable.
+    pub fn commit(&self, mut tx: Transaction) -> Result<()> {
+        let lock = tx.take_lock_handle();
+        let lsn = if tx.trx.has_changes() {
+            Some(
+                self.ctx
+                    .wal
+                    .append(log_kind::COMMIT, &tx.id().to_le_bytes()),
+            )
+        } else {
+            None
+        };
+        self.ctx.sys.commit(tx.into_trx());
+        if let Some(lock) = lock {
+            self.ctx.locks.release_all(&lock);
+        }
+        match lsn {
+            Some(lsn) => self.ctx.wal.commit_wait(lsn),
+            None => Ok(()),
+        }
+    }
+
+    /// Rolls `tx` back entirely and releases its locks.
+    pub fn rollback(&self, mut tx: Transaction) -> Result<()> {
+        let result = self.undo_after(&mut tx, 0);
+        if tx.id() != 0 && result.is_ok() {
+            self.ctx
+                .wal
+                .append(log_kind::ROLLBACK, &tx.id().to_le_bytes());
+        }
+        let lock = tx.take_lock_handle();
+        let trx = tx.into_trx();
+        if result.is_ok() {
+            self.ctx.sys.end_rolled_back(trx);
+        } else {
+            // The changes stay in the log without a rollback record: recovery takes
+            // them back. The transaction stays active so no view treats them as
+            // committed.
+            std::mem::forget(trx);
+        }
+        if let Some(lock) = lock {
+            self.ctx.locks.release_all(&lock);
+        }
+        result
+    }
+
+    /// Takes back the changes of the current statement (after a statement failed).
+    pub fn rollback_statement(&self, tx: &mut Transaction) -> Result<()> {
+        let position = tx.trx.statement_start();
+        self.undo_after(tx, position)
+    }
+
+    /// ROLLBACK TO SAVEPOINT `name`.
+    pub fn rollback_to_savepoint(&self, tx: &mut Transaction, name: &str) -> Result<()> {
+        let position = tx.trx.savepoint_position(name)?;
+        self.undo_after(tx, position)
+    }
+
+    fn undo_after(&self, tx: &mut Transaction, position: usize) -> Result<()> {
+        let taken = tx.trx.take_undo_after(position);
+        let mut result = Ok(());
+        {
+            let state = self.state.lock();
+            for (_, record) in &taken {
+                if let Some(table) = state.table_by_file_id(record.table_id)
+                    && let Err(error) = table.undo_change(record)
+                {
+                    result = Err(error);
+                    break;
+                }
+            }
+        }
+        if result.is_ok() && position > 0 {
+            crate::txn::log_undone(tx, &taken);
+        }
+        self.ctx.sys.retire_undo(taken);
+        result
+    }
+
+    fn start_background(&mut self) {
+        let (ctx, state, stop) = (self.ctx.clone(), self.state.clone(), self.stop.clone());
+        self.background.push(
+            std::thread::Builder::new()
+                .name("tarn-purge".into())
+                .spawn(move || recovery::purge_loop(&ctx, &state, &stop))
+                .expect("spawning the purge thread"),
+        );
+        let (ctx, pool, stop) = (self.ctx.clone(), self.pool.clone(), self.stop.clone());
+        self.background.push(
+            std::thread::Builder::new()
+                .name("tarn-checkpoint".into())
+                .spawn(move || recovery::checkpoint_loop(&ctx, &pool, &stop))
+                .expect("spawning the checkpoint thread"),
+        );
     }
 
     pub fn settings(&self) -> &Settings {
@@ -354,16 +535,21 @@ impl Storage {
         Ok(new)
     }
 
-    /// Writes every dirty page and syncs the data files (a clean shutdown's last step).
+    /// Writes every dirty page, syncs the data files, and records a checkpoint in the
+    /// log: recovery will start here (or at the oldest active transaction).
     pub fn checkpoint(&self) -> Result<()> {
-        self.pool.flush_all()
+        recovery::checkpoint(&self.ctx, &self.pool, true)
     }
 }
 
 impl Drop for Storage {
     fn drop(&mut self) {
-        if let Err(error) = self.pool.flush_all() {
-            tracing::error!("flushing pages at shutdown failed: {error}");
+        self.stop.store(true, Ordering::Release);
+        for handle in self.background.drain(..) {
+            let _ = handle.join();
+        }
+        if let Err(error) = self.checkpoint() {
+            tracing::error!("the checkpoint at shutdown failed: {error}");
         }
     }
 }

@@ -271,6 +271,27 @@ impl Table {
         Ok(bytes)
     }
 
+    /// The stored form of a row version written by transaction `trx_id`, whose
+    /// previous version is under `roll_ptr`.
+    pub(crate) fn encode_row_tx(
+        &self,
+        row: &[Value],
+        key_len: usize,
+        overflow: &dyn OverflowStore,
+        trx_id: u64,
+        roll_ptr: u64,
+    ) -> Result<Vec<u8>> {
+        let mut bytes = Vec::new();
+        let header = RowHeader {
+            flags: 0,
+            trx_id,
+            roll_ptr,
+        };
+        self.layout
+            .encode(row, header, overflow, self.row_limits(key_len), &mut bytes)?;
+        Ok(bytes)
+    }
+
     fn row_limits(&self, key_len: usize) -> RowLimits {
         RowLimits {
             overflow_threshold_bytes: self.clustered.page_size_bytes() / 4,
@@ -298,7 +319,7 @@ impl Table {
 
     /// The clustered key of a checked row (taking a new hidden row id if the table has
     /// no primary key).
-    fn primary_key_of_row(&self, row: &[Value]) -> Result<Vec<u8>> {
+    pub(crate) fn primary_key_of_row(&self, row: &[Value]) -> Result<Vec<u8>> {
         let mut key = Vec::new();
         if self.def.primary_key.is_empty() {
             let id = self.next_row_id.fetch_add(1, Ordering::Relaxed);
@@ -334,7 +355,7 @@ impl Table {
 
     /// The secondary entry key of `row` (whose clustered key is `pk_key`), and
     /// whether its index columns hold a NULL.
-    fn secondary_key(
+    pub(crate) fn secondary_key(
         &self,
         index: &SecondaryIndex,
         row: &[Value],
@@ -349,7 +370,7 @@ impl Table {
         Ok((key, prefix_len, has_null))
     }
 
-    fn duplicate(&self, index: &str, values: &[Value]) -> Error {
+    pub(crate) fn duplicate(&self, index: &str, values: &[Value]) -> Error {
         Error::DuplicateKey {
             index: format!("{}.{}", self.def.name, index),
             key: values

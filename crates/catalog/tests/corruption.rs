@@ -19,6 +19,15 @@ use tarn_common::settings::PrefetchUnit;
 use tarn_row::{Column, ColumnType, Value};
 
 const POOL_FRAMES: u64 = 64;
+
+/// Opens the storage with the doublewrite buffer off: with it on, recovery would
+/// repair the damage from the page's last doublewritten copy (tested in
+/// `tarn-buffer`), and these tests are about what happens when nothing can.
+fn open(dir: &Path, pool_frames: u64) -> tarn_catalog::Storage {
+    let mut settings = settings(dir, pool_frames);
+    settings.doublewrite = false;
+    tarn_catalog::Storage::open(&settings).expect("open storage")
+}
 const ROWS: i64 = 3000;
 const LEAF: u16 = 16;
 

@@ -210,7 +210,18 @@ pub const LOCK_WAIT_TIMEOUT_S_DEFAULT: u32 = 50;
 /// the request as a deadlock (InnoDB's `LOCK_MAX_DEPTH_IN_DEADLOCK_CHECK` idea).
 pub const DEADLOCK_SEARCH_NODES_MAX: usize = 1_000_000;
 
+/// Grant rounds in which CATS may pass over a waiting lock request in favour of a
+/// younger one with a larger weight. A request passed over this many times is served
+/// in arrival order from then on (its queue is scheduled FIFO until it is granted), so
+/// no request starves under a steady stream of heavier newcomers.
+pub const LOCK_CATS_OVERTAKES_MAX: u32 = 8;
+
 // --- Doublewrite ---------------------------------------------------------------------
 
 /// Pages in one doublewrite batch (the flusher's batch fits in one).
 pub const DOUBLEWRITE_BATCH_PAGES: usize = 64;
+
+/// Doublewrite batches in progress at once: the doublewrite file holds this many groups
+/// of `DOUBLEWRITE_BATCH_PAGES` slots, so an eviction's single page need not wait for a
+/// whole flusher batch (two writes and two syncs) to finish.
+pub const DOUBLEWRITE_SLOT_GROUPS: usize = 2;

@@ -201,7 +201,8 @@ impl DataDir {
         }
     }
 
-    /// Syncs every open data file (a checkpoint's last step).
+    /// Syncs every open data file (a checkpoint's last step). Each sync passes the
+    /// fault layer's hooks in [`PageFile::sync`].
     pub fn sync_all(&self, kind: crate::SyncKind) -> Result<()> {
         let files: Vec<Arc<PageFile>> = self.files.read().values().cloned().collect();
         files.iter().try_for_each(|file| file.sync(kind))

@@ -72,7 +72,8 @@ impl IoRequest {
         }
     }
 
-    /// Checks the request and, for a write, grows the file and seals the page.
+    /// Checks the request and, for a write, grows the file, seals the page and calls
+    /// the fault layer's hook. Every asynchronous write passes here at submission.
     pub(crate) fn prepare(&mut self) -> Result<()> {
         assert_eq!(
             self.buf.len(),
@@ -85,7 +86,7 @@ impl IoRequest {
                 self.file.ensure_page_count(u64::from(self.page_no.0) + 1)?;
                 let page_id = self.file.page_id(self.page_no);
                 page::seal(self.buf.as_mut_slice(), page_id);
-                Ok(())
+                self.file.check_write_fault(self.page_no)
             }
         }
     }
@@ -693,8 +694,21 @@ impl IoThreads {
     }
 
     fn submit(&self, requests: Vec<IoRequest>, sink: &Arc<dyn IoCompletion>) {
+        // Writes are prepared here, at submission, as on the uring path: the fault
+        // layer sees them in submission order, and a failure completes in place.
+        let mut accepted = Vec::with_capacity(requests.len());
+        for mut request in requests {
+            if request.op != IoOp::Write {
+                accepted.push(request);
+                continue;
+            }
+            match request.prepare() {
+                Ok(()) => accepted.push(request),
+                Err(error) => complete_in_place(request, Err(error), sink),
+            }
+        }
         let mut queue = self.shared.queue.lock();
-        for request in requests {
+        for request in accepted {
             while queue.jobs.len() >= IO_THREAD_QUEUE_CAPACITY {
                 self.shared.not_full.wait(&mut queue);
             }
@@ -725,7 +739,7 @@ impl ThreadShared {
             let result = match request.op {
                 IoOp::Read => file.read_page(page_no, request.buf.as_mut_slice()),
                 IoOp::Write => file
-                    .write_page(page_no, request.buf.as_mut_slice())
+                    .write_sealed_page(page_no, request.buf.as_mut_slice())
                     .map(|()| PageStatus::Valid),
             };
             sink.complete(IoDone { request, result });

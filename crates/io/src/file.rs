@@ -10,9 +10,13 @@
 //! # Invariants
 //! 1. The file's length is a whole number of extents ([`EXTENT_SIZE_BYTES`]), hence of
 //!    pages; `page_count` never shrinks.
-//! 2. Every page written went through [`page::seal`] immediately before the write call,
-//!    and every page read goes through [`page::verify`] immediately after the read.
+//! 2. Every page written went through [`page::seal`] immediately before the write call
+//!    (for an asynchronous write, at its submission: the buffer is the request's own
+//!    until it completes), and every page read goes through [`page::verify`]
+//!    immediately after the read.
 //! 3. A read of a page at or past `page_count` is an error, never a short read.
+//! 4. Every write and sync first calls the fault layer's hook ([`fault::check_write`],
+//!    [`fault::check_sync`]); a sync that succeeded reports it ([`fault::synced`]).
 
 use std::fs::{File, OpenOptions};
 use std::os::fd::{AsRawFd, RawFd};
@@ -27,6 +31,7 @@ use tarn_common::settings::IoMethod;
 use tarn_common::{Error, FileId, PageId, PageNo, Result};
 
 use crate::buf::PAGE_BUFFER_ALIGN_BYTES;
+use crate::fault;
 use crate::page::{self, PageStatus};
 use crate::uring;
 
@@ -219,6 +224,24 @@ impl PageFile {
         self.check_buffer(buf);
         self.ensure_page_count(u64::from(page_no.0) + 1)?;
         page::seal(buf, self.page_id(page_no));
+        self.check_write_fault(page_no)?;
+        self.write_sealed_page(page_no, buf)
+    }
+
+    /// The fault layer's hook for a write of page `page_no` ([`fault::check_write`]).
+    pub(crate) fn check_write_fault(&self, page_no: PageNo) -> Result<()> {
+        fault::check_write(
+            &self.path,
+            self.raw_fd(),
+            self.offset_bytes(page_no),
+            self.page_size_bytes(),
+        )
+    }
+
+    /// Writes a page already sealed, in range, and past its fault hook (the I/O
+    /// threads' half of an asynchronous write prepared by `IoRequest::prepare`).
+    pub(crate) fn write_sealed_page(&self, page_no: PageNo, buf: &mut [u8]) -> Result<()> {
+        self.check_buffer(buf);
         let offset = self.offset_bytes(page_no);
         let written = match self.method {
             IoMethod::Uring => {
@@ -231,11 +254,14 @@ impl PageFile {
 
     /// Makes every completed write durable.
     pub fn sync(&self, kind: SyncKind) -> Result<()> {
+        fault::check_sync(&self.path)?;
         match kind {
             SyncKind::Data => self.file.sync_data(),
             SyncKind::All => self.file.sync_all(),
         }
-        .map_err(|source| Error::io("fsync", &self.path, source))
+        .map_err(|source| Error::io("fsync", &self.path, source))?;
+        fault::synced(&self.path);
+        Ok(())
     }
 
     /// Drops this file's pages from the OS page cache, so the next buffered reads are

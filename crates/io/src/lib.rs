@@ -12,6 +12,8 @@
 //! - [`uring`]: the io_uring rings behind the `uring` path.
 //! - [`datadir`]: the data directory, its control file, and the open data files.
 //! - [`buf`]: aligned buffers, arenas and the buffer type requests carry.
+//! - [`fault`]: test-only fault injection (failed writes and syncs, simulated power
+//!   loss with torn writes) hooked into every write and sync of a data file.
 //!
 //! It knows nothing of the buffer pool, B+trees or logs above it. Unsafe code is
 //! confined to `buf` (aligned allocation), `uring` (kernel-shared rings) and a few
@@ -24,6 +26,7 @@ pub mod fault;
 pub mod file;
 pub mod os;
 pub mod page;
+pub mod pmem;
 pub mod uring;
 
 pub use buf::{AlignedBuf, IoBuf, PageArena, RawBuf};

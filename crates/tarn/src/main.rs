@@ -62,6 +62,29 @@ enum Command {
         #[command(subcommand)]
         data: LoadCommand,
     },
+    /// Run transactions until killed, logging acknowledged commits (the child process
+    /// of the crash tests and the recovery bench).
+    #[command(hide = true)]
+    CrashWorker(CrashWorkerArgs),
+}
+
+#[derive(Args)]
+struct CrashWorkerArgs {
+    /// The data directory [default: the data_dir setting].
+    #[arg(long, value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+    /// Where acknowledgements are appended.
+    #[arg(long, value_name = "FILE")]
+    ack_file: PathBuf,
+    #[arg(long, default_value_t = 4)]
+    threads: usize,
+    #[arg(long, default_value_t = 200)]
+    keys_per_thread: u64,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Stop cleanly after this many milliseconds, if not killed first.
+    #[arg(long, default_value_t = 600_000)]
+    run_ms: u64,
 }
 
 #[derive(Subcommand)]
@@ -389,6 +412,22 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Load {
             data: LoadCommand::Tpch(args),
         } => load_tpch(args, settings),
+        Command::CrashWorker(args) => {
+            if let Some(dir) = args.data_dir {
+                settings.data_dir = dir;
+            }
+            tarn_bench::crash::run(
+                &settings,
+                &tarn_bench::crash::CrashWorker {
+                    threads: args.threads.clamp(1, 64),
+                    keys_per_thread: args.keys_per_thread.max(1),
+                    seed: args.seed,
+                    ack_file: args.ack_file,
+                    run_for: std::time::Duration::from_millis(args.run_ms),
+                },
+            )?;
+            Ok(())
+        }
     }
 }
 

@@ -1,0 +1,383 @@
+//! Recovery, checkpoints and purge: the engine's use of the redo log.
+//!
+//! # Recovery, step by step ([`crate::Storage::open`])
+//! 1. Torn pages are repaired from the doublewrite file (`tarn_buffer::doublewrite`),
+//!    so every page read below verifies.
+//! 2. [`redo`] reads the log from the last checkpoint and replays each page change
+//!    whose page is older than the record (page LSN < record end LSN), through the
+//!    buffer pool. Records of files the catalog does not name (a table dropped, or
+//!    created but never published) are skipped. Undo records are collected per
+//!    transaction; a commit or rollback record discards its transaction's set.
+//! 3. [`rollback_incomplete`] undoes, newest first, the changes of every transaction
+//!    left without a commit or rollback record, logs a rollback record for each, and
+//!    makes the log durable.
+//!
+//! Every step can crash and run again: replay is idempotent by page LSN, and undo is
+//! idempotent by the row header's transaction id (see [`crate::txn`]).
+//!
+//! # Checkpoints
+//! A fuzzy checkpoint writes the pages dirty before it started, then records the LSN
+//! where recovery must start: the oldest LSN of a page still dirty, or the first record
+//! of the oldest active transaction (whose undo recovery needs), whichever is older.
+//! Log space before it is recycled.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+use tarn_btree::{PageChange, Redo};
+use tarn_buffer::{BufferPool, LogFlush};
+use tarn_common::{Error, Lsn, PageId, Result};
+use tarn_txn::UndoRecord;
+use tarn_wal::Wal;
+
+use crate::catalog::CatalogData;
+use crate::storage::State;
+use crate::txn::{TxnContext, log_kind};
+
+/// Page changes go to the redo log.
+pub(crate) struct WalRedo(pub(crate) Arc<Wal>);
+
+thread_local! {
+    static REDO_BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+impl Redo for WalRedo {
+    fn log(&self, page_id: PageId, change: &PageChange<'_>) -> Lsn {
+        REDO_BUFFER.with(|buffer| {
+            let mut buffer = buffer.borrow_mut();
+            buffer.clear();
+            change.encode(page_id, &mut buffer);
+            self.0.append(log_kind::PAGE, &buffer)
+        })
+    }
+
+    fn begin_group(&self) -> Box<dyn Send + '_> {
+        Box::new(self.0.begin_multi())
+    }
+
+    fn unlogged_lsn(&self) -> Lsn {
+        self.0.current_lsn()
+    }
+}
+
+/// The buffer pool's write-ahead rule, kept by the redo log.
+pub(crate) struct WalLog(pub(crate) Arc<Wal>);
+
+impl LogFlush for WalLog {
+    fn flush_to(&self, lsn: Lsn) -> Result<()> {
+        self.0.flush_to(lsn)
+    }
+
+    fn flush_to_nowait(&self, lsn: Lsn) -> Result<bool> {
+        self.0.flush_to_nowait(lsn)
+    }
+
+    fn flushable_lsn(&self) -> Lsn {
+        self.0.flushable_lsn()
+    }
+}
+
+/// What recovery found and did.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct RecoveryReport {
+    /// Where replay started and where the log ended.
+    pub start_lsn: u64,
+    pub end_lsn: u64,
+    pub log_bytes: u64,
+    pub records_read: u64,
+    pub pages_changes_replayed: u64,
+    pub page_changes_skipped: u64,
+    pub transactions_rolled_back: u64,
+    pub changes_undone: u64,
+    pub torn_pages_repaired: u64,
+    pub redo_ms: u64,
+    pub undo_ms: u64,
+}
+
+/// The outcome of the redo pass, handed to the undo pass.
+pub(crate) struct RedoPass {
+    pub(crate) next_trx_id: u64,
+    /// Transactions without a commit or rollback record, with their undo in order.
+    incomplete: BTreeMap<u64, TrxLog>,
+    /// Committed transactions with changes purge had not finished.
+    unpurged: Vec<TrxLog>,
+    report: RecoveryReport,
+}
+
+/// One transaction's undo as found in the log.
+#[derive(Default)]
+struct TrxLog {
+    /// The start LSN of its first undo record.
+    first_lsn: Lsn,
+    records: Vec<UndoRecord>,
+}
+
+/// Replays the log from the last checkpoint (step 2 of the module docs).
+pub(crate) fn redo(wal: &Wal, pool: &BufferPool, catalog: &CatalogData) -> Result<RedoPass> {
+    let started = Instant::now();
+    let (start, extra) = wal.recovery_start();
+    let mut next_trx_id = extra
+        .get(..8)
+        .and_then(|b| b.try_into().ok())
+        .map(u64::from_le_bytes)
+        .unwrap_or(1);
+    let files: HashSet<u32> = catalog
+        .databases
+        .values()
+        .flat_map(|tables| tables.values())
+        .flat_map(|def| std::iter::once(def.file_id).chain(def.indexes.iter().map(|i| i.file_id)))
+        .collect();
+    let mut report = RecoveryReport {
+        start_lsn: start.0,
+        end_lsn: start.0,
+        ..RecoveryReport::default()
+    };
+    let mut incomplete: BTreeMap<u64, TrxLog> = BTreeMap::new();
+    let mut committed: BTreeMap<u64, TrxLog> = BTreeMap::new();
+    let mut reader = wal.read_from(start)?;
+    while let Some(record) = reader.next_record()? {
+        report.records_read += 1;
+        report.end_lsn = record.end_lsn.0;
+        match record.kind {
+            log_kind::PAGE => {
+                let (page_id, change) = PageChange::decode(record.payload)?;
+                if !files.contains(&page_id.file_id.0) {
+                    report.page_changes_skipped += 1;
+                    continue;
+                }
+                if replay_one(pool, page_id, &change, record.end_lsn)? {
+                    report.pages_changes_replayed += 1;
+                } else {
+                    report.page_changes_skipped += 1;
+                }
+            }
+            log_kind::UNDO => {
+                let undo = UndoRecord::decode(record.payload)?;
+                next_trx_id = next_trx_id.max(undo.trx_id + 1);
+                let log = incomplete.entry(undo.trx_id).or_insert_with(|| TrxLog {
+                    first_lsn: record.start_lsn,
+                    records: Vec::new(),
+                });
+                log.records.push(undo);
+            }
+            log_kind::COMMIT => {
+                let [id] = numbers(record.payload)?;
+                next_trx_id = next_trx_id.max(id + 1);
+                if let Some(log) = incomplete.remove(&id) {
+                    committed.insert(id, log);
+                }
+            }
+            log_kind::ROLLBACK => {
+                let [id] = numbers(record.payload)?;
+                next_trx_id = next_trx_id.max(id + 1);
+                incomplete.remove(&id);
+            }
+            log_kind::UNDONE => {
+                let [id, first, last] = numbers(record.payload)?;
+                if let Some(log) = incomplete.get_mut(&id) {
+                    log.records.retain(|r| !(first..=last).contains(&r.undo_no));
+                }
+            }
+            log_kind::PURGED => {
+                let [id, undo_no] = numbers(record.payload)?;
+                if let Some(log) = committed.get_mut(&id) {
+                    log.records.retain(|r| r.undo_no != undo_no);
+                }
+            }
+            other => {
+                return Err(Error::CorruptData(format!(
+                    "redo log record at LSN {} has unknown kind {other}",
+                    record.end_lsn
+                )));
+            }
+        }
+    }
+    drop(reader);
+    report.log_bytes = report.end_lsn - report.start_lsn;
+    report.redo_ms = started.elapsed().as_millis() as u64;
+    Ok(RedoPass {
+        next_trx_id,
+        incomplete,
+        unpurged: committed.into_values().filter(|log| !log.records.is_empty()).collect(),
+        report,
+    })
+}
+
+/// The `N` little-endian u64s of a transaction record's payload.
+fn numbers<const N: usize>(payload: &[u8]) -> Result<[u64; N]> {
+    if payload.len() != N * 8 {
+        return Err(Error::CorruptData(format!(
+            "a transaction log record of {} bytes (expected {})",
+            payload.len(),
+            N * 8
+        )));
+    }
+    Ok(std::array::from_fn(|i| {
+        u64::from_le_bytes(payload[i * 8..i * 8 + 8].try_into().expect("8 bytes"))
+    }))
+}
+
+/// Applies one page change if the page is older than it. Returns whether it applied.
+fn replay_one(pool: &BufferPool, page_id: PageId, change: &PageChange<'_>, end_lsn: Lsn) -> Result<bool> {
+    let mut guard = match pool.fetch_exclusive_as(page_id, None) {
+        Ok(guard) => guard,
+        // A page formatted after the checkpoint may never have reached the disk.
+        Err(Error::PageOutOfRange { .. } | Error::PageNeverWritten { .. })
+            if change.formats_page() =>
+        {
+            pool.create_page(page_id, tarn_io::PageType::RAW)?
+        }
+        Err(error) => return Err(error),
+    };
+    if guard.lsn() >= end_lsn {
+        return Ok(false);
+    }
+    tarn_btree::replay(&mut guard, page_id, change)?;
+    guard.mark_dirty(end_lsn);
+    Ok(true)
+}
+
+/// Rolls back the transactions the redo pass left incomplete (step 3).
+pub(crate) fn rollback_incomplete(
+    ctx: &TxnContext,
+    state: &Mutex<State>,
+    pass: RedoPass,
+    repair: tarn_buffer::doublewrite::RepairReport,
+) -> Result<RecoveryReport> {
+    let started = Instant::now();
+    let mut report = pass.report;
+    report.torn_pages_repaired = repair.pages_repaired.len() as u64;
+    let state = state.lock();
+    for (trx_id, log) in pass.incomplete.iter() {
+        for record in log.records.iter().rev() {
+            if let Some(table) = state.table_by_file_id(record.table_id) {
+                table.undo_change(record)?;
+                report.changes_undone += 1;
+            }
+        }
+        ctx.wal.append(log_kind::ROLLBACK, &trx_id.to_le_bytes());
+        report.transactions_rolled_back += 1;
+    }
+    drop(state);
+    for log in pass.unpurged {
+        ctx.sys.requeue_recovered(log.first_lsn, log.records);
+    }
+    ctx.wal.flush_to(ctx.wal.current_lsn())?;
+    report.undo_ms = started.elapsed().as_millis() as u64;
+    if report.records_read > 0 || report.torn_pages_repaired > 0 {
+        tracing::info!(
+            "recovery: {} log records ({} bytes) from LSN {}, {} page changes replayed in {} ms; \
+             {} transactions rolled back ({} changes) in {} ms; {} torn pages repaired",
+            report.records_read,
+            report.log_bytes,
+            report.start_lsn,
+            report.pages_changes_replayed,
+            report.redo_ms,
+            report.transactions_rolled_back,
+            report.changes_undone,
+            report.undo_ms,
+            report.torn_pages_repaired
+        );
+    }
+    Ok(report)
+}
+
+/// A fuzzy checkpoint (module docs). With `all`, every dirty page is written first (a
+/// clean shutdown or an explicit checkpoint), so recovery has nothing to replay.
+pub(crate) fn checkpoint(ctx: &TxnContext, pool: &BufferPool, all: bool) -> Result<()> {
+    let target = ctx.wal.current_lsn();
+    if all {
+        pool.flush_all()?;
+    } else {
+        pool.flush_up_to(target)?;
+    }
+    let mut lsn = target;
+    if let Some(oldest) = pool.oldest_dirty_lsn() {
+        lsn = lsn.min(oldest);
+    }
+    if let Some(oldest) = ctx.sys.oldest_active_lsn() {
+        lsn = lsn.min(oldest);
+    }
+    if let Some(oldest) = ctx.sys.oldest_unpurged_lsn() {
+        lsn = lsn.min(oldest);
+    }
+    ctx.wal
+        .write_checkpoint(lsn, &ctx.sys.next_id().to_le_bytes())
+}
+
+/// The checkpointer: checkpoints when the log since the last one passes the trigger.
+pub(crate) fn checkpoint_loop(ctx: &TxnContext, pool: &BufferPool, stop: &AtomicBool) {
+    while !stop.load(Ordering::Acquire) {
+        if ctx.wal.checkpoint_wanted()
+            && let Err(error) = checkpoint(ctx, pool, false)
+        {
+            tracing::error!("checkpoint failed: {error}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        ctx.wal.wait_checkpoint_wanted(Duration::from_millis(50));
+    }
+}
+
+/// Purge: removes what committed transactions left behind once no view needs it.
+pub(crate) fn purge_loop(ctx: &TxnContext, state: &Mutex<State>, stop: &AtomicBool) {
+    let purger = ctx.locks.register(u64::MAX >> 16);
+    while !stop.load(Ordering::Acquire) {
+        let items = ctx.sys.purge_ready(64);
+        if items.is_empty() {
+            std::thread::sleep(Duration::from_millis(5));
+            continue;
+        }
+        let mut done = Vec::with_capacity(items.len());
+        let mut progress = false;
+        for item in items {
+            if item.rolled_back {
+                done.push(item);
+                progress = true;
+                continue;
+            }
+            let mut purged = Vec::new();
+            let mut busy = Vec::new();
+            for (ptr, record) in item.records {
+                let table = state.lock().table_by_file_id(record.table_id);
+                let Some(table) = table else {
+                    purged.push((ptr, record));
+                    continue;
+                };
+                match table.purge_change(ctx, &purger, ptr, &record) {
+                    Ok(true) => purged.push((ptr, record)),
+                    Ok(false) => busy.push((ptr, record)),
+                    Err(error) => {
+                        tracing::error!(
+                            "purge of a change in table '{}' failed: {error}",
+                            table.def().name
+                        );
+                        purged.push((ptr, record));
+                    }
+                }
+            }
+            progress |= !purged.is_empty();
+            done.push(tarn_txn::PurgeItem {
+                seq: item.seq,
+                first_lsn: item.first_lsn,
+                records: purged,
+                rolled_back: false,
+            });
+            if !busy.is_empty() {
+                // A row was locked: its changes come back in a later round.
+                ctx.sys.requeue(tarn_txn::PurgeItem {
+                    seq: item.seq,
+                    first_lsn: item.first_lsn,
+                    records: busy,
+                    rolled_back: false,
+                });
+            }
+        }
+        ctx.sys.purged(&done);
+        if !progress {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}

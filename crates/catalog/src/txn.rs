@@ -1,0 +1,964 @@
+//! Transactions over tables: row versions (MVCC), row locks, undo, rollback and purge.
+//!
+//! # How a row change is made
+//! 1. The writer takes an intention lock on the table and an exclusive record lock on
+//!    the row's clustered key ([`Transaction::lock_row`]). Writers of one row are
+//!    serialised from here on; the lock is held to commit or rollback.
+//! 2. Unique secondary values are locked too (an exclusive lock on the value, in the
+//!    index's lock space), then checked against the *latest* versions of other rows.
+//! 3. An undo record (old row bytes, the secondary entries this change adds) is pushed
+//!    to the transaction and logged, before any page changes.
+//! 4. New secondary entries are inserted (old ones stay: older versions may need them),
+//!    then the clustered entry is written with a header naming the transaction and the
+//!    undo record (its roll pointer). A delete only sets the delete mark.
+//!
+//! # How a row is read
+//! A consistent read takes the newest version and, while the view does not see the
+//! transaction that wrote it, steps to the previous version through the roll pointer
+//! ([`Table::visible_version`]). A secondary-index read checks that the version it
+//! found still has the entry's key: entries of older versions linger until purge.
+//! Locking reads (and writes) lock, then read the newest version.
+//!
+//! # Phantoms
+//! At REPEATABLE READ and SERIALIZABLE a locking range read takes next-key locks on
+//! every clustered key it passes and on the first key after the range (the empty key
+//! stands for "past the last row"). After each grant it checks that no key appeared
+//! between the previous key and the locked one. An insert, after writing its entry,
+//! asks the lock manager whether another transaction holds a gap lock on the next key;
+//! if so it takes its insert back, waits for that gap, and tries again. Either the
+//! reader sees the new key (and waits for its lock), or the inserter sees the gap lock.
+//!
+//! # Rollback and recovery
+//! Undo records apply idempotently: a row is put back only while it still carries the
+//! transaction's id, and the entries the change added are removed whether or not the
+//! clustered change happened. So statement rollback, ROLLBACK TO SAVEPOINT, ROLLBACK and
+//! recovery's rollback of transactions that never committed use the same
+//! [`Table::undo_change`], and a crash in the middle of any of them is harmless.
+//!
+//! # Purge
+//! Once no view can need a committed transaction's old versions, purge frees their
+//! overflow values, removes secondary entries no remaining version has, and physically
+//! removes delete-marked rows. It locks each row without waiting and leaves a busy row
+//! for its next round.
+
+use std::ops::Bound;
+use std::sync::Arc;
+
+use tarn_btree::Direction;
+use tarn_common::settings::IsolationLevel;
+use tarn_common::{Error, Result};
+use tarn_row::Value;
+use tarn_row::row::{ROW_FLAG_DELETE_MARKED, RowHeader};
+use tarn_txn::lock::{LockManager, LockOutcome, LockTrx, RecordLockKind, RecordMode, TableMode, WaitPolicy};
+use tarn_txn::{ReadView, Trx, TrxSys, UndoKind, UndoRecord};
+use tarn_wal::Wal;
+
+use crate::table::{SecondaryIndex, Table};
+
+/// Kinds of records in the redo log.
+pub mod log_kind {
+    /// A page change (`tarn_btree::PageChange`).
+    pub const PAGE: u8 = 1;
+    /// An undo record (`tarn_txn::UndoRecord`), logged before the change it covers.
+    pub const UNDO: u8 = 2;
+    /// A transaction committed (payload: its id).
+    pub const COMMIT: u8 = 3;
+    /// A transaction's rollback finished (payload: its id).
+    pub const ROLLBACK: u8 = 4;
+    /// Purge finished with one change (payload: transaction id, undo number), logged
+    /// in one group with purge's page changes, so recovery never purges it twice.
+    pub const PURGED: u8 = 5;
+    /// A partial rollback (statement, savepoint) took back changes with undo numbers
+    /// in an inclusive range (payload: transaction id, first, last): recovery must not
+    /// purge them, as their old versions are the rows' current ones again.
+    pub const UNDONE: u8 = 6;
+}
+
+/// The payload of a `PURGED` or `UNDONE` record: 8-byte little-endian numbers.
+pub(crate) fn numbers_payload(numbers: &[u64]) -> Vec<u8> {
+    numbers.iter().flat_map(|n| n.to_le_bytes()).collect()
+}
+
+/// How a read locks the rows it returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RowLock {
+    /// A consistent (snapshot) read: no locks.
+    None,
+    /// `FOR SHARE` / `LOCK IN SHARE MODE`.
+    Shared,
+    /// `FOR UPDATE`.
+    Exclusive,
+}
+
+/// What the engine shares with every transaction.
+pub struct TxnContext {
+    pub wal: Arc<Wal>,
+    pub sys: TrxSys,
+    pub locks: LockManager,
+}
+
+/// A transaction of one session.
+pub struct Transaction {
+    pub trx: Trx,
+    lock: Option<Arc<LockTrx>>,
+    pub(crate) ctx: Arc<TxnContext>,
+}
+
+impl Transaction {
+    pub(crate) fn new(ctx: Arc<TxnContext>, isolation: IsolationLevel, read_only: bool) -> Self {
+        Transaction {
+            trx: ctx.sys.begin(isolation, read_only),
+            lock: None,
+            ctx,
+        }
+    }
+
+    pub fn id(&self) -> u64 {
+        self.trx.id()
+    }
+
+    pub fn isolation(&self) -> IsolationLevel {
+        self.trx.isolation
+    }
+
+    /// The transaction's lock handle (its id assigned on first use).
+    fn lock_handle(&mut self) -> Result<Arc<LockTrx>> {
+        if let Some(lock) = &self.lock {
+            return Ok(lock.clone());
+        }
+        let id = self
+            .ctx
+            .sys
+            .assign_id(&mut self.trx, self.ctx.wal.current_lsn())?;
+        let lock = self.ctx.locks.register(id);
+        self.lock = Some(lock.clone());
+        Ok(lock)
+    }
+
+    pub(crate) fn lock_handle_if_any(&self) -> Option<&Arc<LockTrx>> {
+        self.lock.as_ref()
+    }
+
+    pub(crate) fn take_lock_handle(&mut self) -> Option<Arc<LockTrx>> {
+        self.lock.take()
+    }
+
+    pub(crate) fn into_trx(self) -> Trx {
+        self.trx
+    }
+
+    fn check_writable(&self) -> Result<()> {
+        if self.trx.read_only {
+            return Err(Error::ReadOnlyTransaction);
+        }
+        match self.ctx.wal.failure() {
+            Some(reason) => Err(Error::WritesStopped(reason)),
+            None => Ok(()),
+        }
+    }
+
+    /// Locks record `key` of index `index_id`.
+    pub(crate) fn lock_record(
+        &mut self,
+        index_id: u32,
+        key: &[u8],
+        mode: RecordMode,
+        wait: WaitPolicy,
+    ) -> Result<LockOutcome> {
+        let lock = self.lock_handle()?;
+        self.ctx.locks.lock_record(&lock, index_id, key, mode, wait)
+    }
+
+    fn lock_table(&mut self, table_id: u32, mode: TableMode) -> Result<()> {
+        let lock = self.lock_handle()?;
+        self.ctx
+            .locks
+            .lock_table(&lock, table_id, mode, WaitPolicy::Wait)
+            .map(drop)
+    }
+
+    /// The view consistent reads use (opened on first use; READ COMMITTED closes it at
+    /// each statement's end), or `None` at READ UNCOMMITTED (newest versions).
+    fn view(&mut self) -> Option<&ReadView> {
+        if self.trx.isolation == IsolationLevel::ReadUncommitted {
+            return None;
+        }
+        Some(self.ctx.sys.ensure_view(&mut self.trx))
+    }
+
+    /// Ends a statement: READ COMMITTED takes a fresh snapshot for the next one.
+    pub fn end_statement(&mut self) {
+        if self.trx.isolation <= IsolationLevel::ReadCommitted {
+            self.trx.close_view();
+        }
+    }
+
+    /// Logs `record`, records it in the transaction, and returns the roll pointer.
+    fn log_undo(&mut self, record: UndoRecord) -> Result<u64> {
+        let (roll_ptr, record) = self.ctx.sys.push_undo(&mut self.trx, record)?;
+        let mut payload = Vec::with_capacity(64 + record.old_row.len());
+        record.encode(&mut payload);
+        self.ctx.wal.append(log_kind::UNDO, &payload);
+        if let Some(lock) = &self.lock {
+            lock.add_work(1);
+        }
+        Ok(roll_ptr)
+    }
+}
+
+/// The header of a stored row.
+fn header(bytes: &[u8]) -> Result<RowHeader> {
+    RowHeader::read(bytes)
+}
+
+/// `bytes` with its header replaced.
+fn with_header(mut bytes: Vec<u8>, header: RowHeader) -> Vec<u8> {
+    header.write(&mut bytes);
+    bytes
+}
+
+impl Table {
+    /// The id of the table's clustered index in the lock table and the undo log.
+    pub fn table_id(&self) -> u32 {
+        self.clustered.file_id().0
+    }
+
+    /// The version of the stored row `bytes` that `view` sees (`None` if it sees no
+    /// version, or a deleted one). Without a view: the newest version.
+    pub fn visible_version(
+        &self,
+        sys: &TrxSys,
+        view: Option<&ReadView>,
+        bytes: Vec<u8>,
+    ) -> Result<Option<Vec<u8>>> {
+        let mut bytes = bytes;
+        let Some(view) = view else {
+            return Ok((!header(&bytes)?.is_delete_marked()).then_some(bytes));
+        };
+        // Each step moves to an older version; the chain is finite because purge only
+        // ever shortens it, but guard against a corrupt loop anyway.
+        for _ in 0..1_000_000 {
+            let h = header(&bytes)?;
+            if view.sees(h.trx_id) {
+                return Ok((!h.is_delete_marked()).then_some(bytes));
+            }
+            match sys.undo.get(h.roll_ptr) {
+                Some(record) => bytes = record.old_row.clone(),
+                None => return Ok(None),
+            }
+        }
+        Err(Error::CorruptData(format!(
+            "table '{}': a row's version chain does not end",
+            self.def.name
+        )))
+    }
+
+    /// Decodes stored row bytes (overflow values read from this table's file).
+    pub(crate) fn decode_stored(&self, bytes: &[u8]) -> Result<Vec<Value>> {
+        self.layout.decode(bytes, &self.overflow())
+    }
+
+    /// Reads the row with clustered key `key` as the transaction should see it, taking
+    /// the lock `lock` first if it is a locking read.
+    pub fn read_key_tx(
+        &self,
+        tx: &mut Transaction,
+        key: &[u8],
+        lock: RowLock,
+        wait: WaitPolicy,
+    ) -> Result<Option<Vec<Value>>> {
+        self.check_current()?;
+        let lock = effective_lock(tx, lock);
+        if lock != RowLock::None {
+            tx.lock_table(self.table_id(), table_mode(lock))?;
+            let outcome = tx.lock_record(
+                self.table_id(),
+                key,
+                record_mode(lock, RecordLockKind::RecordOnly),
+                wait,
+            )?;
+            if outcome == LockOutcome::Skipped {
+                return Ok(None);
+            }
+            let Some(bytes) = self.clustered.get(key)? else {
+                return Ok(None);
+            };
+            return match self.visible_version(&tx.ctx.sys, None, bytes)? {
+                Some(bytes) => self.decode_stored(&bytes).map(Some),
+                None => Ok(None),
+            };
+        }
+        let Some(bytes) = self.clustered.get(key)? else {
+            return Ok(None);
+        };
+        let ctx = tx.ctx.clone();
+        let view = tx.view();
+        match self.visible_version(&ctx.sys, view, bytes)? {
+            Some(bytes) => self.decode_stored(&bytes).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// [`Table::read_key_tx`] by primary key values.
+    pub fn get_tx(
+        &self,
+        tx: &mut Transaction,
+        pk: &[Value],
+        lock: RowLock,
+    ) -> Result<Option<Vec<Value>>> {
+        let key = self.encode_primary_key(pk)?;
+        self.read_key_tx(tx, &key, lock, WaitPolicy::Wait)
+    }
+
+    /// Rows with primary keys between `lower` and `upper` (values of a key prefix), as
+    /// the transaction sees them; a locking read locks each row, and at REPEATABLE READ
+    /// and above the gaps too. At most `limit` rows.
+    pub fn scan_tx(
+        &self,
+        tx: &mut Transaction,
+        lower: Bound<Vec<Value>>,
+        upper: Bound<Vec<Value>>,
+        lock: RowLock,
+        wait: WaitPolicy,
+        limit: usize,
+    ) -> Result<Vec<Vec<Value>>> {
+        self.check_current()?;
+        let (lower, upper) = crate::table::key_bounds(&self.pk_types, lower, upper)?;
+        let lock = effective_lock(tx, lock);
+        let mut rows = Vec::new();
+        if lock == RowLock::None {
+            let ctx = tx.ctx.clone();
+            let view = tx.view();
+            let mut cursor = self.clustered.range(lower, upper, Direction::Forward);
+            while rows.len() < limit {
+                let Some((_, bytes)) = cursor.next_entry()? else {
+                    break;
+                };
+                if let Some(version) = self.visible_version(&ctx.sys, view, bytes.to_vec())? {
+                    rows.push(self.decode_stored(&version)?);
+                }
+            }
+            return Ok(rows);
+        }
+        tx.lock_table(self.table_id(), table_mode(lock))?;
+        let gaps = tx.trx.isolation >= IsolationLevel::RepeatableRead;
+        let kind = if gaps {
+            RecordLockKind::NextKey
+        } else {
+            RecordLockKind::RecordOnly
+        };
+        // `position`: the scan continues after this key.
+        let mut position = lower;
+        loop {
+            if rows.len() >= limit {
+                break;
+            }
+            let next = self
+                .clustered
+                .range(position.clone(), upper.clone(), Direction::Forward)
+                .next_entry()?
+                .map(|(k, _)| k.to_vec());
+            let Some(key) = next else {
+                if gaps {
+                    // Lock the gap after the range: the first key past it, or the end.
+                    let beyond = match &upper {
+                        Bound::Unbounded => None,
+                        Bound::Included(u) => first_key(&self.clustered, Bound::Excluded(u.clone()))?,
+                        Bound::Excluded(u) => first_key(&self.clustered, Bound::Included(u.clone()))?,
+                    };
+                    let beyond = beyond.unwrap_or_default();
+                    tx.lock_record(self.table_id(), &beyond, record_mode(lock, RecordLockKind::NextKey), wait)?;
+                    // A key inserted into the range before the lock was granted must
+                    // be seen: look again.
+                    if self
+                        .clustered
+                        .range(position.clone(), upper.clone(), Direction::Forward)
+                        .next_entry()?
+                        .is_some()
+                    {
+                        continue;
+                    }
+                }
+                break;
+            };
+            let outcome = tx.lock_record(self.table_id(), &key, record_mode(lock, kind), wait)?;
+            // Did a key appear between the position and `key` while we waited?
+            let again = self
+                .clustered
+                .range(position.clone(), upper.clone(), Direction::Forward)
+                .next_entry()?
+                .map(|(k, _)| k.to_vec());
+            if again.as_deref() != Some(key.as_slice()) {
+                if again.as_ref().is_some_and(|a| a < &key) {
+                    continue; // a new key before it: lock that one first
+                }
+                // `key` vanished (purged or rolled back): move past it.
+            }
+            position = Bound::Excluded(key.clone());
+            if outcome == LockOutcome::Skipped {
+                continue;
+            }
+            if let Some(bytes) = self.clustered.get(&key)?
+                && let Some(version) = self.visible_version(&tx.ctx.sys, None, bytes)?
+            {
+                rows.push(self.decode_stored(&version)?);
+            } else if tx.trx.isolation <= IsolationLevel::ReadCommitted {
+                if let Some(lock) = tx.lock_handle_if_any().cloned() {
+                    tx.ctx.locks.release_record(&lock, self.table_id(), &key);
+                }
+            }
+        }
+        Ok(rows)
+    }
+
+    /// Rows whose index `index` values lie between `lower` and `upper`, in index order,
+    /// as the transaction's snapshot sees them (at most `limit`).
+    pub fn index_range_tx(
+        &self,
+        tx: &mut Transaction,
+        index: &str,
+        lower: Bound<Vec<Value>>,
+        upper: Bound<Vec<Value>>,
+        limit: usize,
+    ) -> Result<Vec<Vec<Value>>> {
+        self.check_current()?;
+        let index = self.index(index)?;
+        let (lower, upper) = index.key_bounds(lower, upper)?;
+        let ctx = tx.ctx.clone();
+        let view = tx.view();
+        let mut cursor = index.tree.range(lower, upper, Direction::Forward);
+        let mut rows = Vec::new();
+        while rows.len() < limit {
+            let Some((entry, _)) = cursor.next_entry()? else {
+                break;
+            };
+            let entry = entry.to_vec();
+            let pk = index.primary_key_of(&entry)?;
+            let Some(bytes) = self.clustered.get(pk)? else {
+                continue;
+            };
+            let Some(version) = self.visible_version(&ctx.sys, view, bytes)? else {
+                continue;
+            };
+            let row = self.decode_stored(&version)?;
+            // The entry may belong to an older version whose indexed values differ.
+            if self.secondary_key(index, &row, pk)?.0 == entry {
+                rows.push(row);
+            }
+        }
+        Ok(rows)
+    }
+
+    /// Inserts `row` in transaction `tx`.
+    pub fn insert_tx(&self, tx: &mut Transaction, row: Vec<Value>) -> Result<()> {
+        self.check_current()?;
+        tx.check_writable()?;
+        let row = self.check_row(row)?;
+        let key = self.primary_key_of_row(&row)?;
+        tx.lock_table(self.table_id(), TableMode::IX)?;
+        loop {
+            tx.lock_record(
+                self.table_id(),
+                &key,
+                RecordMode::exclusive(RecordLockKind::RecordOnly),
+                WaitPolicy::Wait,
+            )?;
+            let current = self.clustered.get(&key)?;
+            if let Some(bytes) = &current
+                && !header(bytes)?.is_delete_marked()
+            {
+                return Err(self.duplicate_primary(&row));
+            }
+            self.check_unique(tx, &row, &key, None)?;
+            let position = tx.trx.undo_len();
+            let added = self.entries_to_add(&row, &key, None)?;
+            let (kind, old_row) = match current {
+                Some(bytes) => (UndoKind::Update, bytes),
+                None => (UndoKind::Insert, Vec::new()),
+            };
+            let reuse = kind == UndoKind::Update;
+            let roll_ptr = tx.log_undo(UndoRecord {
+                trx_id: tx.id(),
+                undo_no: 0,
+                kind,
+                table_id: self.table_id(),
+                key: key.clone(),
+                old_row,
+                added_entries: added.clone(),
+            })?;
+            let written = self.write_version(tx, &row, &key, &added, roll_ptr, reuse);
+            if let Err(error) = written {
+                self.rollback_to(tx, position)?;
+                return Err(error);
+            }
+            // A gap lock on the next key taken before our entry existed means a
+            // locking reader may not have seen it: take it back, wait, try again.
+            let next = first_key(&self.clustered, Bound::Excluded(key.clone()))?.unwrap_or_default();
+            let lock = tx.lock_handle()?;
+            if !tx.ctx.locks.conflicting_gap_holder(&lock, self.table_id(), &next) {
+                return Ok(());
+            }
+            self.rollback_to(tx, position)?;
+            tx.lock_record(
+                self.table_id(),
+                &next,
+                RecordMode::exclusive(RecordLockKind::InsertIntention),
+                WaitPolicy::Wait,
+            )?;
+        }
+    }
+
+    /// Writes a new version of the row under `key`: first the secondary entries in
+    /// `added`, then the clustered entry (inserted, or replacing a delete-marked row).
+    fn write_version(
+        &self,
+        tx: &Transaction,
+        row: &[Value],
+        key: &[u8],
+        added: &[(u32, Vec<u8>)],
+        roll_ptr: u64,
+        replace: bool,
+    ) -> Result<()> {
+        for (index_id, entry) in added {
+            let index = self.index_by_id(*index_id)?;
+            index.tree.insert(entry, &[])?;
+        }
+        let overflow = self.overflow();
+        let mut bytes = self.encode_row_tx(row, key.len(), &overflow, tx.id(), roll_ptr)?;
+        let result = if replace {
+            self.clustered.update(key, &bytes).map(|_| ())
+        } else {
+            self.clustered.insert(key, &bytes)
+        };
+        if result.is_err() {
+            self.layout.free_overflow(&bytes, &overflow)?;
+            bytes.clear();
+        }
+        result
+    }
+
+    /// Replaces the row under primary key `pk` by `row` in transaction `tx`. Returns
+    /// false if no such row exists (for the transaction: the newest version).
+    pub fn update_tx(&self, tx: &mut Transaction, pk: &[Value], row: Vec<Value>) -> Result<bool> {
+        let key = self.encode_primary_key(pk)?;
+        self.update_key_tx(tx, &key, row)
+    }
+
+    /// [`Table::update_tx`] by clustered key.
+    pub fn update_key_tx(&self, tx: &mut Transaction, key: &[u8], row: Vec<Value>) -> Result<bool> {
+        self.check_current()?;
+        tx.check_writable()?;
+        let row = self.check_row(row)?;
+        tx.lock_table(self.table_id(), TableMode::IX)?;
+        tx.lock_record(
+            self.table_id(),
+            key,
+            RecordMode::exclusive(RecordLockKind::RecordOnly),
+            WaitPolicy::Wait,
+        )?;
+        let Some(current) = self.clustered.get(key)? else {
+            return Ok(false);
+        };
+        if header(&current)?.is_delete_marked() {
+            return Ok(false);
+        }
+        let new_key = if self.def.primary_key.is_empty() {
+            key.to_vec()
+        } else {
+            self.primary_key_of_row(&row)?
+        };
+        if new_key != key {
+            // A primary key change: delete-mark the old row, insert the new one.
+            let position = tx.trx.undo_len();
+            self.delete_key_tx(tx, key)?;
+            if let Err(error) = self.insert_tx(tx, row) {
+                self.rollback_to(tx, position)?;
+                return Err(error);
+            }
+            return Ok(true);
+        }
+        let old = self.decode_stored(&current)?;
+        self.check_unique(tx, &row, key, Some(&old))?;
+        let added = self.entries_to_add(&row, key, Some(&old))?;
+        let position = tx.trx.undo_len();
+        let roll_ptr = tx.log_undo(UndoRecord {
+            trx_id: tx.id(),
+            undo_no: 0,
+            kind: UndoKind::Update,
+            table_id: self.table_id(),
+            key: key.to_vec(),
+            old_row: current,
+            added_entries: added.clone(),
+        })?;
+        if let Err(error) = self.write_version(tx, &row, key, &added, roll_ptr, true) {
+            self.rollback_to(tx, position)?;
+            return Err(error);
+        }
+        Ok(true)
+    }
+
+    /// Deletes (delete-marks) the row under primary key `pk`. False if there is none.
+    pub fn delete_tx(&self, tx: &mut Transaction, pk: &[Value]) -> Result<bool> {
+        let key = self.encode_primary_key(pk)?;
+        self.delete_key_tx(tx, &key)
+    }
+
+    /// [`Table::delete_tx`] by clustered key.
+    pub fn delete_key_tx(&self, tx: &mut Transaction, key: &[u8]) -> Result<bool> {
+        self.check_current()?;
+        tx.check_writable()?;
+        tx.lock_table(self.table_id(), TableMode::IX)?;
+        tx.lock_record(
+            self.table_id(),
+            key,
+            RecordMode::exclusive(RecordLockKind::RecordOnly),
+            WaitPolicy::Wait,
+        )?;
+        let Some(current) = self.clustered.get(key)? else {
+            return Ok(false);
+        };
+        let h = header(&current)?;
+        if h.is_delete_marked() {
+            return Ok(false);
+        }
+        let roll_ptr = tx.log_undo(UndoRecord {
+            trx_id: tx.id(),
+            undo_no: 0,
+            kind: UndoKind::DeleteMark,
+            table_id: self.table_id(),
+            key: key.to_vec(),
+            old_row: current.clone(),
+            added_entries: Vec::new(),
+        })?;
+        let marked = with_header(
+            current,
+            RowHeader {
+                flags: h.flags | ROW_FLAG_DELETE_MARKED,
+                trx_id: tx.id(),
+                roll_ptr,
+            },
+        );
+        self.clustered.update(key, &marked)?;
+        Ok(true)
+    }
+
+    /// Undoes the changes of `tx` after `position`, newest first.
+    pub(crate) fn rollback_to(&self, tx: &mut Transaction, position: usize) -> Result<()> {
+        let taken = tx.trx.take_undo_after(position);
+        for (_, record) in &taken {
+            if record.table_id == self.table_id() {
+                self.undo_change(record)?;
+            } else {
+                return Err(Error::CorruptData(format!(
+                    "statement rollback in table '{}' met a change of table file {}",
+                    self.def.name, record.table_id
+                )));
+            }
+        }
+        log_undone(tx, &taken);
+        tx.ctx.sys.retire_undo(taken);
+        Ok(())
+    }
+
+    /// Takes back one change (idempotent; see the module docs).
+    pub fn undo_change(&self, record: &UndoRecord) -> Result<()> {
+        for (index_id, entry) in &record.added_entries {
+            if let Ok(index) = self.index_by_id(*index_id) {
+                index.tree.delete(entry)?;
+            }
+        }
+        let Some(current) = self.clustered.get(&record.key)? else {
+            return Ok(());
+        };
+        let h = header(&current)?;
+        if h.trx_id != record.trx_id {
+            return Ok(()); // the change never happened, or was already taken back
+        }
+        let overflow = self.overflow();
+        match record.kind {
+            UndoKind::Insert => {
+                if self.clustered.delete(&record.key)?.is_some() {
+                    self.layout.free_overflow(&current, &overflow)?;
+                }
+            }
+            UndoKind::Update => {
+                self.clustered.update(&record.key, &record.old_row)?;
+                self.layout.free_overflow(&current, &overflow)?;
+            }
+            UndoKind::DeleteMark => {
+                if h.is_delete_marked() {
+                    // Same values, same overflow chains: only the header changes back.
+                    self.clustered.update(&record.key, &record.old_row)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Purges one committed change no view needs any more. Returns false if the row
+    /// is locked (the caller retries later).
+    pub(crate) fn purge_change(&self, ctx: &TxnContext, purger: &Arc<LockTrx>, roll_ptr: u64, record: &UndoRecord) -> Result<bool> {
+        let outcome = ctx.locks.lock_record(
+            purger,
+            self.table_id(),
+            &record.key,
+            RecordMode::exclusive(RecordLockKind::RecordOnly),
+            WaitPolicy::SkipLocked,
+        )?;
+        if outcome == LockOutcome::Skipped {
+            return Ok(false);
+        }
+        let result = {
+            let _group = ctx.wal.begin_multi();
+            let result = self.purge_locked(ctx, roll_ptr, record);
+            if result.is_ok() {
+                ctx.wal.append(
+                    log_kind::PURGED,
+                    &numbers_payload(&[record.trx_id, record.undo_no]),
+                );
+            }
+            result
+        };
+        ctx.locks.release_record(purger, self.table_id(), &record.key);
+        result.map(|()| true)
+    }
+
+    fn purge_locked(&self, ctx: &TxnContext, roll_ptr: u64, record: &UndoRecord) -> Result<()> {
+        let overflow = self.overflow();
+        let current = self.clustered.get(&record.key)?;
+        match record.kind {
+            UndoKind::Insert => {}
+            UndoKind::DeleteMark => {
+                if let Some(current) = current {
+                    let h = header(&current)?;
+                    if h.is_delete_marked() && h.trx_id == record.trx_id {
+                        let row = self.decode_stored(&current)?;
+                        for index in &self.indexes {
+                            let (entry, _, _) = self.secondary_key(index, &row, &record.key)?;
+                            index.tree.delete(&entry)?;
+                        }
+                        self.clustered.delete(&record.key)?;
+                        self.layout.free_overflow(&current, &overflow)?;
+                    }
+                }
+            }
+            UndoKind::Update => {
+                let old = self.decode_stored(&record.old_row)?;
+                // Keys of the versions newer than this one that may still be read.
+                let mut newer: Vec<Vec<Value>> = Vec::new();
+                if let Some(current) = &current {
+                    newer.push(self.decode_stored(current)?);
+                    let mut ptr = header(current)?.roll_ptr;
+                    while ptr != 0 && ptr != roll_ptr {
+                        // Roll pointers of rows written before a restart name nothing
+                        // (or another row's record): stop at anything not this row's.
+                        let Some(r) = ctx.sys.undo.get(ptr) else { break };
+                        if r.table_id != record.table_id || r.key != record.key {
+                            break;
+                        }
+                        newer.push(self.decode_stored(&r.old_row)?);
+                        ptr = header(&r.old_row)?.roll_ptr;
+                    }
+                }
+                for index in &self.indexes {
+                    let (entry, _, _) = self.secondary_key(index, &old, &record.key)?;
+                    let mut still_used = false;
+                    for row in &newer {
+                        if self.secondary_key(index, row, &record.key)?.0 == entry {
+                            still_used = true;
+                            break;
+                        }
+                    }
+                    if !still_used {
+                        index.tree.delete(&entry)?;
+                    }
+                }
+                self.layout.free_overflow(&record.old_row, &overflow)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Secondary entries a new version `row` (under clustered key `key`) needs that do
+    /// not exist yet. `old`: the version it replaces, whose entries exist.
+    fn entries_to_add(&self, row: &[Value], key: &[u8], old: Option<&[Value]>) -> Result<Vec<(u32, Vec<u8>)>> {
+        let mut added = Vec::new();
+        for index in &self.indexes {
+            let (entry, _, _) = self.secondary_key(index, row, key)?;
+            if let Some(old) = old
+                && self.secondary_key(index, old, key)?.0 == entry
+            {
+                continue;
+            }
+            if index.tree.get(&entry)?.is_none() {
+                added.push((index.tree.file_id().0, entry));
+            }
+        }
+        Ok(added)
+    }
+
+    /// Checks the unique indexes for `row`: locks each unique value, then fails with
+    /// `DuplicateKey` if the newest version of another row holds it.
+    fn check_unique(&self, tx: &mut Transaction, row: &[Value], key: &[u8], old: Option<&[Value]>) -> Result<()> {
+        for index in self.indexes.iter().filter(|i| i.def.unique) {
+            let (entry, prefix_len, has_null) = self.secondary_key(index, row, key)?;
+            if has_null {
+                continue;
+            }
+            if let Some(old) = old
+                && self.secondary_key(index, old, key)?.0 == entry
+            {
+                continue;
+            }
+            let prefix = entry[..prefix_len].to_vec();
+            tx.lock_record(
+                index.tree.file_id().0,
+                &prefix,
+                RecordMode::exclusive(RecordLockKind::RecordOnly),
+                WaitPolicy::Wait,
+            )?;
+            let mut cursor = index.tree.range(
+                Bound::Included(prefix.clone()),
+                Bound::Unbounded,
+                Direction::Forward,
+            );
+            while let Some((found, _)) = cursor.next_entry()? {
+                if !found.starts_with(&prefix) {
+                    break;
+                }
+                let other_pk = index.primary_key_of(found)?.to_vec();
+                if other_pk == key {
+                    continue;
+                }
+                // The entry may be stale: only the newest version of its row counts.
+                // Wait for that row's writer, if any, to finish first.
+                tx.lock_record(
+                    self.table_id(),
+                    &other_pk,
+                    RecordMode::shared(RecordLockKind::RecordOnly),
+                    WaitPolicy::Wait,
+                )?;
+                let Some(bytes) = self.clustered.get(&other_pk)? else {
+                    continue;
+                };
+                if header(&bytes)?.is_delete_marked() {
+                    continue;
+                }
+                let other = self.decode_stored(&bytes)?;
+                if self.secondary_key(index, &other, &other_pk)?.0[..prefix_len] == prefix[..] {
+                    let values: Vec<Value> = index.def.columns.iter().map(|&c| row[c].clone()).collect();
+                    return Err(self.duplicate(&index.def.name, &values));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn duplicate_primary(&self, row: &[Value]) -> Error {
+        let pk: Vec<Value> = self.def.primary_key.iter().map(|&c| row[c].clone()).collect();
+        self.duplicate("PRIMARY", &pk)
+    }
+
+    pub(crate) fn index_by_id(&self, index_id: u32) -> Result<&SecondaryIndex> {
+        self.indexes
+            .iter()
+            .find(|i| i.tree.file_id().0 == index_id)
+            .ok_or_else(|| Error::CorruptData(format!(
+                "table '{}' has no index in file {index_id}",
+                self.def.name
+            )))
+    }
+}
+
+/// Logs that a partial rollback took back `taken` (see [`log_kind::UNDONE`]).
+pub(crate) fn log_undone(tx: &Transaction, taken: &[(u64, Arc<UndoRecord>)]) {
+    let numbers = taken.iter().map(|(_, r)| r.undo_no);
+    if let (Some(first), Some(last)) = (numbers.clone().min(), numbers.max()) {
+        tx.ctx.wal.append(
+            log_kind::UNDONE,
+            &numbers_payload(&[tx.id(), first, last]),
+        );
+    }
+}
+
+/// The first key of `tree` at or after `lower`.
+fn first_key(tree: &tarn_btree::Tree, lower: tarn_btree::Bound) -> Result<Option<Vec<u8>>> {
+    Ok(tree
+        .range(lower, Bound::Unbounded, Direction::Forward)
+        .next_entry()?
+        .map(|(k, _)| k.to_vec()))
+}
+
+/// SERIALIZABLE turns plain reads into shared locking reads (as InnoDB does).
+fn effective_lock(tx: &Transaction, lock: RowLock) -> RowLock {
+    if lock == RowLock::None && tx.trx.isolation == IsolationLevel::Serializable {
+        RowLock::Shared
+    } else {
+        lock
+    }
+}
+
+fn record_mode(lock: RowLock, kind: RecordLockKind) -> RecordMode {
+    RecordMode::new(lock != RowLock::Exclusive, kind)
+}
+
+fn table_mode(lock: RowLock) -> TableMode {
+    if lock == RowLock::Exclusive {
+        TableMode::IX
+    } else {
+        TableMode::IS
+    }
+}
+
+impl Table {
+    /// Checks that the secondary indexes match the table exactly: every live row has
+    /// its entry in each index and every entry names a live row whose values it holds,
+    /// and no delete-marked row remains. Meant for tests and `CHECK TABLE`-style tools
+    /// once purge has caught up (old versions legitimately keep extra entries and
+    /// delete-marked rows until then).
+    pub fn verify_consistency(&self) -> Result<u64> {
+        self.check_current()?;
+        let mut live = 0u64;
+        let mut expected: Vec<Vec<Vec<u8>>> = vec![Vec::new(); self.indexes.len()];
+        let mut cursor = self
+            .clustered
+            .range(Bound::Unbounded, Bound::Unbounded, Direction::Forward);
+        while let Some((key, bytes)) = cursor.next_entry()? {
+            if header(bytes)?.is_delete_marked() {
+                return Err(Error::CorruptData(format!(
+                    "table '{}': a delete-marked row remains after purge",
+                    self.def.name
+                )));
+            }
+            let row = self.decode_stored(bytes)?;
+            for (i, index) in self.indexes.iter().enumerate() {
+                expected[i].push(self.secondary_key(index, &row, key)?.0);
+            }
+            live += 1;
+        }
+        for (index, mut want) in self.indexes.iter().zip(expected) {
+            want.sort();
+            let have: Vec<Vec<u8>> = index
+                .tree
+                .range(Bound::Unbounded, Bound::Unbounded, Direction::Forward)
+                .collect_all()?
+                .into_iter()
+                .map(|(k, _)| k)
+                .collect();
+            if have != want {
+                return Err(Error::CorruptData(format!(
+                    "table '{}': index '{}' has {} entries, the rows need {} (or other keys)",
+                    self.def.name,
+                    index.def.name,
+                    have.len(),
+                    want.len()
+                )));
+            }
+            index.tree.check_invariants().map_err(Error::CorruptData)?;
+        }
+        self.clustered
+            .check_invariants()
+            .map_err(Error::CorruptData)?;
+        Ok(live)
+    }
+}

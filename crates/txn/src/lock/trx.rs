@@ -1,0 +1,144 @@
+//! The lock state of one transaction: its work, its CATS weight, its wait, and the
+//! names of the locks it holds.
+
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::time::Instant;
+
+use parking_lot::{Condvar, Mutex};
+
+use super::LockName;
+
+/// Where a transaction's current (or last) lock wait stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum WaitState {
+    /// Not waiting.
+    Idle = 0,
+    /// Its request is queued; the scheduler may grant it.
+    Waiting = 1,
+    /// The scheduler granted the request; the waiting thread has not yet seen it.
+    Granted = 2,
+    /// The deadlock detector chose it as the victim; the waiting thread has not yet
+    /// removed its request.
+    Deadlock = 3,
+}
+
+impl WaitState {
+    fn from_u8(value: u8) -> WaitState {
+        match value {
+            0 => WaitState::Idle,
+            1 => WaitState::Waiting,
+            2 => WaitState::Granted,
+            3 => WaitState::Deadlock,
+            _ => unreachable!("bad wait state {value}"),
+        }
+    }
+}
+
+/// Per-transaction lock state, created by [`super::LockManager::register`].
+///
+/// Changes of [`LockTrx::weight`] and of the wait state from `Waiting` happen only under
+/// the lock manager's wait-graph latch; they are atomics so that the owner and the
+/// monitoring views can read them without it.
+pub struct LockTrx {
+    id: u64,
+    work: AtomicU64,
+    weight: AtomicU64,
+    state: AtomicU8,
+    /// Pairs with `wakeup`: the waiting thread sleeps on it (no spinning).
+    parker: Mutex<()>,
+    wakeup: Condvar,
+    /// Every key on which this trx has a granted entry, in the order granted.
+    pub(crate) held: Mutex<Vec<LockName>>,
+}
+
+impl LockTrx {
+    pub(crate) fn new(id: u64) -> LockTrx {
+        LockTrx {
+            id,
+            work: AtomicU64::new(0),
+            weight: AtomicU64::new(1),
+            state: AtomicU8::new(WaitState::Idle as u8),
+            parker: Mutex::new(()),
+            wakeup: Condvar::new(),
+            held: Mutex::new(Vec::new()),
+        }
+    }
+
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// Adds to the work done (rows changed); the deadlock victim is the trx in the
+    /// cycle with the least work.
+    pub fn add_work(&self, rows: u64) {
+        self.work.fetch_add(rows, Ordering::Relaxed);
+    }
+
+    pub fn work(&self) -> u64 {
+        self.work.load(Ordering::Relaxed)
+    }
+
+    /// The CATS weight: 1 plus the number of transactions waiting, directly or
+    /// transitively, for locks this one holds (see the module docs of `lock`).
+    pub fn weight(&self) -> u64 {
+        self.weight.load(Ordering::Acquire)
+    }
+
+    pub fn is_waiting(&self) -> bool {
+        self.state() == WaitState::Waiting
+    }
+
+    /// Locks (keys and tables) on which this transaction holds a granted entry.
+    pub fn held_count(&self) -> usize {
+        self.held.lock().len()
+    }
+
+    pub(crate) fn add_weight(&self, delta: i64) {
+        let before = self.weight.fetch_add(delta as u64, Ordering::AcqRel);
+        debug_assert!(
+            before.wrapping_add(delta as u64) >= 1,
+            "trx {} weight {before} + {delta} below 1",
+            self.id
+        );
+    }
+
+    pub(crate) fn state(&self) -> WaitState {
+        WaitState::from_u8(self.state.load(Ordering::Acquire))
+    }
+
+    pub(crate) fn set_state(&self, state: WaitState) {
+        self.state.store(state as u8, Ordering::Release);
+    }
+
+    /// Sets the state and wakes the waiting thread. Taking the parker between the
+    /// store and the notification means a waiter that saw the old state is already
+    /// asleep when the notification comes, so it cannot be lost.
+    pub(crate) fn set_state_and_wake(&self, state: WaitState) {
+        self.set_state(state);
+        drop(self.parker.lock());
+        self.wakeup.notify_one();
+    }
+
+    /// Sleeps until the state leaves `Waiting` or `deadline` passes; returns the state.
+    pub(crate) fn sleep_while_waiting(&self, deadline: Instant) -> WaitState {
+        let mut guard = self.parker.lock();
+        while self.state() == WaitState::Waiting {
+            if self.wakeup.wait_until(&mut guard, deadline).timed_out() {
+                break;
+            }
+        }
+        self.state()
+    }
+}
+
+impl std::fmt::Debug for LockTrx {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LockTrx")
+            .field("id", &self.id)
+            .field("work", &self.work())
+            .field("weight", &self.weight())
+            .field("state", &self.state())
+            .finish()
+    }
+}
