@@ -9,12 +9,13 @@
 //!    `--seconds`: the device's own flush rate, the ceiling of a 1-client fsync commit.
 //! 2. For each log device (fsync, dsync, pmem, none) the bench opens a [`Storage`] on
 //!    its own data directory (`<dir>/commit-<device>`) with that `log_device`,
-//!    `flush_log_at_commit = 1`, and a log of at least 4 x 64 MiB so checkpoints
-//!    never wait for log space. The pmem log lives in a directory under `/dev/shm`
-//!    (tmpfs emulating persistent memory), removed at the end; without `/dev/shm` the
-//!    pmem rows are skipped with a note. The table `bench_commit.t (id BIGINT PRIMARY
-//!    KEY, val BIGINT, pad VARCHAR(100))` is bulk-loaded with `--rows` rows (100,000)
-//!    and checkpointed; a kept `--data-dir` reuses it for the file devices.
+//!    `flush_log_at_commit = 1`, and a log of 4 x 256 MiB (unless `log_file_size` or
+//!    `log_files` is given with `--set`) so that checkpoints rarely wait. The pmem log
+//!    lives in a directory under `/dev/shm` (tmpfs emulating persistent memory),
+//!    removed at the end; without `/dev/shm` the pmem rows are skipped with a note.
+//!    The table `bench_commit.t (id BIGINT PRIMARY KEY, val BIGINT, pad
+//!    VARCHAR(100))` is bulk-loaded with `--rows` rows (100,000) and checkpointed; a
+//!    kept `--data-dir` reuses it for the file devices.
 //! 3. For each client count, one thread per client repeats `BEGIN; UPDATE t SET val =
 //!    ? WHERE id = ?; COMMIT` on random rows of its own key range (client `c` of `n`
 //!    owns ids `[c*rows/n, (c+1)*rows/n)`), so clients never wait for each other's
@@ -73,9 +74,10 @@ pub const SECONDS_QUICK: f64 = 1.0;
 const WARMUP_SHARE: f64 = 0.25;
 const WARMUP_SECONDS_MIN: f64 = 0.1;
 const WARMUP_SECONDS_MAX: f64 = 1.0;
-/// The smallest log the bench runs with: checkpoints must not dominate.
-pub const LOG_FILE_SIZE_MIN_BYTES: u64 = 64 << 20;
-pub const LOG_FILES_MIN: u32 = 4;
+/// The log the bench runs with unless `--set` says otherwise: checkpoints must not
+/// dominate.
+pub const LOG_FILE_SIZE_BYTES: u64 = 256 << 20;
+pub const LOG_FILES: u32 = 4;
 pub const SEED_DEFAULT: u64 = 0xC0_4417;
 /// The pad column's length.
 const PAD_BYTES: usize = 100;
@@ -90,8 +92,8 @@ const MARKER: &str = "tarn-bench-commit.loaded";
 #[derive(Clone, Debug)]
 pub struct CommitBenchOptions {
     /// Engine settings (from `--set`); the bench sets `data_dir`, `log_device`,
-    /// `log_dir` and `flush_log_at_commit = 1`, and raises the log size to at least
-    /// 4 x 64 MiB.
+    /// `log_dir` and `flush_log_at_commit = 1`, and a log of 4 x 256 MiB unless
+    /// `log_file_size` or `log_files` was given.
     pub settings: Settings,
     pub quick: bool,
     pub data_dir: Option<PathBuf>,
@@ -110,7 +112,11 @@ impl CommitBenchOptions {
             settings,
             quick,
             data_dir: None,
-            seconds: if quick { SECONDS_QUICK } else { SECONDS_DEFAULT },
+            seconds: if quick {
+                SECONDS_QUICK
+            } else {
+                SECONDS_DEFAULT
+            },
             devices: if quick {
                 DEVICES_QUICK.to_vec()
             } else {
@@ -185,7 +191,8 @@ pub struct CommitRow {
     pub log_writes_per_sec: f64,
     /// Appends that waited for log buffer space.
     pub log_append_waits: u64,
-    /// Deadlocks and lock-wait timeouts (none expected: clients own their rows).
+    /// Deadlocks, lock-wait timeouts and duplicate keys (none expected: clients own
+    /// their rows).
     pub aborts: u64,
 }
 
@@ -314,8 +321,7 @@ pub fn run(options: &CommitBenchOptions, output: &Output) -> Result<CommitReport
 
     let mut base = options.settings.clone();
     base.flush_log_at_commit = 1;
-    base.log_file_size_bytes = base.log_file_size_bytes.max(LOG_FILE_SIZE_MIN_BYTES);
-    base.log_files = base.log_files.max(LOG_FILES_MIN);
+    driver::bench_log_geometry(&mut base, LOG_FILE_SIZE_BYTES, LOG_FILES);
 
     let mut rows: Vec<CommitRow> = Vec::new();
     let mut loaded = Vec::new();
@@ -342,7 +348,10 @@ pub fn run(options: &CommitBenchOptions, output: &Output) -> Result<CommitReport
         let mut settings = base.clone();
         settings.data_dir = data.clone();
         settings.log_device = device;
-        settings.log_dir = shm.as_ref().map(|d| d.path().to_path_buf()).unwrap_or_default();
+        settings.log_dir = shm
+            .as_ref()
+            .map(|d| d.path().to_path_buf())
+            .unwrap_or_default();
         if let Some(dir) = &shm {
             pmem_log_dir = Some(dir.path().display().to_string());
         }
@@ -444,9 +453,7 @@ fn definition() -> TableDef {
 /// The pad of row `id`: printable, fixed per row.
 fn pad(id: i64) -> Vec<u8> {
     let mut rng = Rng::new(id as u64 ^ 0x9AD);
-    (0..PAD_BYTES)
-        .map(|_| b'a' + rng.below(26) as u8)
-        .collect()
+    (0..PAD_BYTES).map(|_| b'a' + rng.below(26) as u8).collect()
 }
 
 /// Opens the storage of `settings` with the table loaded: reused when `reuse` and its
@@ -569,7 +576,8 @@ fn measure_cell(
         let high = ((client as u64 + 1) * rows / clients as u64) as i64;
         let span = (high - low).max(1) as u64;
         let mut rng = Rng::new(
-            options.seed ^ cell.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            options.seed
+                ^ cell.wrapping_mul(0x9E37_79B9_7F4A_7C15)
                 ^ (client as u64).wrapping_mul(0xBF58_476D_1CE4_E5B9),
         );
         let table = table.clone();
@@ -603,11 +611,8 @@ fn measure_cell(
             Ok(Outcome::Committed)
         })
     };
-    let ((seconds, stats), phases) = run_clients(
-        clients,
-        &[false, true, false],
-        make_client,
-        |control| {
+    let ((seconds, stats), phases) =
+        run_clients(clients, &[false, true, false], make_client, |control| {
             control.sleep(warmup);
             wal.reset_stats();
             control.enter(1);
@@ -616,8 +621,7 @@ fn measure_cell(
             control.enter(2);
             let stats = wal.stats();
             Ok((started.elapsed().as_secs_f64(), stats))
-        },
-    )?;
+        })?;
     let measured = &phases[1];
 
     // Every client's last committed value must be what a new transaction reads.
@@ -648,7 +652,7 @@ fn measure_cell(
     Ok(CellMeasurement {
         seconds,
         commits: measured.committed,
-        aborts: measured.deadlocks + measured.timeouts,
+        aborts: measured.deadlocks + measured.timeouts + measured.duplicates,
         p50_us: measured.latency_quantile_us(0.5),
         p99_us: measured.latency_quantile_us(0.99),
         p999_us: measured.latency_quantile_us(0.999),
@@ -686,9 +690,8 @@ fn run_fio_fdatasync(fio: &Fio, dir: &Path, seconds: f64) -> Result<FdatasyncRes
         .stdin(Stdio::null())
         .output();
     let _ = std::fs::remove_file(&file);
-    let out = out.map_err(|e| {
-        BenchError::Fio(format!("cannot run '{}': {e}", fio.program().display()))
-    })?;
+    let out =
+        out.map_err(|e| BenchError::Fio(format!("cannot run '{}': {e}", fio.program().display())))?;
     let command = format!("fio {}", args.join(" "));
     if !out.status.success() {
         return Err(BenchError::Fio(format!(
@@ -697,13 +700,15 @@ fn run_fio_fdatasync(fio: &Fio, dir: &Path, seconds: f64) -> Result<FdatasyncRes
             String::from_utf8_lossy(&out.stderr).trim()
         )));
     }
-    parse_fdatasync(&String::from_utf8_lossy(&out.stdout), command)
-        .map_err(BenchError::Fio)
+    parse_fdatasync(&String::from_utf8_lossy(&out.stdout), command).map_err(BenchError::Fio)
 }
 
 /// Reads the fdatasync rate from fio's JSON output: the `sync` section's latency count
 /// (fio leaves its `total_ios` at 0) over the job's run time.
-pub fn parse_fdatasync(text: &str, command: String) -> std::result::Result<FdatasyncResult, String> {
+pub fn parse_fdatasync(
+    text: &str,
+    command: String,
+) -> std::result::Result<FdatasyncResult, String> {
     let start = text
         .find('{')
         .ok_or_else(|| "no JSON object in fio's output".to_string())?;
@@ -745,7 +750,11 @@ pub fn parse_fdatasync(text: &str, command: String) -> std::result::Result<Fdata
 }
 
 /// The summary of the measured rows.
-pub fn summarize(rows: &[CommitRow], fio_per_sec: Option<f64>, rows_verified: u64) -> CommitSummary {
+pub fn summarize(
+    rows: &[CommitRow],
+    fio_per_sec: Option<f64>,
+    rows_verified: u64,
+) -> CommitSummary {
     let find = |device: LogDevice, clients: usize| {
         rows.iter()
             .find(|r| r.device == device.name() && r.clients == clients)
@@ -760,7 +769,9 @@ pub fn summarize(rows: &[CommitRow], fio_per_sec: Option<f64>, rows_verified: u6
     let mut peak_commits_per_sec = BTreeMap::new();
     let mut peak_clients = BTreeMap::new();
     for row in rows {
-        let best = peak_commits_per_sec.entry(row.device.clone()).or_insert(0.0);
+        let best = peak_commits_per_sec
+            .entry(row.device.clone())
+            .or_insert(0.0);
         if row.commits_per_sec > *best {
             *best = row.commits_per_sec;
             peak_clients.insert(row.device.clone(), row.clients);

@@ -96,11 +96,15 @@ pub fn ensure_schema(storage: &Storage) -> Result<()> {
         storage.create_table(DATABASE, t)?;
     }
     if !tables.iter().any(|n| n == COUNTER) {
-        let counter = storage.create_table(DATABASE, c)?;
-        let mut tx = storage.begin(None, false);
-        counter.insert_tx(&mut tx, vec![Value::Int(0), Value::Int(0)])?;
-        storage.commit(tx)?;
+        storage.create_table(DATABASE, c)?;
     }
+    // A crash right after the table was created may have lost the row.
+    let counter = storage.table(DATABASE, COUNTER)?;
+    let mut tx = storage.begin(None, false);
+    if counter.get_tx(&mut tx, &[Value::Int(0)], RowLock::None)?.is_none() {
+        counter.insert_tx(&mut tx, vec![Value::Int(0), Value::Int(0)])?;
+    }
+    storage.commit(tx)?;
     Ok(())
 }
 
@@ -132,11 +136,13 @@ pub fn run(settings: &Settings, worker: &CrashWorker) -> Result<()> {
             .map_err(|e| Error::io("open", &worker.ack_file, e))?,
     ));
     // Each thread starts from what the table holds now.
-    let mut present: Vec<std::collections::HashSet<i64>> =
-        vec![Default::default(); worker.threads];
+    let mut present: Vec<std::collections::HashSet<i64>> = vec![Default::default(); worker.threads];
+    // `val` is unique (index u_val): this run's values start above every stored one.
+    let mut base = 0i64;
     for row in read_rows(&storage)? {
-        if let Value::Int(id) = row[0] {
-            present[(id as u64 % worker.threads as u64) as usize].insert(id);
+        if let (Value::Int(id), Value::Int(val)) = (&row[0], &row[1]) {
+            present[(*id as u64 % worker.threads as u64) as usize].insert(*id);
+            base = base.max(*val + 1);
         }
     }
     let stop = Arc::new(AtomicBool::new(false));
@@ -166,7 +172,7 @@ pub fn run(settings: &Settings, worker: &CrashWorker) -> Result<()> {
                     let n = 1 + rng.below(3);
                     for i in 0..n {
                         let id = thread as i64 + threads * rng.below(keys) as i64;
-                        let val = ((thread as i64) << 40) | (seq << 4) | i as i64;
+                        let val = base + ((seq * threads + thread as i64) << 2) + i as i64;
                         let grp = if rng.percent(20) {
                             Value::Null
                         } else {
@@ -219,10 +225,23 @@ pub fn run(settings: &Settings, worker: &CrashWorker) -> Result<()> {
                     let Value::Int(count) = counter[1] else {
                         return Err(Error::CorruptData("the counter is not an integer".into()));
                     };
-                    c.update_tx(&mut tx, &[Value::Int(0)], vec![Value::Int(0), Value::Int(count + 1)])?;
+                    c.update_tx(
+                        &mut tx,
+                        &[Value::Int(0)],
+                        vec![Value::Int(0), Value::Int(count + 1)],
+                    )?;
                     Ok(())
                 })();
                 if let Err(error) = result {
+                    if let Error::DuplicateKey { .. } = error {
+                        // Diagnostics for the crash tests: what the stored rows say.
+                        eprintln!(
+                            "duplicate: next trx id {}, stats {:?}",
+                            storage.txn_context().sys.next_id(),
+                            storage.txn_context().sys.stats()
+                        );
+                        eprintln!("{}", t.debug_rows_of_thread(thread as i64, threads));
+                    }
                     let _ = storage.rollback(tx);
                     write(format!("E {thread} {seq} {} {error}\n", error.mysql_code()))?;
                     return Err(error);

@@ -63,9 +63,11 @@ pub enum PageChange<'a> {
 /// Where page changes are logged: the WAL, or [`NoRedo`] for trees that need no log
 /// (tests and tools), which hands out increasing LSNs so the flush list still works.
 pub trait Redo: Send + Sync {
-    /// Logs `change` to page `page_id` and returns its LSN (> 0): the end LSN of its
-    /// record, which the page is stamped with.
-    fn log(&self, page_id: tarn_common::PageId, change: &PageChange<'_>) -> Lsn;
+    /// Logs `change` to page `page_id` and returns the start and end LSN of its record
+    /// (> 0). The page is stamped with the end (recovery replays a record on a page
+    /// stamped below its end); a page this change makes dirty enters the flush list at
+    /// the start, where recovery must begin reading to replay it.
+    fn log(&self, page_id: tarn_common::PageId, change: &PageChange<'_>) -> (Lsn, Lsn);
 
     /// Opens a group of records that recovery must see whole or not at all (a
     /// structure change releases some page latches before its last record). The group
@@ -86,8 +88,9 @@ pub struct NoRedo {
 }
 
 impl Redo for NoRedo {
-    fn log(&self, _page_id: tarn_common::PageId, _change: &PageChange<'_>) -> Lsn {
-        Lsn(self.next_lsn.fetch_add(1, Ordering::Relaxed) + 1)
+    fn log(&self, _page_id: tarn_common::PageId, _change: &PageChange<'_>) -> (Lsn, Lsn) {
+        let lsn = Lsn(self.next_lsn.fetch_add(1, Ordering::Relaxed) + 1);
+        (lsn, lsn)
     }
 
     fn unlogged_lsn(&self) -> Lsn {
@@ -139,13 +142,14 @@ impl<'r> Mtr<'r> {
     /// dirty at the change's LSN.
     pub fn apply(&self, guard: &mut PageWriteGuard<'_>, change: PageChange<'_>) {
         let page_id = guard.page_id();
-        let lsn = if self.logged {
+        let (start, end) = if self.logged {
             self.redo.log(page_id, &change)
         } else {
-            self.redo.unlogged_lsn()
+            let lsn = self.redo.unlogged_lsn();
+            (lsn, lsn)
         };
         apply(guard, page_id, &change);
-        guard.mark_dirty(lsn);
+        guard.mark_changed(start, end);
     }
 }
 

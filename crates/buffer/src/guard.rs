@@ -70,9 +70,20 @@ impl PageWriteGuard<'_> {
     /// page header and puts the page on its instance's flush list if it was clean.
     /// The page will be written back only once the log is durable up to `lsn`.
     pub fn mark_dirty(&mut self, lsn: Lsn) {
-        assert!(lsn.0 > 0, "a change needs a non-zero LSN");
-        page::set_page_lsn(self, lsn);
-        self.instance.mark_dirty(self.frame, lsn);
+        self.mark_changed(lsn, lsn);
+    }
+
+    /// Records that the page was changed by the log record from `start` to `end`:
+    /// stamps the page with `end` (the log must be durable to it before the page is
+    /// written), and if the page was clean, enters it in the flush list at `start` (a
+    /// checkpoint must not pass the start of a record whose change is not on disk).
+    pub fn mark_changed(&mut self, start: Lsn, end: Lsn) {
+        assert!(
+            start.0 > 0 && start <= end,
+            "a change needs a non-zero LSN range, got {start}..{end}"
+        );
+        page::set_page_lsn(self, end);
+        self.instance.mark_dirty(self.frame, start, end);
     }
 }
 

@@ -252,14 +252,14 @@ impl Instance {
 
     /// Records a change at `lsn` to the page in `frame` (whose exclusive latch the
     /// caller holds).
-    pub(crate) fn mark_dirty(&self, frame_index: u32, lsn: Lsn) {
+    pub(crate) fn mark_dirty(&self, frame_index: u32, start: Lsn, end: Lsn) {
         let frame = self.frame(frame_index);
-        frame.newest_lsn.fetch_max(lsn.0, Ordering::AcqRel);
+        frame.newest_lsn.fetch_max(end.0, Ordering::AcqRel);
         if frame.oldest_lsn.load(Ordering::Acquire) == 0 {
             let mut flush_list = self.flush_list.lock();
             if frame.oldest_lsn.load(Ordering::Acquire) == 0 {
-                frame.oldest_lsn.store(lsn.0, Ordering::Release);
-                flush_list.insert((lsn, frame_index));
+                frame.oldest_lsn.store(start.0, Ordering::Release);
+                flush_list.insert((start, frame_index));
             }
         }
     }

@@ -45,12 +45,12 @@ thread_local! {
 }
 
 impl Redo for WalRedo {
-    fn log(&self, page_id: PageId, change: &PageChange<'_>) -> Lsn {
+    fn log(&self, page_id: PageId, change: &PageChange<'_>) -> (Lsn, Lsn) {
         REDO_BUFFER.with(|buffer| {
             let mut buffer = buffer.borrow_mut();
             buffer.clear();
             change.encode(page_id, &mut buffer);
-            self.0.append(log_kind::PAGE, &buffer)
+            self.0.append_range(log_kind::PAGE, &buffer)
         })
     }
 
@@ -148,7 +148,7 @@ pub(crate) fn redo(wal: &Wal, pool: &BufferPool, catalog: &CatalogData) -> Resul
                     report.page_changes_skipped += 1;
                     continue;
                 }
-                if replay_one(pool, page_id, &change, record.end_lsn)? {
+                if replay_one(pool, page_id, &change, record.start_lsn, record.end_lsn)? {
                     report.pages_changes_replayed += 1;
                 } else {
                     report.page_changes_skipped += 1;
@@ -221,7 +221,13 @@ fn numbers<const N: usize>(payload: &[u8]) -> Result<[u64; N]> {
 }
 
 /// Applies one page change if the page is older than it. Returns whether it applied.
-fn replay_one(pool: &BufferPool, page_id: PageId, change: &PageChange<'_>, end_lsn: Lsn) -> Result<bool> {
+fn replay_one(
+    pool: &BufferPool,
+    page_id: PageId,
+    change: &PageChange<'_>,
+    start_lsn: Lsn,
+    end_lsn: Lsn,
+) -> Result<bool> {
     let mut guard = match pool.fetch_exclusive_as(page_id, None) {
         Ok(guard) => guard,
         // A page formatted after the checkpoint may never have reached the disk.
@@ -236,19 +242,35 @@ fn replay_one(pool: &BufferPool, page_id: PageId, change: &PageChange<'_>, end_l
         return Ok(false);
     }
     tarn_btree::replay(&mut guard, page_id, change)?;
-    guard.mark_dirty(end_lsn);
+    guard.mark_changed(start_lsn, end_lsn);
     Ok(true)
 }
 
 /// Rolls back the transactions the redo pass left incomplete (step 3).
 pub(crate) fn rollback_incomplete(
     ctx: &TxnContext,
+    pool: &BufferPool,
     state: &Mutex<State>,
     pass: RedoPass,
     repair: tarn_buffer::doublewrite::RepairReport,
 ) -> Result<RecoveryReport> {
     let started = Instant::now();
     let mut report = pass.report;
+    // Make room in the log for the rollback: write the replayed pages and move the
+    // checkpoint up to the oldest record recovery still needs (the undo of the
+    // transactions to roll back and of those purge has not finished).
+    let pinned = pass
+        .incomplete
+        .values()
+        .chain(pass.unpurged.iter())
+        .map(|log| log.first_lsn)
+        .min();
+    pool.flush_all()?;
+    let current = ctx.wal.current_lsn();
+    ctx.wal.write_checkpoint(
+        pinned.map_or(current, |p| p.min(current)),
+        &pass.next_trx_id.to_le_bytes(),
+    )?;
     report.torn_pages_repaired = repair.pages_repaired.len() as u64;
     let state = state.lock();
     for (trx_id, log) in pass.incomplete.iter() {
@@ -304,6 +326,10 @@ pub(crate) fn checkpoint(ctx: &TxnContext, pool: &BufferPool, all: bool) -> Resu
     if let Some(oldest) = ctx.sys.oldest_unpurged_lsn() {
         lsn = lsn.min(oldest);
     }
+    // Pages the flusher or an eviction wrote (and marked clean) while this ran are
+    // not in `oldest_dirty_lsn` any more, but their writes may not be synced yet:
+    // sync every data file before the checkpoint may pass their changes.
+    pool.flush_up_to(Lsn::ZERO)?;
     ctx.wal
         .write_checkpoint(lsn, &ctx.sys.next_id().to_le_bytes())
 }
@@ -330,6 +356,11 @@ pub(crate) fn purge_loop(ctx: &TxnContext, state: &Mutex<State>, stop: &AtomicBo
             std::thread::sleep(Duration::from_millis(5));
             continue;
         }
+        let firsts: Vec<Lsn> = items
+            .iter()
+            .filter(|item| !item.rolled_back)
+            .map(|item| item.first_lsn)
+            .collect();
         let mut done = Vec::with_capacity(items.len());
         let mut progress = false;
         for item in items {
@@ -375,7 +406,15 @@ pub(crate) fn purge_loop(ctx: &TxnContext, state: &Mutex<State>, stop: &AtomicBo
                 });
             }
         }
+        // The round's page changes and PURGED records must be durable before the
+        // checkpoint may pass these transactions' undo (which recovery would need to
+        // purge them again).
+        if let Err(error) = ctx.wal.flush_to(ctx.wal.current_lsn()) {
+            tracing::error!("purge stops: {error}");
+            return;
+        }
         ctx.sys.purged(&done);
+        ctx.sys.purge_round_done(&firsts);
         if !progress {
             std::thread::sleep(Duration::from_millis(5));
         }

@@ -108,7 +108,13 @@ impl Storage {
         }
         storage.state.lock().tables = tables;
         storage.recovery =
-            recovery::rollback_incomplete(&storage.ctx, &storage.state, redo_pass, repair)?;
+            recovery::rollback_incomplete(
+                &storage.ctx,
+                &storage.pool,
+                &storage.state,
+                redo_pass,
+                repair,
+            )?;
         storage.checkpoint()?;
         storage.start_background();
         Ok(storage)
@@ -174,11 +180,15 @@ impl Storage {
 
     /// Rolls `tx` back entirely and releases its locks.
     pub fn rollback(&self, mut tx: Transaction) -> Result<()> {
-        let result = self.undo_after(&mut tx, 0);
+        let mut result = self.undo_after(&mut tx, 0);
         if tx.id() != 0 && result.is_ok() {
-            self.ctx
+            let lsn = self
+                .ctx
                 .wal
                 .append(log_kind::ROLLBACK, &tx.id().to_le_bytes());
+            // Durable before the transaction leaves the active set: from then on a
+            // checkpoint may pass its undo, which recovery would need to roll it back.
+            result = self.ctx.wal.flush_to(lsn);
         }
         let lock = tx.take_lock_handle();
         let trx = tx.into_trx();

@@ -97,6 +97,32 @@ pub struct TxnContext {
     pub locks: LockManager,
 }
 
+impl TxnContext {
+    /// Before a change: if the log since the last checkpoint fills more than
+    /// `LOG_ADMIT_PCT` of the ring, waits (bounded) for the checkpointer and purge to
+    /// free space. The remaining share is kept for rollbacks, which never wait here:
+    /// the log also holds the undo of active transactions, so a full log with no room
+    /// to roll back could never be checkpointed.
+    fn log_free_check(&self) -> Result<()> {
+        let limit = self.wal.log_capacity_bytes() * tarn_common::limits::LOG_ADMIT_PCT / 100;
+        let deadline = std::time::Instant::now()
+            + std::time::Duration::from_secs(tarn_common::limits::LOG_ADMIT_WAIT_S);
+        while self.wal.log_used_bytes() > limit {
+            if std::time::Instant::now() >= deadline {
+                return Err(Error::OutOfResources(format!(
+                    "the redo log has been more than {}% full for {} s: old transactions or \
+                     a purge backlog hold its checkpoint back; commit or roll back long \
+                     transactions, or raise log_file_size",
+                    tarn_common::limits::LOG_ADMIT_PCT,
+                    tarn_common::limits::LOG_ADMIT_WAIT_S
+                )));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        Ok(())
+    }
+}
+
 /// A transaction of one session.
 pub struct Transaction {
     pub trx: Trx,
@@ -195,6 +221,7 @@ impl Transaction {
 
     /// Logs `record`, records it in the transaction, and returns the roll pointer.
     fn log_undo(&mut self, record: UndoRecord) -> Result<u64> {
+        self.ctx.log_free_check()?;
         let (roll_ptr, record) = self.ctx.sys.push_undo(&mut self.trx, record)?;
         let mut payload = Vec::with_capacity(64 + record.old_row.len());
         record.encode(&mut payload);
@@ -911,6 +938,30 @@ fn table_mode(lock: RowLock) -> TableMode {
 }
 
 impl Table {
+    /// The stored headers of the rows with `id % modulus == residue` (first column a
+    /// BIGINT): a debugging aid for the crash tests.
+    pub fn debug_rows_of_thread(&self, residue: i64, modulus: i64) -> String {
+        let mut out = String::new();
+        let mut cursor = self
+            .clustered
+            .range(Bound::Unbounded, Bound::Unbounded, Direction::Forward);
+        while let Ok(Some((_, bytes))) = cursor.next_entry() {
+            let Ok(row) = self.decode_stored(bytes) else { continue };
+            if let Value::Int(id) = row[0]
+                && id % modulus == residue
+                && let Ok(h) = header(bytes)
+            {
+                out.push_str(&format!(
+                    "id {id}: trx {} roll {} deleted {}\n",
+                    h.trx_id,
+                    h.roll_ptr,
+                    h.is_delete_marked()
+                ));
+            }
+        }
+        out
+    }
+
     /// Checks that the secondary indexes match the table exactly: every live row has
     /// its entry in each index and every entry names a live row whose values it holds,
     /// and no delete-marked row remains. Meant for tests and `CHECK TABLE`-style tools

@@ -175,6 +175,12 @@ pub const LOG_RECORD_BYTES_MAX: usize = 128 << 10;
 /// of the ring, so recovery never replays more than about this much.
 pub const LOG_CHECKPOINT_TRIGGER_PCT: u64 = 50;
 
+/// A row change waits while the log since the last checkpoint fills more than this
+/// share of the ring (the rest is kept for rollbacks, which the log must always have
+/// room for), and fails after waiting this long.
+pub const LOG_ADMIT_PCT: u64 = 75;
+pub const LOG_ADMIT_WAIT_S: u64 = 30;
+
 /// With `flush_log_at_commit` 0 or 2 the log writer flushes at least this often.
 pub const LOG_BACKGROUND_FLUSH_INTERVAL_MS: u64 = 1000;
 

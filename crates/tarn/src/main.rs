@@ -6,6 +6,8 @@
 //! tarn [--set name=value]... bench bufferpool [--quick] [--json] [--data-dir DIR] ...
 //! tarn [--set name=value]... bench secondary [--quick] [--json] [--data-dir DIR] [--sf SF] ...
 //! tarn [--set name=value]... bench scan [--quick] [--json] [--data-dir DIR] [--sf SF] ...
+//! tarn [--set name=value]... bench commit [--quick] [--json] [--data-dir DIR] [--seconds S] ...
+//! tarn [--set name=value]... bench locks [--quick] [--json] [--data-dir DIR] [--seconds S] ...
 //! ```
 //!
 //! Every command starts from `Settings::default()`, applies each `--set name=value` in
@@ -28,11 +30,13 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 
 use tarn_bench::bufferpool::{BufferPoolBenchOptions, Dataset, Distribution};
+use tarn_bench::commit::CommitBenchOptions;
 use tarn_bench::io::{IoBenchOptions, Pattern};
+use tarn_bench::locks::LocksBenchOptions;
 use tarn_bench::report::Output;
 use tarn_bench::scan::ScanBenchOptions;
 use tarn_bench::secondary::SecondaryBenchOptions;
-use tarn_common::settings::{IoMethod, Settings, parse_size_bytes};
+use tarn_common::settings::{IoMethod, LogDevice, Settings, parse_size_bytes};
 
 #[derive(Parser)]
 #[command(name = "tarn", version, about = "The Tarn database")]
@@ -127,6 +131,13 @@ enum BenchCommand {
     /// cold (O_DIRECT, fresh pool) and warm, at T = 1, 2, ..., against fio's sequential
     /// read of the same file.
     Scan(ScanArgs),
+    /// S3: committed single-row update transactions per second by log device (fsync,
+    /// dsync, pmem, none) and clients, with group commit's commits per flush, against
+    /// fio's fdatasync rate.
+    Commit(CommitArgs),
+    /// S3: a LinkBench-like mix on a zipfian graph by clients x lock scheduling (fifo,
+    /// cats) x log device (fsync, pmem): throughput, latency, lock waits, cats/fifo.
+    Locks(LocksArgs),
 }
 
 /// Options every bench takes (see the `tarn_bench` crate docs for the conventions).
@@ -309,6 +320,73 @@ struct SecondaryArgs {
     /// Skip the fio baseline (the fio ratios are then null).
     #[arg(long)]
     no_fio: bool,
+}
+
+#[derive(Args)]
+struct CommitArgs {
+    #[command(flatten)]
+    common: CommitLocksArgs,
+
+    /// Log devices: fsync, dsync, pmem, none [default: all; fsync,pmem,none with
+    /// --quick].
+    #[arg(long, value_delimiter = ',', value_parser = parse_log_device)]
+    devices: Option<Vec<LogDevice>>,
+
+    /// Rows in the table [default: 100000].
+    #[arg(long, value_name = "N", hide = true)]
+    rows: Option<u64>,
+
+    /// Skip the fio fdatasync baseline (its figures are then null).
+    #[arg(long)]
+    no_fio: bool,
+}
+
+#[derive(Args)]
+struct LocksArgs {
+    #[command(flatten)]
+    common: CommitLocksArgs,
+
+    /// Log devices: fsync, dsync, pmem, none [default: fsync,pmem].
+    #[arg(long, value_delimiter = ',', value_parser = parse_log_device)]
+    devices: Option<Vec<LogDevice>>,
+
+    /// Preloaded nodes [default: 20000, 10000 with --quick].
+    #[arg(long, value_name = "N")]
+    nodes: Option<u64>,
+
+    /// Links per node at load, on average [default: 4].
+    #[arg(long, value_name = "N")]
+    links_per_node: Option<f64>,
+
+    /// Zipf skew of node ids, more than 0 and less than 1 [default: 0.99].
+    #[arg(long, value_name = "THETA")]
+    theta: Option<f64>,
+}
+
+/// Options of the transaction benches (`commit`, `locks`) besides the common ones.
+#[derive(Args)]
+struct CommitLocksArgs {
+    #[command(flatten)]
+    common: CommonBenchArgs,
+
+    /// Measured seconds per row (commit) or per policy per point (locks)
+    /// [default: 3, 1 with --quick].
+    #[arg(long, value_name = "S")]
+    seconds: Option<f64>,
+
+    /// Client counts [default: commit 1,8,64,256,512 (1,8,64 with --quick); locks
+    /// 32,64,128,256,512 (32,128,512 with --quick)].
+    #[arg(long, value_delimiter = ',')]
+    clients: Option<Vec<usize>>,
+
+    /// Seed of the clients' random choices.
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
+}
+
+fn parse_log_device(text: &str) -> Result<LogDevice, String> {
+    LogDevice::parse(text)
+        .ok_or_else(|| format!("'{text}' is not a log device: use fsync, dsync, pmem or none"))
 }
 
 fn parse_prefetch_unit(text: &str) -> Result<tarn_common::settings::PrefetchUnit, String> {
@@ -512,6 +590,57 @@ fn run_bench(bench: BenchCommand, settings: Settings) -> Result<(), Failure> {
             let output = Output::new(args.common.json);
             let options = scan_options(args, settings);
             tarn_bench::scan::run_and_print(&options, &output)?;
+            Ok(())
+        }
+        BenchCommand::Commit(args) => {
+            let output = Output::new(args.common.common.json);
+            let mut options = CommitBenchOptions::new(settings, args.common.common.quick);
+            options.data_dir = args.common.common.data_dir;
+            if let Some(seconds) = args.common.seconds {
+                options.seconds = seconds;
+            }
+            if let Some(clients) = args.common.clients {
+                options.clients = clients;
+            }
+            if let Some(seed) = args.common.seed {
+                options.seed = seed;
+            }
+            if let Some(devices) = args.devices {
+                options.devices = devices;
+            }
+            if let Some(rows) = args.rows {
+                options.rows = rows;
+            }
+            options.fio = !args.no_fio;
+            tarn_bench::commit::run_and_print(&options, &output)?;
+            Ok(())
+        }
+        BenchCommand::Locks(args) => {
+            let output = Output::new(args.common.common.json);
+            let mut options = LocksBenchOptions::new(settings, args.common.common.quick);
+            options.data_dir = args.common.common.data_dir;
+            if let Some(seconds) = args.common.seconds {
+                options.seconds = seconds;
+            }
+            if let Some(clients) = args.common.clients {
+                options.clients = clients;
+            }
+            if let Some(seed) = args.common.seed {
+                options.seed = seed;
+            }
+            if let Some(devices) = args.devices {
+                options.devices = devices;
+            }
+            if let Some(nodes) = args.nodes {
+                options.nodes = nodes;
+            }
+            if let Some(links) = args.links_per_node {
+                options.links_per_node = links;
+            }
+            if let Some(theta) = args.theta {
+                options.theta = theta;
+            }
+            tarn_bench::locks::run_and_print(&options, &output)?;
             Ok(())
         }
     }

@@ -157,7 +157,7 @@ pub struct TrxStats {
     pub views_open: usize,
     pub commits: u64,
     pub rollbacks: u64,
-    /// Transactions whose undo waits for purge, and its size.
+    /// Transactions whose undo waits for purge (or is being purged), and its size.
     pub purge_backlog_trx: usize,
     pub purge_backlog_bytes: u64,
     pub undo_bytes: u64,
@@ -169,6 +169,9 @@ pub struct TrxSys {
     views: Arc<ViewRegistry>,
     pub undo: UndoStore,
     purge: Mutex<VecDeque<PurgeItem>>,
+    /// First LSNs of items purge has taken and not yet finished (with counts): the
+    /// checkpoint must not pass them either.
+    purging: Mutex<BTreeMap<Lsn, usize>>,
     purge_bytes: AtomicU64,
     commits: AtomicU64,
     rollbacks: AtomicU64,
@@ -186,6 +189,7 @@ impl TrxSys {
             views: Arc::new(ViewRegistry::default()),
             undo: UndoStore::default(),
             purge: Mutex::new(VecDeque::new()),
+            purging: Mutex::new(BTreeMap::new()),
             purge_bytes: AtomicU64::new(0),
             commits: AtomicU64::new(0),
             rollbacks: AtomicU64::new(0),
@@ -337,13 +341,11 @@ impl TrxSys {
         records: Vec<(u64, Arc<UndoRecord>)>,
         rolled_back: bool,
     ) {
-        let seq = {
-            let mut state = self.state.lock();
-            state.active.remove(&id);
-            let seq = state.commit_seq;
-            state.commit_seq += 1;
-            seq
-        };
+        // The item joins the purge queue before the id leaves the active set, so a
+        // checkpoint always sees the transaction's first LSN in one or the other.
+        let mut state = self.state.lock();
+        let seq = state.commit_seq;
+        state.commit_seq += 1;
         if !records.is_empty() {
             self.enqueue(PurgeItem {
                 seq,
@@ -352,6 +354,7 @@ impl TrxSys {
                 rolled_back,
             });
         }
+        state.active.remove(&id);
     }
 
     /// Queues for purge the changes of a transaction that committed before a crash
@@ -385,12 +388,14 @@ impl TrxSys {
     /// The log position before the first record of the oldest transaction whose
     /// changes purge has not finished (checkpoints stay at or before it).
     pub fn oldest_unpurged_lsn(&self) -> Option<Lsn> {
-        self.purge
-            .lock()
+        let queue = self.purge.lock();
+        let queued = queue
             .iter()
             .filter(|item| !item.rolled_back)
             .map(|item| item.first_lsn)
-            .min()
+            .min();
+        let purging = self.purging.lock().keys().next().copied();
+        queued.into_iter().chain(purging).min()
     }
 
     fn enqueue(&self, item: PurgeItem) {
@@ -404,11 +409,30 @@ impl TrxSys {
     pub fn purge_ready(&self, max: usize) -> Vec<PurgeItem> {
         let horizon = self.views.oldest_seq().unwrap_or(u64::MAX);
         let mut queue = self.purge.lock();
+        let mut purging = self.purging.lock();
         let mut out = Vec::new();
         while out.len() < max && queue.front().is_some_and(|item| item.seq < horizon) {
-            out.push(queue.pop_front().expect("checked"));
+            let item = queue.pop_front().expect("checked");
+            if !item.rolled_back {
+                *purging.entry(item.first_lsn).or_insert(0) += 1;
+            }
+            out.push(item);
         }
         out
+    }
+
+    /// Ends a purge round: the items `purge_ready` returned with these first LSNs (the
+    /// ones not rolled back) are purged or requeued now.
+    pub fn purge_round_done(&self, first_lsns: &[Lsn]) {
+        let mut purging = self.purging.lock();
+        for lsn in first_lsns {
+            if let Some(count) = purging.get_mut(lsn) {
+                *count -= 1;
+                if *count == 0 {
+                    purging.remove(lsn);
+                }
+            }
+        }
     }
 
     /// Puts back records purge could not process yet (their rows were locked). Their
@@ -439,7 +463,7 @@ impl TrxSys {
             views_open: self.views.open_count(),
             commits: self.commits.load(Ordering::Relaxed),
             rollbacks: self.rollbacks.load(Ordering::Relaxed),
-            purge_backlog_trx: self.purge.lock().len(),
+            purge_backlog_trx: self.purge.lock().len() + self.purging.lock().values().sum::<usize>(),
             purge_backlog_bytes: self.purge_backlog_bytes(),
             undo_bytes: self.undo.size_bytes(),
         }

@@ -264,6 +264,13 @@ impl Wal {
         self.append_many(&[(kind, payload)])
     }
 
+    /// [`Wal::append`], returning the record's start LSN too (where a reader must begin
+    /// to see it).
+    pub fn append_range(&self, kind: u8, payload: &[u8]) -> (Lsn, Lsn) {
+        let end = self.append_many(&[(kind, payload)]);
+        (Lsn(end.0 - format::record_bytes(payload.len())), end)
+    }
+
     /// Appends records in one contiguous LSN range; returns the end of the last. The
     /// total must fit in the log buffer and the link window (asserted).
     pub fn append_many(&self, records: &[(u8, &[u8])]) -> Lsn {

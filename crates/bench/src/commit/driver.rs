@@ -9,15 +9,23 @@
 //! measured: throughput is then completed transactions in the window divided by the
 //! window's length, as a closed-loop benchmark reports it.
 //!
-//! A client error (anything other than a deadlock or lock-wait timeout, which the
-//! client rolls back and reports as an [`Outcome`]) stops every client and fails the
-//! run, naming the client.
+//! A client error (anything other than a deadlock, lock-wait timeout or duplicate key,
+//! which the client rolls back and reports as an [`Outcome`]) stops every client and
+//! fails the run, naming the client.
+//!
+//! A bench must finish: if the clients have not all returned [`STOP_GRACE`] after the
+//! run ended (the engine is stuck, e.g. appends waiting for log space that a
+//! checkpoint blocked by their page latches cannot free), the process prints what is
+//! stuck, removes its `/dev/shm` log directories and exits with status 1, since stuck
+//! threads can be neither joined nor killed.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 use parking_lot::Mutex;
+use tarn_common::limits;
+use tarn_common::settings::Settings;
 
 use crate::{BenchError, Result};
 
@@ -31,6 +39,13 @@ const LATENCY_MAX_US: u64 = 600_000_000;
 /// The phase number that tells clients to stop.
 const STOP: usize = usize::MAX;
 
+/// How long clients may take to return after the run ended: longer than any lock wait
+/// (`lock_wait_timeout` is 50 s by default) plus a transaction.
+pub(crate) const STOP_GRACE: Duration = Duration::from_secs(120);
+
+/// The `/dev/shm` log directories in use, removed if the process must exit early.
+static SHM_DIRS: Mutex<Vec<std::path::PathBuf>> = Mutex::new(Vec::new());
+
 /// How one transaction of a client ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Outcome {
@@ -39,6 +54,8 @@ pub(crate) enum Outcome {
     Deadlock,
     /// Waited longer than `lock_wait_timeout` and rolled back.
     Timeout,
+    /// Hit a duplicate key and rolled back.
+    Duplicate,
 }
 
 /// What the clients did in one phase, summed over clients.
@@ -47,6 +64,7 @@ pub(crate) struct PhaseStats {
     pub committed: u64,
     pub deadlocks: u64,
     pub timeouts: u64,
+    pub duplicates: u64,
     /// Latency of committed transactions, in microseconds.
     pub latency_us: Histogram<u64>,
 }
@@ -57,6 +75,7 @@ impl PhaseStats {
             committed: 0,
             deadlocks: 0,
             timeouts: 0,
+            duplicates: 0,
             latency_us: Histogram::new_with_bounds(1, LATENCY_MAX_US, 2)
                 .expect("valid histogram bounds"),
         }
@@ -67,6 +86,7 @@ impl PhaseStats {
         self.committed += other.committed;
         self.deadlocks += other.deadlocks;
         self.timeouts += other.timeouts;
+        self.duplicates += other.duplicates;
         self.latency_us
             .add(&other.latency_us)
             .expect("histograms with the same bounds merge");
@@ -74,13 +94,15 @@ impl PhaseStats {
 
     /// The latency at quantile `q` (0..=1) in microseconds; `None` with no commits.
     pub fn latency_quantile_us(&self, q: f64) -> Option<f64> {
-        (self.latency_us.len() > 0).then(|| self.latency_us.value_at_quantile(q) as f64)
+        (!self.latency_us.is_empty()).then(|| self.latency_us.value_at_quantile(q) as f64)
     }
 }
 
 /// The main thread's handle on the running clients.
 pub(crate) struct Control {
     phase: AtomicUsize,
+    /// Client threads that have not returned yet.
+    running: AtomicUsize,
     measured: Vec<bool>,
     failure: Mutex<Option<BenchError>>,
 }
@@ -142,6 +164,7 @@ where
 {
     let control = Control {
         phase: AtomicUsize::new(0),
+        running: AtomicUsize::new(0),
         measured: phases.to_vec(),
         failure: Mutex::new(None),
     };
@@ -150,13 +173,15 @@ where
         let (make_client, control) = (&make_client, &control);
         let mut handles = Vec::with_capacity(clients);
         for index in 0..clients {
+            control.running.fetch_add(1, Ordering::SeqCst);
             let spawned = std::thread::Builder::new()
                 .name(format!("bench-client-{index}"))
                 .stack_size(CLIENT_STACK_BYTES)
-                .spawn_scoped(scope, move || client_loop(index, &control, make_client));
+                .spawn_scoped(scope, move || client_loop(index, control, make_client));
             match spawned {
                 Ok(handle) => handles.push(handle),
                 Err(source) => {
+                    control.running.fetch_sub(1, Ordering::SeqCst);
                     control.fail(BenchError::Os {
                         what: format!("starting client thread {} of {clients}", index + 1),
                         source,
@@ -171,6 +196,7 @@ where
             Some(schedule(control))
         };
         control.phase.store(STOP, Ordering::SeqCst);
+        wait_for_clients(control, clients);
         for handle in handles {
             match handle.join() {
                 Ok(stats) => {
@@ -178,9 +204,9 @@ where
                         total.merge(phase);
                     }
                 }
-                Err(_) => control.fail(BenchError::Options(
-                    "a bench client thread panicked".into(),
-                )),
+                Err(_) => {
+                    control.fail(BenchError::Options("a bench client thread panicked".into()))
+                }
             }
         }
         scheduled
@@ -194,11 +220,44 @@ where
     Ok((scheduled, totals))
 }
 
+/// Waits until every client thread returned; exits the process if that takes longer
+/// than [`STOP_GRACE`] (see the module docs).
+fn wait_for_clients(control: &Control, clients: usize) {
+    let started = Instant::now();
+    while control.running.load(Ordering::SeqCst) > 0 {
+        if started.elapsed() > STOP_GRACE {
+            let stuck = control.running.load(Ordering::SeqCst);
+            eprintln!(
+                "error: {stuck} of {clients} bench clients are still inside a transaction {} s \
+                 after the run ended: the engine is stuck (see a stack dump of this process, \
+                 e.g. `gdb -p {} -batch -ex 'thread apply all bt'`); exiting",
+                STOP_GRACE.as_secs(),
+                std::process::id()
+            );
+            for dir in SHM_DIRS.lock().drain(..) {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+            std::process::exit(1);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Decrements [`Control::running`] when a client thread returns, however it returns.
+struct Running<'a>(&'a AtomicUsize);
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 fn client_loop<M, C>(index: usize, control: &Control, make_client: &M) -> Vec<PhaseStats>
 where
     M: Fn(usize) -> Result<C>,
     C: FnMut() -> Result<Outcome>,
 {
+    let _running = Running(&control.running);
     let mut stats: Vec<PhaseStats> = control.measured.iter().map(|_| PhaseStats::new()).collect();
     let mut client = match make_client(index) {
         Ok(client) => client,
@@ -239,16 +298,18 @@ where
             }
             Outcome::Deadlock => phase.deadlocks += 1,
             Outcome::Timeout => phase.timeouts += 1,
+            Outcome::Duplicate => phase.duplicates += 1,
         }
     }
 }
 
-/// Turns a deadlock or lock-wait timeout into its [`Outcome`]; any other error stays
-/// an error. The caller has rolled the transaction back.
+/// Turns a deadlock, lock-wait timeout or duplicate key into its [`Outcome`]; any
+/// other error stays an error. The caller has rolled the transaction back.
 pub(crate) fn abort_outcome(error: tarn_common::Error) -> Result<Outcome> {
     match error {
         tarn_common::Error::Deadlock => Ok(Outcome::Deadlock),
         tarn_common::Error::LockWaitTimeout => Ok(Outcome::Timeout),
+        tarn_common::Error::DuplicateKey { .. } => Ok(Outcome::Duplicate),
         other => Err(other.into()),
     }
 }
@@ -272,6 +333,7 @@ impl ShmLogDir {
             what: format!("creating the pmem log directory '{}'", path.display()),
             source,
         })?;
+        SHM_DIRS.lock().push(path.clone());
         Ok(Some(ShmLogDir { path }))
     }
 
@@ -282,7 +344,21 @@ impl ShmLogDir {
 
 impl Drop for ShmLogDir {
     fn drop(&mut self) {
+        SHM_DIRS.lock().retain(|dir| dir != &self.path);
         let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+/// The redo log the transaction benches run with: `log_file_size` and `log_files`
+/// keep a value given with `--set` (one other than the engine default) and otherwise
+/// become `file_size_bytes` and `files`, so that the log rarely fills between
+/// checkpoints.
+pub(crate) fn bench_log_geometry(settings: &mut Settings, file_size_bytes: u64, files: u32) {
+    if settings.log_file_size_bytes == limits::LOG_FILE_SIZE_DEFAULT_BYTES {
+        settings.log_file_size_bytes = file_size_bytes;
+    }
+    if settings.log_files == limits::LOG_FILES_DEFAULT {
+        settings.log_files = files;
     }
 }
 
@@ -385,6 +461,9 @@ mod tests {
             },
         );
         let error = result.unwrap_err().to_string();
-        assert!(error.contains("client 3") && error.contains("boom"), "{error}");
+        assert!(
+            error.contains("client 3") && error.contains("boom"),
+            "{error}"
+        );
     }
 }

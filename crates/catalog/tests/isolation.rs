@@ -1,0 +1,318 @@
+//! Transactions at every isolation level against the anomalies of the SQL standard,
+//! with InnoDB's outcomes: dirty reads, non-repeatable reads, phantoms, lost updates
+//! and write skew; plus rollback, savepoints, statement rollback, deadlocks, lock wait
+//! timeouts, NOWAIT and SKIP LOCKED, and secondary indexes after rollbacks.
+//!
+//! Two transactions are interleaved step by step on one thread where nothing blocks.
+//! Where InnoDB makes one wait, the waiting step runs with a one-second lock wait
+//! timeout and must fail with 1205 (or 1213 for a deadlock), which shows it blocked.
+
+mod common;
+
+use std::ops::Bound;
+use std::sync::Arc;
+
+use common::*;
+use tarn_catalog::{IndexDef, RowLock, Storage, Table, TableDef, WaitPolicy};
+use tarn_common::settings::IsolationLevel::{self, *};
+use tarn_row::{Column, ColumnType, Value};
+
+const LEVELS: [IsolationLevel; 4] = [ReadUncommitted, ReadCommitted, RepeatableRead, Serializable];
+
+/// A table t(id PK, v, g) with an index on g, holding rows 1..=5 (v = 10 * id).
+fn setup() -> (tempfile::TempDir, Arc<Storage>, Arc<Table>) {
+    let dir = test_dir();
+    let mut settings = settings(dir.path(), 512);
+    settings.lock_wait_timeout_s = 1;
+    let storage = Storage::open(&settings).unwrap();
+    storage.create_database("db").unwrap();
+    let table = storage
+        .create_table(
+            "db",
+            TableDef::new(
+                "t",
+                vec![
+                    Column::new("id", ColumnType::BigInt { unsigned: false }, false),
+                    Column::new("v", ColumnType::BigInt { unsigned: false }, false),
+                    Column::new("g", ColumnType::Int { unsigned: false }, true),
+                ],
+                &[0],
+            )
+            .with_index(IndexDef::new("by_g", &[2], false)),
+        )
+        .unwrap();
+    let mut tx = storage.begin(None, false);
+    for id in 1..=5 {
+        table.insert_tx(&mut tx, row(id, 10 * id)).unwrap();
+    }
+    storage.commit(tx).unwrap();
+    (dir, Arc::new(storage), table)
+}
+
+fn row(id: i64, v: i64) -> Vec<Value> {
+    vec![int(id), int(v), int(id % 2)]
+}
+
+fn v_of(table: &Table, tx: &mut tarn_catalog::Transaction, id: i64) -> Option<i64> {
+    table
+        .get_tx(tx, &[int(id)], RowLock::None)
+        .unwrap()
+        .map(|r| match r[1] {
+            Value::Int(v) => v,
+            ref other => panic!("{other:?}"),
+        })
+}
+
+fn ids_in(table: &Table, tx: &mut tarn_catalog::Transaction, lo: i64, hi: i64, lock: RowLock) -> tarn_common::Result<Vec<i64>> {
+    Ok(table
+        .scan_tx(
+            tx,
+            Bound::Included(vec![int(lo)]),
+            Bound::Included(vec![int(hi)]),
+            lock,
+            WaitPolicy::Wait,
+            usize::MAX,
+        )?
+        .into_iter()
+        .map(|r| match r[0] {
+            Value::Int(id) => id,
+            ref other => panic!("{other:?}"),
+        })
+        .collect())
+}
+
+#[test]
+fn dirty_reads_only_at_read_uncommitted() {
+    for level in LEVELS {
+        let (_dir, storage, t) = setup();
+        let mut writer = storage.begin(Some(RepeatableRead), false);
+        t.update_tx(&mut writer, &[int(1)], row(1, 99)).unwrap();
+        let mut reader = storage.begin(Some(level), false);
+        match level {
+            ReadUncommitted => assert_eq!(v_of(&t, &mut reader, 1), Some(99)),
+            ReadCommitted | RepeatableRead => assert_eq!(v_of(&t, &mut reader, 1), Some(10)),
+            // A plain read is a shared locking read: it waits for the writer.
+            Serializable => assert_eq!(code(t.get_tx(&mut reader, &[int(1)], RowLock::None)), 1205),
+        }
+        storage.rollback(reader).unwrap();
+        storage.rollback(writer).unwrap();
+        let mut check = storage.begin(None, true);
+        assert_eq!(v_of(&t, &mut check, 1), Some(10), "{level}: rollback restores");
+        storage.commit(check).unwrap();
+    }
+}
+
+#[test]
+fn non_repeatable_reads_below_repeatable_read() {
+    for level in LEVELS {
+        let (_dir, storage, t) = setup();
+        let mut reader = storage.begin(Some(level), false);
+        assert_eq!(v_of(&t, &mut reader, 2), Some(20));
+        reader.end_statement();
+        let mut writer = storage.begin(Some(RepeatableRead), false);
+        let updated = t.update_tx(&mut writer, &[int(2)], row(2, 21));
+        if level == Serializable {
+            // The reader's shared lock holds the writer off.
+            assert_eq!(code(updated), 1205, "{level}");
+            storage.rollback(writer).unwrap();
+            assert_eq!(v_of(&t, &mut reader, 2), Some(20));
+            storage.commit(reader).unwrap();
+            continue;
+        }
+        updated.unwrap();
+        storage.commit(writer).unwrap();
+        let second = v_of(&t, &mut reader, 2);
+        let expected = if level >= RepeatableRead { 20 } else { 21 };
+        assert_eq!(second, Some(expected), "{level}");
+        storage.commit(reader).unwrap();
+    }
+}
+
+#[test]
+fn phantoms_at_read_committed_only_and_gap_locks_block_inserts() {
+    for level in LEVELS {
+        let (_dir, storage, t) = setup();
+        let mut reader = storage.begin(Some(level), false);
+        assert_eq!(ids_in(&t, &mut reader, 2, 8, RowLock::None).unwrap(), vec![2, 3, 4, 5]);
+        reader.end_statement();
+        let mut writer = storage.begin(Some(RepeatableRead), false);
+        let inserted = t.insert_tx(&mut writer, row(7, 70));
+        if level == Serializable {
+            assert_eq!(code(inserted), 1205, "{level}: the gap is locked");
+            storage.rollback(writer).unwrap();
+            storage.commit(reader).unwrap();
+            continue;
+        }
+        inserted.unwrap();
+        storage.commit(writer).unwrap();
+        let again = ids_in(&t, &mut reader, 2, 8, RowLock::None).unwrap();
+        if level >= RepeatableRead {
+            assert_eq!(again, vec![2, 3, 4, 5], "{level}: the snapshot has no phantom");
+        } else {
+            assert_eq!(again, vec![2, 3, 4, 5, 7], "{level}");
+        }
+        storage.commit(reader).unwrap();
+    }
+    // A locking range read at REPEATABLE READ locks the gaps it scanned and the gap
+    // after the range (here: past the last row): inserts there wait, inserts before
+    // the range do not.
+    let (_dir, storage, t) = setup();
+    let mut reader = storage.begin(Some(RepeatableRead), false);
+    assert_eq!(ids_in(&t, &mut reader, 4, 8, RowLock::Exclusive).unwrap(), vec![4, 5]);
+    for (id, blocked) in [(0, false), (7, true), (100, true)] {
+        let mut writer = storage.begin(None, false);
+        let result = t.insert_tx(&mut writer, row(id, 1));
+        if blocked {
+            assert_eq!(code(result), 1205, "insert {id} waits for the gap lock");
+        } else {
+            result.unwrap();
+        }
+        storage.rollback(writer).unwrap();
+    }
+    assert_eq!(ids_in(&t, &mut reader, 4, 8, RowLock::Exclusive).unwrap(), vec![4, 5]);
+    storage.commit(reader).unwrap();
+}
+
+#[test]
+fn lost_updates_happen_with_plain_reads_and_not_with_for_update_or_serializable() {
+    // Plain reads at REPEATABLE READ: both read 10, both write 11 (InnoDB loses one).
+    let (_dir, storage, t) = setup();
+    let mut a = storage.begin(Some(RepeatableRead), false);
+    let mut b = storage.begin(Some(RepeatableRead), false);
+    let va = v_of(&t, &mut a, 1).unwrap();
+    let vb = v_of(&t, &mut b, 1).unwrap();
+    t.update_tx(&mut a, &[int(1)], row(1, va + 1)).unwrap();
+    storage.commit(a).unwrap();
+    t.update_tx(&mut b, &[int(1)], row(1, vb + 1)).unwrap();
+    storage.commit(b).unwrap();
+    let mut check = storage.begin(None, true);
+    assert_eq!(v_of(&t, &mut check, 1), Some(11), "InnoDB's lost update");
+    storage.commit(check).unwrap();
+
+    // FOR UPDATE: the second reader waits (here: times out) until the first commits,
+    // then reads the newest value.
+    let mut a = storage.begin(Some(RepeatableRead), false);
+    let mut b = storage.begin(Some(RepeatableRead), false);
+    let va = t.get_tx(&mut a, &[int(1)], RowLock::Exclusive).unwrap().unwrap();
+    assert_eq!(code(t.get_tx(&mut b, &[int(1)], RowLock::Exclusive)), 1205);
+    let Value::Int(va) = va[1] else { panic!() };
+    t.update_tx(&mut a, &[int(1)], row(1, va + 1)).unwrap();
+    storage.commit(a).unwrap();
+    let vb = t.get_tx(&mut b, &[int(1)], RowLock::Exclusive).unwrap().unwrap();
+    assert_eq!(vb[1], int(12), "a locking read sees the newest version");
+    storage.commit(b).unwrap();
+
+    // SERIALIZABLE: both take shared locks, then both want exclusive: a deadlock, and
+    // the victim gets 1213 (only one update survives).
+    let mut a = storage.begin(Some(Serializable), false);
+    let mut b = storage.begin(Some(Serializable), false);
+    v_of(&t, &mut a, 1);
+    v_of(&t, &mut b, 1);
+    let storage2 = storage.clone();
+    let t2 = t.clone();
+    let waiter = std::thread::spawn(move || {
+        let result = t2.update_tx(&mut a, &[int(1)], row(1, 100));
+        (result.map(drop), a, storage2)
+    });
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let second = t.update_tx(&mut b, &[int(1)], row(1, 200));
+    let (first, a, _) = waiter.join().unwrap();
+    let codes = [code(first.clone()), code(second.clone())];
+    assert!(codes.contains(&1213), "one of them is a deadlock victim: {codes:?}");
+    for (result, tx) in [(first, a), (second.map(drop), b)] {
+        if result.is_ok() {
+            storage.commit(tx).unwrap();
+        } else {
+            storage.rollback(tx).unwrap();
+        }
+    }
+}
+
+#[test]
+fn write_skew_at_repeatable_read_but_not_at_serializable() {
+    for level in [RepeatableRead, Serializable] {
+        let (_dir, storage, t) = setup();
+        // Invariant the application keeps: v(1) + v(2) > 0. Each transaction checks it
+        // and zeroes one of them.
+        let mut a = storage.begin(Some(level), false);
+        let mut b = storage.begin(Some(level), false);
+        let sum_a = v_of(&t, &mut a, 1).unwrap() + v_of(&t, &mut a, 2).unwrap();
+        let sum_b = v_of(&t, &mut b, 1).unwrap() + v_of(&t, &mut b, 2).unwrap();
+        assert!(sum_a > 0 && sum_b > 0);
+        let ra = t.update_tx(&mut a, &[int(1)], row(1, 0));
+        if level == RepeatableRead {
+            ra.unwrap();
+            t.update_tx(&mut b, &[int(2)], row(2, 0)).unwrap();
+            storage.commit(a).unwrap();
+            storage.commit(b).unwrap();
+            let mut check = storage.begin(None, true);
+            let sum = v_of(&t, &mut check, 1).unwrap() + v_of(&t, &mut check, 2).unwrap();
+            assert_eq!(sum, 0, "InnoDB allows write skew at REPEATABLE READ");
+            storage.commit(check).unwrap();
+        } else {
+            // a's write waits for b's shared lock on row 1.
+            assert_eq!(code(ra), 1205);
+            storage.rollback(a).unwrap();
+            t.update_tx(&mut b, &[int(2)], row(2, 0)).unwrap();
+            storage.commit(b).unwrap();
+            let mut check = storage.begin(None, true);
+            let sum = v_of(&t, &mut check, 1).unwrap() + v_of(&t, &mut check, 2).unwrap();
+            assert!(sum > 0, "no write skew at SERIALIZABLE");
+            storage.commit(check).unwrap();
+        }
+    }
+}
+
+#[test]
+fn savepoints_statement_rollback_and_indexes_stay_consistent() {
+    let (_dir, storage, t) = setup();
+    let mut tx = storage.begin(None, false);
+    t.update_tx(&mut tx, &[int(1)], vec![int(1), int(11), int(7)]).unwrap();
+    tx.trx.savepoint("s1").unwrap();
+    t.insert_tx(&mut tx, row(6, 60)).unwrap();
+    t.delete_tx(&mut tx, &[int(2)]).unwrap();
+    storage.rollback_to_savepoint(&mut tx, "s1").unwrap();
+    assert_eq!(v_of(&t, &mut tx, 6), None);
+    assert_eq!(v_of(&t, &mut tx, 2), Some(20));
+    assert_eq!(v_of(&t, &mut tx, 1), Some(11));
+    // A statement that fails part-way undoes only itself.
+    tx.trx.begin_statement();
+    t.insert_tx(&mut tx, row(8, 80)).unwrap();
+    assert_eq!(code(t.insert_tx(&mut tx, row(3, 1))), 1062);
+    storage.rollback_statement(&mut tx).unwrap();
+    assert_eq!(v_of(&t, &mut tx, 8), None);
+    assert_eq!(v_of(&t, &mut tx, 1), Some(11));
+    storage.commit(tx).unwrap();
+    let mut other = storage.begin(None, false);
+    t.update_tx(&mut other, &[int(3)], vec![int(3), int(33), int(9)]).unwrap();
+    t.delete_tx(&mut other, &[int(4)]).unwrap();
+    storage.rollback(other).unwrap();
+    assert!(storage.wait_for_purge(std::time::Duration::from_secs(10)));
+    assert_eq!(t.verify_consistency().unwrap(), 5);
+    let mut check = storage.begin(None, true);
+    let by_g = t
+        .index_range_tx(&mut check, "by_g", Bound::Included(vec![int(7)]), Bound::Included(vec![int(9)]), 10)
+        .unwrap();
+    assert_eq!(by_g.len(), 1, "only row 1 has g in 7..=9: {by_g:?}");
+    storage.commit(check).unwrap();
+}
+
+#[test]
+fn nowait_skip_locked_and_timeouts_leave_other_locks_alone() {
+    let (_dir, storage, t) = setup();
+    let mut holder = storage.begin(None, false);
+    t.get_tx(&mut holder, &[int(3)], RowLock::Exclusive).unwrap();
+    let mut other = storage.begin(None, false);
+    let key = t.encode_primary_key(&[int(3)]).unwrap();
+    assert_eq!(code(t.read_key_tx(&mut other, &key, RowLock::Shared, WaitPolicy::NoWait)), 3572);
+    assert_eq!(t.read_key_tx(&mut other, &key, RowLock::Shared, WaitPolicy::SkipLocked).unwrap(), None);
+    let rows = t
+        .scan_tx(&mut other, Bound::Unbounded, Bound::Unbounded, RowLock::Exclusive, WaitPolicy::SkipLocked, 100)
+        .unwrap();
+    assert_eq!(rows.len(), 4, "row 3 skipped");
+    // A timeout fails the statement, not the transaction: its other locks stay.
+    assert_eq!(code(t.update_tx(&mut other, &[int(3)], row(3, 0))), 1205);
+    assert!(t.update_tx(&mut other, &[int(1)], row(1, 0)).unwrap());
+    storage.commit(holder).unwrap();
+    storage.commit(other).unwrap();
+}
