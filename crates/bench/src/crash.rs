@@ -51,6 +51,11 @@ pub struct CrashWorker {
     pub ack_file: PathBuf,
     /// Stop (cleanly) after this long, if not killed first.
     pub run_for: Duration,
+    /// Crash (abort, nothing flushed) once the log since the last checkpoint holds
+    /// this many bytes: the recovery bench's way to leave a log of a known size.
+    pub abort_at_log_bytes: Option<u64>,
+    /// Every row gets a pad of 1,000 to 3,000 bytes (more log per transaction).
+    pub big_rows: bool,
 }
 
 /// The pad bytes of a row version.
@@ -153,6 +158,7 @@ pub fn run(settings: &Settings, worker: &CrashWorker) -> Result<()> {
         let threads = worker.threads as i64;
         let keys = worker.keys_per_thread;
         let seed = worker.seed ^ (thread as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let (big_rows, abort_at) = (worker.big_rows, worker.abort_at_log_bytes);
         handles.push(std::thread::spawn(move || -> Result<()> {
             let mut rng = Rng::new(seed);
             let t = storage.table(DATABASE, TABLE)?;
@@ -182,7 +188,9 @@ pub fn run(settings: &Settings, worker: &CrashWorker) -> Result<()> {
                             Value::Int(g) => g.to_string(),
                             _ => "N".to_string(),
                         };
-                        let pad_len = if rng.percent(3) {
+                        let pad_len = if big_rows {
+                            1000 + rng.below(2000) as usize
+                        } else if rng.percent(3) {
                             5000 + rng.below(3000) as usize
                         } else {
                             rng.below(80) as usize
@@ -256,6 +264,9 @@ pub fn run(settings: &Settings, worker: &CrashWorker) -> Result<()> {
                     Ok(()) => {
                         present = next_present;
                         write(format!("C {thread} {seq}\n"))?;
+                        if abort_at.is_some_and(|n| storage.txn_context().wal.log_used_bytes() >= n) {
+                            std::process::abort();
+                        }
                     }
                     Err(error) => {
                         write(format!("E {thread} {seq} {} {error}\n", error.mysql_code()))?;

@@ -25,6 +25,10 @@
 //!   crates (for example [`tarn_io::os::process_cpu_time`]).
 //!
 //! # Modules
+//! - [`recovery`]: `tarn bench recovery`, redo replay speed after a crash with a log
+//!   of a given size.
+//! - [`crash`]: the crash worker (`tarn crash-worker`) behind the crash tests and the
+//!   recovery bench.
 //! - [`report`]: tables, notes, progress lines and the `--json` document.
 //! - [`workdir`]: where a bench keeps its data.
 //! - [`stats`]: medians and ranges over a bench's rounds.
@@ -55,6 +59,7 @@ pub mod fio;
 pub mod io;
 pub(crate) mod load;
 pub mod locks;
+pub mod recovery;
 pub mod report;
 pub mod scan;
 pub mod secondary;

@@ -89,6 +89,12 @@ struct CrashWorkerArgs {
     /// Stop cleanly after this many milliseconds, if not killed first.
     #[arg(long, default_value_t = 600_000)]
     run_ms: u64,
+    /// Abort (a crash) once the log since the last checkpoint holds this many bytes.
+    #[arg(long, value_name = "BYTES")]
+    abort_at_log_bytes: Option<u64>,
+    /// Rows of 1-3 KB (more log per transaction).
+    #[arg(long)]
+    big_rows: bool,
 }
 
 #[derive(Subcommand)]
@@ -138,6 +144,9 @@ enum BenchCommand {
     /// S3: a LinkBench-like mix on a zipfian graph by clients x lock scheduling (fifo,
     /// cats) x log device (fsync, pmem): throughput, latency, lock waits, cats/fifo.
     Locks(LocksArgs),
+    /// Crash recovery: a child process writes a redo log of --log-size and crashes;
+    /// recovery's replay rate (log MB/s) and time, then a consistency check.
+    Recovery(RecoveryArgs),
 }
 
 /// Options every bench takes (see the `tarn_bench` crate docs for the conventions).
@@ -342,6 +351,16 @@ struct CommitArgs {
 }
 
 #[derive(Args)]
+struct RecoveryArgs {
+    #[command(flatten)]
+    common: CommonBenchArgs,
+
+    /// Log to leave behind the crash [default: 1G, 64M with --quick].
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    log_size: Option<u64>,
+}
+
+#[derive(Args)]
 struct LocksArgs {
     #[command(flatten)]
     common: CommitLocksArgs,
@@ -502,6 +521,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     seed: args.seed,
                     ack_file: args.ack_file,
                     run_for: std::time::Duration::from_millis(args.run_ms),
+                    abort_at_log_bytes: args.abort_at_log_bytes,
+                    big_rows: args.big_rows,
                 },
             )?;
             Ok(())
@@ -613,6 +634,24 @@ fn run_bench(bench: BenchCommand, settings: Settings) -> Result<(), Failure> {
             }
             options.fio = !args.no_fio;
             tarn_bench::commit::run_and_print(&options, &output)?;
+            Ok(())
+        }
+        BenchCommand::Recovery(args) => {
+            let output = Output::new(args.common.json);
+            let options = tarn_bench::recovery::RecoveryBenchOptions {
+                settings,
+                quick: args.common.quick,
+                data_dir: args.common.data_dir,
+                log_bytes: args
+                    .log_size
+                    .unwrap_or(if args.common.quick { 64 << 20 } else { 1 << 30 }),
+                tarn_exe: std::env::current_exe().map_err(|e| Failure {
+                    message: format!("locating the tarn executable: {e}"),
+                    mysql_code: 1105,
+                    sqlstate: "HY000",
+                })?,
+            };
+            tarn_bench::recovery::run_and_print(&options, &output)?;
             Ok(())
         }
         BenchCommand::Locks(args) => {
