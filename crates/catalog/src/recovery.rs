@@ -340,8 +340,10 @@ pub(crate) fn checkpoint_loop(ctx: &TxnContext, pool: &BufferPool, stop: &Atomic
         if ctx.wal.checkpoint_wanted()
             && let Err(error) = checkpoint(ctx, pool, false)
         {
-            tracing::error!("checkpoint failed: {error}");
-            std::thread::sleep(Duration::from_millis(100));
+            // A data file's write or fsync failed: its pages stay dirty, but the
+            // engine stops taking writes rather than trust a retried fsync.
+            ctx.wal.stop(&format!("a checkpoint failed: {error}"));
+            return;
         }
         ctx.wal.wait_checkpoint_wanted(Duration::from_millis(50));
     }

@@ -24,6 +24,7 @@ use std::thread::JoinHandle;
 use std::time::Instant;
 
 use tarn_btree::{LeafRange, ScanStats};
+use tarn_row::row::RowHeader;
 use tarn_common::limits::{
     SCAN_BATCH_ROWS, SCAN_QUEUED_BATCHES_PER_THREAD, SCAN_RANGES_PER_THREAD, SCAN_THREADS_MAX,
 };
@@ -247,6 +248,11 @@ impl Worker<'_> {
             let result = table
                 .clustered
                 .scan_range(&range, self.readahead, |key, bytes| {
+                    // Newest versions (no read view yet): a deleted row waiting for
+                    // purge is not a row.
+                    if RowHeader::read(bytes)?.is_delete_marked() {
+                        return Ok(true);
+                    }
                     if let Some(predicate) = self.predicate {
                         let view = table.layout.view(bytes)?;
                         if !predicate(&view) {

@@ -458,8 +458,13 @@ impl Table {
         // Decoded under the leaf latch: a concurrent delete cannot free the row's
         // overflow chain while it is read.
         let overflow = self.overflow();
-        self.clustered
-            .get_with(key, |bytes| self.layout.decode(bytes, &overflow))
+        let row = self.clustered.get_with(key, |bytes| {
+            if RowHeader::read(bytes)?.is_delete_marked() {
+                return Ok(None);
+            }
+            self.layout.decode(bytes, &overflow).map(Some)
+        })?;
+        Ok(row.flatten())
     }
 
     /// Deletes the row with primary key `pk`; returns it if it existed.
@@ -790,6 +795,9 @@ impl RowCursor<'_> {
     pub fn next_row(&mut self) -> Result<Option<Vec<Value>>> {
         let table = self.table;
         while let Some((key, bytes)) = self.cursor.next_entry()? {
+            if RowHeader::read(bytes)?.is_delete_marked() {
+                continue;
+            }
             if !table.layout.view(bytes)?.has_external() {
                 return table.layout.decode(bytes, &NO_OVERFLOW).map(Some);
             }

@@ -258,21 +258,24 @@ impl Table {
         view: Option<&ReadView>,
         bytes: Vec<u8>,
     ) -> Result<Option<Vec<u8>>> {
-        let mut bytes = bytes;
         let Some(view) = view else {
             return Ok((!header(&bytes)?.is_delete_marked()).then_some(bytes));
         };
-        // Each step moves to an older version; the chain is finite because purge only
-        // ever shortens it, but guard against a corrupt loop anyway.
+        let h = header(&bytes)?;
+        if view.sees(h.trx_id) {
+            return Ok((!h.is_delete_marked()).then_some(bytes));
+        }
+        // Walk older versions without copying them until the visible one is found.
+        let mut roll_ptr = h.roll_ptr;
         for _ in 0..1_000_000 {
-            let h = header(&bytes)?;
+            let Some(record) = sys.undo.get(roll_ptr) else {
+                return Ok(None);
+            };
+            let h = header(&record.old_row)?;
             if view.sees(h.trx_id) {
-                return Ok((!h.is_delete_marked()).then_some(bytes));
+                return Ok((!h.is_delete_marked()).then(|| record.old_row.clone()));
             }
-            match sys.undo.get(h.roll_ptr) {
-                Some(record) => bytes = record.old_row.clone(),
-                None => return Ok(None),
-            }
+            roll_ptr = h.roll_ptr;
         }
         Err(Error::CorruptData(format!(
             "table '{}': a row's version chain does not end",
@@ -415,11 +418,10 @@ impl Table {
                 .range(position.clone(), upper.clone(), Direction::Forward)
                 .next_entry()?
                 .map(|(k, _)| k.to_vec());
-            if again.as_deref() != Some(key.as_slice()) {
-                if again.as_ref().is_some_and(|a| a < &key) {
-                    continue; // a new key before it: lock that one first
-                }
-                // `key` vanished (purged or rolled back): move past it.
+            // A new key before it: lock that one first. (If `key` itself vanished, purged
+            // or rolled back meanwhile, the scan just moves past it.)
+            if again.as_ref().is_some_and(|a| a < &key) {
+                continue;
             }
             position = Bound::Excluded(key.clone());
             if outcome == LockOutcome::Skipped {
@@ -429,10 +431,11 @@ impl Table {
                 && let Some(version) = self.visible_version(&tx.ctx.sys, None, bytes)?
             {
                 rows.push(self.decode_stored(&version)?);
-            } else if tx.trx.isolation <= IsolationLevel::ReadCommitted {
-                if let Some(lock) = tx.lock_handle_if_any().cloned() {
-                    tx.ctx.locks.release_record(&lock, self.table_id(), &key);
-                }
+            } else if tx.trx.isolation <= IsolationLevel::ReadCommitted
+                && let Some(lock) = tx.lock_handle_if_any().cloned()
+            {
+                // READ COMMITTED keeps no lock on a row it does not return.
+                tx.ctx.locks.release_record(&lock, self.table_id(), &key);
             }
         }
         Ok(rows)

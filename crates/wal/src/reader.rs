@@ -49,6 +49,9 @@ pub struct LogReader<'w> {
     strict: bool,
     finished: bool,
     records_read: u64,
+    /// DIAG(temporary): records accepted one by one before the first stamp.
+    pub diag_loose: Vec<(u64, u32, u8)>,
+    pub diag_first_stamp: u64,
 }
 
 impl<'w> LogReader<'w> {
@@ -63,6 +66,8 @@ impl<'w> LogReader<'w> {
             strict: false,
             finished: false,
             records_read: 0,
+            diag_loose: Vec::new(),
+            diag_first_stamp: 0,
         }
     }
 
@@ -114,6 +119,7 @@ impl<'w> LogReader<'w> {
                 return Ok(false);
             }
             self.validated_until = start + first.record_bytes();
+            self.diag_loose.push((start, first.generation, first.kind));
             return Ok(true);
         }
         let chunk_end = first.chunk_end_lsn;
@@ -131,6 +137,9 @@ impl<'w> LogReader<'w> {
         }
         if at != chunk_end {
             return Ok(false);
+        }
+        if !self.strict {
+            self.diag_first_stamp = start;
         }
         self.strict = true;
         self.validated_until = chunk_end;

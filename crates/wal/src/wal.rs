@@ -176,6 +176,16 @@ impl Wal {
         let (end, records) = {
             let mut reader = LogReader::new(&files, found.lsn);
             while reader.next_record()?.is_some() {}
+            eprintln!(
+                "DIAG wal open: pid {} checkpoint {} gen {} end {} records {} first stamp {} loose {:?}",
+                std::process::id(),
+                found.lsn,
+                found.generation,
+                reader.position().0,
+                reader.records_read(),
+                reader.diag_first_stamp,
+                &reader.diag_loose[..reader.diag_loose.len().min(40)]
+            );
             (reader.position().0, reader.records_read())
         };
         // A new generation, durable before the first append, so that a chunk written
@@ -429,6 +439,14 @@ impl Wal {
             generation: s.generation,
             extra: extra.to_vec(),
         };
+        eprintln!(
+            "DIAG checkpoint: pid {} lsn {} gen {} durable {} reserved {}",
+            std::process::id(),
+            lsn.0,
+            s.generation,
+            s.durable.load(Ordering::Acquire),
+            s.buffer.reserved.load(Ordering::SeqCst)
+        );
         if let Err(e) = s.files.write_checkpoint(&next) {
             s.fail(&e);
             return s.check_failed();
@@ -499,6 +517,24 @@ impl Wal {
     /// True if the `dsync` device got `O_DIRECT` (block-aligned writes).
     pub fn uses_direct_io(&self) -> bool {
         self.shared.files.direct
+    }
+
+    /// Stops the log for good because of a failure elsewhere that a retry could turn
+    /// into silent data loss (a data file's write or fsync during a checkpoint): every
+    /// later commit and flush fails with `WritesStopped` naming `reason`.
+    pub fn stop(&self, reason: &str) {
+        let s = &*self.shared;
+        tracing::error!("{reason}; writes are stopped");
+        {
+            let mut failure = s.failure.lock();
+            if failure.is_none() {
+                *failure = Some(reason.to_string());
+            }
+        }
+        s.failed.store(true, Ordering::Release);
+        s.waiters.notify_all();
+        s.notify_space();
+        s.wake_writer_now();
     }
 
     /// The error that stopped the log, if any.
