@@ -201,7 +201,10 @@ pub(crate) fn redo(wal: &Wal, pool: &BufferPool, catalog: &CatalogData) -> Resul
     Ok(RedoPass {
         next_trx_id,
         incomplete,
-        unpurged: committed.into_values().filter(|log| !log.records.is_empty()).collect(),
+        unpurged: committed
+            .into_values()
+            .filter(|log| !log.records.is_empty())
+            .collect(),
         report,
     })
 }
@@ -330,6 +333,13 @@ pub(crate) fn checkpoint(ctx: &TxnContext, pool: &BufferPool, all: bool) -> Resu
     // not in `oldest_dirty_lsn` any more, but their writes may not be synced yet:
     // sync every data file before the checkpoint may pass their changes.
     pool.flush_up_to(Lsn::ZERO)?;
+    // A committed transaction with only inserts leaves the active set with no purge
+    // item, possibly before its commit record is durable (`flush_log_at_commit` 0 or
+    // 2, or a committer not yet in `commit_wait`). Its commit record was appended
+    // before it left, so before `oldest_active_lsn` above: make it durable before the
+    // checkpoint passes the transaction's undo, or recovery would see only the part
+    // of it after the checkpoint and roll back only that part.
+    ctx.wal.flush_to(ctx.wal.current_lsn())?;
     ctx.wal
         .write_checkpoint(lsn, &ctx.sys.next_id().to_le_bytes())
 }

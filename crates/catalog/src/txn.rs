@@ -778,16 +778,31 @@ impl Table {
                 let mut newer: Vec<Vec<Value>> = Vec::new();
                 if let Some(current) = &current {
                     newer.push(self.decode_stored(current)?);
-                    let mut ptr = header(current)?.roll_ptr;
-                    while ptr != 0 && ptr != roll_ptr {
-                        // Roll pointers of rows written before a restart name nothing
-                        // (or another row's record): stop at anything not this row's.
-                        let Some(r) = ctx.sys.undo.get(ptr) else { break };
-                        if r.table_id != record.table_id || r.key != record.key {
+                    let h = header(current)?;
+                    let (mut ptr, mut writer) = (h.roll_ptr, h.trx_id);
+                    let mut seen = std::collections::HashSet::new();
+                    // Stop at the version this change made: older ones are not newer.
+                    while ptr != 0 && ptr != roll_ptr && writer != record.trx_id {
+                        // Roll pointers restart at 1 in every process, so one in a row
+                        // written before a restart may name an unrelated record put
+                        // since, even one of this row (recovery requeues its unpurged
+                        // undo). Follow only the record of the transaction that wrote
+                        // the version, and never one twice: a stray record would add
+                        // versions older than this one (keeping their entries, which
+                        // then outlive every row) or loop forever.
+                        let Some(r) = ctx.sys.undo.get(ptr) else {
+                            break;
+                        };
+                        if r.table_id != record.table_id
+                            || r.key != record.key
+                            || r.trx_id != writer
+                            || !seen.insert(ptr)
+                        {
                             break;
                         }
                         newer.push(self.decode_stored(&r.old_row)?);
-                        ptr = header(&r.old_row)?.roll_ptr;
+                        let h = header(&r.old_row)?;
+                        (ptr, writer) = (h.roll_ptr, h.trx_id);
                     }
                 }
                 for index in &self.indexes {

@@ -315,10 +315,6 @@ fn run_cycles(
             panic!("{context}: the worker exited by itself: {stderr}");
         }
         let acks = read_acks(&ack);
-        for line in stderr.lines().filter(|l| l.contains("DIAG") || l.contains("fault plan")) {
-            eprintln!("cycle {cycle} worker: {line}");
-        }
-        eprintln!("cycle {cycle} verify:");
         for (code, message) in &acks.errors {
             let injected = fault.as_deref().is_some_and(|f| f.contains("fail_"));
             assert!(

@@ -131,6 +131,15 @@ impl LogFiles {
                 reason: format!("checkpoint LSN {} is not a record position", c.lsn),
             });
         }
+        if c.complete_lsn != 0 && c.complete_lsn < c.lsn {
+            return Err(Error::DataDir {
+                path: file.path.clone(),
+                reason: format!(
+                    "checkpoint complete LSN {} is below its LSN {}",
+                    c.complete_lsn, c.lsn
+                ),
+            });
+        }
         Ok(c)
     }
 
@@ -190,6 +199,18 @@ impl LogFiles {
             if mask & (1 << index) == 0 {
                 continue;
             }
+            fault::check_sync(&file.path)?;
+            file.plain
+                .sync_data()
+                .map_err(io_err("fdatasync", &file.path))?;
+            fault::synced(&file.path);
+        }
+        Ok(())
+    }
+
+    /// `fdatasync`s every file, whoever wrote it.
+    pub fn sync_all(&self) -> Result<()> {
+        for file in &self.files {
             fault::check_sync(&file.path)?;
             file.plain
                 .sync_data()
@@ -349,6 +370,8 @@ fn create(dir: &Path, geometry: &Geometry) -> Result<()> {
         sequence: 1,
         lsn: geometry.base_lsn,
         generation: 0,
+        // Nothing is written yet: the first chunk starts here, stamped.
+        complete_lsn: geometry.base_lsn,
         extra: Vec::new(),
     };
     write_new_file(&temporary, geometry, 0, Some(&checkpoint))?;

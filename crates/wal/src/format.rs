@@ -35,15 +35,26 @@
 //!
 //! ```text
 //! file header (block 0)           checkpoint slot (block 1 or 2 of redo.000)
-//!  0  [u8; 8] "TARNLOG\0"          0  [u8; 8] "TARNCKPT"
+//!  0  [u8; 8] "TARNLOG\0"          0  [u8; 8] "TARNCKP2"
 //!  8  u32 format version           8  u64 sequence (the higher valid slot wins)
 //! 12  u32 file index              16  u64 checkpoint LSN (recovery starts here)
 //! 16  u32 file count              24  u32 generation of the opening that wrote it
 //! 20  u32 zero                    28  u32 extra length (<= 1 KiB)
-//! 24  u64 file size in bytes      32  extra bytes (the transaction layer's blob)
-//! 32  u64 base LSN                ..  u32 crc32c of everything before it
-//! 40  u32 crc32c of bytes 0..40
+//! 24  u64 file size in bytes      32  u64 complete LSN (see below)
+//! 32  u64 base LSN                40  extra bytes (the transaction layer's blob)
+//! 40  u32 crc32c of bytes 0..40   ..  u32 crc32c of everything before it
 //! ```
+//!
+//! The *complete LSN* is the durable LSN when the checkpoint was written (a chunk end,
+//! at or above the checkpoint LSN): the log from the checkpoint up to it is known to be
+//! whole chunks on disk. The reader starts at the checkpoint LSN, usually inside a
+//! chunk whose stamped first record lies before it, so it must take the records up to
+//! the first stamp one by one; the complete LSN bounds that. At or past it a record is
+//! accepted only as part of a stamped chunk, because the bytes there may be stale: a
+//! checkpoint taken at the very end of the log has no chunk around it yet, and the
+//! torn or unsynced tail of an earlier opening's log can hold intact records at exactly
+//! those LSNs. Slots of the first version ("TARNCKPT", no complete LSN) still read,
+//! as complete LSN 0: no bound.
 
 use std::path::{Path, PathBuf};
 
@@ -67,7 +78,9 @@ pub const FORMAT_VERSION: u32 = 1;
 pub const GENERATION_MASK: u32 = 0x00ff_ffff;
 
 const FILE_MAGIC: &[u8; 8] = b"TARNLOG\0";
-const CHECKPOINT_MAGIC: &[u8; 8] = b"TARNCKPT";
+const CHECKPOINT_MAGIC: &[u8; 8] = b"TARNCKP2";
+/// The first slot version: no complete LSN, the extra bytes at offset 32.
+const CHECKPOINT_MAGIC_V1: &[u8; 8] = b"TARNCKPT";
 
 /// Total bytes a record with `payload_bytes` of payload takes in the log.
 #[inline]
@@ -281,6 +294,9 @@ pub struct Checkpoint {
     pub sequence: u64,
     pub lsn: u64,
     pub generation: u32,
+    /// The log was whole chunks on disk from `lsn` up to here when the checkpoint was
+    /// written (see the module docs); 0 if unknown (a first-version slot).
+    pub complete_lsn: u64,
     pub extra: Vec<u8>,
 }
 
@@ -297,8 +313,9 @@ pub fn encode_checkpoint(c: &Checkpoint) -> Vec<u8> {
     b[16..24].copy_from_slice(&c.lsn.to_le_bytes());
     b[24..28].copy_from_slice(&c.generation.to_le_bytes());
     b[28..32].copy_from_slice(&(c.extra.len() as u32).to_le_bytes());
-    let end = 32 + c.extra.len();
-    b[32..end].copy_from_slice(&c.extra);
+    b[32..40].copy_from_slice(&c.complete_lsn.to_le_bytes());
+    let end = 40 + c.extra.len();
+    b[40..end].copy_from_slice(&c.extra);
     let crc = crc32c::crc32c(&b[0..end]);
     b[end..end + 4].copy_from_slice(&crc.to_le_bytes());
     b
@@ -306,14 +323,19 @@ pub fn encode_checkpoint(c: &Checkpoint) -> Vec<u8> {
 
 /// Decodes a slot; `None` if it was never written or is torn.
 pub fn decode_checkpoint(b: &[u8]) -> Option<Checkpoint> {
-    if b.len() < 36 || &b[0..8] != CHECKPOINT_MAGIC {
-        return None;
-    }
-    let extra_bytes = u32::from_le_bytes(b[28..32].try_into().ok()?) as usize;
+    let extra_at = match b.get(0..8)? {
+        magic if magic == CHECKPOINT_MAGIC => 40,
+        magic if magic == CHECKPOINT_MAGIC_V1 => 32,
+        _ => return None,
+    };
+    let extra_bytes = u32::from_le_bytes(b.get(28..32)?.try_into().ok()?) as usize;
     if extra_bytes > CHECKPOINT_EXTRA_BYTES_MAX {
         return None;
     }
-    let end = 32 + extra_bytes;
+    let end = extra_at + extra_bytes;
+    if b.len() < end + 4 {
+        return None;
+    }
     let stored = u32::from_le_bytes(b[end..end + 4].try_into().ok()?);
     if crc32c::crc32c(&b[0..end]) != stored {
         return None;
@@ -322,7 +344,12 @@ pub fn decode_checkpoint(b: &[u8]) -> Option<Checkpoint> {
         sequence: u64::from_le_bytes(b[8..16].try_into().ok()?),
         lsn: u64::from_le_bytes(b[16..24].try_into().ok()?),
         generation: u32::from_le_bytes(b[24..28].try_into().ok()?),
-        extra: b[32..end].to_vec(),
+        complete_lsn: if extra_at == 40 {
+            u64::from_le_bytes(b[32..40].try_into().ok()?)
+        } else {
+            0
+        },
+        extra: b[extra_at..end].to_vec(),
     })
 }
 
@@ -379,12 +406,27 @@ mod tests {
             sequence: 9,
             lsn: BASE_LSN + 64,
             generation: 2,
+            complete_lsn: BASE_LSN + 4096,
             extra: vec![1, 2, 3],
         };
         let b = encode_checkpoint(&c);
-        assert_eq!(decode_checkpoint(&b), Some(c));
+        assert_eq!(decode_checkpoint(&b), Some(c.clone()));
         let mut torn = b.clone();
         torn[33] ^= 0xff;
         assert_eq!(decode_checkpoint(&torn), None);
+        // A first-version slot: no complete LSN, the extra bytes at offset 32.
+        let mut v1 = vec![0u8; BLOCK_BYTES as usize];
+        v1[0..8].copy_from_slice(CHECKPOINT_MAGIC_V1);
+        v1[8..32].copy_from_slice(&b[8..32]);
+        v1[32..35].copy_from_slice(&c.extra);
+        let crc = crc32c::crc32c(&v1[0..35]);
+        v1[35..39].copy_from_slice(&crc.to_le_bytes());
+        assert_eq!(
+            decode_checkpoint(&v1),
+            Some(Checkpoint {
+                complete_lsn: 0,
+                ..c
+            })
+        );
     }
 }

@@ -57,7 +57,10 @@
 //!    before returning its first record (see [`reader`]).
 //! 4. A chunk's records all carry the generation of the opening that wrote them; each
 //!    [`Wal::open`] makes a new generation durable before its first append, so stale
-//!    records beyond the torn end can never complete a newer chunk.
+//!    records beyond the torn end can never complete a newer chunk. A checkpoint
+//!    records the durable LSN it was written at (its complete LSN), past which the
+//!    reader takes no record outside a stamped chunk, so stale records beyond the
+//!    torn end are not read either when a later checkpoint lands right on one.
 //! 5. After a write or sync error, nothing more is written or synced, and every wait
 //!    returns `WritesStopped` forever.
 //!

@@ -12,8 +12,12 @@
 //! and of the same generation; otherwise the log ends at the chunk's start. Once a
 //! stamped record has been seen, every later chunk must start with a stamp. Records
 //! read before the first stamp (the reader started inside a chunk, as it does at a
-//! checkpoint) are accepted one by one: a checkpoint is never taken above the durable
-//! LSN, so the chunk it falls in was complete.
+//! checkpoint) are accepted one by one, but only below the checkpoint's complete LSN:
+//! the log was durable up to there when the checkpoint was written, so the chunk the
+//! checkpoint falls in was complete up to there. A checkpoint taken at the very end of
+//! the log falls in no chunk yet, and the bytes after it may be an earlier opening's
+//! torn or unsynced tail, with intact records at exactly those LSNs: past the complete
+//! LSN only a stamped chunk counts (see `format`).
 
 use tarn_common::{Lsn, Result};
 
@@ -47,15 +51,17 @@ pub struct LogReader<'w> {
     validated_until: u64,
     /// A stamped record has been seen: every chunk must now start with a stamp.
     strict: bool,
+    /// Unstamped records are taken one by one only below this (the checkpoint's
+    /// complete LSN; `u64::MAX` if unknown).
+    loose_until: u64,
     finished: bool,
     records_read: u64,
-    /// DIAG(temporary): records accepted one by one before the first stamp.
-    pub diag_loose: Vec<(u64, u32, u8)>,
-    pub diag_first_stamp: u64,
 }
 
 impl<'w> LogReader<'w> {
-    pub(crate) fn new(files: &'w LogFiles, start_lsn: u64) -> LogReader<'w> {
+    /// A reader from `start_lsn` that takes unstamped records before the first stamp
+    /// only below `loose_until` (see the module documentation).
+    pub(crate) fn new(files: &'w LogFiles, start_lsn: u64, loose_until: u64) -> LogReader<'w> {
         LogReader {
             files,
             position: start_lsn,
@@ -64,10 +70,9 @@ impl<'w> LogReader<'w> {
             buffer_lsn: start_lsn,
             validated_until: start_lsn,
             strict: false,
+            loose_until,
             finished: false,
             records_read: 0,
-            diag_loose: Vec::new(),
-            diag_first_stamp: 0,
         }
     }
 
@@ -115,11 +120,10 @@ impl<'w> LogReader<'w> {
             return Ok(false);
         };
         if first.chunk_end_lsn == 0 {
-            if self.strict {
+            if self.strict || start >= self.loose_until {
                 return Ok(false);
             }
             self.validated_until = start + first.record_bytes();
-            self.diag_loose.push((start, first.generation, first.kind));
             return Ok(true);
         }
         let chunk_end = first.chunk_end_lsn;
@@ -137,9 +141,6 @@ impl<'w> LogReader<'w> {
         }
         if at != chunk_end {
             return Ok(false);
-        }
-        if !self.strict {
-            self.diag_first_stamp = start;
         }
         self.strict = true;
         self.validated_until = chunk_end;

@@ -130,6 +130,8 @@ struct Shared {
     stamp_lock: Mutex<()>,
 
     recovery_start: (u64, Vec<u8>),
+    /// The reader bound of the checkpoint found at open (`LogReader::new`).
+    recovery_loose_until: u64,
     counters: Counters,
     stats_base: Mutex<WalStats>,
 }
@@ -174,20 +176,14 @@ impl Wal {
         let found = opened.checkpoint;
 
         let (end, records) = {
-            let mut reader = LogReader::new(&files, found.lsn);
+            let mut reader = LogReader::new(&files, found.lsn, loose_until(&found));
             while reader.next_record()?.is_some() {}
-            eprintln!(
-                "DIAG wal open: pid {} checkpoint {} gen {} end {} records {} first stamp {} loose {:?}",
-                std::process::id(),
-                found.lsn,
-                found.generation,
-                reader.position().0,
-                reader.records_read(),
-                reader.diag_first_stamp,
-                &reader.diag_loose[..reader.diag_loose.len().min(40)]
-            );
             (reader.position().0, reader.records_read())
         };
+        // The log read up to `end` counts as durable from here on (pages up to it may
+        // be written), but after a process crash rather than a power loss it may still
+        // be only in the page cache: sync it first.
+        files.sync_all()?;
         // A new generation, durable before the first append, so that a chunk written
         // by this opening can never be completed by records of an earlier one.
         let generation = (found.generation + 1) & GENERATION_MASK;
@@ -195,6 +191,7 @@ impl Wal {
             sequence: found.sequence + 1,
             lsn: found.lsn,
             generation,
+            complete_lsn: found.complete_lsn,
             extra: found.extra.clone(),
         };
         files.write_checkpoint(&bumped)?;
@@ -251,6 +248,7 @@ impl Wal {
             wanted_lock: Mutex::new(()),
             wanted_changed: Condvar::new(),
             stamp_lock: Mutex::new(()),
+            recovery_loose_until: loose_until(&found),
             recovery_start: (found.lsn, found.extra),
             counters: Counters::default(),
             stats_base: Mutex::new(WalStats::default()),
@@ -410,7 +408,11 @@ impl Wal {
                 "redo log read from LSN {lsn}, which is not a record position"
             )));
         }
-        Ok(LogReader::new(&self.shared.files, lsn.0))
+        Ok(LogReader::new(
+            &self.shared.files,
+            lsn.0,
+            self.shared.recovery_loose_until,
+        ))
     }
 
     /// Writes checkpoint `lsn` (a record boundary; the log is flushed to it first)
@@ -437,16 +439,15 @@ impl Wal {
             sequence: state.sequence + 1,
             lsn: lsn.0,
             generation: s.generation,
+            // Whole chunks are on disk up to the durable LSN (a chunk end); the next
+            // reader must not take loose records past it (format docs). `none` keeps
+            // no such promise: no bound.
+            complete_lsn: match s.device {
+                LogDevice::None => 0,
+                _ => s.durable.load(Ordering::Acquire),
+            },
             extra: extra.to_vec(),
         };
-        eprintln!(
-            "DIAG checkpoint: pid {} lsn {} gen {} durable {} reserved {}",
-            std::process::id(),
-            lsn.0,
-            s.generation,
-            s.durable.load(Ordering::Acquire),
-            s.buffer.reserved.load(Ordering::SeqCst)
-        );
         if let Err(e) = s.files.write_checkpoint(&next) {
             s.fail(&e);
             return s.check_failed();
@@ -631,6 +632,15 @@ fn log_startup(
         records_after_checkpoint = records,
         "redo log open"
     );
+}
+
+/// The reader bound of checkpoint `c`: its complete LSN, or none if it has none.
+fn loose_until(c: &Checkpoint) -> u64 {
+    if c.complete_lsn == 0 {
+        u64::MAX
+    } else {
+        c.complete_lsn
+    }
 }
 
 fn align_down(lsn: u64) -> u64 {

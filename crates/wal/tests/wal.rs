@@ -190,6 +190,47 @@ fn torn_tail_stops_the_reader_and_appending_continues_there() {
     assert_eq!(read, expected);
 }
 
+/// A checkpoint taken at the very end of the log falls in no chunk yet. If an earlier
+/// opening left intact records past its torn end and one of them starts exactly at that
+/// checkpoint, the reader must not take it (and the records after it) as log.
+#[test]
+fn stale_records_right_at_a_checkpoint_at_the_end_of_the_log_are_not_read() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let s = settings(dir.path(), LogDevice::Fsync);
+    let wal = Wal::open(&s).expect("open");
+    let first = wal.append(7, &[1; 8]);
+    wal.commit_wait(first).expect("commit");
+    wal.close().expect("close");
+
+    // Five 40-byte records in one chunk, then damage to the last one: the chunk is
+    // torn, so the log ends at `first` and the other four are stale bytes after it.
+    let wal = Wal::open(&s).expect("reopen");
+    let payloads: Vec<[u8; 8]> = (0..5u8).map(|i| [10 + i; 8]).collect();
+    let records: Vec<(u8, &[u8])> = payloads.iter().map(|p| (7, &p[..])).collect();
+    let end = wal.append_many(&records);
+    wal.commit_wait(end).expect("commit");
+    wal.close().expect("close");
+    poke(&s, end.0 - 4, &[0xA5, 0x5A]);
+
+    // A record of the same size at `first`, then a checkpoint at the end of the log:
+    // the stale second record starts exactly there.
+    let wal = Wal::open(&s).expect("reopen 2");
+    assert_eq!(wal.current_lsn(), first);
+    let last = wal.append(7, &[99; 8]);
+    assert_eq!(last.0, first.0 + 40);
+    wal.commit_wait(last).expect("commit");
+    wal.write_checkpoint(last, b"").expect("checkpoint");
+    wal.close().expect("close");
+
+    let wal = Wal::open(&s).expect("reopen 3");
+    assert_eq!(wal.recovery_start().0, last);
+    let (read, end) = read_all(&wal, last);
+    assert!(read.is_empty(), "stale records read: {read:?}");
+    assert_eq!(end, last);
+    assert_eq!(wal.current_lsn(), last);
+    wal.close().expect("close");
+}
+
 #[test]
 fn concurrent_appends_read_back_intact_and_in_order() {
     let seed = test_seed("concurrent_appends_read_back_intact_and_in_order");
