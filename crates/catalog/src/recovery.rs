@@ -100,6 +100,8 @@ pub struct RecoveryReport {
 /// The outcome of the redo pass, handed to the undo pass.
 pub(crate) struct RedoPass {
     pub(crate) next_trx_id: u64,
+    /// Above every roll pointer used before the crash (see `redo`).
+    pub(crate) next_roll_ptr: u64,
     /// Transactions without a commit or rollback record, with their undo in order.
     incomplete: BTreeMap<u64, TrxLog>,
     /// Committed transactions with changes purge had not finished.
@@ -119,11 +121,7 @@ struct TrxLog {
 pub(crate) fn redo(wal: &Wal, pool: &BufferPool, catalog: &CatalogData) -> Result<RedoPass> {
     let started = Instant::now();
     let (start, extra) = wal.recovery_start();
-    let mut next_trx_id = extra
-        .get(..8)
-        .and_then(|b| b.try_into().ok())
-        .map(u64::from_le_bytes)
-        .unwrap_or(1);
+    let (mut next_trx_id, checkpoint_roll_ptr) = decode_extra(&extra);
     let files: HashSet<u32> = catalog
         .databases
         .values()
@@ -198,8 +196,12 @@ pub(crate) fn redo(wal: &Wal, pool: &BufferPool, catalog: &CatalogData) -> Resul
     drop(reader);
     report.log_bytes = report.end_lsn - report.start_lsn;
     report.redo_ms = started.elapsed().as_millis() as u64;
+    // Roll pointers are not logged, but each one used after the checkpoint belongs to
+    // an undo record of at least 32 bytes of log: the log's length bounds them.
+    let next_roll_ptr = checkpoint_roll_ptr + report.log_bytes / 32 + 1;
     Ok(RedoPass {
         next_trx_id,
+        next_roll_ptr,
         incomplete,
         unpurged: committed
             .into_values()
@@ -207,6 +209,27 @@ pub(crate) fn redo(wal: &Wal, pool: &BufferPool, catalog: &CatalogData) -> Resul
             .collect(),
         report,
     })
+}
+
+/// The checkpoint's blob for the transaction layer: the next transaction id and the
+/// next roll pointer.
+pub(crate) fn checkpoint_extra(next_trx_id: u64, next_roll_ptr: u64) -> [u8; 16] {
+    let mut extra = [0u8; 16];
+    extra[..8].copy_from_slice(&next_trx_id.to_le_bytes());
+    extra[8..].copy_from_slice(&next_roll_ptr.to_le_bytes());
+    extra
+}
+
+/// Reads [`checkpoint_extra`]'s blob (a new log has none: 1 and 1).
+fn decode_extra(extra: &[u8]) -> (u64, u64) {
+    let word = |at: usize| {
+        extra
+            .get(at..at + 8)
+            .and_then(|b| b.try_into().ok())
+            .map(u64::from_le_bytes)
+            .unwrap_or(1)
+    };
+    (word(0), word(8))
 }
 
 /// The `N` little-endian u64s of a transaction record's payload.
@@ -272,7 +295,7 @@ pub(crate) fn rollback_incomplete(
     let current = ctx.wal.current_lsn();
     ctx.wal.write_checkpoint(
         pinned.map_or(current, |p| p.min(current)),
-        &pass.next_trx_id.to_le_bytes(),
+        &checkpoint_extra(pass.next_trx_id, ctx.sys.undo.next_roll_ptr()),
     )?;
     report.torn_pages_repaired = repair.pages_repaired.len() as u64;
     let state = state.lock();
@@ -341,7 +364,10 @@ pub(crate) fn checkpoint(ctx: &TxnContext, pool: &BufferPool, all: bool) -> Resu
     // of it after the checkpoint and roll back only that part.
     ctx.wal.flush_to(ctx.wal.current_lsn())?;
     ctx.wal
-        .write_checkpoint(lsn, &ctx.sys.next_id().to_le_bytes())
+        .write_checkpoint(
+            lsn,
+            &checkpoint_extra(ctx.sys.next_id(), ctx.sys.undo.next_roll_ptr()),
+        )
 }
 
 /// The checkpointer: checkpoints when the log since the last one passes the trigger.

@@ -78,7 +78,7 @@ impl Storage {
         let redo_pass = recovery::redo(&wal, &pool, &catalog)?;
         let ctx = Arc::new(TxnContext {
             wal: wal.clone(),
-            sys: TrxSys::new(redo_pass.next_trx_id),
+            sys: TrxSys::new(redo_pass.next_trx_id, redo_pass.next_roll_ptr),
             locks: LockManager::new(
                 settings.lock_scheduling,
                 Duration::from_secs(u64::from(settings.lock_wait_timeout_s)),

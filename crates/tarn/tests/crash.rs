@@ -89,20 +89,21 @@ enum Op {
     Delete(i64),
 }
 
-fn parse_op(text: &str) -> Op {
+/// One op of an intent line; `None` if the line was cut by the crash.
+fn parse_op(text: &str) -> Option<Op> {
     let parts: Vec<&str> = text.split(':').collect();
-    let id: i64 = parts[1].parse().unwrap();
-    match parts[0] {
-        "d" => Op::Delete(id),
+    let id: i64 = parts.get(1)?.parse().ok()?;
+    match *parts.first()? {
+        "d" => Some(Op::Delete(id)),
         _ => {
-            let grp = match parts[3] {
+            let grp = match *parts.get(3)? {
                 "N" => None,
-                g => Some(g.parse().unwrap()),
+                g => Some(g.parse().ok()?),
             };
-            Op::Put(
+            Some(Op::Put(
                 id,
-                (parts[2].parse().unwrap(), grp, parts[4].parse().unwrap()),
-            )
+                (parts.get(2)?.parse().ok()?, grp, parts.get(4)?.parse().ok()?),
+            ))
         }
     }
 }
@@ -145,7 +146,9 @@ fn read_acks(path: &Path) -> Acks {
         };
         let _seq = words.next();
         match kind {
-            "I" => acks.in_flight[thread] = Some(words.map(parse_op).collect()),
+            // An intent line cut by the crash: the worker died writing it, before the
+            // commit started, so the transaction cannot be present.
+            "I" => acks.in_flight[thread] = words.map(parse_op).collect(),
             "C" => {
                 let ops = acks.in_flight[thread]
                     .take()

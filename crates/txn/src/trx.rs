@@ -178,8 +178,9 @@ pub struct TrxSys {
 }
 
 impl TrxSys {
-    /// A table whose first id is `first_id` (above every id already used).
-    pub fn new(first_id: TrxId) -> TrxSys {
+    /// A table whose first id is `first_id` (above every id already used) and whose
+    /// first roll pointer is `first_roll_ptr` (likewise).
+    pub fn new(first_id: TrxId, first_roll_ptr: u64) -> TrxSys {
         TrxSys {
             state: Mutex::new(SysState {
                 next_id: first_id.max(1),
@@ -187,7 +188,7 @@ impl TrxSys {
                 commit_seq: 1,
             }),
             views: Arc::new(ViewRegistry::default()),
-            undo: UndoStore::default(),
+            undo: UndoStore::starting_at(first_roll_ptr),
             purge: Mutex::new(VecDeque::new()),
             purging: Mutex::new(BTreeMap::new()),
             purge_bytes: AtomicU64::new(0),
@@ -488,7 +489,7 @@ mod tests {
 
     #[test]
     fn views_see_commits_that_precede_them_and_purge_waits_for_old_views() {
-        let sys = TrxSys::new(100);
+        let sys = TrxSys::new(100, 1);
         let mut writer = sys.begin(IsolationLevel::RepeatableRead, false);
         let id = sys.assign_id(&mut writer, Lsn(5)).unwrap();
         assert_eq!(id, 100);
@@ -515,7 +516,7 @@ mod tests {
 
     #[test]
     fn savepoints_and_statements_take_back_only_later_changes() {
-        let sys = TrxSys::new(1);
+        let sys = TrxSys::new(1, 1);
         let mut trx = sys.begin(IsolationLevel::RepeatableRead, false);
         let id = sys.assign_id(&mut trx, Lsn(1)).unwrap();
         sys.push_undo(&mut trx, update(id, b"1")).unwrap();

@@ -150,15 +150,28 @@ pub struct UndoStore {
 
 impl Default for UndoStore {
     fn default() -> Self {
-        UndoStore {
-            next_roll_ptr: AtomicU64::new(1),
-            shards: (0..UNDO_SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
-            bytes: AtomicU64::new(0),
-        }
+        UndoStore::starting_at(1)
     }
 }
 
 impl UndoStore {
+    /// A store whose first roll pointer is `first_roll_ptr` (> 0). After a restart it
+    /// must be above every roll pointer a stored row may still carry: purge follows
+    /// pointers from rows written before the restart and must not find another
+    /// record under one.
+    pub fn starting_at(first_roll_ptr: u64) -> Self {
+        UndoStore {
+            next_roll_ptr: AtomicU64::new(first_roll_ptr.max(1)),
+            shards: (0..UNDO_SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
+            bytes: AtomicU64::new(0),
+        }
+    }
+
+    /// The roll pointer the next record will get (stored in checkpoints).
+    pub fn next_roll_ptr(&self) -> u64 {
+        self.next_roll_ptr.load(Ordering::Relaxed)
+    }
+
     fn shard(&self, roll_ptr: u64) -> &Mutex<HashMap<u64, Arc<UndoRecord>>> {
         &self.shards[(roll_ptr as usize) & (UNDO_SHARDS - 1)]
     }
