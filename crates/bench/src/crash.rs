@@ -106,7 +106,10 @@ pub fn ensure_schema(storage: &Storage) -> Result<()> {
     // A crash right after the table was created may have lost the row.
     let counter = storage.table(DATABASE, COUNTER)?;
     let mut tx = storage.begin(None, false);
-    if counter.get_tx(&mut tx, &[Value::Int(0)], RowLock::None)?.is_none() {
+    if counter
+        .get_tx(&mut tx, &[Value::Int(0)], RowLock::None)?
+        .is_none()
+    {
         counter.insert_tx(&mut tx, vec![Value::Int(0), Value::Int(0)])?;
     }
     storage.commit(tx)?;
@@ -264,7 +267,8 @@ pub fn run(settings: &Settings, worker: &CrashWorker) -> Result<()> {
                     Ok(()) => {
                         present = next_present;
                         write(format!("C {thread} {seq}\n"))?;
-                        if abort_at.is_some_and(|n| storage.txn_context().wal.log_used_bytes() >= n) {
+                        if abort_at.is_some_and(|n| storage.txn_context().wal.log_used_bytes() >= n)
+                        {
                             std::process::abort();
                         }
                     }

@@ -95,7 +95,10 @@ pub fn run_and_print(options: &RecoveryBenchOptions, output: &Output) -> Result<
     let sets: Vec<String> = [
         ("log_files", settings.log_files.to_string()),
         ("log_file_size", settings.log_file_size_bytes.to_string()),
-        ("buffer_pool_size", settings.buffer_pool_size_bytes.to_string()),
+        (
+            "buffer_pool_size",
+            settings.buffer_pool_size_bytes.to_string(),
+        ),
         ("page_size", settings.page_size_bytes.to_string()),
         ("io_method", settings.io_method.to_string()),
     ]
@@ -107,7 +110,13 @@ pub fn run_and_print(options: &RecoveryBenchOptions, output: &Output) -> Result<
         options.log_bytes >> 20
     ));
     let started = Instant::now();
-    let status = crash_child(&options.tarn_exe, &data, &sets, options.log_bytes, &work.path().join("acks"))?;
+    let status = crash_child(
+        &options.tarn_exe,
+        &data,
+        &sets,
+        options.log_bytes,
+        &work.path().join("acks"),
+    )?;
     output.progress(&format!(
         "recovery: the child crashed ({status}) after {:.1} s; recovering",
         started.elapsed().as_secs_f64()
@@ -141,8 +150,16 @@ pub fn run_and_print(options: &RecoveryBenchOptions, output: &Output) -> Result<
     let mut text = TextTable::new(
         "Crash recovery: redo log replayed after an abort (log from the OS page cache)",
         &[
-            "log MiB", "records", "page changes", "rolled back", "redo ms", "undo ms",
-            "open ms", "redo MB/s", "open MB/s", "rows checked",
+            "log MiB",
+            "records",
+            "page changes",
+            "rolled back",
+            "redo ms",
+            "undo ms",
+            "open ms",
+            "redo MB/s",
+            "open MB/s",
+            "rows checked",
         ],
     );
     text.add_row(vec![
@@ -170,12 +187,23 @@ pub fn run_and_print(options: &RecoveryBenchOptions, output: &Output) -> Result<
         open_mb_per_sec: row.open_mb_per_sec,
         log_bytes: row.log_bytes,
     };
-    output.json(&BenchDocument::new("recovery", &config, std::slice::from_ref(&row), &summary))?;
+    output.json(&BenchDocument::new(
+        "recovery",
+        &config,
+        std::slice::from_ref(&row),
+        &summary,
+    ))?;
     Ok(row)
 }
 
 /// Runs the crash worker until it aborts at `log_bytes` of log (bounded: 10 minutes).
-fn crash_child(exe: &Path, data: &Path, sets: &[String], log_bytes: u64, acks: &Path) -> Result<String> {
+fn crash_child(
+    exe: &Path,
+    data: &Path,
+    sets: &[String],
+    log_bytes: u64,
+    acks: &Path,
+) -> Result<String> {
     let mut command = Command::new(exe);
     for set in sets {
         command.arg("--set").arg(set);

@@ -186,7 +186,13 @@ impl Tree {
 
     /// Puts the chain of pages `first ..= last` (`count` pages, linked through the
     /// next-page link that free and overflow pages share) on the free list at once.
-    pub(crate) fn free_chain(&self, mtr: &Mtr<'_>, first: u32, last: u32, count: u32) -> Result<()> {
+    pub(crate) fn free_chain(
+        &self,
+        mtr: &Mtr<'_>,
+        first: u32,
+        last: u32,
+        count: u32,
+    ) -> Result<()> {
         let mut guard = self.meta_guard()?;
         let mut meta = Meta::read(&guard).map_err(|reason| self.corrupt(META_PAGE_NO, reason))?;
         let mut tail = self

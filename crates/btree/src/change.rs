@@ -242,10 +242,8 @@ impl<'a> PageChange<'a> {
     /// `CorruptData` (a log record whose checksum held but whose contents do not parse).
     pub fn decode(payload: &'a [u8]) -> tarn_common::Result<(tarn_common::PageId, PageChange<'a>)> {
         let mut r = Reader { p: payload, at: 0 };
-        let page_id = tarn_common::PageId::new(
-            tarn_common::FileId(r.u32()?),
-            tarn_common::PageNo(r.u32()?),
-        );
+        let page_id =
+            tarn_common::PageId::new(tarn_common::FileId(r.u32()?), tarn_common::PageNo(r.u32()?));
         let change = match r.u8()? {
             tag::FORMAT_NODE => PageChange::FormatNode {
                 level: r.u16()?,
@@ -328,11 +326,15 @@ impl<'a> Reader<'a> {
     }
 
     fn u16(&mut self) -> tarn_common::Result<u16> {
-        Ok(u16::from_le_bytes(self.take(2)?.try_into().expect("2 bytes")))
+        Ok(u16::from_le_bytes(
+            self.take(2)?.try_into().expect("2 bytes"),
+        ))
     }
 
     fn u32(&mut self) -> tarn_common::Result<u32> {
-        Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")))
+        Ok(u32::from_le_bytes(
+            self.take(4)?.try_into().expect("4 bytes"),
+        ))
     }
 
     fn bytes(&mut self) -> tarn_common::Result<&'a [u8]> {
@@ -344,10 +346,16 @@ impl<'a> Reader<'a> {
 /// Replays a decoded change on the bytes of page `page_id` during recovery, checking
 /// first that the change fits the page (a slot in range, room for an insert), so a
 /// record applied to the wrong page state is an error naming the page, never a panic.
-pub fn replay(p: &mut [u8], page_id: tarn_common::PageId, change: &PageChange<'_>) -> tarn_common::Result<()> {
-    let bad = |reason: String| tarn_common::Error::CorruptData(format!(
-        "redo of {change:?} does not fit page {page_id}: {reason}"
-    ));
+pub fn replay(
+    p: &mut [u8],
+    page_id: tarn_common::PageId,
+    change: &PageChange<'_>,
+) -> tarn_common::Result<()> {
+    let bad = |reason: String| {
+        tarn_common::Error::CorruptData(format!(
+            "redo of {change:?} does not fit page {page_id}: {reason}"
+        ))
+    };
     if let PageChange::LinkFree { .. } = change {
         let page_type = page::page_type(p);
         if page_type != crate::alloc::FREE && page_type != crate::overflow::OVERFLOW {
@@ -570,7 +578,10 @@ mod redo_tests {
             let (id, decoded) = PageChange::decode(&out).unwrap();
             assert_eq!((id, &decoded), (page_id, &change));
             for cut in 0..out.len() {
-                assert!(PageChange::decode(&out[..cut]).is_err(), "{change:?} cut at {cut}");
+                assert!(
+                    PageChange::decode(&out[..cut]).is_err(),
+                    "{change:?} cut at {cut}"
+                );
             }
         }
     }

@@ -76,7 +76,8 @@ impl Tree {
         for (i, chunk) in chunks.iter().enumerate() {
             let next = pages.get(i + 1).copied().unwrap_or(0);
             let mut guard = self.pool.create_page(self.page_id(pages[i]), OVERFLOW)?;
-            Mtr::new(&*self.redo).apply(&mut guard, PageChange::FormatOverflow { next, data: chunk });
+            Mtr::new(&*self.redo)
+                .apply(&mut guard, PageChange::FormatOverflow { next, data: chunk });
         }
         Ok(())
     }

@@ -53,7 +53,10 @@ fn large_values_round_trip_and_freed_pages_are_reused() {
     assert_eq!(after.free_count - before.free_count, freed);
     assert_eq!(after.next, before.next);
     // A freed chain joins the free list whole, and the list stays sound.
-    assert_eq!(tree.check_invariants().unwrap().free_pages, u64::from(after.free_count));
+    assert_eq!(
+        tree.check_invariants().unwrap().free_pages,
+        u64::from(after.free_count)
+    );
 
     // New values take freed pages: the file does not grow.
     let mut value = vec![0u8; 5 * MB];

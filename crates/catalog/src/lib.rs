@@ -21,9 +21,9 @@ pub mod txn;
 mod sort;
 
 pub use catalog::{IndexDef, TableDef};
+pub use recovery::RecoveryReport;
 pub use scan::{BatchStream, ParallelScan, ParallelScanStats, Predicate};
 pub use secondary::{IndexScan, IndexScanStats};
-pub use recovery::RecoveryReport;
 pub use storage::Storage;
 pub use table::{RowCursor, SecondaryIndex, Table};
 pub use tarn_txn::lock::WaitPolicy;

@@ -363,11 +363,10 @@ pub(crate) fn checkpoint(ctx: &TxnContext, pool: &BufferPool, all: bool) -> Resu
     // checkpoint passes the transaction's undo, or recovery would see only the part
     // of it after the checkpoint and roll back only that part.
     ctx.wal.flush_to(ctx.wal.current_lsn())?;
-    ctx.wal
-        .write_checkpoint(
-            lsn,
-            &checkpoint_extra(ctx.sys.next_id(), ctx.sys.undo.next_roll_ptr()),
-        )
+    ctx.wal.write_checkpoint(
+        lsn,
+        &checkpoint_extra(ctx.sys.next_id(), ctx.sys.undo.next_roll_ptr()),
+    )
 }
 
 /// The checkpointer: checkpoints when the log since the last one passes the trigger.

@@ -24,12 +24,12 @@ use std::thread::JoinHandle;
 use std::time::Instant;
 
 use tarn_btree::{LeafRange, ScanStats};
-use tarn_row::row::RowHeader;
 use tarn_common::limits::{
     SCAN_BATCH_ROWS, SCAN_QUEUED_BATCHES_PER_THREAD, SCAN_RANGES_PER_THREAD, SCAN_THREADS_MAX,
 };
 use tarn_common::{Error, Result};
 use tarn_row::Batch;
+use tarn_row::row::RowHeader;
 use tarn_row::row::RowView;
 
 use crate::table::Table;

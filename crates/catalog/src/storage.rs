@@ -21,8 +21,8 @@ use tarn_common::limits::{DATABASES_MAX, TABLES_PER_DATABASE_MAX};
 use tarn_common::settings::{IsolationLevel, Settings};
 use tarn_common::{Error, FileId, Result};
 use tarn_io::DataDir;
-use tarn_txn::lock::LockManager;
 use tarn_txn::TrxSys;
+use tarn_txn::lock::LockManager;
 use tarn_wal::Wal;
 
 use crate::catalog::{CatalogData, IndexDef, TableDef};
@@ -107,14 +107,13 @@ impl Storage {
             }
         }
         storage.state.lock().tables = tables;
-        storage.recovery =
-            recovery::rollback_incomplete(
-                &storage.ctx,
-                &storage.pool,
-                &storage.state,
-                redo_pass,
-                repair,
-            )?;
+        storage.recovery = recovery::rollback_incomplete(
+            &storage.ctx,
+            &storage.pool,
+            &storage.state,
+            redo_pass,
+            repair,
+        )?;
         storage.checkpoint()?;
         storage.start_background();
         Ok(storage)

@@ -49,7 +49,9 @@ use tarn_common::settings::IsolationLevel;
 use tarn_common::{Error, Result};
 use tarn_row::Value;
 use tarn_row::row::{ROW_FLAG_DELETE_MARKED, RowHeader};
-use tarn_txn::lock::{LockManager, LockOutcome, LockTrx, RecordLockKind, RecordMode, TableMode, WaitPolicy};
+use tarn_txn::lock::{
+    LockManager, LockOutcome, LockTrx, RecordLockKind, RecordMode, TableMode, WaitPolicy,
+};
 use tarn_txn::{ReadView, Trx, TrxSys, UndoKind, UndoRecord};
 use tarn_wal::Wal;
 
@@ -393,11 +395,20 @@ impl Table {
                     // Lock the gap after the range: the first key past it, or the end.
                     let beyond = match &upper {
                         Bound::Unbounded => None,
-                        Bound::Included(u) => first_key(&self.clustered, Bound::Excluded(u.clone()))?,
-                        Bound::Excluded(u) => first_key(&self.clustered, Bound::Included(u.clone()))?,
+                        Bound::Included(u) => {
+                            first_key(&self.clustered, Bound::Excluded(u.clone()))?
+                        }
+                        Bound::Excluded(u) => {
+                            first_key(&self.clustered, Bound::Included(u.clone()))?
+                        }
                     };
                     let beyond = beyond.unwrap_or_default();
-                    tx.lock_record(self.table_id(), &beyond, record_mode(lock, RecordLockKind::NextKey), wait)?;
+                    tx.lock_record(
+                        self.table_id(),
+                        &beyond,
+                        record_mode(lock, RecordLockKind::NextKey),
+                        wait,
+                    )?;
                     // A key inserted into the range before the lock was granted must
                     // be seen: look again.
                     if self
@@ -523,9 +534,14 @@ impl Table {
             }
             // A gap lock on the next key taken before our entry existed means a
             // locking reader may not have seen it: take it back, wait, try again.
-            let next = first_key(&self.clustered, Bound::Excluded(key.clone()))?.unwrap_or_default();
+            let next =
+                first_key(&self.clustered, Bound::Excluded(key.clone()))?.unwrap_or_default();
             let lock = tx.lock_handle()?;
-            if !tx.ctx.locks.conflicting_gap_holder(&lock, self.table_id(), &next) {
+            if !tx
+                .ctx
+                .locks
+                .conflicting_gap_holder(&lock, self.table_id(), &next)
+            {
                 return Ok(());
             }
             self.rollback_to(tx, position)?;
@@ -727,7 +743,13 @@ impl Table {
 
     /// Purges one committed change no view needs any more. Returns false if the row
     /// is locked (the caller retries later).
-    pub(crate) fn purge_change(&self, ctx: &TxnContext, purger: &Arc<LockTrx>, roll_ptr: u64, record: &UndoRecord) -> Result<bool> {
+    pub(crate) fn purge_change(
+        &self,
+        ctx: &TxnContext,
+        purger: &Arc<LockTrx>,
+        roll_ptr: u64,
+        record: &UndoRecord,
+    ) -> Result<bool> {
         let outcome = ctx.locks.lock_record(
             purger,
             self.table_id(),
@@ -749,7 +771,8 @@ impl Table {
             }
             result
         };
-        ctx.locks.release_record(purger, self.table_id(), &record.key);
+        ctx.locks
+            .release_record(purger, self.table_id(), &record.key);
         result.map(|()| true)
     }
 
@@ -826,7 +849,12 @@ impl Table {
 
     /// Secondary entries a new version `row` (under clustered key `key`) needs that do
     /// not exist yet. `old`: the version it replaces, whose entries exist.
-    fn entries_to_add(&self, row: &[Value], key: &[u8], old: Option<&[Value]>) -> Result<Vec<(u32, Vec<u8>)>> {
+    fn entries_to_add(
+        &self,
+        row: &[Value],
+        key: &[u8],
+        old: Option<&[Value]>,
+    ) -> Result<Vec<(u32, Vec<u8>)>> {
         let mut added = Vec::new();
         for index in &self.indexes {
             let (entry, _, _) = self.secondary_key(index, row, key)?;
@@ -844,7 +872,13 @@ impl Table {
 
     /// Checks the unique indexes for `row`: locks each unique value, then fails with
     /// `DuplicateKey` if the newest version of another row holds it.
-    fn check_unique(&self, tx: &mut Transaction, row: &[Value], key: &[u8], old: Option<&[Value]>) -> Result<()> {
+    fn check_unique(
+        &self,
+        tx: &mut Transaction,
+        row: &[Value],
+        key: &[u8],
+        old: Option<&[Value]>,
+    ) -> Result<()> {
         for index in self.indexes.iter().filter(|i| i.def.unique) {
             let (entry, prefix_len, has_null) = self.secondary_key(index, row, key)?;
             if has_null {
@@ -891,7 +925,8 @@ impl Table {
                 }
                 let other = self.decode_stored(&bytes)?;
                 if self.secondary_key(index, &other, &other_pk)?.0[..prefix_len] == prefix[..] {
-                    let values: Vec<Value> = index.def.columns.iter().map(|&c| row[c].clone()).collect();
+                    let values: Vec<Value> =
+                        index.def.columns.iter().map(|&c| row[c].clone()).collect();
                     return Err(self.duplicate(&index.def.name, &values));
                 }
             }
@@ -900,7 +935,12 @@ impl Table {
     }
 
     fn duplicate_primary(&self, row: &[Value]) -> Error {
-        let pk: Vec<Value> = self.def.primary_key.iter().map(|&c| row[c].clone()).collect();
+        let pk: Vec<Value> = self
+            .def
+            .primary_key
+            .iter()
+            .map(|&c| row[c].clone())
+            .collect();
         self.duplicate("PRIMARY", &pk)
     }
 
@@ -908,10 +948,12 @@ impl Table {
         self.indexes
             .iter()
             .find(|i| i.tree.file_id().0 == index_id)
-            .ok_or_else(|| Error::CorruptData(format!(
-                "table '{}' has no index in file {index_id}",
-                self.def.name
-            )))
+            .ok_or_else(|| {
+                Error::CorruptData(format!(
+                    "table '{}' has no index in file {index_id}",
+                    self.def.name
+                ))
+            })
     }
 }
 
@@ -919,10 +961,9 @@ impl Table {
 pub(crate) fn log_undone(tx: &Transaction, taken: &[(u64, Arc<UndoRecord>)]) {
     let numbers = taken.iter().map(|(_, r)| r.undo_no);
     if let (Some(first), Some(last)) = (numbers.clone().min(), numbers.max()) {
-        tx.ctx.wal.append(
-            log_kind::UNDONE,
-            &numbers_payload(&[tx.id(), first, last]),
-        );
+        tx.ctx
+            .wal
+            .append(log_kind::UNDONE, &numbers_payload(&[tx.id(), first, last]));
     }
 }
 
@@ -960,11 +1001,13 @@ impl Table {
     /// BIGINT): a debugging aid for the crash tests.
     pub fn debug_rows_of_thread(&self, residue: i64, modulus: i64) -> String {
         let mut out = String::new();
-        let mut cursor = self
-            .clustered
-            .range(Bound::Unbounded, Bound::Unbounded, Direction::Forward);
+        let mut cursor =
+            self.clustered
+                .range(Bound::Unbounded, Bound::Unbounded, Direction::Forward);
         while let Ok(Some((_, bytes))) = cursor.next_entry() {
-            let Ok(row) = self.decode_stored(bytes) else { continue };
+            let Ok(row) = self.decode_stored(bytes) else {
+                continue;
+            };
             if let Value::Int(id) = row[0]
                 && id % modulus == residue
                 && let Ok(h) = header(bytes)
@@ -989,9 +1032,9 @@ impl Table {
         self.check_current()?;
         let mut live = 0u64;
         let mut expected: Vec<Vec<Vec<u8>>> = vec![Vec::new(); self.indexes.len()];
-        let mut cursor = self
-            .clustered
-            .range(Bound::Unbounded, Bound::Unbounded, Direction::Forward);
+        let mut cursor =
+            self.clustered
+                .range(Bound::Unbounded, Bound::Unbounded, Direction::Forward);
         while let Some((key, bytes)) = cursor.next_entry()? {
             if header(bytes)?.is_delete_marked() {
                 return Err(Error::CorruptData(format!(

@@ -63,7 +63,13 @@ fn v_of(table: &Table, tx: &mut tarn_catalog::Transaction, id: i64) -> Option<i6
         })
 }
 
-fn ids_in(table: &Table, tx: &mut tarn_catalog::Transaction, lo: i64, hi: i64, lock: RowLock) -> tarn_common::Result<Vec<i64>> {
+fn ids_in(
+    table: &Table,
+    tx: &mut tarn_catalog::Transaction,
+    lo: i64,
+    hi: i64,
+    lock: RowLock,
+) -> tarn_common::Result<Vec<i64>> {
     Ok(table
         .scan_tx(
             tx,
@@ -97,7 +103,11 @@ fn dirty_reads_only_at_read_uncommitted() {
         storage.rollback(reader).unwrap();
         storage.rollback(writer).unwrap();
         let mut check = storage.begin(None, true);
-        assert_eq!(v_of(&t, &mut check, 1), Some(10), "{level}: rollback restores");
+        assert_eq!(
+            v_of(&t, &mut check, 1),
+            Some(10),
+            "{level}: rollback restores"
+        );
         storage.commit(check).unwrap();
     }
 }
@@ -133,7 +143,10 @@ fn phantoms_at_read_committed_only_and_gap_locks_block_inserts() {
     for level in LEVELS {
         let (_dir, storage, t) = setup();
         let mut reader = storage.begin(Some(level), false);
-        assert_eq!(ids_in(&t, &mut reader, 2, 8, RowLock::None).unwrap(), vec![2, 3, 4, 5]);
+        assert_eq!(
+            ids_in(&t, &mut reader, 2, 8, RowLock::None).unwrap(),
+            vec![2, 3, 4, 5]
+        );
         reader.end_statement();
         let mut writer = storage.begin(Some(RepeatableRead), false);
         let inserted = t.insert_tx(&mut writer, row(7, 70));
@@ -147,7 +160,11 @@ fn phantoms_at_read_committed_only_and_gap_locks_block_inserts() {
         storage.commit(writer).unwrap();
         let again = ids_in(&t, &mut reader, 2, 8, RowLock::None).unwrap();
         if level >= RepeatableRead {
-            assert_eq!(again, vec![2, 3, 4, 5], "{level}: the snapshot has no phantom");
+            assert_eq!(
+                again,
+                vec![2, 3, 4, 5],
+                "{level}: the snapshot has no phantom"
+            );
         } else {
             assert_eq!(again, vec![2, 3, 4, 5, 7], "{level}");
         }
@@ -158,7 +175,10 @@ fn phantoms_at_read_committed_only_and_gap_locks_block_inserts() {
     // the range do not.
     let (_dir, storage, t) = setup();
     let mut reader = storage.begin(Some(RepeatableRead), false);
-    assert_eq!(ids_in(&t, &mut reader, 4, 8, RowLock::Exclusive).unwrap(), vec![4, 5]);
+    assert_eq!(
+        ids_in(&t, &mut reader, 4, 8, RowLock::Exclusive).unwrap(),
+        vec![4, 5]
+    );
     for (id, blocked) in [(0, false), (7, true), (100, true)] {
         let mut writer = storage.begin(None, false);
         let result = t.insert_tx(&mut writer, row(id, 1));
@@ -169,7 +189,10 @@ fn phantoms_at_read_committed_only_and_gap_locks_block_inserts() {
         }
         storage.rollback(writer).unwrap();
     }
-    assert_eq!(ids_in(&t, &mut reader, 4, 8, RowLock::Exclusive).unwrap(), vec![4, 5]);
+    assert_eq!(
+        ids_in(&t, &mut reader, 4, 8, RowLock::Exclusive).unwrap(),
+        vec![4, 5]
+    );
     storage.commit(reader).unwrap();
 }
 
@@ -193,12 +216,18 @@ fn lost_updates_happen_with_plain_reads_and_not_with_for_update_or_serializable(
     // then reads the newest value.
     let mut a = storage.begin(Some(RepeatableRead), false);
     let mut b = storage.begin(Some(RepeatableRead), false);
-    let va = t.get_tx(&mut a, &[int(1)], RowLock::Exclusive).unwrap().unwrap();
+    let va = t
+        .get_tx(&mut a, &[int(1)], RowLock::Exclusive)
+        .unwrap()
+        .unwrap();
     assert_eq!(code(t.get_tx(&mut b, &[int(1)], RowLock::Exclusive)), 1205);
     let Value::Int(va) = va[1] else { panic!() };
     t.update_tx(&mut a, &[int(1)], row(1, va + 1)).unwrap();
     storage.commit(a).unwrap();
-    let vb = t.get_tx(&mut b, &[int(1)], RowLock::Exclusive).unwrap().unwrap();
+    let vb = t
+        .get_tx(&mut b, &[int(1)], RowLock::Exclusive)
+        .unwrap()
+        .unwrap();
     assert_eq!(vb[1], int(12), "a locking read sees the newest version");
     storage.commit(b).unwrap();
 
@@ -271,7 +300,8 @@ fn write_skew_at_repeatable_read_but_not_at_serializable() {
 fn savepoints_statement_rollback_and_indexes_stay_consistent() {
     let (_dir, storage, t) = setup();
     let mut tx = storage.begin(None, false);
-    t.update_tx(&mut tx, &[int(1)], vec![int(1), int(11), int(7)]).unwrap();
+    t.update_tx(&mut tx, &[int(1)], vec![int(1), int(11), int(7)])
+        .unwrap();
     tx.trx.savepoint("s1").unwrap();
     t.insert_tx(&mut tx, row(6, 60)).unwrap();
     t.delete_tx(&mut tx, &[int(2)]).unwrap();
@@ -288,14 +318,21 @@ fn savepoints_statement_rollback_and_indexes_stay_consistent() {
     assert_eq!(v_of(&t, &mut tx, 1), Some(11));
     storage.commit(tx).unwrap();
     let mut other = storage.begin(None, false);
-    t.update_tx(&mut other, &[int(3)], vec![int(3), int(33), int(9)]).unwrap();
+    t.update_tx(&mut other, &[int(3)], vec![int(3), int(33), int(9)])
+        .unwrap();
     t.delete_tx(&mut other, &[int(4)]).unwrap();
     storage.rollback(other).unwrap();
     assert!(storage.wait_for_purge(std::time::Duration::from_secs(10)));
     assert_eq!(t.verify_consistency().unwrap(), 5);
     let mut check = storage.begin(None, true);
     let by_g = t
-        .index_range_tx(&mut check, "by_g", Bound::Included(vec![int(7)]), Bound::Included(vec![int(9)]), 10)
+        .index_range_tx(
+            &mut check,
+            "by_g",
+            Bound::Included(vec![int(7)]),
+            Bound::Included(vec![int(9)]),
+            10,
+        )
         .unwrap();
     assert_eq!(by_g.len(), 1, "only row 1 has g in 7..=9: {by_g:?}");
     storage.commit(check).unwrap();
@@ -305,13 +342,28 @@ fn savepoints_statement_rollback_and_indexes_stay_consistent() {
 fn nowait_skip_locked_and_timeouts_leave_other_locks_alone() {
     let (_dir, storage, t) = setup();
     let mut holder = storage.begin(None, false);
-    t.get_tx(&mut holder, &[int(3)], RowLock::Exclusive).unwrap();
+    t.get_tx(&mut holder, &[int(3)], RowLock::Exclusive)
+        .unwrap();
     let mut other = storage.begin(None, false);
     let key = t.encode_primary_key(&[int(3)]).unwrap();
-    assert_eq!(code(t.read_key_tx(&mut other, &key, RowLock::Shared, WaitPolicy::NoWait)), 3572);
-    assert_eq!(t.read_key_tx(&mut other, &key, RowLock::Shared, WaitPolicy::SkipLocked).unwrap(), None);
+    assert_eq!(
+        code(t.read_key_tx(&mut other, &key, RowLock::Shared, WaitPolicy::NoWait)),
+        3572
+    );
+    assert_eq!(
+        t.read_key_tx(&mut other, &key, RowLock::Shared, WaitPolicy::SkipLocked)
+            .unwrap(),
+        None
+    );
     let rows = t
-        .scan_tx(&mut other, Bound::Unbounded, Bound::Unbounded, RowLock::Exclusive, WaitPolicy::SkipLocked, 100)
+        .scan_tx(
+            &mut other,
+            Bound::Unbounded,
+            Bound::Unbounded,
+            RowLock::Exclusive,
+            WaitPolicy::SkipLocked,
+            100,
+        )
         .unwrap();
     assert_eq!(rows.len(), 4, "row 3 skipped");
     // A timeout fails the statement, not the transaction: its other locks stay.

@@ -168,7 +168,13 @@ impl IsolationLevel {
         let norm: String = value
             .trim()
             .chars()
-            .map(|c| if c == ' ' || c == '_' { '-' } else { c.to_ascii_uppercase() })
+            .map(|c| {
+                if c == ' ' || c == '_' {
+                    '-'
+                } else {
+                    c.to_ascii_uppercase()
+                }
+            })
             .collect();
         IsolationLevel::ALL.into_iter().find(|l| l.name() == norm)
     }
@@ -550,9 +556,11 @@ impl Settings {
             }
             "transaction_isolation" | "tx_isolation" => {
                 self.transaction_isolation = IsolationLevel::parse(value).ok_or_else(|| {
-                    bad("must be READ-UNCOMMITTED, READ-COMMITTED, REPEATABLE-READ or \
+                    bad(
+                        "must be READ-UNCOMMITTED, READ-COMMITTED, REPEATABLE-READ or \
                          SERIALIZABLE"
-                        .into())
+                            .into(),
+                    )
                 })?;
             }
             _ => {

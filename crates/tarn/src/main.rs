@@ -642,9 +642,11 @@ fn run_bench(bench: BenchCommand, settings: Settings) -> Result<(), Failure> {
                 settings,
                 quick: args.common.quick,
                 data_dir: args.common.data_dir,
-                log_bytes: args
-                    .log_size
-                    .unwrap_or(if args.common.quick { 64 << 20 } else { 1 << 30 }),
+                log_bytes: args.log_size.unwrap_or(if args.common.quick {
+                    64 << 20
+                } else {
+                    1 << 30
+                }),
                 tarn_exe: std::env::current_exe().map_err(|e| Failure {
                     message: format!("locating the tarn executable: {e}"),
                     mysql_code: 1105,

@@ -102,7 +102,11 @@ fn parse_op(text: &str) -> Option<Op> {
             };
             Some(Op::Put(
                 id,
-                (parts.get(2)?.parse().ok()?, grp, parts.get(4)?.parse().ok()?),
+                (
+                    parts.get(2)?.parse().ok()?,
+                    grp,
+                    parts.get(4)?.parse().ok()?,
+                ),
             ))
         }
     }

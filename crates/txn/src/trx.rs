@@ -73,7 +73,8 @@ impl Trx {
 
     /// Sets (or moves) a savepoint at the current position.
     pub fn savepoint(&mut self, name: &str) -> Result<()> {
-        self.savepoints.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+        self.savepoints
+            .retain(|(n, _)| !n.eq_ignore_ascii_case(name));
         if self.savepoints.len() >= limits::SAVEPOINTS_PER_TRX_MAX {
             return Err(Error::OutOfResources(format!(
                 "a transaction may hold at most {} savepoints",
@@ -272,7 +273,11 @@ impl TrxSys {
 
     /// Records a change of `trx`; returns the roll pointer the new row version carries
     /// (0 for inserts). Fails if the transaction would exceed its undo bound.
-    pub fn push_undo(&self, trx: &mut Trx, mut record: UndoRecord) -> Result<(u64, Arc<UndoRecord>)> {
+    pub fn push_undo(
+        &self,
+        trx: &mut Trx,
+        mut record: UndoRecord,
+    ) -> Result<(u64, Arc<UndoRecord>)> {
         let size_bytes = record.size_bytes();
         if trx.undo_bytes + size_bytes > limits::TRX_UNDO_BYTES_MAX {
             return Err(Error::OutOfResources(format!(
@@ -464,7 +469,8 @@ impl TrxSys {
             views_open: self.views.open_count(),
             commits: self.commits.load(Ordering::Relaxed),
             rollbacks: self.rollbacks.load(Ordering::Relaxed),
-            purge_backlog_trx: self.purge.lock().len() + self.purging.lock().values().sum::<usize>(),
+            purge_backlog_trx: self.purge.lock().len()
+                + self.purging.lock().values().sum::<usize>(),
             purge_backlog_bytes: self.purge_backlog_bytes(),
             undo_bytes: self.undo.size_bytes(),
         }
@@ -530,7 +536,10 @@ mod tests {
         sys.retire_undo(stmt);
         let position = trx.savepoint_position("S1").unwrap();
         let back = trx.take_undo_after(position);
-        assert_eq!(back.iter().map(|(_, r)| r.key.clone()).collect::<Vec<_>>(), vec![b"2".to_vec()]);
+        assert_eq!(
+            back.iter().map(|(_, r)| r.key.clone()).collect::<Vec<_>>(),
+            vec![b"2".to_vec()]
+        );
         sys.retire_undo(back);
         assert!(trx.savepoint_position("nope").is_err());
         trx.release_savepoint("s1").unwrap();

@@ -102,7 +102,10 @@ impl UndoRecord {
         let at = std::cell::Cell::new(0usize);
         let take = |n: usize| -> Result<&[u8]> {
             let start = at.get();
-            let end = start.checked_add(n).filter(|&e| e <= p.len()).ok_or_else(bad)?;
+            let end = start
+                .checked_add(n)
+                .filter(|&e| e <= p.len())
+                .ok_or_else(bad)?;
             at.set(end);
             Ok(&p[start..end])
         };
@@ -162,7 +165,9 @@ impl UndoStore {
     pub fn starting_at(first_roll_ptr: u64) -> Self {
         UndoStore {
             next_roll_ptr: AtomicU64::new(first_roll_ptr.max(1)),
-            shards: (0..UNDO_SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
+            shards: (0..UNDO_SHARDS)
+                .map(|_| Mutex::new(HashMap::new()))
+                .collect(),
             bytes: AtomicU64::new(0),
         }
     }
