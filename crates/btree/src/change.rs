@@ -104,7 +104,12 @@ impl Redo for NoRedo {
 /// it or none ([`Redo::begin_group`]).
 pub struct Mtr<'r> {
     redo: &'r dyn Redo,
-    _group: Option<Box<dyn Send + 'r>>,
+    /// Whether this is a group, and the group once its first record is logged. It
+    /// opens lazily: an open group holds back the log's durability (every commit after
+    /// its start waits for it), so it must not span the descent and latch waits that
+    /// precede the first change.
+    grouped: bool,
+    group: std::cell::OnceCell<Box<dyn Send + 'r>>,
     logged: bool,
 }
 
@@ -113,7 +118,8 @@ impl<'r> Mtr<'r> {
     pub fn new(redo: &'r dyn Redo) -> Self {
         Mtr {
             redo,
-            _group: None,
+            grouped: false,
+            group: std::cell::OnceCell::new(),
             logged: true,
         }
     }
@@ -124,7 +130,8 @@ impl<'r> Mtr<'r> {
     pub fn unlogged(redo: &'r dyn Redo) -> Self {
         Mtr {
             redo,
-            _group: None,
+            grouped: false,
+            group: std::cell::OnceCell::new(),
             logged: false,
         }
     }
@@ -133,7 +140,8 @@ impl<'r> Mtr<'r> {
     pub fn group(redo: &'r dyn Redo) -> Self {
         Mtr {
             redo,
-            _group: Some(redo.begin_group()),
+            grouped: true,
+            group: std::cell::OnceCell::new(),
             logged: true,
         }
     }
@@ -143,6 +151,9 @@ impl<'r> Mtr<'r> {
     pub fn apply(&self, guard: &mut PageWriteGuard<'_>, change: PageChange<'_>) {
         let page_id = guard.page_id();
         let (start, end) = if self.logged {
+            if self.grouped {
+                self.group.get_or_init(|| self.redo.begin_group());
+            }
             self.redo.log(page_id, &change)
         } else {
             let lsn = self.redo.unlogged_lsn();

@@ -54,6 +54,22 @@ impl Waiters {
         }
     }
 
+    /// Like [`Waiters::wait`], but gives up after `timeout` (returning `None`).
+    pub fn wait_at_most<T>(
+        &self,
+        lsn: u64,
+        timeout: std::time::Duration,
+        mut done: impl FnMut() -> Option<T>,
+    ) -> Option<T> {
+        let (mutex, condvar) = self.shard(lsn);
+        let mut guard = mutex.lock();
+        if let Some(result) = done() {
+            return Some(result);
+        }
+        condvar.wait_for(&mut guard, timeout);
+        done()
+    }
+
     /// Wakes the waiters of every LSN in `(old, new]`.
     pub fn notify_range(&self, old: u64, new: u64) {
         if new <= old {

@@ -35,6 +35,10 @@ const WRITER_BUSY_SLEEP: Duration = Duration::from_micros(50);
 /// How long a blocked appender or inline waiter sleeps before testing again.
 const BLOCKED_SLEEP: Duration = Duration::from_micros(100);
 
+/// How long a pmem/none committer waits for another committer's stamp before it tries
+/// to stamp itself.
+const STAMPER_WAIT: Duration = Duration::from_micros(200);
+
 /// Counters of the log since it was opened (or since [`Wal::reset_stats`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct WalStats {
@@ -844,7 +848,21 @@ impl Shared {
             if self.durable.load(Ordering::Acquire) >= lsn {
                 return Ok(());
             }
-            self.advance_inline();
+            // One committer stamps at a time, for everyone. The others wait to be
+            // notified rather than queue on the stamp lock: with more committers than
+            // cores, a queue on a lock whose holder is preempted is a convoy (every
+            // pmem commit stood in it at 128 clients).
+            let Some(stamper) = self.stamp_lock.try_lock() else {
+                if let Some(result) = self
+                    .waiters
+                    .wait_at_most(lsn, STAMPER_WAIT, || self.reached(&self.durable, lsn))
+                {
+                    return result;
+                }
+                continue;
+            };
+            self.advance_inline_locked();
+            drop(stamper);
             if self.durable.load(Ordering::Acquire) >= lsn {
                 return Ok(());
             }
@@ -865,6 +883,11 @@ impl Shared {
     /// each chunk on pmem (a store and a cache-line flush; no system call).
     fn advance_inline(&self) {
         let _stamper = self.stamp_lock.lock();
+        self.advance_inline_locked();
+    }
+
+    /// [`Shared::advance_inline`] for a caller holding the stamp lock.
+    fn advance_inline_locked(&self) {
         loop {
             let copied = self.buffer.advance_copied();
             let frontier = self.groups.limit(copied);
