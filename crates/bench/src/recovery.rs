@@ -36,7 +36,6 @@ use crate::{BenchError, Result};
 /// What `tarn bench recovery` runs.
 pub struct RecoveryBenchOptions {
     pub settings: Settings,
-    pub quick: bool,
     pub data_dir: Option<std::path::PathBuf>,
     /// Log bytes to leave behind the crash.
     pub log_bytes: u64,

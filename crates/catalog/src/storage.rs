@@ -179,7 +179,7 @@ impl Storage {
 
     /// Rolls `tx` back entirely and releases its locks.
     pub fn rollback(&self, mut tx: Transaction) -> Result<()> {
-        let mut result = self.undo_after(&mut tx, 0);
+        let mut result = self.undo_after(&mut tx, 0, true);
         if tx.id() != 0 && result.is_ok() {
             let lsn = self
                 .ctx
@@ -208,34 +208,25 @@ impl Storage {
     /// Takes back the changes of the current statement (after a statement failed).
     pub fn rollback_statement(&self, tx: &mut Transaction) -> Result<()> {
         let position = tx.trx.statement_start();
-        self.undo_after(tx, position)
+        self.undo_after(tx, position, false)
     }
 
     /// ROLLBACK TO SAVEPOINT `name`.
     pub fn rollback_to_savepoint(&self, tx: &mut Transaction, name: &str) -> Result<()> {
         let position = tx.trx.savepoint_position(name)?;
-        self.undo_after(tx, position)
+        self.undo_after(tx, position, false)
     }
 
-    fn undo_after(&self, tx: &mut Transaction, position: usize) -> Result<()> {
-        let taken = tx.trx.take_undo_after(position);
-        let mut result = Ok(());
-        {
-            let state = self.state.lock();
-            for (_, record) in &taken {
-                if let Some(table) = state.table_by_file_id(record.table_id)
-                    && let Err(error) = table.undo_change(record)
-                {
-                    result = Err(error);
-                    break;
-                }
-            }
-        }
-        if result.is_ok() && position > 0 {
-            crate::txn::log_undone(tx, &taken);
-        }
-        self.ctx.sys.retire_undo(taken);
-        result
+    fn undo_after(
+        &self,
+        tx: &mut Transaction,
+        position: usize,
+        ends_transaction: bool,
+    ) -> Result<()> {
+        let state = self.state.lock();
+        crate::txn::undo_after(tx, position, ends_transaction, |id| {
+            state.table_by_file_id(id)
+        })
     }
 
     fn start_background(&mut self) {

@@ -570,7 +570,7 @@ impl Table {
             index.tree.insert(entry, &[])?;
         }
         let overflow = self.overflow();
-        let mut bytes = self.encode_row_tx(row, key.len(), &overflow, tx.id(), roll_ptr)?;
+        let bytes = self.encode_row_tx(row, key.len(), &overflow, tx.id(), roll_ptr)?;
         let result = if replace {
             self.clustered.update(key, &bytes).map(|_| ())
         } else {
@@ -578,7 +578,6 @@ impl Table {
         };
         if result.is_err() {
             self.layout.free_overflow(&bytes, &overflow)?;
-            bytes.clear();
         }
         result
     }
@@ -688,22 +687,12 @@ impl Table {
         Ok(true)
     }
 
-    /// Undoes the changes of `tx` after `position`, newest first.
+    /// Undoes the changes of `tx` after `position` (all in this table: a statement
+    /// that failed part-way), newest first; the transaction goes on.
     pub(crate) fn rollback_to(&self, tx: &mut Transaction, position: usize) -> Result<()> {
-        let taken = tx.trx.take_undo_after(position);
-        for (_, record) in &taken {
-            if record.table_id == self.table_id() {
-                self.undo_change(record)?;
-            } else {
-                return Err(Error::CorruptData(format!(
-                    "statement rollback in table '{}' met a change of table file {}",
-                    self.def.name, record.table_id
-                )));
-            }
-        }
-        log_undone(tx, &taken);
-        tx.ctx.sys.retire_undo(taken);
-        Ok(())
+        undo_after(tx, position, false, |id| {
+            (id == self.table_id()).then_some(self)
+        })
     }
 
     /// Takes back one change (idempotent; see the module docs).
@@ -970,8 +959,37 @@ impl Table {
     }
 }
 
+/// Takes back the changes of `tx` after `position`, newest first, each through the
+/// table `table_of` gives for its clustered file id (a dropped table's changes are
+/// skipped). Unless the rollback `ends_transaction` (whose ROLLBACK record the caller
+/// logs), an `UNDONE` record names what was taken back: the transaction may still
+/// commit, and recovery must not purge changes that are no longer there. The records
+/// are retired to purge even when an undo fails part-way.
+pub(crate) fn undo_after<T: std::ops::Deref<Target = Table>>(
+    tx: &mut Transaction,
+    position: usize,
+    ends_transaction: bool,
+    mut table_of: impl FnMut(u32) -> Option<T>,
+) -> Result<()> {
+    let taken = tx.trx.take_undo_after(position);
+    let mut result = Ok(());
+    for (_, record) in &taken {
+        if let Some(table) = table_of(record.table_id)
+            && let Err(error) = table.undo_change(record)
+        {
+            result = Err(error);
+            break;
+        }
+    }
+    if result.is_ok() && !ends_transaction {
+        log_undone(tx, &taken);
+    }
+    tx.ctx.sys.retire_undo(taken);
+    result
+}
+
 /// Logs that a partial rollback took back `taken` (see [`log_kind::UNDONE`]).
-pub(crate) fn log_undone(tx: &Transaction, taken: &[(u64, Arc<UndoRecord>)]) {
+fn log_undone(tx: &Transaction, taken: &[(u64, Arc<UndoRecord>)]) {
     let numbers = taken.iter().map(|(_, r)| r.undo_no);
     if let (Some(first), Some(last)) = (numbers.clone().min(), numbers.max()) {
         tx.ctx

@@ -640,7 +640,6 @@ fn run_bench(bench: BenchCommand, settings: Settings) -> Result<(), Failure> {
             let output = Output::new(args.common.json);
             let options = tarn_bench::recovery::RecoveryBenchOptions {
                 settings,
-                quick: args.common.quick,
                 data_dir: args.common.data_dir,
                 log_bytes: args.log_size.unwrap_or(if args.common.quick {
                     64 << 20
