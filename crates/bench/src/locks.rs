@@ -644,6 +644,8 @@ impl Graph<'_> {
                         LINK_INDEX,
                         Bound::Included(prefix.clone()),
                         Bound::Included(prefix),
+                        RowLock::None,
+                        WaitPolicy::Wait,
                         LINK_LIST_LIMIT,
                     )?;
                     for row in &rows {

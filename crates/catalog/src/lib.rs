@@ -27,4 +27,4 @@ pub use secondary::{IndexScan, IndexScanStats};
 pub use storage::Storage;
 pub use table::{RowCursor, SecondaryIndex, Table};
 pub use tarn_txn::lock::WaitPolicy;
-pub use txn::{RowLock, Transaction, TxnContext};
+pub use txn::{RowLock, Snapshot, Transaction, TxnContext};

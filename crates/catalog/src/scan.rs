@@ -12,6 +12,15 @@
 //! - ordered: one channel per range, drained in range order, so batches arrive in
 //!   primary-key order.
 //!
+//! # Snapshots
+//! Without a snapshot the scan reads newest versions and skips delete-marked rows (no
+//! transaction: bulk loads, benchmarks). With one (`ParallelScan::snapshot`, or
+//! [`Table::parallel_scan_tx`]) each worker resolves every row with
+//! [`Table::visible_version`]'s rule under the leaf latch, rebuilding older versions
+//! from undo where the view does not see the newest; the predicate and the decoding
+//! then see that version. Workers share the snapshot's copy of the view, which keeps
+//! purge from discarding the versions it needs until the last worker is done.
+//!
 //! # Bounds
 //! At most `SCAN_QUEUED_BATCHES_PER_THREAD` batches wait per worker (unordered) or per
 //! range (ordered; a worker blocks on a full range channel), plus one batch being
@@ -33,6 +42,7 @@ use tarn_row::row::RowHeader;
 use tarn_row::row::RowView;
 
 use crate::table::Table;
+use crate::txn::{Snapshot, Transaction};
 
 /// A filter evaluated by the scan workers on each row before it is decoded.
 pub type Predicate = Arc<dyn Fn(&RowView<'_>) -> bool + Send + Sync>;
@@ -51,6 +61,8 @@ pub struct ParallelScan {
     pub batch_rows: Option<usize>,
     /// Leaves each worker keeps in flight; `None` takes the `scan_readahead_pages` setting.
     pub readahead_pages: Option<usize>,
+    /// Read as of this snapshot ([`Transaction::snapshot`]); `None`: newest versions.
+    pub snapshot: Option<Snapshot>,
 }
 
 /// What a parallel scan did, summed over its workers.
@@ -90,6 +102,21 @@ pub struct BatchStream {
 }
 
 impl Table {
+    /// [`Table::parallel_scan`] as a consistent read of transaction `tx`: as of its
+    /// snapshot (at READ COMMITTED the current statement's; at READ UNCOMMITTED newest
+    /// versions). At SERIALIZABLE, where InnoDB makes plain reads shared locking reads,
+    /// it takes a shared lock on the whole table instead (held to the transaction's
+    /// end; it waits for other writers of the table to finish and keeps new ones out,
+    /// as locking every row and gap would) and then reads newest versions.
+    pub fn parallel_scan_tx(
+        self: &Arc<Self>,
+        tx: &mut Transaction,
+        mut options: ParallelScan,
+    ) -> Result<BatchStream> {
+        options.snapshot = self.scan_snapshot(tx)?;
+        self.parallel_scan(options)
+    }
+
     /// Starts a parallel scan of the whole table.
     pub fn parallel_scan(self: &Arc<Self>, options: ParallelScan) -> Result<BatchStream> {
         self.check_current()?;
@@ -133,16 +160,18 @@ impl Table {
         };
         let ranges = Arc::new(ranges);
         let projection = Arc::new(projection);
+        let snapshot = options.snapshot;
         let workers = (0..threads.min(ranges.len()))
             .map(|_| {
                 let table = self.clone();
-                let (ranges, next_range, senders, totals, projection, predicate) = (
+                let (ranges, next_range, senders, totals, projection, predicate, snapshot) = (
                     ranges.clone(),
                     next_range.clone(),
                     senders.clone(),
                     totals.clone(),
                     projection.clone(),
                     options.predicate.clone(),
+                    snapshot.clone(),
                 );
                 std::thread::Builder::new()
                     .name("tarn-scan".into())
@@ -151,6 +180,7 @@ impl Table {
                             table: &table,
                             projection: &projection,
                             predicate: predicate.as_ref(),
+                            snapshot: snapshot.as_ref(),
                             batch_rows,
                             readahead,
                         };
@@ -208,6 +238,7 @@ struct Worker<'a> {
     table: &'a Table,
     projection: &'a [usize],
     predicate: Option<&'a Predicate>,
+    snapshot: Option<&'a Snapshot>,
     batch_rows: usize,
     readahead: usize,
 }
@@ -247,12 +278,25 @@ impl Worker<'_> {
             let mut pending: Option<(Batch, Vec<u8>)> = None;
             let result = table
                 .clustered
-                .scan_range(&range, self.readahead, |key, bytes| {
-                    // Newest versions (no read view yet): a deleted row waiting for
-                    // purge is not a row.
-                    if RowHeader::read(bytes)?.is_delete_marked() {
-                        return Ok(true);
-                    }
+                .scan_range(&range, self.readahead, |key, stored| {
+                    let visible;
+                    let bytes = match self.snapshot {
+                        // Newest versions: a deleted row waiting for purge is not a row.
+                        None => {
+                            if RowHeader::read(stored)?.is_delete_marked() {
+                                return Ok(true);
+                            }
+                            stored
+                        }
+                        Some(snapshot) => {
+                            visible =
+                                table.visible(snapshot.sys(), Some(snapshot.view()), stored)?;
+                            match visible.bytes(stored) {
+                                Some(bytes) => bytes,
+                                None => return Ok(true),
+                            }
+                        }
+                    };
                     if let Some(predicate) = self.predicate {
                         let view = table.layout.view(bytes)?;
                         if !predicate(&view) {

@@ -13,6 +13,15 @@
 //! then hands rows out one at a time, in secondary-key order, exactly as the scan
 //! without prefetch would.
 //!
+//! **Snapshots.** [`Table::index_scan`] alone returns newest versions (no
+//! transaction: bulk loads, benchmarks). As a transaction's read
+//! ([`IndexScan::with_snapshot`], or [`Table::index_scan_tx`]) each row is resolved
+//! under its leaf latch as the snapshot sees it ([`Table::visible_version`]'s rule,
+//! rebuilding older versions from undo; without a snapshot, READ UNCOMMITTED, the
+//! newest), and returned only if that version still has the entry's key: entries of
+//! other versions linger until purge. The prefetch is the same either way: the leaf
+//! holds the newest version, older ones come from the in-memory undo store.
+//!
 //! **Adaptive unit.** Starting at `PREFETCH_UNIT_ADAPTIVE_START`, the unit doubles at
 //! each refill while the consumer still had to wait for reads during the last window,
 //! up to `PREFETCH_UNIT_MAX`, and while a window of the doubled unit, at the reads per
@@ -33,8 +42,10 @@ use tarn_common::limits::{PREFETCH_UNIT_ADAPTIVE_START, PREFETCH_UNIT_MAX};
 use tarn_common::settings::PrefetchUnit;
 use tarn_common::{PageId, PageNo, Result};
 use tarn_row::Value;
+use tarn_row::row::RowHeader;
 
 use crate::table::{SecondaryIndex, Table};
+use crate::txn::{Snapshot, Transaction, Visible};
 
 /// A row fetch slower than this waited for a read (a cached lookup takes a few
 /// microseconds; a device read tens at least).
@@ -44,7 +55,8 @@ const WAITED_NS: u64 = 20_000;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct IndexScanStats {
     pub rows: u64,
-    /// Entries whose row was deleted while the scan ran.
+    /// Entries with no row to return: deleted while the scan ran, or (with a
+    /// snapshot) invisible to it or of another version of the row.
     pub rows_missing: u64,
     /// Row fetches that waited for a read.
     pub waits: u64,
@@ -61,8 +73,11 @@ pub struct IndexScan<'t> {
     table: &'t Table,
     index: &'t SecondaryIndex,
     cursor: tarn_btree::Cursor<'t>,
-    /// Clustered keys of the entries read ahead of the consumer.
-    window: VecDeque<Vec<u8>>,
+    /// The entries read ahead of the consumer, each with where its primary key starts.
+    window: VecDeque<(Vec<u8>, usize)>,
+    /// `None`: newest versions, entries unchecked (no transaction). `Some`: as a
+    /// transaction reads, as of the snapshot if any.
+    consistent: Option<Option<Snapshot>>,
     cursor_done: bool,
     adaptive: bool,
     unit: u32,
@@ -79,6 +94,27 @@ pub struct IndexScan<'t> {
 }
 
 impl Table {
+    /// [`Table::index_scan`] as a consistent read of transaction `tx`: as of its
+    /// snapshot (at READ COMMITTED the current statement's; at READ UNCOMMITTED newest
+    /// versions). At SERIALIZABLE it takes a shared table lock and reads newest
+    /// versions, as [`Table::parallel_scan_tx`] does (coarser than InnoDB's locks on
+    /// the range: for a locking range read use [`Table::index_range_tx`]). The scan
+    /// does not borrow the transaction.
+    pub fn index_scan_tx<'t>(
+        &'t self,
+        tx: &mut Transaction,
+        index: &str,
+        lower: Bound<Vec<Value>>,
+        upper: Bound<Vec<Value>>,
+        direction: Direction,
+        prefetch: Option<PrefetchUnit>,
+    ) -> Result<IndexScan<'t>> {
+        let snapshot = self.scan_snapshot(tx)?;
+        Ok(self
+            .index_scan(index, lower, upper, direction, prefetch)?
+            .with_snapshot(snapshot))
+    }
+
     /// Rows whose `index` columns lie between `lower` and `upper` (values of a prefix
     /// of the index columns), in index order. `prefetch` overrides the
     /// `secondary_prefetch` setting.
@@ -103,6 +139,7 @@ impl Table {
             index,
             cursor: index.tree.range(lower, upper, direction),
             window: VecDeque::new(),
+            consistent: None,
             cursor_done: false,
             adaptive,
             unit,
@@ -121,19 +158,31 @@ impl Table {
 }
 
 impl IndexScan<'_> {
+    /// Reads as a transaction does: as of `snapshot` ([`Transaction::snapshot`]), or
+    /// with `None` the newest versions (READ UNCOMMITTED); either way only rows whose
+    /// version read still has the entry's key. Call before the first row.
+    pub fn with_snapshot(mut self, snapshot: Option<Snapshot>) -> Self {
+        self.consistent = Some(snapshot);
+        self
+    }
+
     /// The next row, or `None` at the end of the range. An entry whose row is gone
     /// was deleted while the scan ran (a delete removes the row before its secondary
-    /// entries): it is skipped and counted in `rows_missing`.
+    /// entries), or with a snapshot, has no visible version with the entry's key: it
+    /// is skipped and counted in `rows_missing`.
     pub fn next_row(&mut self) -> Result<Option<Vec<Value>>> {
         loop {
             if self.window.len() <= (self.unit / 2) as usize && !self.cursor_done {
                 self.refill()?;
             }
-            let Some(key) = self.window.pop_front() else {
+            let Some((entry, pk_at)) = self.window.pop_front() else {
                 return Ok(None);
             };
             let started = Instant::now();
-            let row = self.table.get_by_key(&key)?;
+            let row = match &self.consistent {
+                None => self.table.get_by_key(&entry[pk_at..])?,
+                Some(snapshot) => self.visible_row(snapshot.as_ref(), &entry, pk_at)?,
+            };
             if started.elapsed().as_nanos() as u64 > WAITED_NS {
                 self.stats.waits += 1;
                 self.waits_in_window += 1;
@@ -146,6 +195,34 @@ impl IndexScan<'_> {
                 None => self.stats.rows_missing += 1,
             }
         }
+    }
+
+    /// The version of the row of `entry` the snapshot sees (without one: the newest),
+    /// if it has the entry's key. Resolved and decoded under the leaf latch, as
+    /// [`Table::get_by_key`] does.
+    fn visible_row(
+        &self,
+        snapshot: Option<&Snapshot>,
+        entry: &[u8],
+        pk_at: usize,
+    ) -> Result<Option<Vec<Value>>> {
+        let table = self.table;
+        table.check_current()?;
+        let pk = &entry[pk_at..];
+        let row = table.clustered.get_with(pk, |stored| {
+            let visible = match snapshot {
+                Some(snapshot) => table.visible(snapshot.sys(), Some(snapshot.view()), stored)?,
+                None if RowHeader::read(stored)?.is_delete_marked() => Visible::Nothing,
+                None => Visible::Stored,
+            };
+            let Some(bytes) = visible.bytes(stored) else {
+                return Ok(None);
+            };
+            let row = table.decode_stored(bytes)?;
+            let matches = table.secondary_key(self.index, &row, pk)?.0 == entry;
+            Ok(matches.then_some(row))
+        })?;
+        Ok(row.flatten())
     }
 
     pub fn collect_rows(mut self) -> Result<Vec<Vec<Value>>> {
@@ -167,10 +244,13 @@ impl IndexScan<'_> {
             self.adapt();
         }
         let want = (self.unit as usize).max(1);
-        let mut batch: Vec<Vec<u8>> = Vec::new();
+        let mut batch: Vec<(Vec<u8>, usize)> = Vec::new();
         while self.window.len() + batch.len() < want {
             match self.cursor.next_entry()? {
-                Some((entry, _)) => batch.push(self.index.primary_key_of(entry)?.to_vec()),
+                Some((entry, _)) => {
+                    let pk_at = entry.len() - self.index.primary_key_of(entry)?.len();
+                    batch.push((entry.to_vec(), pk_at));
+                }
                 None => {
                     self.cursor_done = true;
                     break;
@@ -178,7 +258,7 @@ impl IndexScan<'_> {
             }
         }
         if self.unit > 0 && !batch.is_empty() {
-            let mut sorted: Vec<&[u8]> = batch.iter().map(Vec::as_slice).collect();
+            let mut sorted: Vec<&[u8]> = batch.iter().map(|(e, at)| &e[*at..]).collect();
             sorted.sort_unstable();
             let clustered = &self.table.clustered;
             let mut pages = clustered.leaf_pages_for(&sorted)?;

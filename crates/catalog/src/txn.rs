@@ -21,12 +21,25 @@
 //!
 //! # Phantoms
 //! At REPEATABLE READ and SERIALIZABLE a locking range read takes next-key locks on
-//! every clustered key it passes and on the first key after the range (the empty key
-//! stands for "past the last row"). After each grant it checks that no key appeared
-//! between the previous key and the locked one. An insert, after writing its entry,
-//! asks the lock manager whether another transaction holds a gap lock on the next key;
-//! if so it takes its insert back, waits for that gap, and tries again. Either the
-//! reader sees the new key (and waits for its lock), or the inserter sees the gap lock.
+//! every key it passes and on the first key after the range (the empty key stands for
+//! "past the last key"). After each grant it checks that no key appeared between the
+//! previous key and the locked one. A writer, after writing a new clustered key or
+//! secondary entry, asks the lock manager whether another transaction holds a gap lock
+//! on the next key of that index; if so it takes its change back, waits for that gap
+//! (an insert intention), and tries again. Either the reader sees the new key (and
+//! waits for its lock), or the writer sees the gap lock.
+//!
+//! # Locking reads through a secondary index
+//! [`Table::index_range_tx`] with a lock does what InnoDB does: for each entry in the
+//! range it locks the secondary record (next-key at REPEATABLE READ and above,
+//! record-only below), then the clustered record (record-only), reads the newest
+//! version and returns it if it still has the entry's key. Secondary records are locked
+//! in their index's lock space ([`SecondaryIndex::lock_space`]: the index's data file
+//! id; file ids come from one counter for tables and indexes and are never reused, so
+//! the space never meets a table's clustered keys). Writers lock secondary records
+//! only where a reader could otherwise miss them (see [`Table::update_key_tx`] and
+//! [`Table::delete_key_tx`]); purge does not remove an entry another transaction holds
+//! a lock on, since the lock would no longer guard the gap before the entry.
 //!
 //! # Rollback and recovery
 //! Undo records apply idempotently: a row is put back only while it still carries the
@@ -56,6 +69,20 @@ use tarn_txn::{ReadView, Trx, TrxSys, UndoKind, UndoRecord};
 use tarn_wal::Wal;
 
 use crate::table::{SecondaryIndex, Table};
+
+impl SecondaryIndex {
+    /// The id under which the lock manager names this index's records: the index's
+    /// data file id. Tables and indexes take data file ids from one counter and never
+    /// reuse them ([`crate::catalog::CatalogData::allocate_file_id`]), so no index's
+    /// space is a table's (whose clustered records use the table's file id) or another
+    /// index's. The empty key is the index's supremum (no entry is empty). A unique
+    /// index's value locks ([`Table::insert_tx`]) are in the same space, under the
+    /// encoded index columns alone: shorter than any entry (which ends with a non-empty
+    /// primary key) and never equal to one, as each column's encoding is self-delimiting.
+    pub fn lock_space(&self) -> u32 {
+        self.tree.file_id().0
+    }
+}
 
 /// Kinds of records in the redo log.
 pub mod log_kind {
@@ -197,7 +224,7 @@ impl Transaction {
         self.ctx.locks.lock_record(&lock, index_id, key, mode, wait)
     }
 
-    fn lock_table(&mut self, table_id: u32, mode: TableMode) -> Result<()> {
+    pub(crate) fn lock_table(&mut self, table_id: u32, mode: TableMode) -> Result<()> {
         let lock = self.lock_handle()?;
         self.ctx
             .locks
@@ -212,6 +239,19 @@ impl Transaction {
             return None;
         }
         Some(self.ctx.sys.ensure_view(&mut self.trx))
+    }
+
+    /// The snapshot of the transaction's consistent reads, detached from it so that a
+    /// scan (and its worker threads) can read as of it: opens the view if none is open
+    /// (at READ COMMITTED: the current statement's). `None` at READ UNCOMMITTED, which
+    /// reads newest versions.
+    pub fn snapshot(&mut self) -> Option<Snapshot> {
+        let ctx = self.ctx.clone();
+        let view = self.view()?.clone();
+        Some(Snapshot {
+            view: Arc::new(view),
+            ctx,
+        })
     }
 
     /// Ends a statement: READ COMMITTED takes a fresh snapshot for the next one.
@@ -232,6 +272,49 @@ impl Transaction {
             lock.add_work(1);
         }
         Ok(roll_ptr)
+    }
+}
+
+/// A transaction's read view with the version store behind it, for scans that run
+/// apart from the transaction ([`Transaction::snapshot`]; `ParallelScan::snapshot`,
+/// `IndexScan::with_snapshot`). It holds its own copy of the view, registered on its
+/// own: purge keeps the old versions it needs while any clone of the snapshot lives,
+/// even after the transaction closes its view (READ COMMITTED at statement end) or
+/// ends. Cloning is cheap (reference counts).
+#[derive(Clone)]
+pub struct Snapshot {
+    view: Arc<ReadView>,
+    ctx: Arc<TxnContext>,
+}
+
+impl Snapshot {
+    pub fn view(&self) -> &ReadView {
+        &self.view
+    }
+
+    pub(crate) fn sys(&self) -> &TrxSys {
+        &self.ctx.sys
+    }
+}
+
+/// Which version of a stored row a view sees ([`Table::visible`]).
+pub(crate) enum Visible {
+    /// None, or a deleted one.
+    Nothing,
+    /// The stored (newest) version.
+    Stored,
+    /// An older version, rebuilt from its undo record.
+    Undo(Arc<UndoRecord>),
+}
+
+impl Visible {
+    /// The visible version's bytes, given the stored row's.
+    pub(crate) fn bytes<'a>(&'a self, stored: &'a [u8]) -> Option<&'a [u8]> {
+        match self {
+            Visible::Nothing => None,
+            Visible::Stored => Some(stored),
+            Visible::Undo(record) => Some(&record.old_row),
+        }
     }
 }
 
@@ -260,22 +343,40 @@ impl Table {
         view: Option<&ReadView>,
         bytes: Vec<u8>,
     ) -> Result<Option<Vec<u8>>> {
-        let Some(view) = view else {
-            return Ok((!header(&bytes)?.is_delete_marked()).then_some(bytes));
+        Ok(match self.visible(sys, view, &bytes)? {
+            Visible::Nothing => None,
+            Visible::Stored => Some(bytes),
+            Visible::Undo(record) => Some(record.old_row.clone()),
+        })
+    }
+
+    /// [`Table::visible_version`] without copying the stored row (scans call it on
+    /// rows they visit in place).
+    pub(crate) fn visible(
+        &self,
+        sys: &TrxSys,
+        view: Option<&ReadView>,
+        bytes: &[u8],
+    ) -> Result<Visible> {
+        let seen = |deleted: bool, version: Visible| {
+            if deleted { Visible::Nothing } else { version }
         };
-        let h = header(&bytes)?;
+        let h = header(bytes)?;
+        let Some(view) = view else {
+            return Ok(seen(h.is_delete_marked(), Visible::Stored));
+        };
         if view.sees(h.trx_id) {
-            return Ok((!h.is_delete_marked()).then_some(bytes));
+            return Ok(seen(h.is_delete_marked(), Visible::Stored));
         }
         // Walk older versions without copying them until the visible one is found.
         let mut roll_ptr = h.roll_ptr;
         for _ in 0..1_000_000 {
             let Some(record) = sys.undo.get(roll_ptr) else {
-                return Ok(None);
+                return Ok(Visible::Nothing);
             };
             let h = header(&record.old_row)?;
             if view.sees(h.trx_id) {
-                return Ok((!h.is_delete_marked()).then(|| record.old_row.clone()));
+                return Ok(seen(h.is_delete_marked(), Visible::Undo(record)));
             }
             roll_ptr = h.roll_ptr;
         }
@@ -283,6 +384,19 @@ impl Table {
             "table '{}': a row's version chain does not end",
             self.def.name
         )))
+    }
+
+    /// The snapshot a consistent scan of this table by `tx` reads as of
+    /// ([`Table::parallel_scan_tx`], [`Table::index_scan_tx`]). At SERIALIZABLE: a
+    /// shared table lock instead, and `None` (newest versions): with it granted no
+    /// other transaction has uncommitted changes in the table or can make any.
+    pub(crate) fn scan_snapshot(&self, tx: &mut Transaction) -> Result<Option<Snapshot>> {
+        self.check_current()?;
+        if tx.isolation() == IsolationLevel::Serializable {
+            tx.lock_table(self.table_id(), TableMode::S)?;
+            return Ok(None);
+        }
+        Ok(tx.snapshot())
     }
 
     /// Decodes stored row bytes (overflow values read from this table's file).
@@ -373,118 +487,130 @@ impl Table {
             return Ok(rows);
         }
         tx.lock_table(self.table_id(), table_mode(lock))?;
-        let gaps = tx.trx.isolation >= IsolationLevel::RepeatableRead;
-        let kind = if gaps {
-            RecordLockKind::NextKey
-        } else {
-            RecordLockKind::RecordOnly
-        };
+        let range = LockingRange::new(tx, &self.clustered, self.table_id(), lock, wait, upper);
         // `position`: the scan continues after this key.
         let mut position = lower;
-        loop {
-            if rows.len() >= limit {
-                break;
-            }
-            let next = self
-                .clustered
-                .range(position.clone(), upper.clone(), Direction::Forward)
-                .next_entry()?
-                .map(|(k, _)| k.to_vec());
-            let Some(key) = next else {
-                if gaps {
-                    // Lock the gap after the range: the first key past it, or the end.
-                    let beyond = match &upper {
-                        Bound::Unbounded => None,
-                        Bound::Included(u) => {
-                            first_key(&self.clustered, Bound::Excluded(u.clone()))?
-                        }
-                        Bound::Excluded(u) => {
-                            first_key(&self.clustered, Bound::Included(u.clone()))?
-                        }
-                    };
-                    let beyond = beyond.unwrap_or_default();
-                    tx.lock_record(
-                        self.table_id(),
-                        &beyond,
-                        record_mode(lock, RecordLockKind::NextKey),
-                        wait,
-                    )?;
-                    // A key inserted into the range before the lock was granted must
-                    // be seen: look again.
-                    if self
-                        .clustered
-                        .range(position.clone(), upper.clone(), Direction::Forward)
-                        .next_entry()?
-                        .is_some()
-                    {
-                        continue;
-                    }
-                }
+        while rows.len() < limit {
+            let Some((key, outcome)) = range.lock_next(tx, &mut position)? else {
                 break;
             };
-            let outcome = tx.lock_record(self.table_id(), &key, record_mode(lock, kind), wait)?;
-            // Did a key appear between the position and `key` while we waited?
-            let again = self
-                .clustered
-                .range(position.clone(), upper.clone(), Direction::Forward)
-                .next_entry()?
-                .map(|(k, _)| k.to_vec());
-            // A new key before it: lock that one first. (If `key` itself vanished, purged
-            // or rolled back meanwhile, the scan just moves past it.)
-            if again.as_ref().is_some_and(|a| a < &key) {
-                continue;
-            }
-            position = Bound::Excluded(key.clone());
             if outcome == LockOutcome::Skipped {
                 continue;
             }
-            if let Some(bytes) = self.clustered.get(&key)?
-                && let Some(version) = self.visible_version(&tx.ctx.sys, None, bytes)?
-            {
-                rows.push(self.decode_stored(&version)?);
-            } else if tx.trx.isolation <= IsolationLevel::ReadCommitted
-                && let Some(lock) = tx.lock_handle_if_any().cloned()
-            {
-                // READ COMMITTED keeps no lock on a row it does not return.
-                tx.ctx.locks.release_record(&lock, self.table_id(), &key);
+            let mut ours = false;
+            if let Some(bytes) = self.clustered.get(&key)? {
+                ours = header(&bytes)?.trx_id == tx.id();
+                if let Some(version) = self.visible_version(&tx.ctx.sys, None, bytes)? {
+                    rows.push(self.decode_stored(&version)?);
+                    continue;
+                }
+            }
+            if !ours {
+                range.release_unreturned(tx, &[(self.table_id(), &key)]);
             }
         }
         Ok(rows)
     }
 
     /// Rows whose index `index` values lie between `lower` and `upper`, in index order,
-    /// as the transaction's snapshot sees them (at most `limit`).
+    /// as the transaction sees them (at most `limit`).
+    ///
+    /// A consistent read (`RowLock::None`, below SERIALIZABLE) reads the snapshot. A
+    /// locking read does what InnoDB does: an intention lock on the table; for each
+    /// entry of the range, a lock on the secondary record (next-key at REPEATABLE READ
+    /// and above, record-only below) in the index's [`SecondaryIndex::lock_space`],
+    /// then a record-only lock on the clustered record; it reads the newest version and
+    /// returns it if it still has the entry's key (entries of older versions linger
+    /// until purge). At REPEATABLE READ and above it also locks the first entry past
+    /// the range (or the index's supremum), so nothing can be inserted into the range
+    /// or the gap just past it until the transaction ends. `SKIP LOCKED` skips an entry
+    /// whose secondary or clustered record is locked. READ COMMITTED releases the
+    /// locks of an entry it does not return: the secondary record's, and the clustered
+    /// record's unless the row is live under another entry (none where this
+    /// transaction changed the row: those locks guard its change).
+    #[allow(clippy::too_many_arguments)]
     pub fn index_range_tx(
         &self,
         tx: &mut Transaction,
         index: &str,
         lower: Bound<Vec<Value>>,
         upper: Bound<Vec<Value>>,
+        lock: RowLock,
+        wait: WaitPolicy,
         limit: usize,
     ) -> Result<Vec<Vec<Value>>> {
         self.check_current()?;
         let index = self.index(index)?;
         let (lower, upper) = index.key_bounds(lower, upper)?;
-        let ctx = tx.ctx.clone();
-        let view = tx.view();
-        let mut cursor = index.tree.range(lower, upper, Direction::Forward);
+        let lock = effective_lock(tx, lock);
         let mut rows = Vec::new();
+        if lock == RowLock::None {
+            let ctx = tx.ctx.clone();
+            let view = tx.view();
+            let mut cursor = index.tree.range(lower, upper, Direction::Forward);
+            while rows.len() < limit {
+                let Some((entry, _)) = cursor.next_entry()? else {
+                    break;
+                };
+                let entry = entry.to_vec();
+                let pk = index.primary_key_of(&entry)?;
+                let Some(bytes) = self.clustered.get(pk)? else {
+                    continue;
+                };
+                let Some(version) = self.visible_version(&ctx.sys, view, bytes)? else {
+                    continue;
+                };
+                let row = self.decode_stored(&version)?;
+                // The entry may belong to an older version whose indexed values differ.
+                if self.secondary_key(index, &row, pk)?.0 == entry {
+                    rows.push(row);
+                }
+            }
+            return Ok(rows);
+        }
+        tx.lock_table(self.table_id(), table_mode(lock))?;
+        let space = index.lock_space();
+        let range = LockingRange::new(tx, &index.tree, space, lock, wait, upper);
+        let mut position = lower;
         while rows.len() < limit {
-            let Some((entry, _)) = cursor.next_entry()? else {
+            let Some((entry, outcome)) = range.lock_next(tx, &mut position)? else {
                 break;
             };
-            let entry = entry.to_vec();
+            if outcome == LockOutcome::Skipped {
+                continue;
+            }
             let pk = index.primary_key_of(&entry)?;
-            let Some(bytes) = self.clustered.get(pk)? else {
-                continue;
-            };
-            let Some(version) = self.visible_version(&ctx.sys, view, bytes)? else {
-                continue;
-            };
-            let row = self.decode_stored(&version)?;
-            // The entry may belong to an older version whose indexed values differ.
-            if self.secondary_key(index, &row, pk)?.0 == entry {
-                rows.push(row);
+            let outcome = tx.lock_record(
+                self.table_id(),
+                pk,
+                record_mode(lock, RecordLockKind::RecordOnly),
+                wait,
+            )?;
+            // What READ COMMITTED releases when the entry is not returned: nothing if
+            // this transaction changed the row (the locks guard its change); else the
+            // secondary record, and the clustered one unless the row is live (then
+            // the entry is stale, and the row's lock may guard it for its current
+            // entry, returned earlier in this scan or by an earlier statement). A
+            // skipped clustered record is not ours (we would hold its lock).
+            let (mut ours, mut live) = (false, false);
+            if outcome == LockOutcome::Granted
+                && let Some(bytes) = self.clustered.get(pk)?
+            {
+                ours = header(&bytes)?.trx_id == tx.id();
+                if let Some(version) = self.visible_version(&tx.ctx.sys, None, bytes)? {
+                    live = true;
+                    let row = self.decode_stored(&version)?;
+                    if self.secondary_key(index, &row, pk)?.0 == entry {
+                        rows.push(row);
+                        continue;
+                    }
+                }
+            }
+            if !ours {
+                range.release_unreturned(tx, &[(space, &entry)]);
+                if !live {
+                    range.release_unreturned(tx, &[(self.table_id(), pk)]);
+                }
             }
         }
         Ok(rows)
@@ -532,26 +658,84 @@ impl Table {
                 self.rollback_to(tx, position)?;
                 return Err(error);
             }
-            // A gap lock on the next key taken before our entry existed means a
-            // locking reader may not have seen it: take it back, wait, try again.
-            let next =
-                first_key(&self.clustered, Bound::Excluded(key.clone()))?.unwrap_or_default();
-            let lock = tx.lock_handle()?;
-            if !tx
-                .ctx
-                .locks
-                .conflicting_gap_holder(&lock, self.table_id(), &next)
-            {
+            // A gap lock on the next key taken before our key or entries existed means
+            // a locking reader may not have seen them: take it back, wait, try again.
+            let Some((space, next)) = self.gap_conflict(tx, Some(&key), &added)? else {
                 return Ok(());
-            }
+            };
             self.rollback_to(tx, position)?;
             tx.lock_record(
-                self.table_id(),
+                space,
                 &next,
                 RecordMode::exclusive(RecordLockKind::InsertIntention),
                 WaitPolicy::Wait,
             )?;
         }
+    }
+
+    /// After a change wrote the clustered key `key` (if any) and the secondary entries
+    /// `added`: the first (lock space, next key) where another transaction holds or
+    /// waits for a gap lock on the key after a new one, which an insert intention there
+    /// would wait for.
+    fn gap_conflict(
+        &self,
+        tx: &mut Transaction,
+        key: Option<&[u8]>,
+        added: &[(u32, Vec<u8>)],
+    ) -> Result<Option<(u32, Vec<u8>)>> {
+        let lock = tx.lock_handle()?;
+        let new_keys = key
+            .map(|k| (self.table_id(), &self.clustered, k))
+            .into_iter()
+            .map(Ok)
+            .chain(added.iter().map(|(space, entry)| {
+                let index = self.index_by_id(*space)?;
+                Ok((*space, &index.tree, entry.as_slice()))
+            }));
+        for new in new_keys {
+            let (space, tree, new_key) = new?;
+            let next = first_key(tree, Bound::Excluded(new_key.to_vec()))?.unwrap_or_default();
+            if tx.ctx.locks.conflicting_gap_holder(&lock, space, &next) {
+                return Ok(Some((space, next)));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Exclusive record locks on the secondary records a change of row `key` from
+    /// `old` to `new` (`None`: a delete) delete-marks or inserts: for each index
+    /// whose entry changes, the old entry (which stays, stale or delete-marked, until
+    /// purge) and the new one. The clustered lock alone would already make a locking
+    /// reader that reaches the row wait; these make it wait at the secondary record as
+    /// InnoDB's do, and they are what guards a new entry that exists already (left
+    /// from an older version, so nothing is inserted and no gap checked): a reader at
+    /// REPEATABLE READ that passed it holds a lock on it.
+    fn lock_changed_entries(
+        &self,
+        tx: &mut Transaction,
+        key: &[u8],
+        old: &[Value],
+        new: Option<&[Value]>,
+    ) -> Result<()> {
+        for index in &self.indexes {
+            let (old_entry, _, _) = self.secondary_key(index, old, key)?;
+            let new_entry = match new {
+                Some(new) => Some(self.secondary_key(index, new, key)?.0),
+                None => None,
+            };
+            if new_entry.as_ref() == Some(&old_entry) {
+                continue;
+            }
+            for entry in std::iter::once(old_entry).chain(new_entry) {
+                tx.lock_record(
+                    index.lock_space(),
+                    &entry,
+                    RecordMode::exclusive(RecordLockKind::RecordOnly),
+                    WaitPolicy::Wait,
+                )?;
+            }
+        }
+        Ok(())
     }
 
     /// Writes a new version of the row under `key`: first the secondary entries in
@@ -589,7 +773,10 @@ impl Table {
         self.update_key_tx(tx, &key, row)
     }
 
-    /// [`Table::update_tx`] by clustered key.
+    /// [`Table::update_tx`] by clustered key. Besides the row's lock it takes
+    /// exclusive record locks on the secondary entries whose values change (old and
+    /// new), and after writing a new entry it checks the gap it lands in, as an insert
+    /// does, so a locking range reader over the index sees no phantom move in.
     pub fn update_key_tx(&self, tx: &mut Transaction, key: &[u8], row: Vec<Value>) -> Result<bool> {
         self.check_current()?;
         tx.check_writable()?;
@@ -624,22 +811,36 @@ impl Table {
         }
         let old = self.decode_stored(&current)?;
         self.check_unique(tx, &row, key, Some(&old))?;
-        let added = self.entries_to_add(&row, key, Some(&old))?;
-        let position = tx.trx.undo_len();
-        let roll_ptr = tx.log_undo(UndoRecord {
-            trx_id: tx.id(),
-            undo_no: 0,
-            kind: UndoKind::Update,
-            table_id: self.table_id(),
-            key: key.to_vec(),
-            old_row: current,
-            added_entries: added.clone(),
-        })?;
-        if let Err(error) = self.write_version(tx, &row, key, &added, roll_ptr, true) {
+        self.lock_changed_entries(tx, key, &old, Some(&row))?;
+        loop {
+            let added = self.entries_to_add(&row, key, Some(&old))?;
+            let position = tx.trx.undo_len();
+            let roll_ptr = tx.log_undo(UndoRecord {
+                trx_id: tx.id(),
+                undo_no: 0,
+                kind: UndoKind::Update,
+                table_id: self.table_id(),
+                key: key.to_vec(),
+                old_row: current.clone(),
+                added_entries: added.clone(),
+            })?;
+            if let Err(error) = self.write_version(tx, &row, key, &added, roll_ptr, true) {
+                self.rollback_to(tx, position)?;
+                return Err(error);
+            }
+            // A new entry in a gap a locking reader holds: as in `insert_tx`. The row
+            // stays locked, so `current` is still its newest version after the wait.
+            let Some((space, next)) = self.gap_conflict(tx, None, &added)? else {
+                return Ok(true);
+            };
             self.rollback_to(tx, position)?;
-            return Err(error);
+            tx.lock_record(
+                space,
+                &next,
+                RecordMode::exclusive(RecordLockKind::InsertIntention),
+                WaitPolicy::Wait,
+            )?;
         }
-        Ok(true)
     }
 
     /// Deletes (delete-marks) the row under primary key `pk`. False if there is none.
@@ -648,7 +849,9 @@ impl Table {
         self.delete_key_tx(tx, &key)
     }
 
-    /// [`Table::delete_tx`] by clustered key.
+    /// [`Table::delete_tx`] by clustered key. Besides the row's lock it takes
+    /// exclusive record locks on the row's secondary entries, which the delete mark
+    /// makes dead (they stay until purge).
     pub fn delete_key_tx(&self, tx: &mut Transaction, key: &[u8]) -> Result<bool> {
         self.check_current()?;
         tx.check_writable()?;
@@ -665,6 +868,10 @@ impl Table {
         let h = header(&current)?;
         if h.is_delete_marked() {
             return Ok(false);
+        }
+        if !self.indexes.is_empty() {
+            let old = self.decode_stored(&current)?;
+            self.lock_changed_entries(tx, key, &old, None)?;
         }
         let roll_ptr = tx.log_undo(UndoRecord {
             trx_id: tx.id(),
@@ -757,30 +964,83 @@ impl Table {
         if outcome == LockOutcome::Skipped {
             return Ok(false);
         }
-        let result = {
-            // Purging twice is harmless (the row and entry removals check what is
-            // there) except for freeing an old version's overflow chains: only then do
-            // the changes and the PURGED record form one group, which recovery sees
-            // whole or not at all. Groups hold back durability (every commit waits
-            // for an open group below it), so purge opens one only when it must.
-            let _group = frees_chains.then(|| ctx.wal.begin_multi());
-            let result = self.purge_locked(ctx, roll_ptr, record);
-            if result.is_ok() {
-                ctx.wal.append(
-                    log_kind::PURGED,
-                    &numbers_payload(&[record.trx_id, record.undo_no]),
-                );
+        // The secondary entries purge removes: each must be free of other
+        // transactions' locks too (see `purge_entries_unlocked`).
+        let result = self.purge_plan(ctx, roll_ptr, record).and_then(|plan| {
+            let unlocked = self.purge_entries_unlocked(ctx, purger, &plan.entries);
+            let result = match unlocked {
+                Ok(true) => {
+                    // Purging twice is harmless (the row and entry removals check what
+                    // is there) except for freeing an old version's overflow chains:
+                    // only then do the changes and the PURGED record form one group,
+                    // which recovery sees whole or not at all. Groups hold back
+                    // durability (every commit waits for an open group below it), so
+                    // purge opens one only when it must.
+                    let _group = frees_chains.then(|| ctx.wal.begin_multi());
+                    let result = self.purge_locked(record, &plan);
+                    if result.is_ok() {
+                        ctx.wal.append(
+                            log_kind::PURGED,
+                            &numbers_payload(&[record.trx_id, record.undo_no]),
+                        );
+                    }
+                    result.map(|()| true)
+                }
+                other => other,
+            };
+            for (index, entry) in &plan.entries {
+                ctx.locks.release_record(purger, index.lock_space(), entry);
             }
             result
-        };
+        });
         ctx.locks
             .release_record(purger, self.table_id(), &record.key);
-        result.map(|()| true)
+        result
     }
 
-    fn purge_locked(&self, ctx: &TxnContext, roll_ptr: u64, record: &UndoRecord) -> Result<()> {
-        let overflow = self.overflow();
+    /// Locks (exclusive, record-only, without waiting) the secondary records purge is
+    /// about to remove; false if another transaction holds a lock on one (the change
+    /// comes back in a later round). A locking reader's next-key lock on an entry
+    /// guards the gap before it; with the entry gone the gap would merge into the next
+    /// one unguarded (InnoDB moves such locks to the next record; Tarn waits instead).
+    /// The clustered lock already covers entries of rows a reader returned or passed;
+    /// this covers the first entry past a locked range, whose row the reader does not
+    /// lock.
+    fn purge_entries_unlocked(
+        &self,
+        ctx: &TxnContext,
+        purger: &Arc<LockTrx>,
+        entries: &[(&SecondaryIndex, Vec<u8>)],
+    ) -> Result<bool> {
+        for (index, entry) in entries {
+            let outcome = ctx.locks.lock_record(
+                purger,
+                index.lock_space(),
+                entry,
+                RecordMode::exclusive(RecordLockKind::RecordOnly),
+                WaitPolicy::SkipLocked,
+            )?;
+            if outcome == LockOutcome::Skipped {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// What purging one change removes, read with the row locked: the row itself if
+    /// it is still delete-marked by that change, and the secondary entries no
+    /// remaining version has.
+    fn purge_plan(
+        &self,
+        ctx: &TxnContext,
+        roll_ptr: u64,
+        record: &UndoRecord,
+    ) -> Result<PurgePlan<'_>> {
         let current = self.clustered.get(&record.key)?;
+        let mut plan = PurgePlan {
+            entries: Vec::new(),
+            row: None,
+        };
         match record.kind {
             UndoKind::Insert => {}
             UndoKind::DeleteMark => {
@@ -790,10 +1050,9 @@ impl Table {
                         let row = self.decode_stored(&current)?;
                         for index in &self.indexes {
                             let (entry, _, _) = self.secondary_key(index, &row, &record.key)?;
-                            index.tree.delete(&entry)?;
+                            plan.entries.push((index, entry));
                         }
-                        self.clustered.delete(&record.key)?;
-                        self.layout.free_overflow(&current, &overflow)?;
+                        plan.row = Some(current);
                     }
                 }
             }
@@ -840,11 +1099,29 @@ impl Table {
                         }
                     }
                     if !still_used {
-                        index.tree.delete(&entry)?;
+                        plan.entries.push((index, entry));
                     }
                 }
-                self.layout.free_overflow(&record.old_row, &overflow)?;
             }
+        }
+        Ok(plan)
+    }
+
+    /// Carries out `plan` for the change `record` (its row and entries locked).
+    fn purge_locked(&self, record: &UndoRecord, plan: &PurgePlan<'_>) -> Result<()> {
+        let overflow = self.overflow();
+        for (index, entry) in &plan.entries {
+            index.tree.delete(entry)?;
+        }
+        match record.kind {
+            UndoKind::Insert => {}
+            UndoKind::DeleteMark => {
+                if let Some(current) = &plan.row {
+                    self.clustered.delete(&record.key)?;
+                    self.layout.free_overflow(current, &overflow)?;
+                }
+            }
+            UndoKind::Update => self.layout.free_overflow(&record.old_row, &overflow)?,
         }
         Ok(())
     }
@@ -893,7 +1170,7 @@ impl Table {
             }
             let prefix = entry[..prefix_len].to_vec();
             tx.lock_record(
-                index.tree.file_id().0,
+                index.lock_space(),
                 &prefix,
                 RecordMode::exclusive(RecordLockKind::RecordOnly),
                 WaitPolicy::Wait,
@@ -959,6 +1236,15 @@ impl Table {
     }
 }
 
+/// What purging one change removes ([`Table::purge_plan`]).
+struct PurgePlan<'t> {
+    /// Secondary entries to remove.
+    entries: Vec<(&'t SecondaryIndex, Vec<u8>)>,
+    /// The delete-marked row to remove (its stored bytes: their overflow chains go
+    /// too).
+    row: Option<Vec<u8>>,
+}
+
 /// Takes back the changes of `tx` after `position`, newest first, each through the
 /// table `table_of` gives for its clustered file id (a dropped table's changes are
 /// skipped). Unless the rollback `ends_transaction` (whose ROLLBACK record the caller
@@ -1004,6 +1290,130 @@ fn first_key(tree: &tarn_btree::Tree, lower: tarn_btree::Bound) -> Result<Option
         .range(lower, Bound::Unbounded, Direction::Forward)
         .next_entry()?
         .map(|(k, _)| k.to_vec()))
+}
+
+/// A locking range read's walk over one index (clustered or secondary): it locks each
+/// key of the range in turn (next-key locks at REPEATABLE READ and above, record-only
+/// below), looking again for keys that appeared while it waited, and where gaps are
+/// locked, the gap past the range.
+struct LockingRange<'t> {
+    tree: &'t tarn_btree::Tree,
+    /// The lock space of the tree's records.
+    space: u32,
+    lock: RowLock,
+    wait: WaitPolicy,
+    upper: tarn_btree::Bound,
+    gaps: bool,
+}
+
+impl<'t> LockingRange<'t> {
+    fn new(
+        tx: &Transaction,
+        tree: &'t tarn_btree::Tree,
+        space: u32,
+        lock: RowLock,
+        wait: WaitPolicy,
+        upper: tarn_btree::Bound,
+    ) -> Self {
+        LockingRange {
+            tree,
+            space,
+            lock,
+            wait,
+            upper,
+            gaps: tx.trx.isolation >= IsolationLevel::RepeatableRead,
+        }
+    }
+
+    /// The first key after `position` within the range.
+    fn first_in(&self, position: &tarn_btree::Bound) -> Result<Option<Vec<u8>>> {
+        Ok(self
+            .tree
+            .range(position.clone(), self.upper.clone(), Direction::Forward)
+            .next_entry()?
+            .map(|(k, _)| k.to_vec()))
+    }
+
+    /// The first key past the range, or the supremum (the empty key).
+    fn first_past(&self) -> Result<Vec<u8>> {
+        let beyond = match &self.upper {
+            Bound::Unbounded => None,
+            Bound::Included(u) => first_key(self.tree, Bound::Excluded(u.clone()))?,
+            Bound::Excluded(u) => first_key(self.tree, Bound::Included(u.clone()))?,
+        };
+        Ok(beyond.unwrap_or_default())
+    }
+
+    /// Locks the next key after `position` within the range and moves `position` to
+    /// it. `None` at the end of the range, after locking the gap past it (where gaps
+    /// are locked).
+    fn lock_next(
+        &self,
+        tx: &mut Transaction,
+        position: &mut tarn_btree::Bound,
+    ) -> Result<Option<(Vec<u8>, LockOutcome)>> {
+        let kind = if self.gaps {
+            RecordLockKind::NextKey
+        } else {
+            RecordLockKind::RecordOnly
+        };
+        loop {
+            let Some(key) = self.first_in(position)? else {
+                if self.gaps && self.lock_past(tx, position)? {
+                    continue;
+                }
+                return Ok(None);
+            };
+            let outcome =
+                tx.lock_record(self.space, &key, record_mode(self.lock, kind), self.wait)?;
+            // Did a key appear between the position and `key` while we waited? Lock
+            // that one first. (If `key` itself vanished, purged or rolled back
+            // meanwhile, the walk just moves past it.)
+            if self.first_in(position)?.is_some_and(|k| k < key) {
+                continue;
+            }
+            *position = Bound::Excluded(key.clone());
+            return Ok(Some((key, outcome)));
+        }
+    }
+
+    /// Locks the gap past the range: a next-key lock on the first key after it, or on
+    /// the supremum. True if a key appeared in the range while it waited (the caller
+    /// must look again).
+    fn lock_past(&self, tx: &mut Transaction, position: &tarn_btree::Bound) -> Result<bool> {
+        let mut beyond = self.first_past()?;
+        loop {
+            let mode = record_mode(self.lock, RecordLockKind::NextKey);
+            let outcome = tx.lock_record(self.space, &beyond, mode, self.wait)?;
+            // A key inserted into the range before the lock was granted must be seen.
+            if self.first_in(position)?.is_some() {
+                return Ok(true);
+            }
+            // The key locked must still be the first past the range: one inserted
+            // before it while we waited, or its removal (a rolled-back insert), would
+            // leave the gap up to the new first key unguarded. Lock that one too.
+            let now = self.first_past()?;
+            if outcome == LockOutcome::Skipped || now == beyond {
+                return Ok(false);
+            }
+            beyond = now;
+        }
+    }
+
+    /// READ COMMITTED keeps no lock on a row it does not return: releases every lock
+    /// of the transaction on the records `names` (at REPEATABLE READ and above:
+    /// nothing). Callers never pass a record whose lock guards the transaction's own
+    /// change.
+    fn release_unreturned(&self, tx: &Transaction, names: &[(u32, &[u8])]) {
+        if self.gaps {
+            return;
+        }
+        if let Some(lock) = tx.lock_handle_if_any() {
+            for (space, key) in names {
+                tx.ctx.locks.release_record(lock, *space, key);
+            }
+        }
+    }
 }
 
 /// SERIALIZABLE turns plain reads into shared locking reads (as InnoDB does).

@@ -5,7 +5,13 @@
 //!
 //! Two transactions are interleaved step by step on one thread where nothing blocks.
 //! Where InnoDB makes one wait, the waiting step runs with a one-second lock wait
-//! timeout and must fail with 1205 (or 1213 for a deadlock), which shows it blocked.
+//! timeout and must fail with 1205 (or 1213 for a deadlock), which shows it blocked;
+//! or it runs on a second thread, which must still be waiting when the holder ends.
+//!
+//! Locking reads through a secondary index (`index_range_tx` with a lock) are checked
+//! the same way: next-key locks on the index's records and on the gap past the range
+//! at REPEATABLE READ, none at READ COMMITTED, updates that move a row's indexed
+//! value into a locked range, NOWAIT and SKIP LOCKED, and consistency after rollbacks.
 
 mod common;
 
@@ -19,7 +25,7 @@ use tarn_row::{Column, ColumnType, Value};
 
 const LEVELS: [IsolationLevel; 4] = [ReadUncommitted, ReadCommitted, RepeatableRead, Serializable];
 
-/// A table t(id PK, v, g) with an index on g, holding rows 1..=5 (v = 10 * id).
+/// A table t(id PK, v, g) with indexes on g and v, holding rows 1..=5 (v = 10 * id).
 fn setup() -> (tempfile::TempDir, Arc<Storage>, Arc<Table>) {
     let dir = test_dir();
     let mut settings = settings(dir.path(), 512);
@@ -38,7 +44,8 @@ fn setup() -> (tempfile::TempDir, Arc<Storage>, Arc<Table>) {
                 ],
                 &[0],
             )
-            .with_index(IndexDef::new("by_g", &[2], false)),
+            .with_index(IndexDef::new("by_g", &[2], false))
+            .with_index(IndexDef::new("by_v", &[1], false)),
         )
         .unwrap();
     let mut tx = storage.begin(None, false);
@@ -331,6 +338,8 @@ fn savepoints_statement_rollback_and_indexes_stay_consistent() {
             "by_g",
             Bound::Included(vec![int(7)]),
             Bound::Included(vec![int(9)]),
+            RowLock::None,
+            WaitPolicy::Wait,
             10,
         )
         .unwrap();
@@ -371,4 +380,455 @@ fn nowait_skip_locked_and_timeouts_leave_other_locks_alone() {
     assert!(t.update_tx(&mut other, &[int(1)], row(1, 0)).unwrap());
     storage.commit(holder).unwrap();
     storage.commit(other).unwrap();
+}
+
+/// Ids of the rows whose v lies in `lo..=hi`, read through the index on v.
+fn ids_by_v(
+    table: &Table,
+    tx: &mut tarn_catalog::Transaction,
+    lo: i64,
+    hi: i64,
+    lock: RowLock,
+    wait: WaitPolicy,
+) -> tarn_common::Result<Vec<i64>> {
+    Ok(table
+        .index_range_tx(
+            tx,
+            "by_v",
+            Bound::Included(vec![int(lo)]),
+            Bound::Included(vec![int(hi)]),
+            lock,
+            wait,
+            usize::MAX,
+        )?
+        .into_iter()
+        .map(|r| match r[0] {
+            Value::Int(id) => id,
+            ref other => panic!("{other:?}"),
+        })
+        .collect())
+}
+
+/// Runs `step` in transaction `tx` on another thread; after `hold` it checks the step
+/// is still waiting, then runs `release` (which must unblock it) and returns the
+/// step's result and the transaction.
+fn blocks_until<T: Send + 'static>(
+    tx: tarn_catalog::Transaction,
+    step: impl FnOnce(&mut tarn_catalog::Transaction) -> tarn_common::Result<T> + Send + 'static,
+    release: impl FnOnce(),
+) -> (tarn_common::Result<T>, tarn_catalog::Transaction) {
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    let waiter = std::thread::spawn(move || {
+        let mut tx = tx;
+        let result = step(&mut tx);
+        done_tx.send(()).unwrap();
+        (result, tx)
+    });
+    // Well below the one-second lock wait timeout.
+    assert!(
+        done_rx
+            .recv_timeout(std::time::Duration::from_millis(300))
+            .is_err(),
+        "the step did not wait"
+    );
+    release();
+    waiter.join().unwrap()
+}
+
+#[test]
+fn locking_index_range_reads_lock_the_index_gaps_at_repeatable_read() {
+    let (_dir, storage, t) = setup();
+    let mut reader = storage.begin(Some(RepeatableRead), false);
+    let read = |tx: &mut tarn_catalog::Transaction| {
+        ids_by_v(&t, tx, 20, 40, RowLock::Exclusive, WaitPolicy::Wait).unwrap()
+    };
+    assert_eq!(read(&mut reader), vec![2, 3, 4]);
+    // Next-key locks on (20,2), (30,3), (40,4) and on (50,5), the first entry past the
+    // range: inserts with v in (10, 50] wait; below and above that they do not. The
+    // clustered ids 100.. are in no locked clustered gap: only the index's gaps count.
+    for (v, blocked) in [
+        (5, false),
+        (15, true),
+        (25, true),
+        (40, true),
+        (45, true),
+        (55, false),
+    ] {
+        let mut writer = storage.begin(Some(RepeatableRead), false);
+        let result = t.insert_tx(&mut writer, vec![int(100 + v), int(v), int(0)]);
+        if blocked {
+            assert_eq!(
+                code(result),
+                1205,
+                "insert with v = {v} waits for the gap lock"
+            );
+        } else {
+            result.unwrap();
+        }
+        storage.rollback(writer).unwrap();
+    }
+    // No phantom for the locking read, and none for a consistent read either.
+    assert_eq!(read(&mut reader), vec![2, 3, 4]);
+    assert_eq!(
+        ids_by_v(&t, &mut reader, 20, 40, RowLock::None, WaitPolicy::Wait).unwrap(),
+        vec![2, 3, 4]
+    );
+    // A waiting insert goes ahead once the reader commits.
+    let writer = storage.begin(Some(RepeatableRead), false);
+    let t2 = t.clone();
+    let storage2 = storage.clone();
+    let (result, writer) = blocks_until(
+        writer,
+        move |tx| t2.insert_tx(tx, vec![int(130), int(30), int(0)]),
+        move || storage2.commit(reader).unwrap(),
+    );
+    result.unwrap();
+    storage.commit(writer).unwrap();
+    let mut check = storage.begin(Some(RepeatableRead), false);
+    assert_eq!(read(&mut check), vec![2, 3, 130, 4]);
+    storage.commit(check).unwrap();
+
+    // A range up to the end locks the index's supremum.
+    let mut reader = storage.begin(Some(RepeatableRead), false);
+    assert_eq!(
+        ids_by_v(
+            &t,
+            &mut reader,
+            45,
+            i64::MAX,
+            RowLock::Shared,
+            WaitPolicy::Wait
+        )
+        .unwrap(),
+        vec![5]
+    );
+    let mut writer = storage.begin(None, false);
+    assert_eq!(code(t.insert_tx(&mut writer, row(1000, 1_000_000))), 1205);
+    storage.rollback(writer).unwrap();
+    storage.commit(reader).unwrap();
+
+    // SERIALIZABLE makes the plain read a shared locking read, gaps included.
+    let mut reader = storage.begin(Some(Serializable), false);
+    assert_eq!(
+        ids_by_v(&t, &mut reader, 20, 20, RowLock::None, WaitPolicy::Wait).unwrap(),
+        vec![2]
+    );
+    let mut writer = storage.begin(None, false);
+    assert_eq!(
+        code(t.insert_tx(&mut writer, vec![int(120), int(20), int(0)])),
+        1205
+    );
+    storage.rollback(writer).unwrap();
+    storage.commit(reader).unwrap();
+    assert!(storage.wait_for_purge(std::time::Duration::from_secs(10)));
+    assert_eq!(t.verify_consistency().unwrap(), 6);
+}
+
+#[test]
+fn locking_index_range_reads_take_no_gap_locks_at_read_committed() {
+    let (_dir, storage, t) = setup();
+    let mut reader = storage.begin(Some(ReadCommitted), false);
+    assert_eq!(
+        ids_by_v(
+            &t,
+            &mut reader,
+            20,
+            40,
+            RowLock::Exclusive,
+            WaitPolicy::Wait
+        )
+        .unwrap(),
+        vec![2, 3, 4]
+    );
+    reader.end_statement();
+    // Inserts into the range and next to it go ahead; the rows read stay locked.
+    let mut writer = storage.begin(Some(ReadCommitted), false);
+    t.insert_tx(&mut writer, vec![int(125), int(25), int(0)])
+        .unwrap();
+    t.insert_tx(&mut writer, vec![int(145), int(45), int(0)])
+        .unwrap();
+    assert_eq!(code(t.update_tx(&mut writer, &[int(3)], row(3, 31))), 1205);
+    storage.commit(writer).unwrap();
+    // READ COMMITTED sees the phantom in its next statement.
+    assert_eq!(
+        ids_by_v(
+            &t,
+            &mut reader,
+            20,
+            40,
+            RowLock::Exclusive,
+            WaitPolicy::Wait
+        )
+        .unwrap(),
+        vec![2, 125, 3, 4]
+    );
+    storage.commit(reader).unwrap();
+
+    // Rows it does not return are unlocked: a deleted one, a stale entry's...
+    let mut deleter = storage.begin(None, false);
+    t.delete_tx(&mut deleter, &[int(2)]).unwrap();
+    t.update_tx(&mut deleter, &[int(4)], row(4, 400)).unwrap();
+    storage.commit(deleter).unwrap();
+    let mut reader = storage.begin(Some(ReadCommitted), false);
+    assert_eq!(
+        ids_by_v(
+            &t,
+            &mut reader,
+            20,
+            40,
+            RowLock::Exclusive,
+            WaitPolicy::Wait
+        )
+        .unwrap(),
+        vec![125, 3]
+    );
+    let mut writer = storage.begin(None, false);
+    t.insert_tx(&mut writer, row(2, 20)).unwrap();
+    // (row 4's lock is kept: its stale entry's row is live, and may be returned
+    // through its current entry.)
+    storage.rollback(writer).unwrap();
+    // ...but never the locks of its own changes.
+    t.delete_tx(&mut reader, &[int(3)]).unwrap();
+    assert_eq!(
+        ids_by_v(
+            &t,
+            &mut reader,
+            20,
+            40,
+            RowLock::Exclusive,
+            WaitPolicy::Wait
+        )
+        .unwrap(),
+        vec![125]
+    );
+    assert_eq!(
+        ids_in(&t, &mut reader, 1, 5, RowLock::Exclusive).unwrap(),
+        vec![1, 4, 5]
+    );
+    let mut writer = storage.begin(None, false);
+    assert_eq!(code(t.insert_tx(&mut writer, row(3, 30))), 1205);
+    assert_eq!(code(t.delete_tx(&mut writer, &[int(3)])), 1205);
+    storage.rollback(writer).unwrap();
+    storage.rollback(reader).unwrap();
+    assert!(storage.wait_for_purge(std::time::Duration::from_secs(10)));
+    assert_eq!(t.verify_consistency().unwrap(), 6);
+}
+
+#[test]
+fn updates_moving_a_value_into_a_locked_index_range_wait() {
+    let (_dir, storage, t) = setup();
+    let mut reader = storage.begin(Some(RepeatableRead), false);
+    assert_eq!(
+        ids_by_v(
+            &t,
+            &mut reader,
+            20,
+            30,
+            RowLock::Exclusive,
+            WaitPolicy::Wait
+        )
+        .unwrap(),
+        vec![2, 3]
+    );
+    // Locked: (20,2), (30,3) and (40,4) past the range, each with the gap before it.
+    let mut writer = storage.begin(Some(RepeatableRead), false);
+    // Into the range, or the gap past it: the new entry's gap is locked.
+    assert_eq!(code(t.update_tx(&mut writer, &[int(5)], row(5, 25))), 1205);
+    assert_eq!(code(t.update_tx(&mut writer, &[int(1)], row(1, 35))), 1205);
+    // Moving the entry past the range (locked, though its row is not) away, or
+    // deleting its row: the old entry is locked.
+    assert_eq!(code(t.update_tx(&mut writer, &[int(4)], row(4, 70))), 1205);
+    assert_eq!(code(t.delete_tx(&mut writer, &[int(4)])), 1205);
+    // Elsewhere, or not changing v: free.
+    assert!(t.update_tx(&mut writer, &[int(5)], row(5, 60)).unwrap());
+    assert!(t.update_tx(&mut writer, &[int(1)], row(1, 5)).unwrap());
+    assert!(
+        t.update_tx(&mut writer, &[int(4)], vec![int(4), int(40), int(7)])
+            .unwrap()
+    );
+    storage.rollback(writer).unwrap();
+    assert_eq!(
+        ids_by_v(
+            &t,
+            &mut reader,
+            20,
+            30,
+            RowLock::Exclusive,
+            WaitPolicy::Wait
+        )
+        .unwrap(),
+        vec![2, 3]
+    );
+    // A waiting update goes ahead once the reader commits, and its row moves in.
+    let writer = storage.begin(Some(RepeatableRead), false);
+    let t2 = t.clone();
+    let storage2 = storage.clone();
+    let (result, writer) = blocks_until(
+        writer,
+        move |tx| t2.update_tx(tx, &[int(5)], row(5, 22)),
+        move || storage2.commit(reader).unwrap(),
+    );
+    assert!(result.unwrap());
+    storage.commit(writer).unwrap();
+    let mut check = storage.begin(None, false);
+    assert_eq!(
+        ids_by_v(&t, &mut check, 20, 30, RowLock::Shared, WaitPolicy::Wait).unwrap(),
+        vec![2, 5, 3]
+    );
+    storage.commit(check).unwrap();
+    assert!(storage.wait_for_purge(std::time::Duration::from_secs(10)));
+    assert_eq!(t.verify_consistency().unwrap(), 5);
+}
+
+#[test]
+fn nowait_and_skip_locked_on_index_ranges() {
+    let (_dir, storage, t) = setup();
+    // Row 3 locked through the clustered index only.
+    let mut holder = storage.begin(None, false);
+    t.get_tx(&mut holder, &[int(3)], RowLock::Exclusive)
+        .unwrap();
+    let mut other = storage.begin(None, false);
+    assert_eq!(
+        code(ids_by_v(
+            &t,
+            &mut other,
+            10,
+            50,
+            RowLock::Shared,
+            WaitPolicy::NoWait
+        )),
+        3572
+    );
+    assert_eq!(
+        ids_by_v(
+            &t,
+            &mut other,
+            10,
+            50,
+            RowLock::Exclusive,
+            WaitPolicy::SkipLocked
+        )
+        .unwrap(),
+        vec![1, 2, 4, 5]
+    );
+    storage.commit(holder).unwrap();
+    storage.commit(other).unwrap();
+    // Through the index: (30,3) and, past the range, (40,4) are locked.
+    let mut holder = storage.begin(Some(RepeatableRead), false);
+    assert_eq!(
+        ids_by_v(
+            &t,
+            &mut holder,
+            30,
+            30,
+            RowLock::Exclusive,
+            WaitPolicy::Wait
+        )
+        .unwrap(),
+        vec![3]
+    );
+    let mut other = storage.begin(Some(RepeatableRead), false);
+    assert_eq!(
+        ids_by_v(
+            &t,
+            &mut other,
+            10,
+            50,
+            RowLock::Exclusive,
+            WaitPolicy::SkipLocked
+        )
+        .unwrap(),
+        vec![1, 2, 5]
+    );
+    assert_eq!(
+        code(ids_by_v(
+            &t,
+            &mut other,
+            40,
+            40,
+            RowLock::Exclusive,
+            WaitPolicy::NoWait
+        )),
+        3572
+    );
+    // Row 4 itself is not locked: the clustered path reads it.
+    assert_eq!(
+        ids_in(&t, &mut other, 4, 4, RowLock::Exclusive).unwrap(),
+        vec![4]
+    );
+    storage.commit(other).unwrap();
+    storage.commit(holder).unwrap();
+}
+
+#[test]
+fn index_consistency_after_rolled_back_waits_and_changes() {
+    let (_dir, storage, t) = setup();
+    let mut reader = storage.begin(Some(RepeatableRead), false);
+    assert_eq!(
+        ids_by_v(&t, &mut reader, 20, 30, RowLock::Shared, WaitPolicy::Wait).unwrap(),
+        vec![2, 3]
+    );
+    let mut writer = storage.begin(None, false);
+    // Statements that wrote, met the gap lock, took their change back and timed out.
+    t.update_tx(&mut writer, &[int(1)], row(1, 5)).unwrap();
+    // (11 would be in the gap before (20,2), locked too.)
+    assert_eq!(code(t.update_tx(&mut writer, &[int(1)], row(1, 11))), 1205);
+    assert_eq!(code(t.update_tx(&mut writer, &[int(5)], row(5, 25))), 1205);
+    assert_eq!(code(t.insert_tx(&mut writer, row(6, 35))), 1205);
+    t.insert_tx(&mut writer, row(7, 70)).unwrap();
+    t.delete_tx(&mut writer, &[int(5)]).unwrap();
+    assert_eq!(v_of(&t, &mut writer, 5), None);
+    assert_eq!(v_of(&t, &mut writer, 1), Some(5));
+    storage.commit(reader).unwrap();
+    storage.rollback(writer).unwrap();
+    assert!(storage.wait_for_purge(std::time::Duration::from_secs(10)));
+    assert_eq!(t.verify_consistency().unwrap(), 5);
+    let mut check = storage.begin(None, false);
+    assert_eq!(
+        ids_by_v(&t, &mut check, 0, 100, RowLock::Exclusive, WaitPolicy::Wait).unwrap(),
+        vec![1, 2, 3, 4, 5]
+    );
+    storage.commit(check).unwrap();
+
+    // A committed mix, then purge, with a locking reader holding the entry past its
+    // range: purge leaves that entry until the reader ends.
+    let mut writer = storage.begin(None, false);
+    t.update_tx(&mut writer, &[int(4)], row(4, 44)).unwrap();
+    storage.commit(writer).unwrap();
+    let mut reader = storage.begin(Some(RepeatableRead), false);
+    assert_eq!(
+        ids_by_v(
+            &t,
+            &mut reader,
+            20,
+            30,
+            RowLock::Exclusive,
+            WaitPolicy::Wait
+        )
+        .unwrap(),
+        vec![2, 3]
+    );
+    // The first entry past the range is (40,4), stale: purge must not remove it.
+    assert!(!storage.wait_for_purge(std::time::Duration::from_millis(300)));
+    let mut writer = storage.begin(None, false);
+    assert_eq!(code(t.insert_tx(&mut writer, row(9, 38))), 1205);
+    storage.rollback(writer).unwrap();
+    storage.commit(reader).unwrap();
+    assert!(storage.wait_for_purge(std::time::Duration::from_secs(10)));
+    assert_eq!(t.verify_consistency().unwrap(), 5);
+}
+
+#[test]
+fn a_transaction_sees_its_own_changes_after_its_view_opened() {
+    for level in [ReadCommitted, RepeatableRead] {
+        let (_dir, storage, t) = setup();
+        let mut tx = storage.begin(Some(level), false);
+        // The first read opens the view before the transaction has an id.
+        assert_eq!(v_of(&t, &mut tx, 1), Some(10));
+        t.insert_tx(&mut tx, row(6, 60)).unwrap();
+        t.update_tx(&mut tx, &[int(1)], row(1, 11)).unwrap();
+        assert_eq!(v_of(&t, &mut tx, 6), Some(60), "{level}");
+        assert_eq!(v_of(&t, &mut tx, 1), Some(11), "{level}");
+        storage.commit(tx).unwrap();
+    }
 }

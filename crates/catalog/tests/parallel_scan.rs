@@ -150,6 +150,7 @@ fn parallel_scans_return_the_serial_scans_rows() {
                             ordered,
                             batch_rows,
                             readahead_pages,
+                            snapshot: None,
                         };
                         let what = format!(
                             "seed {seed}: {name}, {threads} threads, ordered {ordered}, \

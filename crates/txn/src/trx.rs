@@ -231,6 +231,10 @@ impl TrxSys {
         state.next_id += 1;
         state.active.insert(id, log_position);
         trx.id = id;
+        // A view opened before the first change must see the transaction's changes.
+        if let Some(view) = trx.view.as_mut() {
+            view.set_creator(id);
+        }
         trx.first_lsn = log_position;
         Ok(id)
     }

@@ -75,6 +75,30 @@ impl ReadView {
     pub fn seq(&self) -> u64 {
         self.seq
     }
+
+    /// Names the transaction that owns the view, once it has an id: a transaction
+    /// that read before its first change opened its view with no id, and must still
+    /// see its own changes (InnoDB's `ReadView::set_creator_trx_id`).
+    pub(crate) fn set_creator(&mut self, creator: TrxId) {
+        self.creator = creator;
+    }
+}
+
+/// A copy of a view is a view of its own: it registers in the [`ViewRegistry`] (and
+/// leaves it when dropped), so purge keeps what it needs even after the original
+/// closes. Scans hand such a copy to their worker threads.
+impl Clone for ReadView {
+    fn clone(&self) -> ReadView {
+        self.registry.enter(self.seq);
+        ReadView {
+            creator: self.creator,
+            low_limit_id: self.low_limit_id,
+            up_limit_id: self.up_limit_id,
+            active: self.active.clone(),
+            seq: self.seq,
+            registry: self.registry.clone(),
+        }
+    }
 }
 
 impl Drop for ReadView {
@@ -141,7 +165,13 @@ mod tests {
         let later = ReadView::new(0, 13, vec![], 8, registry.clone());
         // Rows written outside any transaction (bulk loads) carry id 0: always seen.
         assert!(later.sees(12) && later.sees(0) && !later.sees(13));
+        // A copy keeps its place after the original is dropped.
+        let copy = view.clone();
+        assert_eq!(registry.open_count(), 3);
         drop(view);
+        assert_eq!(registry.oldest_seq(), Some(3));
+        assert!(copy.sees(8) && !copy.sees(9));
+        drop(copy);
         assert_eq!(registry.oldest_seq(), Some(8));
         drop(later);
         assert_eq!(registry.oldest_seq(), None);
