@@ -42,10 +42,9 @@ use tarn_common::limits::{PREFETCH_UNIT_ADAPTIVE_START, PREFETCH_UNIT_MAX};
 use tarn_common::settings::PrefetchUnit;
 use tarn_common::{PageId, PageNo, Result};
 use tarn_row::Value;
-use tarn_row::row::RowHeader;
 
 use crate::table::{SecondaryIndex, Table};
-use crate::txn::{Snapshot, Transaction, Visible};
+use crate::txn::{Snapshot, Transaction};
 
 /// A row fetch slower than this waited for a read (a cached lookup takes a few
 /// microseconds; a device read tens at least).
@@ -198,31 +197,18 @@ impl IndexScan<'_> {
     }
 
     /// The version of the row of `entry` the snapshot sees (without one: the newest),
-    /// if it has the entry's key. Resolved and decoded under the leaf latch, as
-    /// [`Table::get_by_key`] does.
+    /// if it has the entry's key ([`Table::entry_row`]: resolved and decoded under the
+    /// leaf latch, as [`Table::get_by_key`] does).
     fn visible_row(
         &self,
         snapshot: Option<&Snapshot>,
         entry: &[u8],
         pk_at: usize,
     ) -> Result<Option<Vec<Value>>> {
-        let table = self.table;
-        table.check_current()?;
-        let pk = &entry[pk_at..];
-        let row = table.clustered.get_with(pk, |stored| {
-            let visible = match snapshot {
-                Some(snapshot) => table.visible(snapshot.sys(), Some(snapshot.view()), stored)?,
-                None if RowHeader::read(stored)?.is_delete_marked() => Visible::Nothing,
-                None => Visible::Stored,
-            };
-            let Some(bytes) = visible.bytes(stored) else {
-                return Ok(None);
-            };
-            let row = table.decode_stored(bytes)?;
-            let matches = table.secondary_key(self.index, &row, pk)?.0 == entry;
-            Ok(matches.then_some(row))
-        })?;
-        Ok(row.flatten())
+        self.table.check_current()?;
+        let snapshot = snapshot.map(|snapshot| (snapshot.sys(), snapshot.view()));
+        self.table
+            .entry_row(self.index, entry, &entry[pk_at..], snapshot)
     }
 
     pub fn collect_rows(mut self) -> Result<Vec<Vec<Value>>> {

@@ -22,12 +22,14 @@
 //! # Phantoms
 //! At REPEATABLE READ and SERIALIZABLE a locking range read takes next-key locks on
 //! every key it passes and on the first key after the range (the empty key stands for
-//! "past the last key"). After each grant it checks that no key appeared between the
-//! previous key and the locked one. A writer, after writing a new clustered key or
-//! secondary entry, asks the lock manager whether another transaction holds a gap lock
-//! on the next key of that index; if so it takes its change back, waits for that gap
-//! (an insert intention), and tries again. Either the reader sees the new key (and
-//! waits for its lock), or the writer sees the gap lock.
+//! "past the last key"). After each grant it checks that the locked key is still the
+//! first after the previous one: none appeared between them, and it did not vanish (a
+//! rolled-back insert); otherwise it walks again from the previous key. A writer,
+//! after writing a new clustered key or secondary entry, asks the lock manager whether
+//! another transaction holds a gap lock on the next key of that index; if so it takes
+//! its change back, waits for that gap (an insert intention), and tries again. Either
+//! the reader sees the new key (and waits for its lock), or the writer sees the gap
+//! lock.
 //!
 //! # Locking reads through a secondary index
 //! [`Table::index_range_tx`] with a lock does what InnoDB does: for each entry in the
@@ -37,9 +39,10 @@
 //! in their index's lock space ([`SecondaryIndex::lock_space`]: the index's data file
 //! id; file ids come from one counter for tables and indexes and are never reused, so
 //! the space never meets a table's clustered keys). Writers lock secondary records
-//! only where a reader could otherwise miss them (see [`Table::update_key_tx`] and
-//! [`Table::delete_key_tx`]); purge does not remove an entry another transaction holds
-//! a lock on, since the lock would no longer guard the gap before the entry.
+//! where a reader could otherwise miss them or lose its gap (see
+//! [`Table::update_key_tx`], [`Table::delete_key_tx`] and [`Table::insert_tx`]); purge
+//! does not remove an entry another transaction holds a lock on, since the lock would
+//! no longer guard the gap before the entry.
 //!
 //! # Rollback and recovery
 //! Undo records apply idempotently: a row is put back only while it still carries the
@@ -245,6 +248,13 @@ impl Transaction {
     /// scan (and its worker threads) can read as of it: opens the view if none is open
     /// (at READ COMMITTED: the current statement's). `None` at READ UNCOMMITTED, which
     /// reads newest versions.
+    ///
+    /// The copy is fixed when taken. In particular, taken before the transaction's
+    /// first change (when it has no id yet), it never sees that transaction's own
+    /// changes, even those made later while it lives, though the transaction's view
+    /// does once the id is assigned ([`TrxSys::assign_id`]). A scan that must see the
+    /// transaction's own changes takes its snapshot after them. (Assigning the id here
+    /// instead would give every reader an id and make it active in every other view.)
     pub fn snapshot(&mut self) -> Option<Snapshot> {
         let ctx = self.ctx.clone();
         let view = self.view()?.clone();
@@ -386,6 +396,46 @@ impl Table {
         )))
     }
 
+    /// The version of the row under clustered key `key` that `snapshot` (the version
+    /// store and a view) sees, decoded; `None` if it sees no version, or a deleted one.
+    /// Without a snapshot: the newest version (READ UNCOMMITTED, locking reads).
+    /// Resolved and decoded under the leaf latch, so purge cannot free what the
+    /// version refers to meanwhile.
+    pub(crate) fn row_as_of(
+        &self,
+        key: &[u8],
+        snapshot: Option<(&TrxSys, &ReadView)>,
+    ) -> Result<Option<Vec<Value>>> {
+        let row = self.clustered.get_with(key, |stored| {
+            let visible = match snapshot {
+                Some((sys, view)) => self.visible(sys, Some(view), stored)?,
+                None if header(stored)?.is_delete_marked() => Visible::Nothing,
+                None => Visible::Stored,
+            };
+            visible
+                .bytes(stored)
+                .map(|bytes| self.decode_stored(bytes))
+                .transpose()
+        })?;
+        Ok(row.flatten())
+    }
+
+    /// The row of `index`'s entry `entry` (whose primary key part is `pk`) as
+    /// [`Table::row_as_of`] reads it, if that version still has the entry's key:
+    /// entries of older versions linger until purge.
+    pub(crate) fn entry_row(
+        &self,
+        index: &SecondaryIndex,
+        entry: &[u8],
+        pk: &[u8],
+        snapshot: Option<(&TrxSys, &ReadView)>,
+    ) -> Result<Option<Vec<Value>>> {
+        let Some(row) = self.row_as_of(pk, snapshot)? else {
+            return Ok(None);
+        };
+        Ok((self.secondary_key(index, &row, pk)?.0 == entry).then_some(row))
+    }
+
     /// The snapshot a consistent scan of this table by `tx` reads as of
     /// ([`Table::parallel_scan_tx`], [`Table::index_scan_tx`]). At SERIALIZABLE: a
     /// shared table lock instead, and `None` (newest versions): with it granted no
@@ -491,22 +541,15 @@ impl Table {
         // `position`: the scan continues after this key.
         let mut position = lower;
         while rows.len() < limit {
-            let Some((key, outcome)) = range.lock_next(tx, &mut position)? else {
+            let Some((key, taken)) = range.lock_next(tx, &mut position)? else {
                 break;
             };
-            if outcome == LockOutcome::Skipped {
+            if taken == Taken::Skipped {
                 continue;
             }
-            let mut ours = false;
-            if let Some(bytes) = self.clustered.get(&key)? {
-                ours = header(&bytes)?.trx_id == tx.id();
-                if let Some(version) = self.visible_version(&tx.ctx.sys, None, bytes)? {
-                    rows.push(self.decode_stored(&version)?);
-                    continue;
-                }
-            }
-            if !ours {
-                range.release_unreturned(tx, &[(self.table_id(), &key)]);
+            match self.row_as_of(&key, None)? {
+                Some(row) => rows.push(row),
+                None => range.release_unreturned(tx, self.table_id(), &key, taken),
             }
         }
         Ok(rows)
@@ -524,10 +567,10 @@ impl Table {
     /// until purge). At REPEATABLE READ and above it also locks the first entry past
     /// the range (or the index's supremum), so nothing can be inserted into the range
     /// or the gap just past it until the transaction ends. `SKIP LOCKED` skips an entry
-    /// whose secondary or clustered record is locked. READ COMMITTED releases the
-    /// locks of an entry it does not return: the secondary record's, and the clustered
-    /// record's unless the row is live under another entry (none where this
-    /// transaction changed the row: those locks guard its change).
+    /// whose secondary or clustered record is locked. READ COMMITTED (and below)
+    /// releases the locks of an entry it does not return, each only if this read took
+    /// it anew: one the transaction held already (an earlier statement's, an earlier
+    /// entry's of this read for the same row, or one guarding its own change) stays.
     #[allow(clippy::too_many_arguments)]
     pub fn index_range_tx(
         &self,
@@ -546,23 +589,14 @@ impl Table {
         let mut rows = Vec::new();
         if lock == RowLock::None {
             let ctx = tx.ctx.clone();
-            let view = tx.view();
+            let snapshot = tx.view().map(|view| (&ctx.sys, view));
             let mut cursor = index.tree.range(lower, upper, Direction::Forward);
             while rows.len() < limit {
                 let Some((entry, _)) = cursor.next_entry()? else {
                     break;
                 };
-                let entry = entry.to_vec();
-                let pk = index.primary_key_of(&entry)?;
-                let Some(bytes) = self.clustered.get(pk)? else {
-                    continue;
-                };
-                let Some(version) = self.visible_version(&ctx.sys, view, bytes)? else {
-                    continue;
-                };
-                let row = self.decode_stored(&version)?;
-                // The entry may belong to an older version whose indexed values differ.
-                if self.secondary_key(index, &row, pk)?.0 == entry {
+                let pk = index.primary_key_of(entry)?;
+                if let Some(row) = self.entry_row(index, entry, pk, snapshot)? {
                     rows.push(row);
                 }
             }
@@ -573,44 +607,30 @@ impl Table {
         let range = LockingRange::new(tx, &index.tree, space, lock, wait, upper);
         let mut position = lower;
         while rows.len() < limit {
-            let Some((entry, outcome)) = range.lock_next(tx, &mut position)? else {
+            let from = position.clone();
+            let Some((entry, taken)) = range.lock_next(tx, &mut position)? else {
                 break;
             };
-            if outcome == LockOutcome::Skipped {
+            if taken == Taken::Skipped {
                 continue;
             }
             let pk = index.primary_key_of(&entry)?;
-            let outcome = tx.lock_record(
-                self.table_id(),
-                pk,
-                record_mode(lock, RecordLockKind::RecordOnly),
-                wait,
-            )?;
-            // What READ COMMITTED releases when the entry is not returned: nothing if
-            // this transaction changed the row (the locks guard its change); else the
-            // secondary record, and the clustered one unless the row is live (then
-            // the entry is stale, and the row's lock may guard it for its current
-            // entry, returned earlier in this scan or by an earlier statement). A
-            // skipped clustered record is not ours (we would hold its lock).
-            let (mut ours, mut live) = (false, false);
-            if outcome == LockOutcome::Granted
-                && let Some(bytes) = self.clustered.get(pk)?
-            {
-                ours = header(&bytes)?.trx_id == tx.id();
-                if let Some(version) = self.visible_version(&tx.ctx.sys, None, bytes)? {
-                    live = true;
-                    let row = self.decode_stored(&version)?;
-                    if self.secondary_key(index, &row, pk)?.0 == entry {
-                        rows.push(row);
-                        continue;
-                    }
+            let row_taken = range.lock(tx, self.table_id(), pk, RecordLockKind::RecordOnly)?;
+            if row_taken != Taken::Skipped {
+                // The newest version, with the row locked: its entries all exist.
+                if let Some(row) = self.entry_row(index, &entry, pk, None)? {
+                    rows.push(row);
+                    continue;
                 }
             }
-            if !ours {
-                range.release_unreturned(tx, &[(space, &entry)]);
-                if !live {
-                    range.release_unreturned(tx, &[(self.table_id(), pk)]);
-                }
+            range.release_unreturned(tx, self.table_id(), pk, row_taken);
+            range.release_unreturned(tx, space, &entry, taken);
+            // If the entry vanished while we waited for its row (a rolled-back
+            // insert), its lock no longer guards the gap before it: walk again from
+            // the previous entry. (A writer locks the entries it adds, and purge
+            // leaves locked entries, so this is a safeguard.)
+            if index.tree.get(&entry)?.is_none() {
+                position = from;
             }
         }
         Ok(rows)
@@ -639,6 +659,9 @@ impl Table {
             self.check_unique(tx, &row, &key, None)?;
             let position = tx.trx.undo_len();
             let added = self.entries_to_add(&row, &key, None)?;
+            // Before the entries exist: a locking reader that meets one waits for
+            // this transaction, and if it rolls back, finds the entry gone.
+            self.lock_new_entries(tx, &added)?;
             let (kind, old_row) = match current {
                 Some(bytes) => (UndoKind::Update, bytes),
                 None => (UndoKind::Insert, Vec::new()),
@@ -700,6 +723,25 @@ impl Table {
             }
         }
         Ok(None)
+    }
+
+    /// Exclusive record-only locks on the secondary entries an insert is about to add
+    /// (`added`, from [`Table::entries_to_add`]), taken before it adds them. Without
+    /// them a locking reader's lock on an uncommitted entry (the first past its range,
+    /// say) would be granted at once, and if the insert rolled back, the entry would
+    /// vanish and the gap before it merge into the next one unguarded. With them the
+    /// reader waits, and once the insert has ended finds the entry gone and locks the
+    /// next key instead ([`LockingRange::lock_next`], [`LockingRange::lock_past`]).
+    fn lock_new_entries(&self, tx: &mut Transaction, added: &[(u32, Vec<u8>)]) -> Result<()> {
+        for (space, entry) in added {
+            tx.lock_record(
+                *space,
+                entry,
+                RecordMode::exclusive(RecordLockKind::RecordOnly),
+                WaitPolicy::Wait,
+            )?;
+        }
+        Ok(())
     }
 
     /// Exclusive record locks on the secondary records a change of row `key` from
@@ -1344,6 +1386,30 @@ impl<'t> LockingRange<'t> {
         Ok(beyond.unwrap_or_default())
     }
 
+    /// Locks record `key` in lock space `space` as this read locks (its mode, `kind`,
+    /// its wait policy), and says whether READ COMMITTED may release the lock again.
+    fn lock(
+        &self,
+        tx: &mut Transaction,
+        space: u32,
+        key: &[u8],
+        kind: RecordLockKind,
+    ) -> Result<Taken> {
+        // Only a lock the transaction did not hold before may be released: releasing
+        // drops every mode it holds on the record. Where nothing is released (gaps
+        // locked), there is no need to ask.
+        let held = !self.gaps
+            && tx
+                .lock_handle_if_any()
+                .is_some_and(|lock| tx.ctx.locks.holds_record(lock, space, key));
+        let outcome = tx.lock_record(space, key, record_mode(self.lock, kind), self.wait)?;
+        Ok(match outcome {
+            LockOutcome::Skipped => Taken::Skipped,
+            LockOutcome::Granted if held || self.gaps => Taken::Kept,
+            LockOutcome::Granted => Taken::Releasable,
+        })
+    }
+
     /// Locks the next key after `position` within the range and moves `position` to
     /// it. `None` at the end of the range, after locking the gap past it (where gaps
     /// are locked).
@@ -1351,7 +1417,7 @@ impl<'t> LockingRange<'t> {
         &self,
         tx: &mut Transaction,
         position: &mut tarn_btree::Bound,
-    ) -> Result<Option<(Vec<u8>, LockOutcome)>> {
+    ) -> Result<Option<(Vec<u8>, Taken)>> {
         let kind = if self.gaps {
             RecordLockKind::NextKey
         } else {
@@ -1364,16 +1430,19 @@ impl<'t> LockingRange<'t> {
                 }
                 return Ok(None);
             };
-            let outcome =
-                tx.lock_record(self.space, &key, record_mode(self.lock, kind), self.wait)?;
-            // Did a key appear between the position and `key` while we waited? Lock
-            // that one first. (If `key` itself vanished, purged or rolled back
-            // meanwhile, the walk just moves past it.)
-            if self.first_in(position)?.is_some_and(|k| k < key) {
+            let taken = self.lock(tx, self.space, &key, kind)?;
+            // Move past `key` only if it is still the first key after the position. If
+            // a key appeared before it while we waited, that one must be locked first;
+            // if `key` vanished meanwhile (a rolled-back insert), its lock no longer
+            // guards the gap before it, which now reaches the next key. Either way walk
+            // again from the position (READ COMMITTED drops the lock it just took: the
+            // walk takes it again if it gets back to `key`).
+            if self.first_in(position)?.as_ref() != Some(&key) {
+                self.release_unreturned(tx, self.space, &key, taken);
                 continue;
             }
             *position = Bound::Excluded(key.clone());
-            return Ok(Some((key, outcome)));
+            return Ok(Some((key, taken)));
         }
     }
 
@@ -1400,20 +1469,30 @@ impl<'t> LockingRange<'t> {
         }
     }
 
-    /// READ COMMITTED keeps no lock on a row it does not return: releases every lock
-    /// of the transaction on the records `names` (at REPEATABLE READ and above:
-    /// nothing). Callers never pass a record whose lock guards the transaction's own
-    /// change.
-    fn release_unreturned(&self, tx: &Transaction, names: &[(u32, &[u8])]) {
-        if self.gaps {
-            return;
-        }
-        if let Some(lock) = tx.lock_handle_if_any() {
-            for (space, key) in names {
-                tx.ctx.locks.release_record(lock, *space, key);
-            }
+    /// READ COMMITTED keeps no lock on a row it does not return: releases the lock on
+    /// record `key` in `space` if this read `taken` it anew ([`Taken::Releasable`]).
+    fn release_unreturned(&self, tx: &Transaction, space: u32, key: &[u8], taken: Taken) {
+        if taken == Taken::Releasable
+            && let Some(lock) = tx.lock_handle_if_any()
+        {
+            tx.ctx.locks.release_record(lock, space, key);
         }
     }
+}
+
+/// What a locking range read's lock on one record came to ([`LockingRange::lock`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Taken {
+    /// Not granted: `SKIP LOCKED` and another transaction holds a conflicting lock.
+    Skipped,
+    /// Granted, and kept to the transaction's end if the row is not returned: gaps are
+    /// locked (REPEATABLE READ and above), or the transaction already held a lock on
+    /// the record (an earlier statement's, one this read took for an earlier entry of
+    /// the same row, or one guarding its own change), which releasing would drop.
+    Kept,
+    /// Granted, and the transaction held no lock on the record before: READ COMMITTED
+    /// releases it if the row is not returned.
+    Releasable,
 }
 
 /// SERIALIZABLE turns plain reads into shared locking reads (as InnoDB does).

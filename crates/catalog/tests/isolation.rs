@@ -6,7 +6,8 @@
 //! Two transactions are interleaved step by step on one thread where nothing blocks.
 //! Where InnoDB makes one wait, the waiting step runs with a one-second lock wait
 //! timeout and must fail with 1205 (or 1213 for a deadlock), which shows it blocked;
-//! or it runs on a second thread, which must still be waiting when the holder ends.
+//! or it runs on a second thread, which must be queued in the lock manager before the
+//! holder ends.
 //!
 //! Locking reads through a secondary index (`index_range_tx` with a lock) are checked
 //! the same way: next-key locks on the index's records and on the gap past the range
@@ -61,8 +62,17 @@ fn row(id: i64, v: i64) -> Vec<Value> {
 }
 
 fn v_of(table: &Table, tx: &mut tarn_catalog::Transaction, id: i64) -> Option<i64> {
+    v_of_locked(table, tx, id, RowLock::None)
+}
+
+fn v_of_locked(
+    table: &Table,
+    tx: &mut tarn_catalog::Transaction,
+    id: i64,
+    lock: RowLock,
+) -> Option<i64> {
     table
-        .get_tx(tx, &[int(id)], RowLock::None)
+        .get_tx(tx, &[int(id)], lock)
         .unwrap()
         .map(|r| match r[1] {
             Value::Int(v) => v,
@@ -409,30 +419,58 @@ fn ids_by_v(
         .collect())
 }
 
-/// Runs `step` in transaction `tx` on another thread; after `hold` it checks the step
-/// is still waiting, then runs `release` (which must unblock it) and returns the
-/// step's result and the transaction.
+/// Runs `step` in transaction `tx` on another thread, waits until the lock manager
+/// has it queued (it must not finish first), then runs `release` (which must unblock
+/// it) and returns the step's result and the transaction.
 fn blocks_until<T: Send + 'static>(
+    storage: &Storage,
     tx: tarn_catalog::Transaction,
     step: impl FnOnce(&mut tarn_catalog::Transaction) -> tarn_common::Result<T> + Send + 'static,
     release: impl FnOnce(),
 ) -> (tarn_common::Result<T>, tarn_catalog::Transaction) {
-    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    let (result, tx, waited) = release_once_waiting(storage, tx, step, release);
+    assert!(waited, "the step did not wait");
+    (result, tx)
+}
+
+/// Runs `step` in transaction `tx` on another thread until the lock manager has it
+/// queued or it has finished, then runs `release` and returns the step's result, the
+/// transaction, and whether the step waited. Nothing else in `storage` may wait for a
+/// lock meanwhile. The lock wait timeout is raised to 10 s for the step, so a slow
+/// machine cannot time it out before `release`; the step must wait or finish within
+/// 10 s.
+fn release_once_waiting<T: Send + 'static>(
+    storage: &Storage,
+    tx: tarn_catalog::Transaction,
+    step: impl FnOnce(&mut tarn_catalog::Transaction) -> tarn_common::Result<T> + Send + 'static,
+    release: impl FnOnce(),
+) -> (tarn_common::Result<T>, tarn_catalog::Transaction, bool) {
+    let locks = &storage.txn_context().locks;
+    let timeout = locks.wait_timeout();
+    locks.set_wait_timeout(std::time::Duration::from_secs(10));
     let waiter = std::thread::spawn(move || {
         let mut tx = tx;
         let result = step(&mut tx);
-        done_tx.send(()).unwrap();
         (result, tx)
     });
-    // Well below the one-second lock wait timeout.
-    assert!(
-        done_rx
-            .recv_timeout(std::time::Duration::from_millis(300))
-            .is_err(),
-        "the step did not wait"
-    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let waited = loop {
+        if !locks.waiting_transactions().is_empty() {
+            break true;
+        }
+        if waiter.is_finished() {
+            break false;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the step neither waited nor finished within 10 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    };
     release();
-    waiter.join().unwrap()
+    let (result, tx) = waiter.join().unwrap();
+    locks.set_wait_timeout(timeout);
+    (result, tx, waited)
 }
 
 #[test]
@@ -476,11 +514,11 @@ fn locking_index_range_reads_lock_the_index_gaps_at_repeatable_read() {
     // A waiting insert goes ahead once the reader commits.
     let writer = storage.begin(Some(RepeatableRead), false);
     let t2 = t.clone();
-    let storage2 = storage.clone();
     let (result, writer) = blocks_until(
+        &storage,
         writer,
         move |tx| t2.insert_tx(tx, vec![int(130), int(30), int(0)]),
-        move || storage2.commit(reader).unwrap(),
+        || storage.commit(reader).unwrap(),
     );
     result.unwrap();
     storage.commit(writer).unwrap();
@@ -584,8 +622,7 @@ fn locking_index_range_reads_take_no_gap_locks_at_read_committed() {
     );
     let mut writer = storage.begin(None, false);
     t.insert_tx(&mut writer, row(2, 20)).unwrap();
-    // (row 4's lock is kept: its stale entry's row is live, and may be returned
-    // through its current entry.)
+    assert!(t.update_tx(&mut writer, &[int(4)], row(4, 401)).unwrap());
     storage.rollback(writer).unwrap();
     // ...but never the locks of its own changes.
     t.delete_tx(&mut reader, &[int(3)]).unwrap();
@@ -662,11 +699,11 @@ fn updates_moving_a_value_into_a_locked_index_range_wait() {
     // A waiting update goes ahead once the reader commits, and its row moves in.
     let writer = storage.begin(Some(RepeatableRead), false);
     let t2 = t.clone();
-    let storage2 = storage.clone();
     let (result, writer) = blocks_until(
+        &storage,
         writer,
         move |tx| t2.update_tx(tx, &[int(5)], row(5, 22)),
-        move || storage2.commit(reader).unwrap(),
+        || storage.commit(reader).unwrap(),
     );
     assert!(result.unwrap());
     storage.commit(writer).unwrap();
@@ -791,9 +828,12 @@ fn index_consistency_after_rolled_back_waits_and_changes() {
     storage.commit(check).unwrap();
 
     // A committed mix, then purge, with a locking reader holding the entry past its
-    // range: purge leaves that entry until the reader ends.
+    // range: purge leaves that entry until the reader ends. A view opened before the
+    // commit keeps purge from removing the entry before the reader has locked it.
     let mut writer = storage.begin(None, false);
     t.update_tx(&mut writer, &[int(4)], row(4, 44)).unwrap();
+    let mut holder = storage.begin(Some(RepeatableRead), true);
+    assert_eq!(v_of(&t, &mut holder, 4), Some(40));
     storage.commit(writer).unwrap();
     let mut reader = storage.begin(Some(RepeatableRead), false);
     assert_eq!(
@@ -808,7 +848,9 @@ fn index_consistency_after_rolled_back_waits_and_changes() {
         .unwrap(),
         vec![2, 3]
     );
-    // The first entry past the range is (40,4), stale: purge must not remove it.
+    // The first entry past the range is (40,4), stale: with the view gone, purge may
+    // process the update, but must not remove that entry.
+    storage.commit(holder).unwrap();
     assert!(!storage.wait_for_purge(std::time::Duration::from_millis(300)));
     let mut writer = storage.begin(None, false);
     assert_eq!(code(t.insert_tx(&mut writer, row(9, 38))), 1205);
@@ -831,4 +873,85 @@ fn a_transaction_sees_its_own_changes_after_its_view_opened() {
         assert_eq!(v_of(&t, &mut tx, 1), Some(11), "{level}");
         storage.commit(tx).unwrap();
     }
+}
+
+/// An uncommitted insert whose entry a locking reader meets (inside its range, or as
+/// the first entry past it) makes the reader wait; when the insert rolls back, the
+/// reader locks the next entry instead, so the gap the vanished entry guarded stays
+/// locked and no phantom appears.
+#[test]
+fn a_rolled_back_insert_leaves_no_unguarded_gap_in_a_locked_index_range() {
+    for v in [25, 35] {
+        let (_dir, storage, t) = setup();
+        let mut inserter = storage.begin(Some(RepeatableRead), false);
+        t.insert_tx(&mut inserter, row(9, v)).unwrap();
+        let reader = storage.begin(Some(RepeatableRead), false);
+        let t2 = t.clone();
+        let (result, mut reader, waited) = release_once_waiting(
+            &storage,
+            reader,
+            move |tx| ids_by_v(&t2, tx, 20, 30, RowLock::Exclusive, WaitPolicy::Wait),
+            || storage.rollback(inserter).unwrap(),
+        );
+        assert_eq!(result.unwrap(), vec![2, 3], "v = {v}");
+        // (10,1) .. (40,4) is locked: the gaps before (20,2), (30,3) and (40,4).
+        let mut writer = storage.begin(Some(RepeatableRead), false);
+        for (id, v) in [(11, 30), (12, 25), (13, 35), (14, 15)] {
+            assert_eq!(
+                code(t.insert_tx(&mut writer, row(id, v))),
+                1205,
+                "insert with v = {v} waits for the gap lock"
+            );
+        }
+        t.insert_tx(&mut writer, row(15, 45)).unwrap();
+        storage.commit(writer).unwrap();
+        assert_eq!(
+            ids_by_v(
+                &t,
+                &mut reader,
+                20,
+                30,
+                RowLock::Exclusive,
+                WaitPolicy::Wait
+            )
+            .unwrap(),
+            vec![2, 3],
+            "v = {v}: no phantom"
+        );
+        assert!(waited, "v = {v}: the reader waited for the insert");
+        storage.commit(reader).unwrap();
+        assert!(storage.wait_for_purge(std::time::Duration::from_secs(10)));
+        assert_eq!(t.verify_consistency().unwrap(), 6);
+    }
+}
+
+/// READ COMMITTED releases only the locks a read took anew: a row it skips keeps the
+/// lock an earlier statement took on it.
+#[test]
+fn read_committed_keeps_an_earlier_statements_lock_on_a_skipped_row() {
+    let (_dir, storage, t) = setup();
+    let mut reader = storage.begin(Some(ReadCommitted), false);
+    assert_eq!(v_of_locked(&t, &mut reader, 3, RowLock::Shared), Some(30));
+    reader.end_statement();
+    // Row 3: another transaction's shared lock makes SKIP LOCKED skip it.
+    let mut other = storage.begin(Some(ReadCommitted), false);
+    assert_eq!(v_of_locked(&t, &mut other, 3, RowLock::Shared), Some(30));
+    assert_eq!(
+        ids_by_v(
+            &t,
+            &mut reader,
+            30,
+            30,
+            RowLock::Exclusive,
+            WaitPolicy::SkipLocked
+        )
+        .unwrap(),
+        Vec::<i64>::new()
+    );
+    storage.commit(other).unwrap();
+    // The earlier statement's lock on row 3 is still held.
+    let mut writer = storage.begin(None, false);
+    assert_eq!(code(t.update_tx(&mut writer, &[int(3)], row(3, 31))), 1205);
+    storage.rollback(writer).unwrap();
+    storage.commit(reader).unwrap();
 }

@@ -536,6 +536,19 @@ impl LockManager {
         })
     }
 
+    /// True if `trx` holds a lock of any mode on record `key` of `index_id` (so a
+    /// caller can tell a lock it is about to take from one it already had). Only
+    /// `trx`'s own calls change what it holds, so the answer stands until it next
+    /// locks or releases. Takes one shard latch.
+    pub fn holds_record(&self, trx: &Arc<LockTrx>, index_id: u32, key: &[u8]) -> bool {
+        let name = LockRef::Record(index_id, key);
+        let mut shard = self.shards[name.shard_index()].lock();
+        shard
+            .queues
+            .get_mut(name)
+            .is_some_and(|queue| !queue.granted_mode(trx.id()).is_empty())
+    }
+
     /// Releases every lock `trx` holds on one record (READ COMMITTED's release of a
     /// non-matching row; an undone insert), granting waiters as the policy says.
     pub fn release_record(&self, trx: &Arc<LockTrx>, index_id: u32, key: &[u8]) {

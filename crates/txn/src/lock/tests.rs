@@ -236,6 +236,28 @@ fn rerequests_are_no_ops_and_only_the_missing_part_is_requested() {
 }
 
 #[test]
+fn holds_record_reports_granted_locks_only() {
+    let m = manager(LockScheduling::Fifo);
+    let (a, b) = (m.register(1), m.register(2));
+    assert!(!m.holds_record(&a, INDEX, b"k"));
+    lock(&m, &a, b"k", S_GAP);
+    assert!(m.holds_record(&a, INDEX, b"k"));
+    assert!(!m.holds_record(&a, INDEX + 1, b"k"));
+    // A waiting request is not held; an insert intention is never kept.
+    lock(&m, &b, b"r", X_RECORD);
+    let pending = enqueue(&m, &a, b"r", S_RECORD);
+    assert!(!m.holds_record(&a, INDEX, b"r"));
+    lock(&m, &b, b"s", INSERT);
+    assert!(!m.holds_record(&b, INDEX, b"s"));
+    assert_eq!(abandon(&m, &a, pending).unwrap_err().mysql_code(), 1205);
+    m.release_record(&a, INDEX, b"k");
+    assert!(!m.holds_record(&a, INDEX, b"k"));
+    m.release_all(&a);
+    m.release_all(&b);
+    m.check_invariants();
+}
+
+#[test]
 fn an_upgrade_waits_only_for_other_holders() {
     let m = manager(LockScheduling::Fifo);
     let (a, b, c) = (m.register(1), m.register(2), m.register(3));
