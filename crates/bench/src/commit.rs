@@ -16,12 +16,22 @@
 //!    The table `bench_commit.t (id BIGINT PRIMARY KEY, val BIGINT, pad
 //!    VARCHAR(100))` is bulk-loaded with `--rows` rows (100,000) and checkpointed; a
 //!    kept `--data-dir` reuses it for the file devices.
-//! 3. For each client count, one thread per client repeats `BEGIN; UPDATE t SET val =
-//!    ? WHERE id = ?; COMMIT` on random rows of its own key range (client `c` of `n`
-//!    owns ids `[c*rows/n, (c+1)*rows/n)`), so clients never wait for each other's
-//!    locks: only for the log. After a warm-up, committed transactions are counted
-//!    for `--seconds`; the log's counters over the same window give flushes and
-//!    commits per flush (group commit).
+//! 3. For each client model and client count, every client repeats `BEGIN; UPDATE t
+//!    SET val = ? WHERE id = ?; COMMIT` on random rows of its own key range (client `c`
+//!    of `n` owns ids `[c*rows/n, (c+1)*rows/n)`), so clients never wait for each
+//!    other's locks: only for the log. After a warm-up, committed transactions are
+//!    counted for `--seconds`; the log's counters over the same window give flushes
+//!    and commits per flush (group commit). The client models (`--client-model`):
+//!    - `pool`: the clients are sessions served by a fixed pool of `--workers`
+//!      threads (default: one per core), as `tarn serve` serves connections. A
+//!      committed transaction waits for the log without holding its worker
+//!      ([`Storage::commit_nowait`]); the worker runs its other sessions meanwhile and
+//!      sleeps only when none is ready. Latency runs from the moment the session was
+//!      ready, so time queued for a worker counts.
+//!    - `threads`: one OS thread per client, each sleeping in [`Storage::commit`]
+//!      until its commit is durable, as MySQL's one thread per connection does. With
+//!      more clients than cores, every commit costs the thread a sleep and a wake-up,
+//!      and the scheduler, not the log, sets the pace.
 //! 4. Verification: after each row every client's last committed update is read back
 //!    and must hold the value it wrote; an update that finds no row fails the bench.
 //!
@@ -29,10 +39,13 @@
 //! - `commits_per_sec`: committed transactions completed in the window / its seconds.
 //! - `flushes_per_sec`: the log's durability steps in the window (`fdatasync`s for
 //!   fsync, durable write rounds for dsync, stamps for pmem, none for none).
-//! - `commits_per_flush`: commit waits / flushes (group commit factor).
+//! - `commits_per_flush`: commits acknowledged in the window / flushes in it (group
+//!   commit factor).
 //! - `p50_us`, `p99_us`: latency of a whole transaction, begin to commit acknowledged.
 //! - `vs_1_client`: commits/s over the same device's 1-client commits/s.
-//! - `summary.group_commit_speedup_64`: fsync commits/s at 64 clients / at 1 client.
+//! - `summary.group_commit_speedup_64`: fsync commits/s at 64 clients / at 1 client,
+//!   both with the `pool` model (as `tarn serve` runs them);
+//!   `summary.group_commit_speedup_64_threads` the same with `threads`.
 
 pub(crate) mod driver;
 
@@ -58,7 +71,10 @@ use crate::report::{
 };
 use crate::workdir::WorkDir;
 use crate::{BenchError, Result};
-use driver::{Outcome, ShmLogDir, abort_outcome, check_clients, check_seconds, run_clients};
+use driver::{
+    Attempt, Outcome, ShmLogDir, abort_outcome, check_clients, check_seconds, run_clients,
+    run_pooled,
+};
 
 pub const DATABASE: &str = "bench_commit";
 pub const TABLE: &str = "t";
@@ -79,6 +95,32 @@ const WARMUP_SECONDS_MAX: f64 = 1.0;
 pub const LOG_FILE_SIZE_BYTES: u64 = 256 << 20;
 pub const LOG_FILES: u32 = 4;
 pub const SEED_DEFAULT: u64 = 0xC0_4417;
+/// The most pooled workers `--workers` accepts.
+pub const WORKERS_MAX: usize = 256;
+
+/// How the clients are run (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClientModel {
+    /// Sessions on a fixed pool of worker threads, as `tarn serve` runs connections.
+    Pool,
+    /// One OS thread per client.
+    Threads,
+}
+
+impl ClientModel {
+    pub const ALL: [ClientModel; 2] = [ClientModel::Pool, ClientModel::Threads];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ClientModel::Pool => "pool",
+            ClientModel::Threads => "threads",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<ClientModel> {
+        ClientModel::ALL.into_iter().find(|m| m.name() == text)
+    }
+}
 /// The pad column's length.
 const PAD_BYTES: usize = 100;
 /// The fio job's file, block size and size.
@@ -101,6 +143,9 @@ pub struct CommitBenchOptions {
     pub seconds: f64,
     pub devices: Vec<LogDevice>,
     pub clients: Vec<usize>,
+    pub client_models: Vec<ClientModel>,
+    /// Worker threads of the `pool` model.
+    pub workers: usize,
     pub rows: u64,
     pub fio: bool,
     pub seed: u64,
@@ -127,6 +172,8 @@ impl CommitBenchOptions {
             } else {
                 CLIENTS_DEFAULT.to_vec()
             },
+            client_models: ClientModel::ALL.to_vec(),
+            workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
             rows: ROWS_DEFAULT,
             fio: true,
             seed: SEED_DEFAULT,
@@ -144,6 +191,15 @@ impl CommitBenchOptions {
         }
         if devices.is_empty() {
             return Err(BenchError::Options("--devices selects nothing".into()));
+        }
+        if self.client_models.is_empty() {
+            return Err(BenchError::Options("--client-model selects nothing".into()));
+        }
+        if self.workers == 0 || self.workers > WORKERS_MAX {
+            return Err(BenchError::Options(format!(
+                "--workers must be from 1 to {WORKERS_MAX}, not {}",
+                self.workers
+            )));
         }
         let most = *clients.last().expect("not empty");
         if self.rows < most as u64 || self.rows > 100_000_000 {
@@ -173,6 +229,10 @@ pub struct FdatasyncResult {
 #[derive(Clone, Debug, Serialize)]
 pub struct CommitRow {
     pub device: String,
+    /// `pool` or `threads` (see the module docs).
+    pub client_model: String,
+    /// Worker threads serving the clients (`pool`), or `null` (one per client).
+    pub workers: Option<usize>,
     pub clients: usize,
     pub seconds: f64,
     pub commits: u64,
@@ -184,7 +244,7 @@ pub struct CommitRow {
     pub p50_us: Option<f64>,
     pub p99_us: Option<f64>,
     pub p999_us: Option<f64>,
-    /// commits_per_sec / the same device's 1-client commits_per_sec.
+    /// commits_per_sec / the same device's and model's 1-client commits_per_sec.
     pub vs_1_client: Option<f64>,
     /// Log bytes appended per commit, and log writes (`pwrite`s) per second.
     pub log_bytes_per_commit: Option<f64>,
@@ -199,8 +259,11 @@ pub struct CommitRow {
 /// The figures the team checks; `null` when an input was not measured.
 #[derive(Clone, Debug, Serialize)]
 pub struct CommitSummary {
-    /// fsync commits/s at 64 clients / at 1 client.
+    /// fsync commits/s at 64 clients / at 1 client, clients on the worker pool (as
+    /// `tarn serve` runs them). The figures below are of the pool model too.
     pub group_commit_speedup_64: Option<f64>,
+    /// The same with one thread per client.
+    pub group_commit_speedup_64_threads: Option<f64>,
     /// fsync commits per flush at 64 clients.
     pub group_commit_factor_64: Option<f64>,
     /// fio's fdatasync rate on the data directory's device (`null` without fio).
@@ -234,6 +297,8 @@ pub struct CommitBenchConfig {
     pub devices: Vec<String>,
     pub devices_skipped: Vec<String>,
     pub clients: Vec<usize>,
+    pub client_models: Vec<&'static str>,
+    pub workers: usize,
     pub log_file_size_bytes: u64,
     pub log_files: u32,
     pub log_buffer_size_bytes: u64,
@@ -260,7 +325,9 @@ pub struct CommitReport {
 
 const TRANSACTION: &str = "BEGIN; UPDATE bench_commit.t SET val = ? WHERE id = ? (a random row \
      of the client's own id range: no lock conflicts); COMMIT";
-const LATENCY: &str = "begin to commit acknowledged, per committed transaction";
+const LATENCY: &str = "from the client being ready (its previous commit acknowledged) to its \
+     commit acknowledged, per committed transaction; with a thread each the client is ready \
+     as it begins";
 const BASELINE: &str = "fio: 4 KiB sequential writes with fdatasync after each, 16 MiB file \
      in the data directory (the device's own flush rate); and each device's 1-client row";
 
@@ -329,7 +396,8 @@ pub fn run(options: &CommitBenchOptions, output: &Output) -> Result<CommitReport
     let mut pmem_log_dir = None;
     let mut rows_verified = 0u64;
     let mut cell = 0u64;
-    let cells = devices.len() * clients.len();
+    let models = &options.client_models;
+    let cells = devices.len() * models.len() * clients.len();
     for &device in &devices {
         let shm = if device == LogDevice::Pmem {
             match ShmLogDir::create("tarn-bench-commit", "pmem")? {
@@ -360,16 +428,22 @@ pub fn run(options: &CommitBenchOptions, output: &Output) -> Result<CommitReport
         let reuse = device != LogDevice::Pmem && !workdir.is_temporary();
         let storage = open_loaded(&settings, &data, options.rows, reuse, output, &mut loaded)?;
         let table = storage.table(DATABASE, TABLE)?;
-        let mut first_rate: Option<f64> = None;
-        for &n in &clients {
+        for (&model, &n) in models.iter().flat_map(|m| clients.iter().map(move |n| (m, n))) {
             cell += 1;
-            let label = format!("{device} {n} clients");
-            let measured = measure_cell(&storage, &table, options, n, cell, warmup, &label)?;
+            let label = format!("{device} {n} clients ({})", model_label(model, options.workers));
+            let measured =
+                measure_cell(&storage, &table, options, model, n, cell, warmup, &label)?;
             rows_verified += measured.verified;
-            let row = measured.row(device, n, first_rate);
-            if n == clients[0] {
-                first_rate = Some(row.commits_per_sec);
-            }
+            let first_rate = rows
+                .iter()
+                .find(|r| {
+                    r.device == device.name()
+                        && r.client_model == model.name()
+                        && r.clients == clients[0]
+                })
+                .map(|r| r.commits_per_sec);
+            let workers = (model == ClientModel::Pool).then(|| options.workers.min(n));
+            let row = measured.row(device, model, workers, n, first_rate);
             output.progress(&format!(
                 "[{cell}/{cells}] {label}: {} commits/s, {} flushes/s, {} commits/flush, \
                  p50 {} us, p99 {} us",
@@ -407,6 +481,8 @@ pub fn run(options: &CommitBenchOptions, output: &Output) -> Result<CommitReport
         devices: crate::report::distinct(rows.iter().map(|r| r.device.clone())),
         devices_skipped: skipped,
         clients: clients.clone(),
+        client_models: models.iter().map(|m| m.name()).collect(),
+        workers: options.workers,
         log_file_size_bytes: base.log_file_size_bytes,
         log_files: base.log_files,
         log_buffer_size_bytes: base.log_buffer_size_bytes,
@@ -522,7 +598,6 @@ struct CellMeasurement {
     p99_us: Option<f64>,
     p999_us: Option<f64>,
     flushes: u64,
-    commit_waits: u64,
     bytes_appended: u64,
     writes: u64,
     append_waits: u64,
@@ -530,25 +605,34 @@ struct CellMeasurement {
 }
 
 impl CellMeasurement {
-    fn row(&self, device: LogDevice, clients: usize, first_rate: Option<f64>) -> CommitRow {
+    fn row(
+        &self,
+        device: LogDevice,
+        model: ClientModel,
+        workers: Option<usize>,
+        clients: usize,
+        first_rate: Option<f64>,
+    ) -> CommitRow {
         let seconds = self.seconds.max(f64::MIN_POSITIVE);
         let commits_per_sec = self.commits as f64 / seconds;
         CommitRow {
             device: device.to_string(),
+            client_model: model.name().to_string(),
+            workers,
             clients,
             seconds: self.seconds,
             commits: self.commits,
             commits_per_sec,
             flushes: self.flushes,
             flushes_per_sec: self.flushes as f64 / seconds,
-            commits_per_flush: ratio(Some(self.commit_waits as f64), Some(self.flushes as f64)),
+            commits_per_flush: ratio(Some(self.commits as f64), Some(self.flushes as f64)),
             p50_us: self.p50_us,
             p99_us: self.p99_us,
             p999_us: self.p999_us,
             vs_1_client: ratio(Some(commits_per_sec), first_rate.or(Some(commits_per_sec))),
             log_bytes_per_commit: ratio(
                 Some(self.bytes_appended as f64),
-                Some(self.commit_waits as f64),
+                Some(self.commits as f64),
             ),
             log_writes_per_sec: self.writes as f64 / seconds,
             log_append_waits: self.append_waits,
@@ -557,12 +641,22 @@ impl CellMeasurement {
     }
 }
 
+/// How a row's clients are run, as its label shows it.
+fn model_label(model: ClientModel, workers: usize) -> String {
+    match model {
+        ClientModel::Pool => format!("pool of {workers}"),
+        ClientModel::Threads => "a thread each".to_string(),
+    }
+}
+
 /// Runs `clients` clients against `table` for a warm-up and `options.seconds`, then
 /// verifies each client's last committed update.
+#[allow(clippy::too_many_arguments)]
 fn measure_cell(
     storage: &Storage,
     table: &Arc<Table>,
     options: &CommitBenchOptions,
+    model: ClientModel,
     clients: usize,
     cell: u64,
     warmup: f64,
@@ -583,7 +677,7 @@ fn measure_cell(
         let table = table.clone();
         let slot = &last[client];
         let mut seq: i64 = 0;
-        Ok(move || -> Result<Outcome> {
+        Ok(move || -> Result<Attempt> {
             let id = low + rng.below(span) as i64;
             seq += 1;
             let val = ((cell as i64) << 48) | ((client as i64) << 32) | (seq & 0xFFFF_FFFF);
@@ -603,25 +697,44 @@ fn measure_cell(
                 }
                 Err(error) => {
                     storage.rollback(tx)?;
-                    return abort_outcome(error);
+                    return abort_outcome(error).map(Attempt::Done);
                 }
             }
-            storage.commit(tx)?;
+            let ticket = storage.commit_nowait(tx)?;
+            // Visible now; the verification reads it after every client stopped.
             *slot.lock() = Some((id, val));
-            Ok(Outcome::Committed)
+            Ok(Attempt::Committing(ticket))
         })
     };
-    let ((seconds, stats), phases) =
-        run_clients(clients, &[false, true, false], make_client, |control| {
-            control.sleep(warmup);
-            wal.reset_stats();
-            control.enter(1);
-            let started = Instant::now();
-            control.sleep(options.seconds);
-            control.enter(2);
-            let stats = wal.stats();
-            Ok((started.elapsed().as_secs_f64(), stats))
-        })?;
+    let phases = [false, true, false];
+    let schedule = |control: &driver::Control| {
+        control.sleep(warmup);
+        wal.reset_stats();
+        control.enter(1);
+        let started = Instant::now();
+        control.sleep(options.seconds);
+        control.enter(2);
+        let stats = wal.stats();
+        Ok((started.elapsed().as_secs_f64(), stats))
+    };
+    let ((seconds, stats), phases) = match model {
+        ClientModel::Pool => run_pooled(options.workers, clients, &phases, make_client, schedule)?,
+        ClientModel::Threads => run_clients(
+            clients,
+            &phases,
+            |client| {
+                let mut attempt = make_client(client)?;
+                Ok(move || match attempt()? {
+                    Attempt::Done(outcome) => Ok(outcome),
+                    Attempt::Committing(ticket) => {
+                        ticket.wait()?;
+                        Ok(Outcome::Committed)
+                    }
+                })
+            },
+            schedule,
+        )?,
+    };
     let measured = &phases[1];
 
     // Every client's last committed value must be what a new transaction reads.
@@ -657,7 +770,6 @@ fn measure_cell(
         p99_us: measured.latency_quantile_us(0.99),
         p999_us: measured.latency_quantile_us(0.999),
         flushes: stats.flushes,
-        commit_waits: stats.commit_waits,
         bytes_appended: stats.bytes_appended,
         writes: stats.writes,
         append_waits: stats.append_waits,
@@ -755,20 +867,28 @@ pub fn summarize(
     fio_per_sec: Option<f64>,
     rows_verified: u64,
 ) -> CommitSummary {
-    let find = |device: LogDevice, clients: usize| {
+    let in_model = |model: ClientModel| {
         rows.iter()
-            .find(|r| r.device == device.name() && r.clients == clients)
+            .filter(move |r| r.client_model == model.name())
+    };
+    let find = |device: LogDevice, clients: usize| {
+        in_model(ClientModel::Pool).find(|r| r.device == device.name() && r.clients == clients)
     };
     let rate = |device: LogDevice, clients: usize| find(device, clients).map(|r| r.commits_per_sec);
+    let threads_rate = |clients: usize| {
+        in_model(ClientModel::Threads)
+            .find(|r| r.device == LogDevice::Fsync.name() && r.clients == clients)
+            .map(|r| r.commits_per_sec)
+    };
     let by_device = |clients: usize| -> BTreeMap<String, f64> {
-        rows.iter()
+        in_model(ClientModel::Pool)
             .filter(|r| r.clients == clients)
             .map(|r| (r.device.clone(), r.commits_per_sec))
             .collect()
     };
     let mut peak_commits_per_sec = BTreeMap::new();
     let mut peak_clients = BTreeMap::new();
-    for row in rows {
+    for row in in_model(ClientModel::Pool) {
         let best = peak_commits_per_sec
             .entry(row.device.clone())
             .or_insert(0.0);
@@ -780,6 +900,7 @@ pub fn summarize(
     let fsync_64 = rate(LogDevice::Fsync, 64);
     CommitSummary {
         group_commit_speedup_64: ratio(fsync_64, rate(LogDevice::Fsync, 1)),
+        group_commit_speedup_64_threads: ratio(threads_rate(64), threads_rate(1)),
         group_commit_factor_64: find(LogDevice::Fsync, 64).and_then(|r| r.commits_per_flush),
         fio_fdatasync_per_sec: fio_per_sec,
         fsync_1_client_vs_fio: ratio(rate(LogDevice::Fsync, 1), fio_per_sec),
@@ -840,15 +961,23 @@ pub fn print(report: &CommitReport, output: &Output) -> Result<()> {
         (None, None) => {}
     }
     output.note(
-        "- commits/flush: the log's commit waits / its durability steps (fdatasync for \
+        "- commits/flush: commits acknowledged / the log's durability steps (fdatasync for \
          fsync, durable write rounds for dsync, stamps for pmem; none never flushes); \
-         latency: begin to commit acknowledged; vs 1 client: commits/s / the device's \
-         1-client commits/s",
+         latency: client ready (previous commit acknowledged) to commit acknowledged; \
+         vs 1 client: commits/s / the same device's and model's 1-client commits/s",
     );
+    output.note(&format!(
+        "- clients on: `pool of N`: sessions served by N worker threads, each commit \
+         waiting for the log without holding its worker (as tarn serve runs \
+         connections); `a thread each`: one OS thread per client sleeping in its commit \
+         (as MySQL runs connections); {} cores",
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    ));
     let mut table = TextTable::new(
         "commits per second by log device and clients",
         &[
             "device",
+            "clients on",
             "clients",
             "commits/s",
             "flushes/s",
@@ -861,6 +990,10 @@ pub fn print(report: &CommitReport, output: &Output) -> Result<()> {
     for row in &report.rows {
         table.add_row(vec![
             row.device.clone(),
+            match row.workers {
+                Some(workers) => model_label(ClientModel::Pool, workers),
+                None => model_label(ClientModel::Threads, 0),
+            },
             row.clients.to_string(),
             format_count(Some(row.commits_per_sec)),
             format_count(Some(row.flushes_per_sec)),
@@ -873,9 +1006,11 @@ pub fn print(report: &CommitReport, output: &Output) -> Result<()> {
     output.table(&table);
     let summary = &report.summary;
     output.note(&format!(
-        "\ngroup commit speedup (fsync, 64 clients / 1): {}; commits per flush at 64: {}; \
-         fsync 1 client / fio fdatasync: {}; pmem / fsync at 64: {}; none / fsync at 64: {}",
+        "\ngroup commit speedup (fsync, 64 clients / 1): {} on the worker pool, {} with a \
+         thread each; commits per flush at 64: {}; fsync 1 client / fio fdatasync: {}; pmem \
+         / fsync at 64: {}; none / fsync at 64: {}",
         format_ratio(summary.group_commit_speedup_64),
+        format_ratio(summary.group_commit_speedup_64_threads),
         format_number(summary.group_commit_factor_64, 1),
         format_ratio(summary.fsync_1_client_vs_fio),
         format_ratio(summary.pmem_vs_fsync_64),
@@ -891,6 +1026,8 @@ mod tests {
     fn row(device: &str, clients: usize, rate: f64) -> CommitRow {
         CommitRow {
             device: device.into(),
+            client_model: "pool".into(),
+            workers: Some(2),
             clients,
             seconds: 1.0,
             commits: rate as u64,
@@ -918,6 +1055,7 @@ mod tests {
         ];
         let summary = summarize(&rows, Some(1000.0), 3);
         assert_eq!(summary.group_commit_speedup_64, Some(16.0));
+        assert_eq!(summary.group_commit_speedup_64_threads, None);
         assert_eq!(summary.fsync_1_client_vs_fio, Some(0.5));
         assert_eq!(summary.pmem_vs_fsync_64, Some(5.0));
         assert_eq!(summary.none_vs_fsync_64, None);

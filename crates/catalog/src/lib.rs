@@ -24,7 +24,7 @@ pub use catalog::{IndexDef, TableDef};
 pub use recovery::RecoveryReport;
 pub use scan::{BatchStream, ParallelScan, ParallelScanStats, Predicate};
 pub use secondary::{IndexScan, IndexScanStats};
-pub use storage::Storage;
+pub use storage::{CommitTicket, Storage};
 pub use table::{RowCursor, SecondaryIndex, Table};
 pub use tarn_txn::lock::WaitPolicy;
 pub use txn::{RowLock, Snapshot, Transaction, TxnContext};

@@ -19,7 +19,7 @@ use tarn_buffer::{BufferPool, PoolConfig};
 use tarn_common::latch::LatchRegistry;
 use tarn_common::limits::{DATABASES_MAX, TABLES_PER_DATABASE_MAX};
 use tarn_common::settings::{IsolationLevel, Settings};
-use tarn_common::{Error, FileId, Result};
+use tarn_common::{Error, FileId, Lsn, Result};
 use tarn_io::DataDir;
 use tarn_txn::TrxSys;
 use tarn_txn::lock::LockManager;
@@ -156,25 +156,29 @@ impl Storage {
 
     /// Commits `tx`: its changes become visible, its locks are released, and (with
     /// `flush_log_at_commit = 1`) this returns once its commit record is durable.
-    pub fn commit(&self, mut tx: Transaction) -> Result<()> {
+    pub fn commit(&self, tx: Transaction) -> Result<()> {
+        self.commit_nowait(tx)?.wait()
+    }
+
+    /// Commits `tx` as [`Storage::commit`] does, but returns before the log has made
+    /// the commit durable: the changes are visible and the locks released, and the
+    /// returned ticket says when the client may be told (as `flush_log_at_commit`
+    /// asks). A thread that serves many sessions runs other sessions meanwhile instead
+    /// of sleeping once per commit.
+    pub fn commit_nowait(&self, mut tx: Transaction) -> Result<CommitTicket> {
         let lock = tx.take_lock_handle();
-        let lsn = if tx.trx.has_changes() {
-            Some(
-                self.ctx
-                    .wal
-                    .append(log_kind::COMMIT, &tx.id().to_le_bytes()),
-            )
-        } else {
-            None
-        };
+        let lsn = tx.trx.has_changes().then(|| {
+            self.ctx
+                .wal
+                .append(log_kind::COMMIT, &tx.id().to_le_bytes())
+        });
         self.ctx.sys.commit(tx.into_trx());
         if let Some(lock) = lock {
             self.ctx.locks.release_all(&lock);
         }
-        match lsn {
-            Some(lsn) => self.ctx.wal.commit_wait(lsn),
-            None => Ok(()),
-        }
+        Ok(CommitTicket {
+            wal: lsn.map(|lsn| (self.ctx.wal.clone(), lsn)),
+        })
     }
 
     /// Rolls `tx` back entirely and releases its locks.
@@ -550,6 +554,35 @@ impl Drop for Storage {
         }
         if let Err(error) = self.checkpoint() {
             tracing::error!("the checkpoint at shutdown failed: {error}");
+        }
+    }
+}
+
+/// A commit whose changes are visible but whose acknowledgement may still wait for
+/// the log (see [`Storage::commit_nowait`]). Dropping it loses nothing: the commit
+/// stands either way, and becomes durable with the log.
+#[must_use = "a commit must not be acknowledged before its ticket is ready"]
+pub struct CommitTicket {
+    /// The log and the end of the commit record; `None` for a transaction that
+    /// changed nothing (ready at once).
+    wal: Option<(Arc<Wal>, Lsn)>,
+}
+
+impl CommitTicket {
+    /// True once the commit may be acknowledged; otherwise asks the log to get there
+    /// and returns false at once.
+    pub fn ready(&self) -> Result<bool> {
+        match &self.wal {
+            Some((wal, lsn)) => wal.commit_ready(*lsn),
+            None => Ok(true),
+        }
+    }
+
+    /// Blocks until the commit may be acknowledged.
+    pub fn wait(&self) -> Result<()> {
+        match &self.wal {
+            Some((wal, lsn)) => wal.commit_wait(*lsn),
+            None => Ok(()),
         }
     }
 }

@@ -30,7 +30,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 
 use tarn_bench::bufferpool::{BufferPoolBenchOptions, Dataset, Distribution};
-use tarn_bench::commit::CommitBenchOptions;
+use tarn_bench::commit::{ClientModel, CommitBenchOptions};
 use tarn_bench::io::{IoBenchOptions, Pattern};
 use tarn_bench::locks::LocksBenchOptions;
 use tarn_bench::report::Output;
@@ -345,6 +345,15 @@ struct CommitArgs {
     #[arg(long, value_name = "N", hide = true)]
     rows: Option<u64>,
 
+    /// How clients run: pool (sessions on a fixed pool of worker threads, as `tarn
+    /// serve` runs connections), threads (one OS thread per client) [default: both].
+    #[arg(long, value_delimiter = ',', value_parser = parse_client_model)]
+    client_model: Option<Vec<ClientModel>>,
+
+    /// Worker threads of the pool model [default: one per core].
+    #[arg(long, value_name = "N")]
+    workers: Option<usize>,
+
     /// Skip the fio fdatasync baseline (its figures are then null).
     #[arg(long)]
     no_fio: bool,
@@ -401,6 +410,11 @@ struct CommitLocksArgs {
     /// Seed of the clients' random choices.
     #[arg(long, value_name = "N")]
     seed: Option<u64>,
+}
+
+fn parse_client_model(text: &str) -> Result<ClientModel, String> {
+    ClientModel::parse(text)
+        .ok_or_else(|| format!("'{text}' is not a client model: use pool or threads"))
 }
 
 fn parse_log_device(text: &str) -> Result<LogDevice, String> {
@@ -631,6 +645,12 @@ fn run_bench(bench: BenchCommand, settings: Settings) -> Result<(), Failure> {
             }
             if let Some(rows) = args.rows {
                 options.rows = rows;
+            }
+            if let Some(models) = args.client_model {
+                options.client_models = models;
+            }
+            if let Some(workers) = args.workers {
+                options.workers = workers;
             }
             options.fio = !args.no_fio;
             tarn_bench::commit::run_and_print(&options, &output)?;

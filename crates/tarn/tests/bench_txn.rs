@@ -45,8 +45,10 @@ fn bench_commit_quick_json_reports_the_group_commit_speedup() {
         data_dir.to_str().unwrap(),
     ]);
     assert_eq!(document["bench"], "commit");
-    let speedup = number(&document, "group_commit_speedup_64");
-    assert!(speedup > 0.0, "{speedup}");
+    for field in ["group_commit_speedup_64", "group_commit_speedup_64_threads"] {
+        let speedup = number(&document, field);
+        assert!(speedup > 0.0, "{field} {speedup}");
+    }
     assert!(number(&document, "commits_total") > 0.0);
     assert!(number(&document, "rows_verified") > 0.0);
     // fio's figures are null only when fio did not run.
@@ -71,6 +73,12 @@ fn bench_commit_quick_json_reports_the_group_commit_speedup() {
     for row in rows {
         assert!(row["commits_per_sec"].as_f64().unwrap() > 0.0, "{row}");
         assert!(row["p99_us"].as_f64().is_some(), "{row}");
+        // Pooled rows name their workers; a thread per client has none.
+        match row["client_model"].as_str() {
+            Some("pool") => assert!(row["workers"].as_u64().unwrap() >= 1, "{row}"),
+            Some("threads") => assert!(row["workers"].is_null(), "{row}"),
+            other => panic!("client_model {other:?}: {row}"),
+        }
     }
     // The data directory was kept and a second run reuses it.
     assert!(data_dir.join("commit-fsync").exists());

@@ -24,7 +24,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use parking_lot::{Condvar, Mutex};
+use parking_lot::Mutex;
 
 #[derive(Clone, Copy, Debug)]
 struct Group {
@@ -45,8 +45,6 @@ pub(crate) struct Groups {
     table: Mutex<Table>,
     /// `table.list.len()`, readable without the mutex: 0 means no group constrains.
     listed: AtomicUsize,
-    /// Notified when a group closes.
-    closed: Condvar,
 }
 
 impl Groups {
@@ -72,8 +70,6 @@ impl Groups {
         if let Some(g) = table.list.iter_mut().find(|g| g.id == id) {
             g.end = end;
         }
-        drop(table);
-        self.closed.notify_all();
     }
 
     /// The largest durability point `<= copied` that cuts no group. `copied` must have
@@ -117,14 +113,6 @@ impl Groups {
             .list
             .iter()
             .any(|g| g.end == u64::MAX && g.start < lsn)
-    }
-
-    /// Waits (bounded by `timeout`) for some group to close.
-    pub fn wait_closed(&self, timeout: std::time::Duration) {
-        let mut table = self.table.lock();
-        if table.list.iter().any(|g| g.end == u64::MAX) {
-            self.closed.wait_for(&mut table, timeout);
-        }
     }
 }
 

@@ -32,12 +32,12 @@ const STAGING_BYTES: usize = CHUNK_BYTES as usize + BLOCK_BYTES as usize;
 const WRITER_IDLE_SLEEP: Duration = Duration::from_millis(10);
 /// How long the writer sleeps when a waiter is blocked by a copy in progress.
 const WRITER_BUSY_SLEEP: Duration = Duration::from_micros(50);
-/// How long a blocked appender or inline waiter sleeps before testing again.
+/// How long a blocked appender sleeps before testing again.
 const BLOCKED_SLEEP: Duration = Duration::from_micros(100);
 
-/// How long a pmem/none committer waits for another committer's stamp before it tries
-/// to stamp itself.
-const STAMPER_WAIT: Duration = Duration::from_micros(200);
+/// A pmem/none committer tests its LSN at least this often, notified or not (it is
+/// always notified: this only bounds the damage of a missed wake-up).
+const INLINE_RECHECK: Duration = Duration::from_millis(10);
 
 /// Counters of the log since it was opened (or since [`Wal::reset_stats`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -97,7 +97,10 @@ struct Shared {
     files: LogFiles,
     buffer: LogBuffer,
     groups: Groups,
-    waiters: Waiters,
+    /// Committers waiting for `written` (flush_log_at_commit = 2 on file devices).
+    written_waiters: Waiters,
+    /// Committers and page writers waiting for `durable`.
+    durable_waiters: Waiters,
     generation: u32,
     capacity_bytes: u64,
     checkpoint_trigger_bytes: u64,
@@ -132,6 +135,13 @@ struct Shared {
 
     /// Inline devices (pmem, none): one thread at a time moves `durable`.
     stamp_lock: Mutex<()>,
+    /// Inline devices: set by a thread that wants `durable` moved while another holds
+    /// `stamp_lock`; the holder looks again after releasing it.
+    advance_again: AtomicBool,
+    /// Inline devices: threads in `wait_inline`. While any wait, every append and
+    /// every group end tries to move `durable` once it is done, so a waiter blocked by
+    /// a slower appender or an open group is released by that thread, not by a poll.
+    inline_waiters: AtomicUsize,
 
     recovery_start: (u64, Vec<u8>),
     /// The reader bound of the checkpoint found at open (`LogReader::new`).
@@ -158,6 +168,7 @@ impl Drop for MultiGuard<'_> {
         s.groups
             .end(self.id, || s.buffer.reserved.load(Ordering::SeqCst));
         s.wake_writer();
+        s.after_progress();
     }
 }
 
@@ -228,7 +239,8 @@ impl Wal {
             device,
             buffer,
             groups: Groups::default(),
-            waiters: Waiters::default(),
+            written_waiters: Waiters::default(),
+            durable_waiters: Waiters::default(),
             generation,
             capacity_bytes,
             checkpoint_trigger_bytes: capacity_bytes * limits::LOG_CHECKPOINT_TRIGGER_PCT / 100,
@@ -252,6 +264,8 @@ impl Wal {
             wanted_lock: Mutex::new(()),
             wanted_changed: Condvar::new(),
             stamp_lock: Mutex::new(()),
+            advance_again: AtomicBool::new(false),
+            inline_waiters: AtomicUsize::new(0),
             recovery_loose_until: loose_until(&found),
             recovery_start: (found.lsn, found.extra),
             counters: Counters::default(),
@@ -323,6 +337,7 @@ impl Wal {
         s.counters.bytes_appended.add(total);
         s.counters.records.add(records.len() as u64);
         s.note_used(end);
+        s.after_progress();
         Lsn(end)
     }
 
@@ -337,6 +352,31 @@ impl Wal {
             2 => s.wait_written(lsn.0),
             _ => s.wait_durable(lsn.0),
         }
+    }
+
+    /// [`Wal::commit_wait`] without the wait: true if a commit whose record ends at
+    /// `lsn` may be acknowledged now; otherwise asks for the write or flush it needs
+    /// and returns false. A caller that serves many sessions on few threads (the
+    /// server's worker pool) parks the session and polls again, or blocks in
+    /// [`Wal::commit_wait`] only when it has nothing else to run.
+    pub fn commit_ready(&self, lsn: Lsn) -> Result<bool> {
+        let s = &*self.shared;
+        s.check_failed()?;
+        let (frontier, requested) = match s.flush_log_at_commit.load(Ordering::Relaxed) {
+            0 => return Ok(true),
+            2 if !s.is_inline() => (&s.written, &s.write_requested),
+            _ => (&s.durable, &s.flush_requested),
+        };
+        if frontier.load(Ordering::Acquire) >= lsn.0 {
+            return Ok(true);
+        }
+        if s.is_inline() {
+            s.try_advance_inline();
+            return Ok(s.durable.load(Ordering::Acquire) >= lsn.0);
+        }
+        requested.fetch_max(lsn.0, Ordering::SeqCst);
+        s.wake_writer();
+        Ok(false)
     }
 
     /// Waits until the log is durable up to `lsn` (the WAL rule for page writes).
@@ -537,7 +577,7 @@ impl Wal {
             }
         }
         s.failed.store(true, Ordering::Release);
-        s.waiters.notify_all();
+        s.notify_all_waiters();
         s.notify_space();
         s.wake_writer_now();
     }
@@ -704,7 +744,7 @@ impl Shared {
             }
         }
         self.failed.store(true, Ordering::Release);
-        self.waiters.notify_all();
+        self.notify_all_waiters();
         self.notify_space();
         self.wake_writer_now();
     }
@@ -751,6 +791,11 @@ impl Shared {
             }
         }
         self.space_waiters.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    fn notify_all_waiters(&self) {
+        self.written_waiters.notify_all();
+        self.durable_waiters.notify_all();
     }
 
     fn notify_space(&self) {
@@ -815,7 +860,8 @@ impl Shared {
         }
         self.write_requested.fetch_max(lsn, Ordering::SeqCst);
         self.wake_writer();
-        self.waiters.wait(lsn, || self.reached(&self.written, lsn))
+        self.written_waiters
+            .wait(lsn, || self.reached(&self.written, lsn))
     }
 
     fn wait_durable(&self, lsn: u64) -> Result<()> {
@@ -827,7 +873,8 @@ impl Shared {
         }
         self.flush_requested.fetch_max(lsn, Ordering::SeqCst);
         self.wake_writer();
-        self.waiters.wait(lsn, || self.reached(&self.durable, lsn))
+        self.durable_waiters
+            .wait(lsn, || self.reached(&self.durable, lsn))
     }
 
     fn reached(&self, frontier: &AtomicU64, lsn: u64) -> Option<Result<()>> {
@@ -841,41 +888,53 @@ impl Shared {
     }
 
     /// pmem and none: the waiter moves the durable LSN itself (no writer hop).
+    ///
+    /// One thread at a time stamps, for everyone; the others sleep until the frontier
+    /// passes them. They neither queue on the stamp lock nor poll: with more
+    /// committers than cores, a queue on a lock whose holder is preempted is a convoy,
+    /// and a poll every few hundred microseconds by hundreds of threads is a herd that
+    /// left no CPU for the work (`none` fell from 200k to 3k commits/s at 256 clients).
+    /// Whatever blocks a waiter (an earlier appender still copying, an open group, the
+    /// stamper itself) moves the frontier when it finishes: see
+    /// [`Shared::try_advance_inline`].
     fn wait_inline(&self, lsn: u64) -> Result<()> {
-        let mut attempts = 0u32;
-        loop {
-            self.check_failed()?;
-            if self.durable.load(Ordering::Acquire) >= lsn {
-                return Ok(());
+        self.check_failed()?;
+        if self.durable.load(Ordering::Acquire) >= lsn {
+            return Ok(());
+        }
+        self.inline_waiters.fetch_add(1, Ordering::SeqCst);
+        let result = loop {
+            self.try_advance_inline();
+            if let Some(result) =
+                self.durable_waiters
+                    .wait_at_most(lsn, INLINE_RECHECK, || self.reached(&self.durable, lsn))
+            {
+                break result;
             }
-            // One committer stamps at a time, for everyone. The others wait to be
-            // notified rather than queue on the stamp lock: with more committers than
-            // cores, a queue on a lock whose holder is preempted is a convoy (every
-            // pmem commit stood in it at 128 clients).
-            let Some(stamper) = self.stamp_lock.try_lock() else {
-                if let Some(result) = self
-                    .waiters
-                    .wait_at_most(lsn, STAMPER_WAIT, || self.reached(&self.durable, lsn))
-                {
-                    return result;
-                }
-                continue;
+        };
+        self.inline_waiters.fetch_sub(1, Ordering::SeqCst);
+        result
+    }
+
+    /// Inline devices: after an append or a group end, moves `durable` if someone
+    /// waits for it.
+    fn after_progress(&self) {
+        if self.is_inline() && self.inline_waiters.load(Ordering::SeqCst) > 0 {
+            self.try_advance_inline();
+        }
+    }
+
+    /// Moves `durable` as far as it can go now, unless another thread holds the stamp
+    /// lock: that thread then looks again after releasing it (`advance_again`), so
+    /// progress made visible before this call is never left unstamped.
+    fn try_advance_inline(&self) {
+        self.advance_again.store(true, Ordering::SeqCst);
+        while self.advance_again.load(Ordering::SeqCst) {
+            let Some(_stamper) = self.stamp_lock.try_lock() else {
+                return;
             };
+            self.advance_again.store(false, Ordering::SeqCst);
             self.advance_inline_locked();
-            drop(stamper);
-            if self.durable.load(Ordering::Acquire) >= lsn {
-                return Ok(());
-            }
-            // Blocked by an open group (wait for it to close) or by an earlier
-            // appender still copying (brief: yield, then sleep a little).
-            if self.groups.open_below(lsn) {
-                self.groups.wait_closed(Duration::from_millis(1));
-            } else if attempts < 64 {
-                attempts += 1;
-                std::thread::yield_now();
-            } else {
-                std::thread::sleep(BLOCKED_SLEEP);
-            }
         }
     }
 
@@ -910,7 +969,7 @@ impl Shared {
             if self.device == LogDevice::Pmem {
                 self.groups.prune(chunk_end);
             }
-            self.waiters.notify_range(durable, chunk_end);
+            self.durable_waiters.notify_range(durable, chunk_end);
             self.notify_space();
         }
     }
@@ -998,6 +1057,8 @@ fn drained(s: &Shared) -> bool {
 }
 
 fn writer_sleep(s: &Shared, demand_seen: (u64, u64)) {
+    s.written_waiters.wake_handed_off();
+    s.durable_waiters.wake_handed_off();
     let mut guard = s.writer_lock.lock();
     s.writer_sleeping.store(true, Ordering::SeqCst);
     let demand = s.demand();
@@ -1029,11 +1090,12 @@ fn write_step(s: &Shared, w: &mut Writer, shutdown: bool, background: Duration) 
         }
         s.written.store(frontier, Ordering::Release);
         s.groups.prune(frontier);
+        s.written_waiters.notify_range(written, frontier);
         if s.device == LogDevice::Dsync {
             s.durable.store(frontier, Ordering::Release);
             s.counters.flushes.fetch_add(1, Ordering::Relaxed);
+            s.durable_waiters.notify_range(written, frontier);
         }
-        s.waiters.notify_range(written, frontier);
         s.notify_space();
         progressed = true;
     }
@@ -1048,7 +1110,7 @@ fn write_step(s: &Shared, w: &mut Writer, shutdown: bool, background: Duration) 
             w.last_sync = Instant::now();
             s.counters.flushes.fetch_add(1, Ordering::Relaxed);
             s.durable.store(written, Ordering::Release);
-            s.waiters.notify_range(durable, written);
+            s.durable_waiters.notify_range(durable, written);
             progressed = true;
         }
     }

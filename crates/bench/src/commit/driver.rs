@@ -1,10 +1,13 @@
-//! Client threads run in phases: the closed-loop driver shared by `bench commit` and
+//! Clients run in phases: the closed-loop driver shared by `bench commit` and
 //! `bench locks`.
 //!
-//! [`run_clients`] starts one OS thread per client (small stacks, so 512 are cheap).
-//! Every client repeats its transaction until told to stop; the main thread moves all
-//! clients through numbered phases (warm-up, measured windows, settling after a
-//! setting changed) by storing the phase number in one atomic. A transaction is
+//! [`run_clients`] starts one OS thread per client (small stacks, so 512 are cheap);
+//! [`run_pooled`] serves the clients as sessions on a few worker threads, as a
+//! server's worker pool serves connections, parking a committed session until the log
+//! acknowledges it. Every client repeats its transaction until told to stop; the main
+//! thread moves all clients through numbered phases (warm-up, measured windows,
+//! settling after a setting changed) by storing the phase number in one atomic. A
+//! transaction is
 //! credited to the phase in which it *completed*, and only in phases marked as
 //! measured: throughput is then completed transactions in the window divided by the
 //! window's length, as a closed-loop benchmark reports it.
@@ -19,11 +22,13 @@
 //! stuck, removes its `/dev/shm` log directories and exits with status 1, since stuck
 //! threads can be neither joined nor killed.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 use parking_lot::Mutex;
+use tarn_catalog::CommitTicket;
 use tarn_common::limits;
 use tarn_common::settings::Settings;
 
@@ -145,6 +150,14 @@ impl Control {
     }
 }
 
+/// How a client's transaction attempt ended in the pooled driver: finished (rolled
+/// back, or committed and acknowledged), or committed and waiting for the log before
+/// it may be acknowledged.
+pub(crate) enum Attempt {
+    Done(Outcome),
+    Committing(CommitTicket),
+}
+
 /// Runs `clients` client threads through `phases` (true = measured). `make_client(i)`
 /// builds client `i`'s transaction (called on the client's own thread); `schedule`
 /// runs on the calling thread, moving the clients through the phases with
@@ -162,6 +175,44 @@ where
     M: Fn(usize) -> Result<C> + Sync,
     C: FnMut() -> Result<Outcome>,
 {
+    run_threads("bench-client", clients, phases, schedule, |index, control| {
+        client_loop(index, control, &make_client)
+    })
+}
+
+/// Like [`run_clients`], but the clients are sessions served by `workers` threads, as
+/// a server's fixed worker pool serves its connections: worker `w` serves clients
+/// `w, w + workers, ...`. A worker runs each of its ready clients' transactions in
+/// turn; a committed one waits for the log without holding the worker
+/// ([`Attempt::Committing`]), and the worker sleeps only when none of its clients is
+/// ready. A client's latency runs from the moment it was ready (its previous commit
+/// acknowledged) to the acknowledgement, so time queued for the worker counts.
+pub(crate) fn run_pooled<M, C, T>(
+    workers: usize,
+    clients: usize,
+    phases: &[bool],
+    make_client: M,
+    schedule: impl FnOnce(&Control) -> Result<T>,
+) -> Result<(T, Vec<PhaseStats>)>
+where
+    M: Fn(usize) -> Result<C> + Sync,
+    C: FnMut() -> Result<Attempt>,
+{
+    let workers = workers.clamp(1, clients);
+    run_threads("bench-worker", workers, phases, schedule, |worker, control| {
+        worker_loop(worker, workers, clients, control, &make_client)
+    })
+}
+
+/// Starts `threads` threads running `body(index, control)`, runs `schedule`, stops
+/// and joins them, and sums their per-phase stats.
+fn run_threads<T>(
+    name: &str,
+    threads: usize,
+    phases: &[bool],
+    schedule: impl FnOnce(&Control) -> Result<T>,
+    body: impl Fn(usize, &Control) -> Vec<PhaseStats> + Sync,
+) -> Result<(T, Vec<PhaseStats>)> {
     let control = Control {
         phase: AtomicUsize::new(0),
         running: AtomicUsize::new(0),
@@ -170,20 +221,23 @@ where
     };
     let mut totals: Vec<PhaseStats> = phases.iter().map(|_| PhaseStats::new()).collect();
     let scheduled = std::thread::scope(|scope| {
-        let (make_client, control) = (&make_client, &control);
-        let mut handles = Vec::with_capacity(clients);
-        for index in 0..clients {
+        let (body, control) = (&body, &control);
+        let mut handles = Vec::with_capacity(threads);
+        for index in 0..threads {
             control.running.fetch_add(1, Ordering::SeqCst);
             let spawned = std::thread::Builder::new()
-                .name(format!("bench-client-{index}"))
+                .name(format!("{name}-{index}"))
                 .stack_size(CLIENT_STACK_BYTES)
-                .spawn_scoped(scope, move || client_loop(index, control, make_client));
+                .spawn_scoped(scope, move || {
+                    let _running = Running(&control.running);
+                    body(index, control)
+                });
             match spawned {
                 Ok(handle) => handles.push(handle),
                 Err(source) => {
                     control.running.fetch_sub(1, Ordering::SeqCst);
                     control.fail(BenchError::Os {
-                        what: format!("starting client thread {} of {clients}", index + 1),
+                        what: format!("starting {name} thread {} of {threads}", index + 1),
                         source,
                     });
                     break;
@@ -196,7 +250,7 @@ where
             Some(schedule(control))
         };
         control.phase.store(STOP, Ordering::SeqCst);
-        wait_for_clients(control, clients);
+        wait_for_clients(control, threads);
         for handle in handles {
             match handle.join() {
                 Ok(stats) => {
@@ -204,9 +258,7 @@ where
                         total.merge(phase);
                     }
                 }
-                Err(_) => {
-                    control.fail(BenchError::Options("a bench client thread panicked".into()))
-                }
+                Err(_) => control.fail(BenchError::Options(format!("a {name} thread panicked"))),
             }
         }
         scheduled
@@ -228,7 +280,7 @@ fn wait_for_clients(control: &Control, clients: usize) {
         if started.elapsed() > STOP_GRACE {
             let stuck = control.running.load(Ordering::SeqCst);
             eprintln!(
-                "error: {stuck} of {clients} bench clients are still inside a transaction {} s \
+                "error: {stuck} of {clients} bench threads are still inside a transaction {} s \
                  after the run ended: the engine is stuck (see a stack dump of this process, \
                  e.g. `gdb -p {} -batch -ex 'thread apply all bt'`); exiting",
                 STOP_GRACE.as_secs(),
@@ -252,12 +304,43 @@ impl Drop for Running<'_> {
     }
 }
 
+/// Stops the run with a client's error, naming the client.
+fn client_failed(control: &Control, index: usize, error: BenchError) {
+    control.fail(match error {
+        BenchError::Engine(first) => BenchError::Row {
+            row: format!("client {}", index + 1),
+            errors: 1,
+            first,
+        },
+        other => other,
+    });
+}
+
+/// Credits `outcome`, of a transaction started at `started`, to the current phase
+/// if it is measured.
+fn credit(control: &Control, stats: &mut [PhaseStats], outcome: Outcome, started: Instant) {
+    let phase = control.phase.load(Ordering::Relaxed);
+    if phase == STOP || !control.measured[phase] {
+        return;
+    }
+    let phase = &mut stats[phase];
+    match outcome {
+        Outcome::Committed => {
+            phase.committed += 1;
+            let us = (started.elapsed().as_micros() as u64).clamp(1, LATENCY_MAX_US);
+            phase.latency_us.saturating_record(us);
+        }
+        Outcome::Deadlock => phase.deadlocks += 1,
+        Outcome::Timeout => phase.timeouts += 1,
+        Outcome::Duplicate => phase.duplicates += 1,
+    }
+}
+
 fn client_loop<M, C>(index: usize, control: &Control, make_client: &M) -> Vec<PhaseStats>
 where
     M: Fn(usize) -> Result<C>,
     C: FnMut() -> Result<Outcome>,
 {
-    let _running = Running(&control.running);
     let mut stats: Vec<PhaseStats> = control.measured.iter().map(|_| PhaseStats::new()).collect();
     let mut client = match make_client(index) {
         Ok(client) => client,
@@ -271,34 +354,80 @@ where
             return stats;
         }
         let started = Instant::now();
-        let outcome = match client() {
-            Ok(outcome) => outcome,
+        match client() {
+            Ok(outcome) => credit(control, &mut stats, outcome, started),
             Err(error) => {
-                control.fail(match error {
-                    BenchError::Engine(first) => BenchError::Row {
-                        row: format!("client {}", index + 1),
-                        errors: 1,
-                        first,
-                    },
-                    other => other,
-                });
+                client_failed(control, index, error);
                 return stats;
             }
-        };
-        let phase = control.phase.load(Ordering::Relaxed);
-        if phase == STOP || !control.measured[phase] {
-            continue;
         }
-        let phase = &mut stats[phase];
-        match outcome {
-            Outcome::Committed => {
-                phase.committed += 1;
-                let us = (started.elapsed().as_micros() as u64).clamp(1, LATENCY_MAX_US);
-                phase.latency_us.saturating_record(us);
+    }
+}
+
+/// One pooled worker: serves clients `worker, worker + workers, ...` (see
+/// [`run_pooled`]). Its committing clients finish in commit order, which is LSN
+/// order, so only the oldest needs polling.
+fn worker_loop<M, C>(
+    worker: usize,
+    workers: usize,
+    clients: usize,
+    control: &Control,
+    make_client: &M,
+) -> Vec<PhaseStats>
+where
+    M: Fn(usize) -> Result<C>,
+    C: FnMut() -> Result<Attempt>,
+{
+    let mut stats: Vec<PhaseStats> = control.measured.iter().map(|_| PhaseStats::new()).collect();
+    let mut served = Vec::new();
+    for index in (worker..clients).step_by(workers) {
+        match make_client(index) {
+            Ok(client) => served.push((index, client)),
+            Err(error) => {
+                control.fail(error);
+                return stats;
             }
-            Outcome::Deadlock => phase.deadlocks += 1,
-            Outcome::Timeout => phase.timeouts += 1,
-            Outcome::Duplicate => phase.duplicates += 1,
+        }
+    }
+    let now = Instant::now();
+    // Positions in `served` with the instant each became ready.
+    let mut ready: VecDeque<(usize, Instant)> = (0..served.len()).map(|i| (i, now)).collect();
+    let mut committing: VecDeque<(usize, Instant, CommitTicket)> = VecDeque::new();
+    loop {
+        if control.phase.load(Ordering::Relaxed) == STOP {
+            return stats;
+        }
+        if let Some((slot, started)) = ready.pop_front() {
+            let (index, client) = &mut served[slot];
+            match client() {
+                Ok(Attempt::Done(outcome)) => {
+                    credit(control, &mut stats, outcome, started);
+                    ready.push_back((slot, Instant::now()));
+                }
+                Ok(Attempt::Committing(ticket)) => committing.push_back((slot, started, ticket)),
+                Err(error) => {
+                    client_failed(control, *index, error);
+                    return stats;
+                }
+            }
+        } else if let Some((slot, _, ticket)) = committing.front()
+            && let Err(error) = ticket.wait()
+        {
+            client_failed(control, served[*slot].0, error.into());
+            return stats;
+        }
+        while let Some((slot, started, ticket)) = committing.front() {
+            match ticket.ready() {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(error) => {
+                    client_failed(control, served[*slot].0, error.into());
+                    return stats;
+                }
+            }
+            credit(control, &mut stats, Outcome::Committed, *started);
+            ready.push_back((*slot, Instant::now()));
+            committing.pop_front();
         }
     }
 }
@@ -439,6 +568,38 @@ mod tests {
         assert!(phases[1].committed > 0);
         assert!(calls.load(Ordering::Relaxed) >= phases[1].committed);
         assert!(phases[1].latency_quantile_us(0.5).unwrap() >= 200.0);
+    }
+
+    #[test]
+    fn pooled_workers_serve_every_client_and_credit_measured_phases() {
+        let served: Vec<AtomicU64> = (0..7).map(|_| AtomicU64::new(0)).collect();
+        let (_, phases) = run_pooled(
+            2,
+            7,
+            &[false, true],
+            |index| {
+                let served = &served[index];
+                Ok(move || {
+                    served.fetch_add(1, Ordering::Relaxed);
+                    std::thread::sleep(Duration::from_micros(100));
+                    Ok(Attempt::Done(Outcome::Committed))
+                })
+            },
+            |control| {
+                control.sleep(0.02);
+                control.enter(1);
+                control.sleep(0.1);
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert_eq!(phases[0].committed, 0);
+        assert!(phases[1].committed > 0);
+        for (index, count) in served.iter().enumerate() {
+            assert!(count.load(Ordering::Relaxed) > 0, "client {index} never ran");
+        }
+        // Two workers share 7 clients: a client waits for the others on its worker.
+        assert!(phases[1].latency_quantile_us(0.5).unwrap() >= 300.0);
     }
 
     #[test]
