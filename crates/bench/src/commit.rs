@@ -173,7 +173,7 @@ impl CommitBenchOptions {
                 CLIENTS_DEFAULT.to_vec()
             },
             client_models: ClientModel::ALL.to_vec(),
-            workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            workers: crate::scan::cores(),
             rows: ROWS_DEFAULT,
             fio: true,
             seed: SEED_DEFAULT,
@@ -428,11 +428,17 @@ pub fn run(options: &CommitBenchOptions, output: &Output) -> Result<CommitReport
         let reuse = device != LogDevice::Pmem && !workdir.is_temporary();
         let storage = open_loaded(&settings, &data, options.rows, reuse, output, &mut loaded)?;
         let table = storage.table(DATABASE, TABLE)?;
-        for (&model, &n) in models.iter().flat_map(|m| clients.iter().map(move |n| (m, n))) {
+        for (&model, &n) in models
+            .iter()
+            .flat_map(|m| clients.iter().map(move |n| (m, n)))
+        {
             cell += 1;
-            let label = format!("{device} {n} clients ({})", model_label(model, options.workers));
-            let measured =
-                measure_cell(&storage, &table, options, model, n, cell, warmup, &label)?;
+            let workers = (model == ClientModel::Pool).then(|| options.workers.min(n));
+            let label = format!(
+                "{device} {n} clients ({})",
+                model_label(model, workers.unwrap_or(0))
+            );
+            let measured = measure_cell(&storage, &table, options, model, n, cell, warmup, &label)?;
             rows_verified += measured.verified;
             let first_rate = rows
                 .iter()
@@ -442,7 +448,6 @@ pub fn run(options: &CommitBenchOptions, output: &Output) -> Result<CommitReport
                         && r.clients == clients[0]
                 })
                 .map(|r| r.commits_per_sec);
-            let workers = (model == ClientModel::Pool).then(|| options.workers.min(n));
             let row = measured.row(device, model, workers, n, first_rate);
             output.progress(&format!(
                 "[{cell}/{cells}] {label}: {} commits/s, {} flushes/s, {} commits/flush, \
@@ -867,10 +872,7 @@ pub fn summarize(
     fio_per_sec: Option<f64>,
     rows_verified: u64,
 ) -> CommitSummary {
-    let in_model = |model: ClientModel| {
-        rows.iter()
-            .filter(move |r| r.client_model == model.name())
-    };
+    let in_model = |model: ClientModel| rows.iter().filter(move |r| r.client_model == model.name());
     let find = |device: LogDevice, clients: usize| {
         in_model(ClientModel::Pool).find(|r| r.device == device.name() && r.clients == clients)
     };
@@ -971,7 +973,7 @@ pub fn print(report: &CommitReport, output: &Output) -> Result<()> {
          waiting for the log without holding its worker (as tarn serve runs \
          connections); `a thread each`: one OS thread per client sleeping in its commit \
          (as MySQL runs connections); {} cores",
-        std::thread::available_parallelism().map_or(1, |n| n.get())
+        crate::scan::cores()
     ));
     let mut table = TextTable::new(
         "commits per second by log device and clients",

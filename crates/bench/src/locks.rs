@@ -72,6 +72,7 @@ use serde::Serialize;
 use tarn_catalog::{IndexDef, RowLock, Storage, Table, TableDef, Transaction, WaitPolicy};
 use tarn_common::rng::{Rng, Zipf};
 use tarn_common::settings::{LockScheduling, LogDevice, Settings};
+use tarn_io::os::process_cpu_time;
 use tarn_row::{Column, ColumnType, Value};
 
 use crate::commit::driver::{
@@ -81,6 +82,7 @@ use crate::report::{
     BenchDocument, Output, Table as TextTable, data_dir_fate, format_count, format_number,
     format_ratio, ratio,
 };
+use crate::scan::cores;
 use crate::workdir::WorkDir;
 use crate::{BenchError, Result};
 
@@ -722,6 +724,8 @@ struct LockDelta {
     grants_fifo: u64,
     grants_cats: u64,
     grants_starvation: u64,
+    /// CPU time of the whole process (clients and engine threads) in the window.
+    cpu_ns: u64,
 }
 
 impl LockDelta {
@@ -734,6 +738,7 @@ impl LockDelta {
         self.grants_fifo += other.grants_fifo;
         self.grants_cats += other.grants_cats;
         self.grants_starvation += other.grants_starvation;
+        self.cpu_ns += other.cpu_ns;
     }
 }
 
@@ -766,6 +771,9 @@ pub struct LocksRow {
     pub grants_starvation: u64,
     /// cats ops/s / fifo ops/s at this device and clients (on both rows).
     pub cats_vs_fifo: Option<f64>,
+    /// The process's CPU time over the window / (window x cores), in percent: how busy
+    /// the machine's cores were.
+    pub cpu_busy_pct: f64,
     /// Which policy ran first (A of A B B A) at this point.
     pub first: String,
 }
@@ -777,6 +785,12 @@ pub struct LocksSummary {
     /// the largest fifo lock wait time on pmem (`pmem_peak_clients`).
     pub cats_vs_fifo_pmem_peak: Option<f64>,
     pub pmem_peak_clients: Option<usize>,
+    /// How busy the cores were under fifo at that point (`cpu_busy_pct`), and the most
+    /// any policy could gain there by using the idle rest: 100 / that. When the cores
+    /// are saturated under fifo, granting locks in another order can only move work,
+    /// not add it.
+    pub pmem_peak_fifo_cpu_busy_pct: Option<f64>,
+    pub pmem_peak_cpu_ceiling: Option<f64>,
     /// The same on fsync.
     pub cats_vs_fifo_fsync_peak: Option<f64>,
     pub fsync_peak_clients: Option<usize>,
@@ -1076,6 +1090,7 @@ fn measure_point(
             grants_fifo: s.grants_fifo,
             grants_cats: s.grants_cats,
             grants_starvation: s.grants_starvation,
+            cpu_ns: 0,
         }
     };
     let make_client = |client: usize| -> Result<_> {
@@ -1101,10 +1116,13 @@ fn measure_point(
             locks.reset_stats();
             control.enter(phase);
             let started = Instant::now();
+            let cpu = process_cpu_time();
             control.sleep(length);
             control.enter(phase + 1);
             seconds[policy] += started.elapsed().as_secs_f64();
-            deltas[policy].add(&read_locks());
+            let mut delta = read_locks();
+            delta.cpu_ns = (process_cpu_time() - cpu).as_nanos() as u64;
+            deltas[policy].add(&delta);
         };
         locks.set_scheduling(first);
         control.sleep(warmup);
@@ -1158,6 +1176,11 @@ fn build_row(
         grants_cats: locks.grants_cats,
         grants_starvation: locks.grants_starvation,
         cats_vs_fifo: None,
+        cpu_busy_pct: ratio(
+            Some(locks.cpu_ns as f64 / 1e9),
+            Some(seconds * cores() as f64),
+        )
+        .map_or(0.0, |r| r * 100.0),
         first: first.to_string(),
     }
 }
@@ -1169,12 +1192,15 @@ pub fn summarize(rows: &[LocksRow], rows_verified: u64) -> LocksSummary {
             .filter(move |r| r.device == device && r.scheduling == "fifo")
     }
     let fifo = |device: &'static str| fifo_rows(rows, device);
+    let peak_row =
+        |device: &'static str| fifo(device).max_by(|a, b| a.lock_wait_s.total_cmp(&b.lock_wait_s));
     let peak = |device: &'static str| -> (Option<f64>, Option<usize>) {
-        let row = fifo(device).max_by(|a, b| a.lock_wait_s.total_cmp(&b.lock_wait_s));
+        let row = peak_row(device);
         (row.and_then(|r| r.cats_vs_fifo), row.map(|r| r.clients))
     };
     let (pmem_peak, pmem_clients) = peak("pmem");
     let (fsync_peak, fsync_clients) = peak("fsync");
+    let pmem_peak_busy = peak_row("pmem").map(|r| r.cpu_busy_pct);
     let low = rows.iter().map(|r| r.clients).min();
     let cats_vs_fifo_min_low_contention = low.and_then(|low| {
         rows.iter()
@@ -1213,6 +1239,8 @@ pub fn summarize(rows: &[LocksRow], rows_verified: u64) -> LocksSummary {
     LocksSummary {
         cats_vs_fifo_pmem_peak: pmem_peak,
         pmem_peak_clients: pmem_clients,
+        pmem_peak_fifo_cpu_busy_pct: pmem_peak_busy,
+        pmem_peak_cpu_ceiling: ratio(Some(100.0), pmem_peak_busy),
         cats_vs_fifo_fsync_peak: fsync_peak,
         fsync_peak_clients: fsync_clients,
         cats_vs_fifo_min_low_contention,
@@ -1278,8 +1306,8 @@ pub fn print(report: &LocksReport, output: &Output) -> Result<()> {
     ));
     output.note(
         "- latency: one operation (one transaction), begin to commit acknowledged; lock wait \
-         s: seconds waited for locks summed over transactions; cats/fifo: ops/s ratio at the \
-         same device and clients",
+         s: seconds waited for locks summed over transactions; cpu %: the process's CPU \
+         time / (window x cores); cats/fifo: ops/s ratio at the same device and clients",
     );
     let mut table = TextTable::new(
         "LinkBench-like mix by log device, clients and lock scheduling",
@@ -1294,6 +1322,7 @@ pub fn print(report: &LocksReport, output: &Output) -> Result<()> {
             "lock wait s",
             "deadlocks",
             "timeouts",
+            "cpu %",
             "cats/fifo",
         ],
     );
@@ -1309,6 +1338,7 @@ pub fn print(report: &LocksReport, output: &Output) -> Result<()> {
             format_number(Some(row.lock_wait_s), 2),
             row.deadlocks.to_string(),
             row.timeouts.to_string(),
+            format_number(Some(row.cpu_busy_pct), 0),
             if row.scheduling == "cats" {
                 format_ratio(row.cats_vs_fifo)
             } else {
@@ -1319,12 +1349,15 @@ pub fn print(report: &LocksReport, output: &Output) -> Result<()> {
     output.table(&table);
     let summary = &report.summary;
     output.note(&format!(
-        "\ncats/fifo on pmem at the most contended point ({} clients): {}; on fsync ({} \
-         clients): {}; lowest cats/fifo at {} clients: {} ({})",
+        "\ncats/fifo on pmem at the most contended point ({} clients): {} (cores {}% busy \
+         under fifo there: no policy can gain more than {}); on fsync ({} clients): {}; \
+         lowest cats/fifo at {} clients: {} ({})",
         summary
             .pmem_peak_clients
             .map_or("-".to_string(), |c| c.to_string()),
         format_ratio(summary.cats_vs_fifo_pmem_peak),
+        format_number(summary.pmem_peak_fifo_cpu_busy_pct, 0),
+        format_ratio(summary.pmem_peak_cpu_ceiling),
         summary
             .fsync_peak_clients
             .map_or("-".to_string(), |c| c.to_string()),
@@ -1387,6 +1420,7 @@ mod tests {
             grants_cats: 0,
             grants_starvation: 0,
             cats_vs_fifo: Some(r),
+            cpu_busy_pct: clients as f64 / 10.0,
             first: "fifo".into(),
         }
     }
@@ -1405,12 +1439,16 @@ mod tests {
         let summary = summarize(&rows, 0);
         assert_eq!(summary.pmem_peak_clients, Some(128));
         assert_eq!(summary.cats_vs_fifo_pmem_peak, Some(1.5));
+        // The fifo row at 128 clients was 12.8% busy: 100 / 12.8 is the ceiling.
+        assert_eq!(summary.pmem_peak_fifo_cpu_busy_pct, Some(12.8));
+        assert_eq!(summary.pmem_peak_cpu_ceiling, Some(100.0 / 12.8));
         assert_eq!(summary.fsync_peak_clients, Some(128));
         assert_eq!(summary.low_contention_clients, Some(32));
         assert_eq!(summary.cats_vs_fifo_min_low_contention, Some(0.95));
         assert_eq!(summary.cats_vs_fifo_max["pmem"], 1.5);
         let empty = summarize(&[], 0);
         assert_eq!(empty.cats_vs_fifo_pmem_peak, None);
+        assert_eq!(empty.pmem_peak_cpu_ceiling, None);
         assert_eq!(empty.cats_vs_fifo_min_low_contention, None);
     }
 }

@@ -148,6 +148,12 @@ struct SysState {
     next_id: TrxId,
     /// Active ids with the LSN before their first log record.
     active: BTreeMap<TrxId, Lsn>,
+    /// The ids of `active`, sorted, as the views opened since it last changed share
+    /// them (`None` after a change: rebuilt by the next view). Opening a view then
+    /// costs a reference count under the mutex, not a copy of the active set: with
+    /// hundreds of clients that copy, made by every reader under this one mutex, was
+    /// where they queued.
+    active_ids: Option<Arc<[TrxId]>>,
     commit_seq: u64,
 }
 
@@ -186,6 +192,7 @@ impl TrxSys {
             state: Mutex::new(SysState {
                 next_id: first_id.max(1),
                 active: BTreeMap::new(),
+                active_ids: None,
                 commit_seq: 1,
             }),
             views: Arc::new(ViewRegistry::default()),
@@ -230,6 +237,7 @@ impl TrxSys {
         let id = state.next_id;
         state.next_id += 1;
         state.active.insert(id, log_position);
+        state.active_ids = None;
         trx.id = id;
         // A view opened before the first change must see the transaction's changes.
         if let Some(view) = trx.view.as_mut() {
@@ -259,20 +267,15 @@ impl TrxSys {
 
     /// A view as of now for transaction `creator` (0: none).
     pub fn open_view(&self, creator: TrxId) -> ReadView {
-        let state = self.state.lock();
-        let active: Vec<TrxId> = state
-            .active
-            .keys()
-            .copied()
-            .filter(|&id| id != creator)
-            .collect();
-        ReadView::new(
-            creator,
-            state.next_id,
-            active,
-            state.commit_seq,
-            self.views.clone(),
-        )
+        let mut guard = self.state.lock();
+        let state = &mut *guard;
+        let active = state
+            .active_ids
+            .get_or_insert_with(|| state.active.keys().copied().collect())
+            .clone();
+        let (next_id, commit_seq) = (state.next_id, state.commit_seq);
+        drop(guard);
+        ReadView::new(creator, next_id, active, commit_seq, self.views.clone())
     }
 
     /// Records a change of `trx`; returns the roll pointer the new row version carries
@@ -365,6 +368,7 @@ impl TrxSys {
             });
         }
         state.active.remove(&id);
+        state.active_ids = None;
     }
 
     /// Queues for purge the changes of a transaction that committed before a crash

@@ -31,8 +31,9 @@ pub struct ReadView {
     creator: TrxId,
     low_limit_id: TrxId,
     up_limit_id: TrxId,
-    /// Ids active at creation, other than the creator, sorted.
-    active: Vec<TrxId>,
+    /// Ids active at creation, sorted (the creator's too: `sees` answers for it
+    /// first). Shared by the views opened between two changes of the active set.
+    active: Arc<[TrxId]>,
     seq: u64,
     registry: Arc<ViewRegistry>,
 }
@@ -41,7 +42,7 @@ impl ReadView {
     pub(crate) fn new(
         creator: TrxId,
         low_limit_id: TrxId,
-        active: Vec<TrxId>,
+        active: Arc<[TrxId]>,
         seq: u64,
         registry: Arc<ViewRegistry>,
     ) -> ReadView {
@@ -147,7 +148,7 @@ mod tests {
     fn a_view_sees_committed_and_own_changes_only() {
         let registry = Arc::new(ViewRegistry::default());
         // Active at creation: 5 (the creator), 7 and 9; next id 12.
-        let view = ReadView::new(5, 12, vec![7, 9], 3, registry.clone());
+        let view = ReadView::new(5, 12, vec![5, 7, 9].into(), 3, registry.clone());
         for (id, seen) in [
             (1, true),
             (5, true),
@@ -162,7 +163,7 @@ mod tests {
             assert_eq!(view.sees(id), seen, "trx {id}");
         }
         assert_eq!(registry.oldest_seq(), Some(3));
-        let later = ReadView::new(0, 13, vec![], 8, registry.clone());
+        let later = ReadView::new(0, 13, Vec::new().into(), 8, registry.clone());
         // Rows written outside any transaction (bulk loads) carry id 0: always seen.
         assert!(later.sees(12) && later.sees(0) && !later.sees(13));
         // A copy keeps its place after the original is dropped.

@@ -26,16 +26,22 @@
 //!    held, and publishes it in the link buffer (`LogBuffer::publish`).
 //! 2. [`Wal::commit_wait`] raises the flush request and wakes the log writer if it
 //!    sleeps, then sleeps on the waiter shard of its LSN (`wait::Waiters`).
+//!    [`Wal::commit_ready`] is the same without the sleep: a thread serving many
+//!    sessions (the server's worker pool) parks the session instead of itself and
+//!    blocks only when no session is ready.
 //! 3. The log writer thread (`writer_main` → `write_step`) advances the copied frontier
 //!    along the links (`LogBuffer::advance_copied`), lowers it so it cuts no open or
 //!    recent multi-record group (`groups::Groups::limit`), writes the prefix to the files
 //!    in chunks (`write_chunk`: stamps the chunk's first record with the chunk end,
 //!    then `pwrite`), `fdatasync`s once for every waiter at once, publishes the new
-//!    durable LSN and notifies only the shards of the LSNs it passed.
+//!    durable LSN and wakes two of the committers it released; each woken committer
+//!    wakes two more (`wait::ParkWaiters`), so the writer returns to syncing at once.
 //!
 //! On `pmem` and `none` there is no writer hop: the committer moves the durable LSN
-//! itself (`Shared::advance_inline`); on pmem that is a 12-byte chunk stamp plus a
-//! cache-line write-back, no system call.
+//! itself (`Shared::try_advance_inline`); on pmem that is a 12-byte chunk stamp plus a
+//! cache-line write-back, no system call. A committer that finds another stamping, or
+//! an earlier append still copying, or a group still open, sleeps; whichever thread
+//! finishes the blocking step moves the frontier for it (no polling).
 //!
 //! | device | written by | durable when | `durable_lsn` |
 //! |---|---|---|---|

@@ -22,7 +22,7 @@ use crate::format::{
 };
 use crate::groups::Groups;
 use crate::reader::LogReader;
-use crate::wait::Waiters;
+use crate::wait::{CondvarWaiters, ParkWaiters, Waiters};
 
 /// A durability step (chunk) covers about this much log; the reader holds one chunk.
 const CHUNK_BYTES: u64 = 4 << 20;
@@ -239,8 +239,12 @@ impl Wal {
             device,
             buffer,
             groups: Groups::default(),
-            written_waiters: Waiters::default(),
-            durable_waiters: Waiters::default(),
+            written_waiters: Waiters::Park(ParkWaiters::new()),
+            durable_waiters: if matches!(device, LogDevice::Pmem | LogDevice::None) {
+                Waiters::Condvar(CondvarWaiters::new())
+            } else {
+                Waiters::Park(ParkWaiters::new())
+            },
             generation,
             capacity_bytes,
             checkpoint_trigger_bytes: capacity_bytes * limits::LOG_CHECKPOINT_TRIGGER_PCT / 100,
@@ -905,9 +909,9 @@ impl Shared {
         self.inline_waiters.fetch_add(1, Ordering::SeqCst);
         let result = loop {
             self.try_advance_inline();
-            if let Some(result) =
-                self.durable_waiters
-                    .wait_at_most(lsn, INLINE_RECHECK, || self.reached(&self.durable, lsn))
+            if let Some(result) = self
+                .durable_waiters
+                .wait_at_most(lsn, INLINE_RECHECK, || self.reached(&self.durable, lsn))
             {
                 break result;
             }

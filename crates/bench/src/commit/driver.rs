@@ -175,9 +175,13 @@ where
     M: Fn(usize) -> Result<C> + Sync,
     C: FnMut() -> Result<Outcome>,
 {
-    run_threads("bench-client", clients, phases, schedule, |index, control| {
-        client_loop(index, control, &make_client)
-    })
+    run_threads(
+        "bench-client",
+        clients,
+        phases,
+        schedule,
+        |index, control| client_loop(index, control, &make_client),
+    )
 }
 
 /// Like [`run_clients`], but the clients are sessions served by `workers` threads, as
@@ -199,9 +203,13 @@ where
     C: FnMut() -> Result<Attempt>,
 {
     let workers = workers.clamp(1, clients);
-    run_threads("bench-worker", workers, phases, schedule, |worker, control| {
-        worker_loop(worker, workers, clients, control, &make_client)
-    })
+    run_threads(
+        "bench-worker",
+        workers,
+        phases,
+        schedule,
+        |worker, control| worker_loop(worker, workers, clients, control, &make_client),
+    )
 }
 
 /// Starts `threads` threads running `body(index, control)`, runs `schedule`, stops
@@ -596,7 +604,10 @@ mod tests {
         assert_eq!(phases[0].committed, 0);
         assert!(phases[1].committed > 0);
         for (index, count) in served.iter().enumerate() {
-            assert!(count.load(Ordering::Relaxed) > 0, "client {index} never ran");
+            assert!(
+                count.load(Ordering::Relaxed) > 0,
+                "client {index} never ran"
+            );
         }
         // Two workers share 7 clients: a client waits for the others on its worker.
         assert!(phases[1].latency_quantile_us(0.5).unwrap() >= 300.0);
