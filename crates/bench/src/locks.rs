@@ -726,6 +726,9 @@ struct LockDelta {
     grants_starvation: u64,
     /// CPU time of the whole process (clients and engine threads) in the window.
     cpu_ns: u64,
+    /// Committed transactions whose old versions purge had not removed yet, at the end
+    /// of the window (the largest over windows).
+    purge_backlog_trx: usize,
 }
 
 impl LockDelta {
@@ -739,6 +742,7 @@ impl LockDelta {
         self.grants_cats += other.grants_cats;
         self.grants_starvation += other.grants_starvation;
         self.cpu_ns += other.cpu_ns;
+        self.purge_backlog_trx = self.purge_backlog_trx.max(other.purge_backlog_trx);
     }
 }
 
@@ -774,6 +778,8 @@ pub struct LocksRow {
     /// The process's CPU time over the window / (window x cores), in percent: how busy
     /// the machine's cores were.
     pub cpu_busy_pct: f64,
+    /// Committed transactions purge had not finished with at the end of a window.
+    pub purge_backlog_trx: usize,
     /// Which policy ran first (A of A B B A) at this point.
     pub first: String,
 }
@@ -785,12 +791,6 @@ pub struct LocksSummary {
     /// the largest fifo lock wait time on pmem (`pmem_peak_clients`).
     pub cats_vs_fifo_pmem_peak: Option<f64>,
     pub pmem_peak_clients: Option<usize>,
-    /// How busy the cores were under fifo at that point (`cpu_busy_pct`), and the most
-    /// any policy could gain there by using the idle rest: 100 / that. When the cores
-    /// are saturated under fifo, granting locks in another order can only move work,
-    /// not add it.
-    pub pmem_peak_fifo_cpu_busy_pct: Option<f64>,
-    pub pmem_peak_cpu_ceiling: Option<f64>,
     /// The same on fsync.
     pub cats_vs_fifo_fsync_peak: Option<f64>,
     pub fsync_peak_clients: Option<usize>,
@@ -1091,6 +1091,7 @@ fn measure_point(
             grants_cats: s.grants_cats,
             grants_starvation: s.grants_starvation,
             cpu_ns: 0,
+            purge_backlog_trx: 0,
         }
     };
     let make_client = |client: usize| -> Result<_> {
@@ -1122,6 +1123,7 @@ fn measure_point(
             seconds[policy] += started.elapsed().as_secs_f64();
             let mut delta = read_locks();
             delta.cpu_ns = (process_cpu_time() - cpu).as_nanos() as u64;
+            delta.purge_backlog_trx = graph.storage.txn_context().sys.stats().purge_backlog_trx;
             deltas[policy].add(&delta);
         };
         locks.set_scheduling(first);
@@ -1181,6 +1183,7 @@ fn build_row(
             Some(seconds * cores() as f64),
         )
         .map_or(0.0, |r| r * 100.0),
+        purge_backlog_trx: locks.purge_backlog_trx,
         first: first.to_string(),
     }
 }
@@ -1192,15 +1195,13 @@ pub fn summarize(rows: &[LocksRow], rows_verified: u64) -> LocksSummary {
             .filter(move |r| r.device == device && r.scheduling == "fifo")
     }
     let fifo = |device: &'static str| fifo_rows(rows, device);
-    let peak_row =
-        |device: &'static str| fifo(device).max_by(|a, b| a.lock_wait_s.total_cmp(&b.lock_wait_s));
     let peak = |device: &'static str| -> (Option<f64>, Option<usize>) {
-        let row = peak_row(device);
+        let row = fifo(device).max_by(|a, b| a.lock_wait_s.total_cmp(&b.lock_wait_s));
         (row.and_then(|r| r.cats_vs_fifo), row.map(|r| r.clients))
     };
     let (pmem_peak, pmem_clients) = peak("pmem");
     let (fsync_peak, fsync_clients) = peak("fsync");
-    let pmem_peak_busy = peak_row("pmem").map(|r| r.cpu_busy_pct);
+
     let low = rows.iter().map(|r| r.clients).min();
     let cats_vs_fifo_min_low_contention = low.and_then(|low| {
         rows.iter()
@@ -1239,8 +1240,6 @@ pub fn summarize(rows: &[LocksRow], rows_verified: u64) -> LocksSummary {
     LocksSummary {
         cats_vs_fifo_pmem_peak: pmem_peak,
         pmem_peak_clients: pmem_clients,
-        pmem_peak_fifo_cpu_busy_pct: pmem_peak_busy,
-        pmem_peak_cpu_ceiling: ratio(Some(100.0), pmem_peak_busy),
         cats_vs_fifo_fsync_peak: fsync_peak,
         fsync_peak_clients: fsync_clients,
         cats_vs_fifo_min_low_contention,
@@ -1323,6 +1322,7 @@ pub fn print(report: &LocksReport, output: &Output) -> Result<()> {
             "deadlocks",
             "timeouts",
             "cpu %",
+            "purge backlog",
             "cats/fifo",
         ],
     );
@@ -1339,6 +1339,7 @@ pub fn print(report: &LocksReport, output: &Output) -> Result<()> {
             row.deadlocks.to_string(),
             row.timeouts.to_string(),
             format_number(Some(row.cpu_busy_pct), 0),
+            format_count(Some(row.purge_backlog_trx as f64)),
             if row.scheduling == "cats" {
                 format_ratio(row.cats_vs_fifo)
             } else {
@@ -1349,15 +1350,12 @@ pub fn print(report: &LocksReport, output: &Output) -> Result<()> {
     output.table(&table);
     let summary = &report.summary;
     output.note(&format!(
-        "\ncats/fifo on pmem at the most contended point ({} clients): {} (cores {}% busy \
-         under fifo there: no policy can gain more than {}); on fsync ({} clients): {}; \
-         lowest cats/fifo at {} clients: {} ({})",
+        "\ncats/fifo on pmem at the most contended point ({} clients): {}; on fsync ({} \
+         clients): {}; lowest cats/fifo at {} clients: {} ({})",
         summary
             .pmem_peak_clients
             .map_or("-".to_string(), |c| c.to_string()),
         format_ratio(summary.cats_vs_fifo_pmem_peak),
-        format_number(summary.pmem_peak_fifo_cpu_busy_pct, 0),
-        format_ratio(summary.pmem_peak_cpu_ceiling),
         summary
             .fsync_peak_clients
             .map_or("-".to_string(), |c| c.to_string()),
@@ -1420,7 +1418,8 @@ mod tests {
             grants_cats: 0,
             grants_starvation: 0,
             cats_vs_fifo: Some(r),
-            cpu_busy_pct: clients as f64 / 10.0,
+            cpu_busy_pct: 50.0,
+            purge_backlog_trx: 0,
             first: "fifo".into(),
         }
     }
@@ -1439,16 +1438,12 @@ mod tests {
         let summary = summarize(&rows, 0);
         assert_eq!(summary.pmem_peak_clients, Some(128));
         assert_eq!(summary.cats_vs_fifo_pmem_peak, Some(1.5));
-        // The fifo row at 128 clients was 12.8% busy: 100 / 12.8 is the ceiling.
-        assert_eq!(summary.pmem_peak_fifo_cpu_busy_pct, Some(12.8));
-        assert_eq!(summary.pmem_peak_cpu_ceiling, Some(100.0 / 12.8));
         assert_eq!(summary.fsync_peak_clients, Some(128));
         assert_eq!(summary.low_contention_clients, Some(32));
         assert_eq!(summary.cats_vs_fifo_min_low_contention, Some(0.95));
         assert_eq!(summary.cats_vs_fifo_max["pmem"], 1.5);
         let empty = summarize(&[], 0);
         assert_eq!(empty.cats_vs_fifo_pmem_peak, None);
-        assert_eq!(empty.pmem_peak_cpu_ceiling, None);
         assert_eq!(empty.cats_vs_fifo_min_low_contention, None);
     }
 }

@@ -31,6 +31,7 @@ use tarn_btree::{PageChange, Redo};
 use tarn_buffer::{BufferPool, LogFlush};
 use tarn_common::{Error, Lsn, PageId, Result};
 use tarn_txn::UndoRecord;
+use tarn_txn::lock::LockTrx;
 use tarn_wal::Wal;
 
 use crate::catalog::CatalogData;
@@ -386,74 +387,113 @@ pub(crate) fn checkpoint_loop(ctx: &TxnContext, pool: &BufferPool, stop: &Atomic
 
 /// Purge: removes what committed transactions left behind once no view needs it.
 pub(crate) fn purge_loop(ctx: &TxnContext, state: &Mutex<State>, stop: &AtomicBool) {
-    let purger = ctx.locks.register(u64::MAX >> 16);
+    let purger = ctx.locks.register(PURGER_TRX_ID);
     while !stop.load(Ordering::Acquire) {
-        let items = ctx.sys.purge_ready(64);
-        if items.is_empty() {
-            std::thread::sleep(Duration::from_millis(5));
-            continue;
-        }
-        let firsts: Vec<Lsn> = items
-            .iter()
-            .filter(|item| !item.rolled_back)
-            .map(|item| item.first_lsn)
-            .collect();
-        let mut done = Vec::with_capacity(items.len());
-        let mut progress = false;
-        for item in items {
-            if item.rolled_back {
-                done.push(item);
-                progress = true;
-                continue;
+        match purge_round(ctx, state, &purger, PURGE_ROUND_ITEMS) {
+            Ok(Round::Progress) => {}
+            Ok(Round::Empty | Round::Stuck) => std::thread::sleep(Duration::from_millis(5)),
+            Err(error) => {
+                tracing::error!("purge stops: {error}");
+                return;
             }
-            let mut purged = Vec::new();
-            let mut busy = Vec::new();
-            for (ptr, record) in item.records {
-                let table = state.lock().table_by_file_id(record.table_id);
-                let Some(table) = table else {
-                    purged.push((ptr, record));
-                    continue;
-                };
-                match table.purge_change(ctx, &purger, ptr, &record) {
-                    Ok(true) => purged.push((ptr, record)),
-                    Ok(false) => busy.push((ptr, record)),
-                    Err(error) => {
-                        tracing::error!(
-                            "purge of a change in table '{}' failed: {error}",
-                            table.def().name
-                        );
-                        purged.push((ptr, record));
-                    }
-                }
-            }
-            progress |= !purged.is_empty();
-            done.push(tarn_txn::PurgeItem {
-                seq: item.seq,
-                first_lsn: item.first_lsn,
-                records: purged,
-                rolled_back: false,
-            });
-            if !busy.is_empty() {
-                // A row was locked: its changes come back in a later round.
-                ctx.sys.requeue(tarn_txn::PurgeItem {
-                    seq: item.seq,
-                    first_lsn: item.first_lsn,
-                    records: busy,
-                    rolled_back: false,
-                });
-            }
-        }
-        // The round's page changes and PURGED records must be durable before the
-        // checkpoint may pass these transactions' undo (which recovery would need to
-        // purge them again).
-        if let Err(error) = ctx.wal.flush_to(ctx.wal.current_lsn()) {
-            tracing::error!("purge stops: {error}");
-            return;
-        }
-        ctx.sys.purged(&done);
-        ctx.sys.purge_round_done(&firsts);
-        if !progress {
-            std::thread::sleep(Duration::from_millis(5));
         }
     }
+}
+
+/// The lock-manager id of the purge thread; committers that help purge take the ids
+/// above it (see [`Storage::commit`](crate::Storage::commit)). Far above any real
+/// transaction id.
+pub(crate) const PURGER_TRX_ID: u64 = u64::MAX >> 16;
+
+/// Items the purge thread takes per round.
+const PURGE_ROUND_ITEMS: usize = 64;
+
+/// What a purge round did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Round {
+    /// Nothing was ready (queue empty, or held back by an open view).
+    Empty,
+    /// Every change it took was locked by a transaction: requeued.
+    Stuck,
+    Progress,
+}
+
+/// One round of purge by `purger` (a lock-manager handle of its own): takes up to
+/// `max_items` committed transactions no view needs, removes what their changes left
+/// behind (a change whose row is locked goes back to the queue), makes the round's
+/// records durable and drops the undo. Several rounds may run at once, by the purge
+/// thread and by committers helping it: each takes its own items, and the row lock
+/// (`Table::purge_change`) keeps two purgers off one row. Fails only if the log does.
+pub(crate) fn purge_round(
+    ctx: &TxnContext,
+    state: &Mutex<State>,
+    purger: &Arc<LockTrx>,
+    max_items: usize,
+) -> Result<Round> {
+    let items = ctx.sys.purge_ready(max_items);
+    if items.is_empty() {
+        return Ok(Round::Empty);
+    }
+    let firsts: Vec<Lsn> = items
+        .iter()
+        .filter(|item| !item.rolled_back)
+        .map(|item| item.first_lsn)
+        .collect();
+    let mut done = Vec::with_capacity(items.len());
+    let mut progress = false;
+    for item in items {
+        if item.rolled_back {
+            done.push(item);
+            progress = true;
+            continue;
+        }
+        let mut purged = Vec::new();
+        let mut busy = Vec::new();
+        for (ptr, record) in item.records {
+            let table = state.lock().table_by_file_id(record.table_id);
+            let Some(table) = table else {
+                purged.push((ptr, record));
+                continue;
+            };
+            match table.purge_change(ctx, purger, ptr, &record) {
+                Ok(true) => purged.push((ptr, record)),
+                Ok(false) => busy.push((ptr, record)),
+                Err(error) => {
+                    tracing::error!(
+                        "purge of a change in table '{}' failed: {error}",
+                        table.def().name
+                    );
+                    purged.push((ptr, record));
+                }
+            }
+        }
+        progress |= !purged.is_empty();
+        done.push(tarn_txn::PurgeItem {
+            seq: item.seq,
+            first_lsn: item.first_lsn,
+            records: purged,
+            rolled_back: false,
+        });
+        if !busy.is_empty() {
+            // A row was locked: its changes come back in a later round.
+            ctx.sys.requeue(tarn_txn::PurgeItem {
+                seq: item.seq,
+                first_lsn: item.first_lsn,
+                records: busy,
+                rolled_back: false,
+            });
+        }
+    }
+    // The round's page changes and PURGED records must be durable before the
+    // checkpoint may pass these transactions' undo (which recovery would need to
+    // purge them again). If the log failed, the items stay marked as being purged,
+    // which holds the checkpoint back (the log is stopped for good anyway).
+    ctx.wal.flush_to(ctx.wal.current_lsn())?;
+    ctx.sys.purged(&done);
+    ctx.sys.purge_round_done(&firsts);
+    Ok(if progress {
+        Round::Progress
+    } else {
+        Round::Stuck
+    })
 }

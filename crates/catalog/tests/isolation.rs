@@ -955,3 +955,33 @@ fn read_committed_keeps_an_earlier_statements_lock_on_a_skipped_row() {
     storage.rollback(writer).unwrap();
     storage.commit(reader).unwrap();
 }
+
+/// Past `PURGE_HELP_BACKLOG_TRX` queued transactions every commit runs a purge round
+/// itself, and once no view holds them back those rounds (with the purge thread)
+/// empty the queue.
+#[test]
+fn committers_help_purge_once_the_backlog_passes_its_bound() {
+    let (_dir, storage, table) = setup();
+    // An open view holds every later change back from purge.
+    let mut reader = storage.begin(Some(RepeatableRead), true);
+    assert_eq!(v_of(&table, &mut reader, 1), Some(10));
+    let backlog = tarn_common::limits::PURGE_HELP_BACKLOG_TRX;
+    for n in 0..backlog + 50 {
+        let mut tx = storage.begin(None, false);
+        assert!(
+            table
+                .update_tx(&mut tx, &[int(1)], row(1, n as i64))
+                .unwrap()
+        );
+        storage.commit(tx).unwrap();
+    }
+    assert!(storage.txn_context().sys.purge_queued() > backlog);
+    let helped = storage.purge_rounds_helped();
+    assert!(helped >= 49, "{helped} rounds helped");
+    // The reader still sees its snapshot: helping purges nothing a view needs.
+    assert_eq!(v_of(&table, &mut reader, 1), Some(10));
+    storage.commit(reader).unwrap();
+    assert!(storage.wait_for_purge(std::time::Duration::from_secs(30)));
+    assert_eq!(storage.txn_context().sys.purge_queued(), 0);
+    table.verify_consistency().unwrap();
+}

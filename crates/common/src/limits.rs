@@ -193,9 +193,13 @@ pub const TRX_ACTIVE_MAX: usize = 65_536;
 /// fails (and is rolled back) with `OutOfResources`.
 pub const TRX_UNDO_BYTES_MAX: u64 = 256 << 20;
 
-/// Undo bytes of committed transactions waiting for purge before new writes are
-/// delayed (InnoDB's purge lag).
-pub const PURGE_BACKLOG_BYTES_MAX: u64 = 1 << 30;
+/// Committed transactions queued for purge above which every committing thread also
+/// purges, up to `PURGE_HELP_ITEMS` of them, before it returns (see
+/// `Storage::commit`): the backlog then stays near this bound however few CPU turns
+/// the purge thread gets. It can grow past it only while an open read view still needs
+/// the old versions (as InnoDB's history list does).
+pub const PURGE_HELP_BACKLOG_TRX: usize = 1024;
+pub const PURGE_HELP_ITEMS: usize = 4;
 
 /// Savepoints one transaction may hold.
 pub const SAVEPOINTS_PER_TRX_MAX: usize = 1024;

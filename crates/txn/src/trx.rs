@@ -17,7 +17,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use parking_lot::Mutex;
 use tarn_common::settings::IsolationLevel;
@@ -176,6 +176,8 @@ pub struct TrxSys {
     views: Arc<ViewRegistry>,
     pub undo: UndoStore,
     purge: Mutex<VecDeque<PurgeItem>>,
+    /// `purge.len()`, readable without the mutex (every commit reads it).
+    purge_queued: AtomicUsize,
     /// First LSNs of items purge has taken and not yet finished (with counts): the
     /// checkpoint must not pass them either.
     purging: Mutex<BTreeMap<Lsn, usize>>,
@@ -198,6 +200,7 @@ impl TrxSys {
             views: Arc::new(ViewRegistry::default()),
             undo: UndoStore::starting_at(first_roll_ptr),
             purge: Mutex::new(VecDeque::new()),
+            purge_queued: AtomicUsize::new(0),
             purging: Mutex::new(BTreeMap::new()),
             purge_bytes: AtomicU64::new(0),
             commits: AtomicU64::new(0),
@@ -415,7 +418,14 @@ impl TrxSys {
     fn enqueue(&self, item: PurgeItem) {
         let bytes: u64 = item.records.iter().map(|(_, r)| r.size_bytes()).sum();
         self.purge_bytes.fetch_add(bytes, Ordering::Relaxed);
-        self.purge.lock().push_back(item);
+        let mut queue = self.purge.lock();
+        queue.push_back(item);
+        self.purge_queued.store(queue.len(), Ordering::Relaxed);
+    }
+
+    /// Committed transactions queued for purge (not counting those being purged).
+    pub fn purge_queued(&self) -> usize {
+        self.purge_queued.load(Ordering::Relaxed)
     }
 
     /// Up to `max` queued items no open view can need, oldest first. The caller purges
@@ -432,6 +442,7 @@ impl TrxSys {
             }
             out.push(item);
         }
+        self.purge_queued.store(queue.len(), Ordering::Relaxed);
         out
     }
 
@@ -452,7 +463,9 @@ impl TrxSys {
     /// Puts back records purge could not process yet (their rows were locked). Their
     /// bytes are still counted in the backlog.
     pub fn requeue(&self, item: PurgeItem) {
-        self.purge.lock().push_back(item);
+        let mut queue = self.purge.lock();
+        queue.push_back(item);
+        self.purge_queued.store(queue.len(), Ordering::Relaxed);
     }
 
     /// Drops purged items' records from the store.
