@@ -820,22 +820,10 @@ impl Table {
     /// new), and after writing a new entry it checks the gap it lands in, as an insert
     /// does, so a locking range reader over the index sees no phantom move in.
     pub fn update_key_tx(&self, tx: &mut Transaction, key: &[u8], row: Vec<Value>) -> Result<bool> {
-        self.check_current()?;
-        tx.check_writable()?;
         let row = self.check_row(row)?;
-        tx.lock_table(self.table_id(), TableMode::IX)?;
-        tx.lock_record(
-            self.table_id(),
-            key,
-            RecordMode::exclusive(RecordLockKind::RecordOnly),
-            WaitPolicy::Wait,
-        )?;
-        let Some(current) = self.clustered.get(key)? else {
+        let Some(current) = self.lock_live_row(tx, key)? else {
             return Ok(false);
         };
-        if header(&current)?.is_delete_marked() {
-            return Ok(false);
-        }
         let new_key = if self.def.primary_key.is_empty() {
             key.to_vec()
         } else {
@@ -885,6 +873,25 @@ impl Table {
         }
     }
 
+    /// The first steps of a change to the row under clustered key `key`: the table's
+    /// intention lock and the row's exclusive lock, then the row's newest stored
+    /// version, or `None` if there is no live row (absent or delete-marked).
+    fn lock_live_row(&self, tx: &mut Transaction, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.check_current()?;
+        tx.check_writable()?;
+        tx.lock_table(self.table_id(), TableMode::IX)?;
+        tx.lock_record(
+            self.table_id(),
+            key,
+            RecordMode::exclusive(RecordLockKind::RecordOnly),
+            WaitPolicy::Wait,
+        )?;
+        match self.clustered.get(key)? {
+            Some(current) if !header(&current)?.is_delete_marked() => Ok(Some(current)),
+            _ => Ok(None),
+        }
+    }
+
     /// Deletes (delete-marks) the row under primary key `pk`. False if there is none.
     pub fn delete_tx(&self, tx: &mut Transaction, pk: &[Value]) -> Result<bool> {
         let key = self.encode_primary_key(pk)?;
@@ -895,22 +902,10 @@ impl Table {
     /// exclusive record locks on the row's secondary entries, which the delete mark
     /// makes dead (they stay until purge).
     pub fn delete_key_tx(&self, tx: &mut Transaction, key: &[u8]) -> Result<bool> {
-        self.check_current()?;
-        tx.check_writable()?;
-        tx.lock_table(self.table_id(), TableMode::IX)?;
-        tx.lock_record(
-            self.table_id(),
-            key,
-            RecordMode::exclusive(RecordLockKind::RecordOnly),
-            WaitPolicy::Wait,
-        )?;
-        let Some(current) = self.clustered.get(key)? else {
+        let Some(current) = self.lock_live_row(tx, key)? else {
             return Ok(false);
         };
         let h = header(&current)?;
-        if h.is_delete_marked() {
-            return Ok(false);
-        }
         if !self.indexes.is_empty() {
             let old = self.decode_stored(&current)?;
             self.lock_changed_entries(tx, key, &old, None)?;
