@@ -942,14 +942,9 @@ impl Shared {
         }
     }
 
-    /// pmem and none: moves `durable` to the group-safe copied frontier, stamping
-    /// each chunk on pmem (a store and a cache-line flush; no system call).
-    fn advance_inline(&self) {
-        let _stamper = self.stamp_lock.lock();
-        self.advance_inline_locked();
-    }
-
-    /// [`Shared::advance_inline`] for a caller holding the stamp lock.
+    /// pmem and none: moves `durable` to the group-safe copied frontier, stamping each
+    /// chunk on pmem (a store and a cache-line flush; no system call). The caller
+    /// holds the stamp lock.
     fn advance_inline_locked(&self) {
         loop {
             let copied = self.buffer.advance_copied();
@@ -1030,7 +1025,7 @@ fn writer_main(s: &Shared, tail: Vec<u8>) {
         let progressed = if s.failed.load(Ordering::Acquire) {
             false
         } else if s.device == LogDevice::Pmem {
-            s.advance_inline();
+            s.try_advance_inline();
             false
         } else {
             match write_step(s, &mut w, shutdown, background) {
