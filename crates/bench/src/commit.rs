@@ -28,8 +28,9 @@
 //!      ([`Storage::commit_nowait`]); the worker runs its other sessions meanwhile and
 //!      sleeps only when none is ready. Latency runs from the moment the session was
 //!      ready, so time queued for a worker counts.
-//!    - `threads`: one OS thread per client, each sleeping in [`Storage::commit`]
-//!      until its commit is durable, as MySQL's one thread per connection does. With
+//!    - `threads`: one OS thread per client, each sleeping until its commit is
+//!      durable (`CommitTicket::wait`, as [`Storage::commit`] does), as MySQL's one
+//!      thread per connection does. With
 //!      more clients than cores, every commit costs the thread a sleep and a wake-up,
 //!      and the scheduler, not the log, sets the pace.
 //! 4. Verification: after each row every client's last committed update is read back

@@ -441,6 +441,7 @@ pub(crate) fn purge_round(
         .collect();
     let mut done = Vec::with_capacity(items.len());
     let mut progress = false;
+    let mut logged = Lsn::ZERO;
     for item in items {
         if item.rolled_back {
             done.push(item);
@@ -455,7 +456,7 @@ pub(crate) fn purge_round(
                 purged.push((ptr, record));
                 continue;
             };
-            match table.purge_change(ctx, purger, ptr, &record) {
+            match table.purge_change(ctx, purger, ptr, &record, &mut logged) {
                 Ok(true) => purged.push((ptr, record)),
                 Ok(false) => busy.push((ptr, record)),
                 Err(error) => {
@@ -487,8 +488,11 @@ pub(crate) fn purge_round(
     // The round's page changes and PURGED records must be durable before the
     // checkpoint may pass these transactions' undo (which recovery would need to
     // purge them again). If the log failed, the items stay marked as being purged,
-    // which holds the checkpoint back (the log is stopped for good anyway).
-    ctx.wal.flush_to(ctx.wal.current_lsn())?;
+    // which holds the checkpoint back (the log is stopped for good anyway). A round
+    // that wrote nothing (changes that leave nothing behind) waits for nothing.
+    if logged > Lsn::ZERO {
+        ctx.wal.flush_to(logged)?;
+    }
     ctx.sys.purged(&done);
     ctx.sys.purge_round_done(&firsts);
     Ok(if progress {

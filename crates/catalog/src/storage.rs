@@ -161,7 +161,8 @@ impl Storage {
     /// `flush_log_at_commit = 1`) this returns once its commit record is durable.
     ///
     /// While more than `PURGE_HELP_BACKLOG_TRX` committed transactions wait for purge,
-    /// the committing thread also runs a small purge round before it waits. With many
+    /// the committing thread also runs a small purge round before it waits (and waits
+    /// for that round's log records too). With many
     /// more client threads than cores the purge thread gets a sliver of the CPU, the
     /// backlog grows without end and every read walks longer version chains and more
     /// stale index entries (the LinkBench-like bench at 256 clients on pmem: 50k

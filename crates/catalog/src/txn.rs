@@ -62,7 +62,7 @@ use std::sync::Arc;
 
 use tarn_btree::Direction;
 use tarn_common::settings::IsolationLevel;
-use tarn_common::{Error, Result};
+use tarn_common::{Error, Lsn, Result};
 use tarn_row::Value;
 use tarn_row::row::{ROW_FLAG_DELETE_MARKED, RowHeader};
 use tarn_txn::lock::{
@@ -975,13 +975,16 @@ impl Table {
     }
 
     /// Purges one committed change no view needs any more. Returns false if the row
-    /// is locked (the caller retries later).
+    /// is locked (the caller retries later). Raises `logged` to the end of the log
+    /// records it wrote (the caller makes them durable; none for a change that leaves
+    /// nothing behind).
     pub(crate) fn purge_change(
         &self,
         ctx: &TxnContext,
         purger: &Arc<LockTrx>,
         roll_ptr: u64,
         record: &UndoRecord,
+        logged: &mut Lsn,
     ) -> Result<bool> {
         // An old version with no overflow values in a table without secondary indexes
         // leaves nothing behind: dropping its record is all there is to purge (no
@@ -1016,10 +1019,12 @@ impl Table {
                     let _group = frees_chains.then(|| ctx.wal.begin_multi());
                     let result = self.purge_locked(record, &plan);
                     if result.is_ok() {
-                        ctx.wal.append(
+                        // After the page changes: durable up to here covers them.
+                        let end = ctx.wal.append(
                             log_kind::PURGED,
                             &numbers_payload(&[record.trx_id, record.undo_no]),
                         );
+                        *logged = (*logged).max(end);
                     }
                     result.map(|()| true)
                 }

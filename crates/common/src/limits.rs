@@ -193,11 +193,13 @@ pub const TRX_ACTIVE_MAX: usize = 65_536;
 /// fails (and is rolled back) with `OutOfResources`.
 pub const TRX_UNDO_BYTES_MAX: u64 = 256 << 20;
 
-/// Committed transactions queued for purge above which every committing thread also
-/// purges, up to `PURGE_HELP_ITEMS` of them, before it returns (see
-/// `Storage::commit`): the backlog then stays near this bound however few CPU turns
-/// the purge thread gets. It can grow past it only while an open read view still needs
-/// the old versions (as InnoDB's history list does).
+/// Committed transactions queued for purge above which every thread that commits
+/// through `Storage::commit` (a thread per client) also purges, up to
+/// `PURGE_HELP_ITEMS` of them, before it waits for the log: the backlog then stays
+/// near this bound however few CPU turns the purge thread gets among many client
+/// threads. (`Storage::commit_nowait`, for a few pooled workers, leaves purge to its
+/// thread, which those few leave enough CPU.) It can grow past the bound only while
+/// an open read view still needs the old versions (as InnoDB's history list does).
 pub const PURGE_HELP_BACKLOG_TRX: usize = 1024;
 pub const PURGE_HELP_ITEMS: usize = 4;
 

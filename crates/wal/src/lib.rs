@@ -41,7 +41,8 @@
 //! itself (`Shared::try_advance_inline`); on pmem that is a 12-byte chunk stamp plus a
 //! cache-line write-back, no system call. A committer that finds another stamping, or
 //! an earlier append still copying, or a group still open, sleeps; whichever thread
-//! finishes the blocking step moves the frontier for it (no polling).
+//! finishes the blocking step moves the frontier for it, with a 10 ms recheck as the
+//! only fallback (`INLINE_RECHECK`).
 //!
 //! | device | written by | durable when | `durable_lsn` |
 //! |---|---|---|---|

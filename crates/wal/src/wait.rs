@@ -41,6 +41,23 @@ const WAIT_BLOCK_SHIFT: u32 = 12;
 /// A waiter re-tests its condition at least this often even without a notification.
 const WAIT_RECHECK: Duration = Duration::from_millis(100);
 
+/// The shard of the waiters for `lsn`.
+fn shard_index(lsn: u64) -> usize {
+    ((lsn >> WAIT_BLOCK_SHIFT) % WAIT_SHARDS) as usize
+}
+
+/// The shards holding waiters for LSNs in `[old, new]` (all of them for a wide range).
+fn shards_between(old: u64, new: u64) -> impl Iterator<Item = usize> {
+    let first = old >> WAIT_BLOCK_SHIFT;
+    let last = new >> WAIT_BLOCK_SHIFT;
+    let blocks = if last - first + 1 >= WAIT_SHARDS {
+        0..WAIT_SHARDS
+    } else {
+        first..last + 1
+    };
+    blocks.map(|block| (block % WAIT_SHARDS) as usize)
+}
+
 /// Threads a notifier unparks, and each thread whose wait ends.
 const WAKE_FANOUT: usize = 2;
 
@@ -65,10 +82,6 @@ impl ParkWaiters {
         }
     }
 
-    fn shard(&self, lsn: u64) -> &Shard {
-        &self.shards[((lsn >> WAIT_BLOCK_SHIFT) % WAIT_SHARDS) as usize]
-    }
-
     /// Like [`Waiters::wait`], but gives up after `timeout` (returning `None`).
     pub fn wait_at_most<T>(
         &self,
@@ -80,7 +93,7 @@ impl ParkWaiters {
         if let Some(result) = done() {
             return Some(result);
         }
-        let shard = self.shard(lsn);
+        let shard = &self.shards[shard_index(lsn)];
         let me = std::thread::current();
         {
             let mut waiting = shard.lock();
@@ -101,7 +114,11 @@ impl ParkWaiters {
             if Instant::now() >= deadline {
                 let id = me.id();
                 shard.lock().retain(|(_, t)| t.id() != id);
-                return done();
+                let result = done();
+                if result.is_some() {
+                    self.wake_some();
+                }
+                return result;
             }
         }
     }
@@ -109,24 +126,9 @@ impl ParkWaiters {
     /// Wakes the waiters of every LSN in `(old, new]`. The caller stores the frontier
     /// `new` before calling.
     pub fn notify_range(&self, old: u64, new: u64) {
-        if new <= old {
-            return;
-        }
-        let first = old >> WAIT_BLOCK_SHIFT;
-        let last = new >> WAIT_BLOCK_SHIFT;
         let mut woken = Vec::new();
-        if last - first + 1 >= WAIT_SHARDS {
-            for shard in self.shards.iter() {
-                drain_upto(shard, new, &mut woken);
-            }
-        } else {
-            for block in first..=last {
-                drain_upto(
-                    &self.shards[(block % WAIT_SHARDS) as usize],
-                    new,
-                    &mut woken,
-                );
-            }
+        for shard in shards_between(old, new) {
+            drain_upto(&self.shards[shard], new, &mut woken);
         }
         if woken.len() > WAKE_FANOUT {
             let rest = woken.split_off(WAKE_FANOUT);
@@ -209,17 +211,13 @@ impl CondvarWaiters {
         }
     }
 
-    fn shard(&self, lsn: u64) -> &CondvarShard {
-        &self.shards[((lsn >> WAIT_BLOCK_SHIFT) % WAIT_SHARDS) as usize]
-    }
-
     pub fn wait_at_most<T>(
         &self,
         lsn: u64,
         timeout: Duration,
         mut done: impl FnMut() -> Option<T>,
     ) -> Option<T> {
-        let (mutex, condvar) = self.shard(lsn);
+        let (mutex, condvar) = &*self.shards[shard_index(lsn)];
         let mut guard = mutex.lock();
         if let Some(result) = done() {
             return Some(result);
@@ -229,15 +227,8 @@ impl CondvarWaiters {
     }
 
     pub fn notify_range(&self, old: u64, new: u64) {
-        let first = old >> WAIT_BLOCK_SHIFT;
-        let last = new >> WAIT_BLOCK_SHIFT;
-        let blocks = if last - first + 1 >= WAIT_SHARDS {
-            0..WAIT_SHARDS
-        } else {
-            first..last + 1
-        };
-        for block in blocks {
-            let (mutex, condvar) = &*self.shards[(block % WAIT_SHARDS) as usize];
+        for shard in shards_between(old, new) {
+            let (mutex, condvar) = &*self.shards[shard];
             let _guard = mutex.lock();
             condvar.notify_all();
         }

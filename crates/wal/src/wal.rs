@@ -2,7 +2,7 @@
 //! The design and its invariants are in the crate documentation (`lib.rs`).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -35,9 +35,13 @@ const WRITER_BUSY_SLEEP: Duration = Duration::from_micros(50);
 /// How long a blocked appender sleeps before testing again.
 const BLOCKED_SLEEP: Duration = Duration::from_micros(100);
 
-/// A pmem/none committer tests its LSN at least this often, notified or not (it is
-/// always notified: this only bounds the damage of a missed wake-up).
+/// A pmem/none committer tests its LSN at least this often, notified or not. It is
+/// notified whenever the thread that unblocks it stamps; the recheck covers an
+/// appender that stopped after `APPENDER_STAMP_ROUNDS` while more was pending and no
+/// later append, group end or commit came to stamp it.
 const INLINE_RECHECK: Duration = Duration::from_millis(10);
+/// Stamping rounds an appender runs for waiting committers (it may hold page latches).
+const APPENDER_STAMP_ROUNDS: u32 = 2;
 
 /// Counters of the log since it was opened (or since [`Wal::reset_stats`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -58,7 +62,9 @@ pub struct WalStats {
 }
 
 impl WalStats {
-    /// Commits per flush: how well group commit batches (0 with no flush).
+    /// Blocking commit waits per flush: how well group commit batches (0 with no
+    /// flush). Commits acknowledged through [`Wal::commit_ready`] alone are not
+    /// counted; a caller that polls counts its own commits.
     pub fn group_commit_factor(&self) -> f64 {
         if self.flushes == 0 {
             0.0
@@ -366,21 +372,19 @@ impl Wal {
     pub fn commit_ready(&self, lsn: Lsn) -> Result<bool> {
         let s = &*self.shared;
         s.check_failed()?;
-        let (frontier, requested) = match s.flush_log_at_commit.load(Ordering::Relaxed) {
-            0 => return Ok(true),
-            2 if !s.is_inline() => (&s.written, &s.write_requested),
-            _ => (&s.durable, &s.flush_requested),
-        };
-        if frontier.load(Ordering::Acquire) >= lsn.0 {
+        if s.flush_log_at_commit.load(Ordering::Relaxed) == 0 {
             return Ok(true);
         }
         if s.is_inline() {
-            s.try_advance_inline();
+            if s.durable.load(Ordering::Acquire) < lsn.0 {
+                s.try_advance_inline();
+            }
             return Ok(s.durable.load(Ordering::Acquire) >= lsn.0);
         }
-        requested.fetch_max(lsn.0, Ordering::SeqCst);
-        s.wake_writer();
-        Ok(false)
+        Ok(match s.flush_log_at_commit.load(Ordering::Relaxed) {
+            2 => s.request(&s.written, &s.write_requested, lsn.0),
+            _ => s.request(&s.durable, &s.flush_requested, lsn.0),
+        })
     }
 
     /// Waits until the log is durable up to `lsn` (the WAL rule for page writes).
@@ -859,11 +863,9 @@ impl Shared {
         if self.is_inline() {
             return self.wait_inline(lsn);
         }
-        if self.written.load(Ordering::Acquire) >= lsn {
+        if self.request(&self.written, &self.write_requested, lsn) {
             return Ok(());
         }
-        self.write_requested.fetch_max(lsn, Ordering::SeqCst);
-        self.wake_writer();
         self.written_waiters
             .wait(lsn, || self.reached(&self.written, lsn))
     }
@@ -872,13 +874,22 @@ impl Shared {
         if self.is_inline() {
             return self.wait_inline(lsn);
         }
-        if self.durable.load(Ordering::Acquire) >= lsn {
+        if self.request(&self.durable, &self.flush_requested, lsn) {
             return Ok(());
         }
-        self.flush_requested.fetch_max(lsn, Ordering::SeqCst);
-        self.wake_writer();
         self.durable_waiters
             .wait(lsn, || self.reached(&self.durable, lsn))
+    }
+
+    /// File devices: true if `frontier` has reached `lsn`; otherwise raises the request
+    /// for it and wakes the writer.
+    fn request(&self, frontier: &AtomicU64, requested: &AtomicU64, lsn: u64) -> bool {
+        if frontier.load(Ordering::Acquire) >= lsn {
+            return true;
+        }
+        requested.fetch_max(lsn, Ordering::SeqCst);
+        self.wake_writer();
+        false
     }
 
     fn reached(&self, frontier: &AtomicU64, lsn: u64) -> Option<Result<()>> {
@@ -921,10 +932,19 @@ impl Shared {
     }
 
     /// Inline devices: after an append or a group end, moves `durable` if someone
-    /// waits for it.
+    /// waits for it. Appenders may hold page latches: they stamp for at most
+    /// `APPENDER_STAMP_ROUNDS` rounds, and leave any further request to the waiters.
     fn after_progress(&self) {
-        if self.is_inline() && self.inline_waiters.load(Ordering::SeqCst) > 0 {
-            self.try_advance_inline();
+        if !self.is_inline() {
+            return;
+        }
+        // The caller's publish (a release store) must be visible before it reads the
+        // waiter count, as the waiter's count must be before it reads the links: else
+        // each could miss the other (a store-buffer race) and the waiter would sleep
+        // until its recheck.
+        fence(Ordering::SeqCst);
+        if self.inline_waiters.load(Ordering::SeqCst) > 0 {
+            self.try_advance_inline_rounds(APPENDER_STAMP_ROUNDS);
         }
     }
 
@@ -932,8 +952,19 @@ impl Shared {
     /// lock: that thread then looks again after releasing it (`advance_again`), so
     /// progress made visible before this call is never left unstamped.
     fn try_advance_inline(&self) {
+        self.try_advance_inline_rounds(u32::MAX);
+    }
+
+    /// [`Shared::try_advance_inline`], looking again at most `rounds` times.
+    fn try_advance_inline_rounds(&self, rounds: u32) {
         self.advance_again.store(true, Ordering::SeqCst);
-        while self.advance_again.load(Ordering::SeqCst) {
+        // The flag must be visible before `try_lock` reads the lock word (a relaxed
+        // load on some platforms), for the same store-buffer reason.
+        fence(Ordering::SeqCst);
+        for _ in 0..rounds {
+            if !self.advance_again.load(Ordering::SeqCst) {
+                return;
+            }
             let Some(_stamper) = self.stamp_lock.try_lock() else {
                 return;
             };
@@ -1037,6 +1068,8 @@ fn writer_main(s: &Shared, tail: Vec<u8>) {
             }
         };
         if shutdown && (s.failed.load(Ordering::Acquire) || drained(s)) {
+            s.written_waiters.wake_handed_off();
+            s.durable_waiters.wake_handed_off();
             return;
         }
         if !progressed {

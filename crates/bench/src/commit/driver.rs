@@ -374,7 +374,8 @@ where
 
 /// One pooled worker: serves clients `worker, worker + workers, ...` (see
 /// [`run_pooled`]). Its committing clients finish in commit order, which is LSN
-/// order, so only the oldest needs polling.
+/// order, so only the oldest needs polling (a ticket with no log record is ready at
+/// once but waits its turn behind older ones: harmless).
 fn worker_loop<M, C>(
     worker: usize,
     workers: usize,
