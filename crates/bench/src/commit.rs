@@ -441,10 +441,7 @@ pub fn run(options: &CommitBenchOptions, output: &Output) -> Result<CommitReport
         {
             cell += 1;
             let workers = (model == ClientModel::Pool).then(|| options.workers.min(n));
-            let label = format!(
-                "{device} {n} clients ({})",
-                model_label(model, workers.unwrap_or(0))
-            );
+            let label = format!("{device} {n} clients ({})", clients_on(workers));
             let measured = measure_cell(&storage, &table, options, model, n, cell, warmup, &label)?;
             rows_verified += measured.verified;
             let first_rate = rows
@@ -653,11 +650,12 @@ impl CellMeasurement {
     }
 }
 
-/// How a row's clients are run, as its label shows it.
-fn model_label(model: ClientModel, workers: usize) -> String {
-    match model {
-        ClientModel::Pool => format!("pool of {workers}"),
-        ClientModel::Threads => "a thread each".to_string(),
+/// How a row's clients are run, as its label shows it: on a pool of `workers`
+/// threads, or (`None`) a thread each.
+fn clients_on(workers: Option<usize>) -> String {
+    match workers {
+        Some(workers) => format!("pool of {workers}"),
+        None => "a thread each".to_string(),
     }
 }
 
@@ -1004,10 +1002,7 @@ pub fn print(report: &CommitReport, output: &Output) -> Result<()> {
     for row in &report.rows {
         table.add_row(vec![
             row.device.clone(),
-            match row.workers {
-                Some(workers) => model_label(ClientModel::Pool, workers),
-                None => model_label(ClientModel::Threads, 0),
-            },
+            clients_on(row.workers),
             row.clients.to_string(),
             format_count(Some(row.commits_per_sec)),
             format_count(Some(row.flushes_per_sec)),
