@@ -181,6 +181,15 @@ pub enum Error {
     /// ROLLBACK TO or RELEASE of a savepoint that does not exist.
     #[error("SAVEPOINT {0} does not exist")]
     UnknownSavepoint(String),
+
+    /// An error of the SQL layer (a syntax error, an unknown function, a subquery that
+    /// returned two rows, ...) with the MySQL number and SQLSTATE it reports.
+    #[error("{message}")]
+    Sql {
+        code: u16,
+        sqlstate: &'static str,
+        message: String,
+    },
 }
 
 impl Error {
@@ -232,6 +241,7 @@ impl Error {
             Error::WritesStopped(_) => 1030,  // ER_GET_ERRNO
             Error::ReadOnlyTransaction => 1792, // ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION
             Error::UnknownSavepoint(_) => 1305, // ER_SP_DOES_NOT_EXIST
+            Error::Sql { code, .. } => *code,
         }
     }
 
@@ -255,7 +265,17 @@ impl Error {
             Error::Deadlock => "40001",
             Error::ReadOnlyTransaction => "25006",
             Error::UnknownSavepoint(_) => "42000",
+            Error::Sql { sqlstate, .. } => sqlstate,
             _ => "HY000",
+        }
+    }
+
+    /// An SQL-layer error with its MySQL number, SQLSTATE and message.
+    pub fn sql(code: u16, sqlstate: &'static str, message: impl Into<String>) -> Self {
+        Error::Sql {
+            code,
+            sqlstate,
+            message: message.into(),
         }
     }
 

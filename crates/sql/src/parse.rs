@@ -1,0 +1,1 @@
+//! Parsing: a pre-pass for the MySQL forms `sqlparser` misses, then `sqlparser`.

@@ -1,0 +1,2 @@
+//! MySQL value semantics: comparison and coercion, arithmetic with exact decimals,
+//! casts, and the built-in scalar functions.
