@@ -237,3 +237,11 @@ pub const DOUBLEWRITE_BATCH_PAGES: usize = 64;
 /// of `DOUBLEWRITE_BATCH_PAGES` slots, so an eviction's single page need not wait for a
 /// whole flusher batch (two writes and two syncs) to finish.
 pub const DOUBLEWRITE_SLOT_GROUPS: usize = 2;
+
+// --- SQL text ------------------------------------------------------------------------
+
+/// The longest SQL text one query may have (MySQL's `max_allowed_packet` ceiling is
+/// 1 GiB; Tarn keeps a query's text, its rewritten copy and its tokens in memory at
+/// once, so it stops well below). A longer text fails with error 1153 before any of it
+/// is scanned.
+pub const SQL_TEXT_BYTES_MAX: usize = 64 << 20;

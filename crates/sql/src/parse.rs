@@ -1,1 +1,0 @@
-//! Parsing: a pre-pass for the MySQL forms `sqlparser` misses, then `sqlparser`.

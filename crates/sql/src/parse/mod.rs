@@ -1,0 +1,383 @@
+//! Parsing: a pre-pass for the MySQL forms `sqlparser` misses, then `sqlparser`.
+//!
+//! [`parse`] turns a query text into [`Parsed`] statements in three steps:
+//!
+//! 1. **Pre-pass** (`scan.rs`): one linear scan over the text that knows quoted
+//!    strings (`'..'`, `".."`, `` `..` `` with backslash escapes and doubled quotes) and
+//!    comments, and nothing else of SQL. It
+//!    - splits the text at `;` into statements;
+//!    - drops comments (`/* */`, `-- `, `#`), optimizer hints `/*+ .. */`, TiDB's
+//!      `/*T! .. */` and MariaDB's `/*M! .. */`; opens version comments `/*! .. */`
+//!      and `/*!NNNNN .. */` (NNNNN at most [`scan::MYSQL_VERSION_ID`]) by dropping their
+//!      markers and keeping their body, as MySQL executes it;
+//!    - rewrites each `?` placeholder to `?1`, `?2`, ... left to right, which
+//!      sqlparser's MySQL tokenizer reads as `Value::Placeholder("?N")`, so that the
+//!      binder numbers parameters by position without counting;
+//!    - rewrites `:=` to `=` in SET statements (`SET @a := 1`), which sqlparser rejects;
+//!    - rewrites `LOCK IN SHARE MODE` to `FOR SHARE`, which sqlparser rejects;
+//!    - rewrites the infix operator `a MOD b` to `a % b` (sqlparser knows only the
+//!      function `MOD(a, b)`).
+//!
+//!    Invariants: text inside quotes is never changed; placeholders are numbered
+//!    left to right in text order, 1..=`param_count`, per statement; the scan never
+//!    fails (an unterminated string or comment is left for sqlparser to report).
+//! 2. **Special forms** (`special.rs`): statements that sqlparser rejects or
+//!    represents without what Tarn needs are recognised by their leading words and
+//!    parsed with sqlparser's token-level helpers into Tarn's own [`Statement`]
+//!    variants (see each variant).
+//! 3. **sqlparser** with its MySQL dialect parses everything else into
+//!    [`Statement::Sql`]. A few of its results are recognised MySQL that Tarn rejects
+//!    with error 1235 (multi-table DELETE and UPDATE, `SELECT .. INTO`, `:=` outside
+//!    SET, XA, SHOW forms sqlparser does not know).
+//!
+//! ## Where each SHOW form lands
+//!
+//! | MySQL                                               | result                                           |
+//! |-----------------------------------------------------|--------------------------------------------------|
+//! | `SHOW DATABASES / SCHEMAS [LIKE]`                    | `Sql(ShowDatabases / ShowSchemas { show_options })` (`filter_position: Some(Suffix(Like))`) |
+//! | `SHOW [FULL] TABLES [FROM db] [LIKE / WHERE]`        | `Sql(ShowTables { full, show_options })` (`show_in.parent_name` = db) |
+//! | `SHOW [FULL] COLUMNS / FIELDS FROM t [FROM db] [LIKE / WHERE]` | `Sql(ShowColumns { full, show_options })` (`show_in.parent_name` = `db.t`) |
+//! | `SHOW CREATE TABLE t / VIEW v`                       | `Sql(ShowCreate { obj_type, obj_name })`          |
+//! | `SHOW [GLOBAL / SESSION] VARIABLES [LIKE / WHERE]`   | `Sql(ShowVariables { filter, global, session })` |
+//! | `SHOW [GLOBAL / SESSION] STATUS [LIKE / WHERE]`      | `Sql(ShowStatus { filter, global, session })`    |
+//! | `SHOW [FULL] PROCESSLIST`                            | `Sql(ShowProcessList { full })`                  |
+//! | `SHOW CHARSET / CHARACTER SET [LIKE / WHERE]`        | `Sql(ShowCharset(ShowCharset { filter, .. }))`   |
+//! | `SHOW COLLATION [LIKE / WHERE]`                      | `Sql(ShowCollation { filter })`                  |
+//! | `SHOW TABLE STATUS [FROM db] [LIKE / WHERE]`         | [`Statement::ShowTableStatus`]                   |
+//! | `SHOW INDEX / INDEXES / KEYS FROM t [FROM db]`       | [`Statement::ShowIndex`]                         |
+//! | `SHOW WARNINGS / ERRORS [LIMIT [o,] n]`              | [`Statement::ShowWarnings`]                      |
+//! | `SHOW COUNT(*) WARNINGS / ERRORS`                    | [`Statement::ShowWarningCount`]                  |
+//! | `SHOW ENGINE name STATUS`                            | [`Statement::ShowEngineStatus`]                  |
+//! | `SHOW [STORAGE] ENGINES`                             | [`Statement::ShowEngines`]                       |
+//! | `SHOW CREATE DATABASE / SCHEMA d`                    | [`Statement::ShowCreateDatabase`]                |
+//! | any other SHOW                                       | error 1235                                       |
+//!
+//! Other statements the session handles, all `Statement::Sql`: `KILL [QUERY |
+//! CONNECTION] n` is `Kill { modifier, id }`; `EXPLAIN [ANALYZE] [FORMAT=..] stmt` is
+//! `Explain`, `EXPLAIN t` / `DESCRIBE t` is `ExplainTable`; `USE db` is `Use`;
+//! `TRUNCATE [TABLE] t` is `Truncate`; `RENAME TABLE` is `RenameTable`; `SET NAMES`
+//! is `Set(SetNames / SetNamesDefault)`; `SET [GLOBAL | SESSION] x = v` is
+//! `Set(SingleAssignment { scope, variable, values })` (`@@session.x` arrives as the
+//! name parts `["@@session", "x"]`, `SET x = DEFAULT` as the identifier `DEFAULT`),
+//! several assignments as `Set(MultipleAssignments)`; `SAVEPOINT` / `ROLLBACK TO` /
+//! `RELEASE SAVEPOINT` are `Savepoint` / `Rollback { savepoint }` /
+//! `ReleaseSavepoint`; `COMMIT [WORK]`, `ROLLBACK [WORK]` are `Commit` / `Rollback`;
+//! `LOCK TABLE[S] ..` / `UNLOCK TABLES` are `LockTables` / `UnlockTables`.
+//!
+//! ## Errors
+//!
+//! A syntax error is MySQL's 1064 with the statement's (pre-passed) text from the
+//! failing token on; an empty text is 1065; a text longer than
+//! [`SQL_TEXT_BYTES_MAX`] is 1153; recognised but unsupported forms are 1235. Parsing
+//! never panics: sqlparser's recursion limit bounds nesting, and the pre-pass is a
+//! single forward scan.
+
+mod scan;
+mod special;
+#[cfg(test)]
+mod tests;
+
+use sqlparser::ast;
+use sqlparser::dialect::MySqlDialect;
+use sqlparser::parser::{Parser, ParserError};
+use sqlparser::tokenizer::{Token, Tokenizer};
+use tarn_common::limits::SQL_TEXT_BYTES_MAX;
+use tarn_common::settings::IsolationLevel;
+use tarn_common::{Error, Result};
+
+pub use scan::MYSQL_VERSION_ID;
+
+/// One parsed statement.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Parsed {
+    pub statement: Statement,
+    /// The statement's own text after the pre-pass (for SHOW PROCESSLIST and view
+    /// definitions): comments dropped, placeholders numbered, no trailing `;`.
+    pub text: String,
+    /// How many `?` parameters it has; they are numbered 1..=param_count left to
+    /// right and appear in the tree as `Value::Placeholder("?N")`.
+    pub param_count: usize,
+}
+
+/// Which transactions `SET [GLOBAL | SESSION] TRANSACTION` applies to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TransactionScope {
+    /// No keyword: only the session's next transaction.
+    Next,
+    /// `SESSION` (or `LOCAL`): the session's later transactions.
+    Session,
+    /// `GLOBAL`: sessions that start from now on.
+    Global,
+}
+
+// The variants holding expressions are large, but a statement is built once per query.
+#[allow(clippy::large_enum_variant)]
+#[derive(Clone, Debug, PartialEq)]
+pub enum Statement {
+    /// Anything sqlparser represents faithfully.
+    Sql(Box<ast::Statement>),
+    /// `START TRANSACTION [WITH CONSISTENT SNAPSHOT | READ ONLY | READ WRITE], ..`,
+    /// `BEGIN [WORK]`. `read_only` is `None` when no access mode was given.
+    StartTransaction {
+        read_only: Option<bool>,
+        consistent_snapshot: bool,
+    },
+    /// `SET [GLOBAL | SESSION] TRANSACTION {ISOLATION LEVEL l | READ ONLY | READ
+    /// WRITE}, ..`
+    SetTransaction {
+        scope: TransactionScope,
+        isolation: Option<IsolationLevel>,
+        read_only: Option<bool>,
+    },
+    /// `SET CHARACTER SET cs` / `SET CHARSET cs`; `None` for `DEFAULT`.
+    SetCharacterSet { charset: Option<String> },
+    /// `SHOW TABLE STATUS [{FROM | IN} db] [LIKE 'p' | WHERE e]`
+    ShowTableStatus {
+        database: Option<String>,
+        filter: Option<ShowFilter>,
+    },
+    /// `SHOW [EXTENDED] {INDEX | INDEXES | KEYS} {FROM | IN} [db.]t [{FROM | IN} db]
+    /// [WHERE e]`
+    ShowIndex {
+        table: String,
+        database: Option<String>,
+        filter: Option<ast::Expr>,
+    },
+    /// `SHOW WARNINGS [LIMIT [offset,] row_count]`, or `SHOW ERRORS ..` (errors only).
+    ShowWarnings {
+        errors_only: bool,
+        offset: u64,
+        row_count: Option<u64>,
+    },
+    /// `SHOW COUNT(*) WARNINGS` / `SHOW COUNT(*) ERRORS`
+    ShowWarningCount { errors_only: bool },
+    /// `SHOW ENGINE name STATUS` (`TARN`, `INNODB`, ...; as written).
+    ShowEngineStatus { engine: String },
+    /// `SHOW [STORAGE] ENGINES`
+    ShowEngines,
+    /// `SHOW CREATE {DATABASE | SCHEMA} [IF NOT EXISTS] d`
+    ShowCreateDatabase { name: String, if_not_exists: bool },
+    /// `ANALYZE [NO_WRITE_TO_BINLOG | LOCAL] TABLE t [, t2 ..]`
+    AnalyzeTable { tables: Vec<ast::ObjectName> },
+    /// `DO expr [, expr ..]`: evaluates and discards.
+    Do { exprs: Vec<ast::Expr> },
+    /// A text with only comments (and whitespace).
+    Empty,
+}
+
+/// The filter of a SHOW statement.
+// An expression is large, but a statement is built once per query.
+#[allow(clippy::large_enum_variant)]
+#[derive(Clone, Debug, PartialEq)]
+pub enum ShowFilter {
+    Like(String),
+    Where(ast::Expr),
+}
+
+/// Splits `sql` into statements (`;`-separated, aware of quotes and comments; a
+/// trailing `;` is fine) and parses each.
+pub fn parse(sql: &str) -> Result<Vec<Parsed>> {
+    if sql.len() > SQL_TEXT_BYTES_MAX {
+        return Err(Error::sql(
+            1153,
+            "08S01",
+            "Got a packet bigger than 'max_allowed_packet' bytes",
+        ));
+    }
+    let pieces = scan::split(sql);
+    let mut parsed = Vec::new();
+    for piece in pieces.into_iter().filter(|p| !p.text.is_empty()) {
+        parsed.push(parse_piece(piece)?);
+    }
+    if parsed.is_empty() {
+        if sql.trim().is_empty() {
+            return Err(Error::sql(1065, "42000", "Query was empty"));
+        }
+        parsed.push(Parsed {
+            statement: Statement::Empty,
+            text: String::new(),
+            param_count: 0,
+        });
+    }
+    Ok(parsed)
+}
+
+/// Exactly one statement (a second one is an error): what COM_STMT_PREPARE uses.
+pub fn parse_one(sql: &str) -> Result<Parsed> {
+    let mut parsed = parse(sql)?;
+    if parsed.len() > 1 {
+        let second = &parsed[1].text;
+        return Err(syntax_error_near(second, 1));
+    }
+    Ok(parsed.swap_remove(0))
+}
+
+fn parse_piece(piece: scan::Piece) -> Result<Parsed> {
+    if piece.assignment_outside_set {
+        return Err(unsupported("the ':=' assignment outside SET"));
+    }
+    let statement = parse_statement(&piece.text)?;
+    Ok(Parsed {
+        statement,
+        text: piece.text,
+        param_count: piece.param_count,
+    })
+}
+
+fn parse_statement(text: &str) -> Result<Statement> {
+    let dialect = MySqlDialect {};
+    let mut tokens = Tokenizer::new(&dialect, text)
+        .with_unescape(true)
+        .tokenize_with_location()
+        .map_err(|e| syntax_error(text, &e.to_string()))?;
+    let words = special::leading_words(&tokens, 4);
+    let form = special::classify(&words);
+    if form == Some(special::Form::Xa) {
+        return Err(unsupported("XA transactions"));
+    }
+    if words.len() >= 2 && words[0] == "LOCK" && words[1] == "TABLE" {
+        // sqlparser knows only `LOCK TABLES`; MySQL takes `LOCK TABLE` as a synonym.
+        if let Some(t) = tokens
+            .iter_mut()
+            .find(|t| matches!(&t.token, Token::Word(w) if w.value.eq_ignore_ascii_case("TABLE")))
+        {
+            t.token = Token::make_keyword("TABLES");
+        }
+    }
+    let mut parser = Parser::new(&dialect).with_tokens_with_locations(tokens);
+    if let Some(form) = form {
+        return special::parse(form, &mut parser).map_err(|e| parser_error(text, e));
+    }
+    let statement = parser
+        .parse_statement()
+        .and_then(|s| special::expect_end(&parser).map(|()| s))
+        .map_err(|e| parser_error(text, e))?;
+    check_supported(&statement, text)?;
+    Ok(Statement::Sql(Box::new(statement)))
+}
+
+/// Rejects what sqlparser accepts but Tarn does not (yet) run, or what sqlparser
+/// takes for something else.
+fn check_supported(statement: &ast::Statement, text: &str) -> Result<()> {
+    match statement {
+        ast::Statement::ShowVariable { .. } => {
+            // sqlparser's catch-all for `SHOW <words>`: not a form MySQL or Tarn has.
+            let what: String = text.chars().take(64).collect();
+            Err(unsupported(&what))
+        }
+        ast::Statement::Delete(delete) => {
+            let from = match &delete.from {
+                ast::FromTable::WithFromKeyword(from) | ast::FromTable::WithoutKeyword(from) => {
+                    from
+                }
+            };
+            let single = delete.tables.is_empty()
+                && delete.using.is_none()
+                && from.len() == 1
+                && from[0].joins.is_empty();
+            if single {
+                Ok(())
+            } else {
+                Err(unsupported("multi-table DELETE"))
+            }
+        }
+        ast::Statement::Update(update) => {
+            if update.from.is_none() && update.table.joins.is_empty() {
+                Ok(())
+            } else {
+                Err(unsupported("multi-table UPDATE"))
+            }
+        }
+        ast::Statement::Query(query) if has_select_into(query) => {
+            Err(unsupported("SELECT ... INTO"))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// True if a SELECT of the query (outside subqueries) has an INTO clause. Walks set
+/// operations with an explicit stack: a long UNION chain is a deep tree.
+fn has_select_into(query: &ast::Query) -> bool {
+    let mut stack = vec![query.body.as_ref()];
+    while let Some(set_expr) = stack.pop() {
+        match set_expr {
+            ast::SetExpr::Select(select) if select.into.is_some() => return true,
+            ast::SetExpr::Query(query) => stack.push(query.body.as_ref()),
+            ast::SetExpr::SetOperation { left, right, .. } => {
+                stack.push(left.as_ref());
+                stack.push(right.as_ref());
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+/// "This version of Tarn doesn't yet support '<what>'" (MySQL's 1235).
+fn unsupported(what: &str) -> Error {
+    Error::sql(
+        1235,
+        "42000",
+        format!("This version of Tarn doesn't yet support '{what}'"),
+    )
+}
+
+fn parser_error(text: &str, error: ParserError) -> Error {
+    match error {
+        ParserError::RecursionLimitExceeded => Error::sql(
+            1064,
+            "42000",
+            "You have an error in your SQL syntax; the statement nests expressions or \
+             subqueries too deeply",
+        ),
+        ParserError::ParserError(message) | ParserError::TokenizerError(message) => {
+            syntax_error(text, &message)
+        }
+    }
+}
+
+/// MySQL's 1064 for a sqlparser message, near the position it names ("at Line: l,
+/// Column: c", 1-based, columns in characters).
+fn syntax_error(text: &str, message: &str) -> Error {
+    let Some(at) = message.rfind(" at Line: ") else {
+        return Error::sql(
+            1064,
+            "42000",
+            format!("You have an error in your SQL syntax: {message}"),
+        );
+    };
+    let mut numbers = message[at + " at Line: ".len()..]
+        .split(", Column: ")
+        .map(|n| n.trim().parse::<usize>().unwrap_or(0));
+    let line = numbers.next().unwrap_or(0);
+    let column = numbers.next().unwrap_or(0);
+    let offset = byte_offset(text, line, column).unwrap_or(text.len());
+    syntax_error_near(&text[offset..], line.max(1))
+}
+
+fn syntax_error_near(rest: &str, line: usize) -> Error {
+    let rest: String = rest.chars().take(80).collect();
+    Error::sql(
+        1064,
+        "42000",
+        format!(
+            "You have an error in your SQL syntax; check the manual that corresponds to \
+             your MySQL server version for the right syntax to use near '{rest}' at line \
+             {line}"
+        ),
+    )
+}
+
+/// The byte offset of 1-based `line` and character `column` in `text`.
+fn byte_offset(text: &str, line: usize, column: usize) -> Option<usize> {
+    let line_start = if line <= 1 {
+        0
+    } else {
+        text.match_indices('\n').nth(line - 2)?.0 + 1
+    };
+    let column = column.max(1) - 1;
+    text[line_start..]
+        .char_indices()
+        .nth(column)
+        .map(|(i, _)| line_start + i)
+}

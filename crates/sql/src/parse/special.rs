@@ -1,0 +1,395 @@
+//! The statement forms `sqlparser` rejects or represents without what Tarn needs,
+//! parsed with `sqlparser`'s own token-level helpers (keywords, identifiers, literals,
+//! expressions) so that no second SQL grammar grows here.
+
+use sqlparser::ast::{Ident, ObjectName};
+use sqlparser::parser::{Parser, ParserError};
+use sqlparser::tokenizer::{Token, TokenWithSpan};
+use tarn_common::settings::IsolationLevel;
+
+use super::{ShowFilter, Statement, TransactionScope};
+
+/// The first few words of a statement, upper-cased ("" for a token that is not a
+/// plain word), to decide which form it is before parsing it.
+pub(super) fn leading_words(tokens: &[TokenWithSpan], count: usize) -> Vec<String> {
+    tokens
+        .iter()
+        .filter(|t| !matches!(t.token, Token::Whitespace(_)))
+        .take(count)
+        .map(|t| match &t.token {
+            Token::Word(w) if w.quote_style.is_none() => w.value.to_ascii_uppercase(),
+            Token::Mul => "*".to_string(),
+            Token::LParen => "(".to_string(),
+            _ => String::new(),
+        })
+        .collect()
+}
+
+/// Which special form a statement starting with `words` is, if any.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Form {
+    Begin,
+    StartTransaction,
+    SetTransaction,
+    SetCharacterSet,
+    ShowTableStatus,
+    ShowIndex,
+    ShowWarnings,
+    ShowWarningCount,
+    ShowEngineStatus,
+    ShowEngines,
+    ShowCreateDatabase,
+    AnalyzeTable,
+    Do,
+    Xa,
+}
+
+pub(super) fn classify(words: &[String]) -> Option<Form> {
+    let w: Vec<&str> = words.iter().map(String::as_str).collect();
+    let form = match w.as_slice() {
+        ["BEGIN"] | ["BEGIN", "WORK"] => Form::Begin,
+        ["START", "TRANSACTION", ..] => Form::StartTransaction,
+        ["SET", "TRANSACTION", ..] | ["SET", "GLOBAL" | "SESSION" | "LOCAL", "TRANSACTION", ..] => {
+            Form::SetTransaction
+        }
+        ["SET", "CHARACTER", "SET", ..] | ["SET", "CHARSET", ..] => Form::SetCharacterSet,
+        ["SHOW", "TABLE", "STATUS", ..] => Form::ShowTableStatus,
+        ["SHOW", "INDEX" | "INDEXES" | "KEYS", ..]
+        | ["SHOW", "EXTENDED", "INDEX" | "INDEXES" | "KEYS", ..] => Form::ShowIndex,
+        ["SHOW", "WARNINGS" | "ERRORS", ..] => Form::ShowWarnings,
+        ["SHOW", "COUNT", "(", "*", ..] => Form::ShowWarningCount,
+        ["SHOW", "ENGINE", ..] => Form::ShowEngineStatus,
+        ["SHOW", "ENGINES", ..] | ["SHOW", "STORAGE", "ENGINES", ..] => Form::ShowEngines,
+        ["SHOW", "CREATE", "DATABASE" | "SCHEMA", ..] => Form::ShowCreateDatabase,
+        ["ANALYZE", "TABLE" | "NO_WRITE_TO_BINLOG" | "LOCAL", ..] => Form::AnalyzeTable,
+        ["DO", ..] => Form::Do,
+        ["XA", ..] => Form::Xa,
+        _ => return None,
+    };
+    Some(form)
+}
+
+/// Parses a statement of form `form` (as [`classify`] found) to its end.
+pub(super) fn parse(form: Form, p: &mut Parser) -> Result<Statement, ParserError> {
+    let statement = match form {
+        Form::Begin => {
+            expect_word(p, "BEGIN")?;
+            eat_word(p, "WORK");
+            Statement::StartTransaction {
+                read_only: None,
+                consistent_snapshot: false,
+            }
+        }
+        Form::StartTransaction => start_transaction(p)?,
+        Form::SetTransaction => set_transaction(p)?,
+        Form::SetCharacterSet => {
+            expect_word(p, "SET")?;
+            if !eat_word(p, "CHARSET") {
+                expect_words(p, &["CHARACTER", "SET"])?;
+            }
+            let charset = if eat_word(p, "DEFAULT") {
+                None
+            } else {
+                Some(name_or_string(p)?)
+            };
+            Statement::SetCharacterSet { charset }
+        }
+        Form::ShowTableStatus => {
+            expect_words(p, &["SHOW", "TABLE", "STATUS"])?;
+            let database = if eat_word(p, "FROM") || eat_word(p, "IN") {
+                Some(p.parse_identifier()?.value)
+            } else {
+                None
+            };
+            let filter = show_filter(p)?;
+            Statement::ShowTableStatus { database, filter }
+        }
+        Form::ShowIndex => show_index(p)?,
+        Form::ShowWarnings => {
+            expect_word(p, "SHOW")?;
+            let errors_only = !eat_word(p, "WARNINGS");
+            if errors_only {
+                expect_word(p, "ERRORS")?;
+            }
+            let (mut offset, mut row_count) = (0, None);
+            if eat_word(p, "LIMIT") {
+                let first = p.parse_literal_uint()?;
+                if p.consume_token(&Token::Comma) {
+                    offset = first;
+                    row_count = Some(p.parse_literal_uint()?);
+                } else {
+                    row_count = Some(first);
+                }
+            }
+            Statement::ShowWarnings {
+                errors_only,
+                offset,
+                row_count,
+            }
+        }
+        Form::ShowWarningCount => {
+            expect_words(p, &["SHOW", "COUNT"])?;
+            p.expect_token(&Token::LParen)?;
+            p.expect_token(&Token::Mul)?;
+            p.expect_token(&Token::RParen)?;
+            let errors_only = !eat_word(p, "WARNINGS");
+            if errors_only {
+                expect_word(p, "ERRORS")?;
+            }
+            Statement::ShowWarningCount { errors_only }
+        }
+        Form::ShowEngineStatus => {
+            expect_words(p, &["SHOW", "ENGINE"])?;
+            let engine = p.parse_identifier()?.value;
+            expect_word(p, "STATUS")?;
+            Statement::ShowEngineStatus { engine }
+        }
+        Form::ShowEngines => {
+            expect_word(p, "SHOW")?;
+            eat_word(p, "STORAGE");
+            expect_word(p, "ENGINES")?;
+            Statement::ShowEngines
+        }
+        Form::ShowCreateDatabase => {
+            expect_words(p, &["SHOW", "CREATE"])?;
+            if !eat_word(p, "DATABASE") {
+                expect_word(p, "SCHEMA")?;
+            }
+            let if_not_exists = eat_words(p, &["IF", "NOT", "EXISTS"]);
+            let name = p.parse_identifier()?.value;
+            Statement::ShowCreateDatabase {
+                name,
+                if_not_exists,
+            }
+        }
+        Form::AnalyzeTable => {
+            expect_word(p, "ANALYZE")?;
+            if !eat_word(p, "NO_WRITE_TO_BINLOG") {
+                eat_word(p, "LOCAL");
+            }
+            expect_word(p, "TABLE")?;
+            let tables = p.parse_comma_separated(|p| p.parse_object_name(false))?;
+            Statement::AnalyzeTable { tables }
+        }
+        Form::Do => {
+            expect_word(p, "DO")?;
+            let exprs = p.parse_comma_separated(Parser::parse_expr)?;
+            Statement::Do { exprs }
+        }
+        Form::Xa => unreachable!("XA is rejected before parsing"),
+    };
+    expect_end(p)?;
+    Ok(statement)
+}
+
+/// `START TRANSACTION [WITH CONSISTENT SNAPSHOT | READ ONLY | READ WRITE], ...`
+fn start_transaction(p: &mut Parser) -> Result<Statement, ParserError> {
+    expect_words(p, &["START", "TRANSACTION"])?;
+    let mut read_only = None;
+    let mut consistent_snapshot = false;
+    if at_end(p) {
+        return Ok(Statement::StartTransaction {
+            read_only,
+            consistent_snapshot,
+        });
+    }
+    loop {
+        if eat_words(p, &["WITH", "CONSISTENT", "SNAPSHOT"]) {
+            consistent_snapshot = true;
+        } else {
+            let mode = access_mode(p)?;
+            if read_only.is_some_and(|old| old != mode) {
+                // MySQL rejects READ ONLY together with READ WRITE.
+                return Err(unexpected(p, "a transaction characteristic"));
+            }
+            read_only = Some(mode);
+        }
+        if !p.consume_token(&Token::Comma) {
+            break;
+        }
+    }
+    Ok(Statement::StartTransaction {
+        read_only,
+        consistent_snapshot,
+    })
+}
+
+/// `SET [GLOBAL | SESSION | LOCAL] TRANSACTION characteristic, ...`
+fn set_transaction(p: &mut Parser) -> Result<Statement, ParserError> {
+    expect_word(p, "SET")?;
+    let scope = if eat_word(p, "GLOBAL") {
+        TransactionScope::Global
+    } else if eat_word(p, "SESSION") || eat_word(p, "LOCAL") {
+        TransactionScope::Session
+    } else {
+        TransactionScope::Next
+    };
+    expect_word(p, "TRANSACTION")?;
+    let mut isolation = None;
+    let mut read_only = None;
+    loop {
+        if eat_words(p, &["ISOLATION", "LEVEL"]) {
+            isolation = Some(isolation_level(p)?);
+        } else {
+            read_only = Some(access_mode(p)?);
+        }
+        if !p.consume_token(&Token::Comma) {
+            break;
+        }
+    }
+    Ok(Statement::SetTransaction {
+        scope,
+        isolation,
+        read_only,
+    })
+}
+
+fn isolation_level(p: &mut Parser) -> Result<IsolationLevel, ParserError> {
+    if eat_words(p, &["READ", "UNCOMMITTED"]) {
+        Ok(IsolationLevel::ReadUncommitted)
+    } else if eat_words(p, &["READ", "COMMITTED"]) {
+        Ok(IsolationLevel::ReadCommitted)
+    } else if eat_words(p, &["REPEATABLE", "READ"]) {
+        Ok(IsolationLevel::RepeatableRead)
+    } else if eat_word(p, "SERIALIZABLE") {
+        Ok(IsolationLevel::Serializable)
+    } else {
+        Err(unexpected(p, "an isolation level"))
+    }
+}
+
+/// `READ ONLY` (true) or `READ WRITE` (false).
+fn access_mode(p: &mut Parser) -> Result<bool, ParserError> {
+    if eat_words(p, &["READ", "ONLY"]) {
+        Ok(true)
+    } else if eat_words(p, &["READ", "WRITE"]) {
+        Ok(false)
+    } else {
+        Err(unexpected(p, "READ ONLY or READ WRITE"))
+    }
+}
+
+/// `SHOW [EXTENDED] {INDEX | INDEXES | KEYS} {FROM | IN} t [{FROM | IN} db] [WHERE e]`
+fn show_index(p: &mut Parser) -> Result<Statement, ParserError> {
+    expect_word(p, "SHOW")?;
+    eat_word(p, "EXTENDED");
+    if !(eat_word(p, "INDEX") || eat_word(p, "INDEXES")) {
+        expect_word(p, "KEYS")?;
+    }
+    expect_from_or_in(p)?;
+    let name = p.parse_object_name(false)?;
+    let mut parts = name_parts(&name, p)?;
+    let table = parts.pop().unwrap_or_default();
+    let mut database = parts.pop();
+    if eat_word(p, "FROM") || eat_word(p, "IN") {
+        database = Some(p.parse_identifier()?.value);
+    }
+    let filter = if eat_word(p, "WHERE") {
+        Some(p.parse_expr()?)
+    } else {
+        None
+    };
+    Ok(Statement::ShowIndex {
+        table,
+        database,
+        filter,
+    })
+}
+
+/// The one or two identifiers of `t` or `db.t`.
+fn name_parts(name: &ObjectName, p: &Parser) -> Result<Vec<String>, ParserError> {
+    let parts: Vec<String> = name
+        .0
+        .iter()
+        .filter_map(|part| part.as_ident().map(|ident: &Ident| ident.value.clone()))
+        .collect();
+    if parts.is_empty() || parts.len() > 2 || parts.len() != name.0.len() {
+        return Err(unexpected(p, "a table name"));
+    }
+    Ok(parts)
+}
+
+fn show_filter(p: &mut Parser) -> Result<Option<ShowFilter>, ParserError> {
+    if eat_word(p, "LIKE") {
+        Ok(Some(ShowFilter::Like(p.parse_literal_string()?)))
+    } else if eat_word(p, "WHERE") {
+        Ok(Some(ShowFilter::Where(p.parse_expr()?)))
+    } else {
+        Ok(None)
+    }
+}
+
+fn name_or_string(p: &mut Parser) -> Result<String, ParserError> {
+    match p.peek_token().token {
+        Token::SingleQuotedString(_) | Token::DoubleQuotedString(_) => p.parse_literal_string(),
+        _ => Ok(p.parse_identifier()?.value),
+    }
+}
+
+fn expect_from_or_in(p: &mut Parser) -> Result<(), ParserError> {
+    if eat_word(p, "FROM") || eat_word(p, "IN") {
+        Ok(())
+    } else {
+        Err(unexpected(p, "FROM or IN"))
+    }
+}
+
+/// Consumes the next token if it is the unquoted word `word` (any case).
+pub(super) fn eat_word(p: &mut Parser, word: &str) -> bool {
+    let matches = matches!(
+        &p.peek_token_ref().token,
+        Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(word)
+    );
+    if matches {
+        p.next_token();
+    }
+    matches
+}
+
+/// Consumes `words` if the next tokens are exactly those words; else consumes nothing.
+fn eat_words(p: &mut Parser, words: &[&str]) -> bool {
+    for (matched, word) in words.iter().enumerate() {
+        if !eat_word(p, word) {
+            // Step back over what matched: each `prev_token` undoes one `next_token`.
+            for _ in 0..matched {
+                p.prev_token();
+            }
+            return false;
+        }
+    }
+    true
+}
+
+fn expect_word(p: &mut Parser, word: &str) -> Result<(), ParserError> {
+    if eat_word(p, word) {
+        Ok(())
+    } else {
+        Err(unexpected(p, word))
+    }
+}
+
+fn expect_words(p: &mut Parser, words: &[&str]) -> Result<(), ParserError> {
+    words.iter().try_for_each(|word| expect_word(p, word))
+}
+
+pub(super) fn at_end(p: &Parser) -> bool {
+    p.peek_token_ref().token == Token::EOF
+}
+
+pub(super) fn expect_end(p: &Parser) -> Result<(), ParserError> {
+    if at_end(p) {
+        Ok(())
+    } else {
+        Err(unexpected(p, "end of statement"))
+    }
+}
+
+/// An error in sqlparser's own format (`Expected: .., found: .. at Line: l, Column:
+/// c`), so that one routine turns every syntax error into MySQL's message.
+fn unexpected(p: &Parser, expected: &str) -> ParserError {
+    let found = p.peek_token();
+    ParserError::ParserError(format!(
+        "Expected: {expected}, found: {}{}",
+        found.token, found.span.start
+    ))
+}
