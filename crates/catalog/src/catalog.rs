@@ -7,10 +7,17 @@
 //! index the catalog names has a valid file. (DDL will become part of the redo log
 //! with the transactions issue.)
 //!
+//! Fields added after the first format carry `#[serde(default)]`, so a catalog written
+//! by an older build loads unchanged (and the format number stays 1): column defaults
+//! and AUTO_INCREMENT on [`TableDef`], views and statistics on [`CatalogData`].
+//!
 //! # Invariants
 //! 1. Every table and index owns one data file; file ids are never reused.
 //! 2. Database and table names are stored as given; the SQL layer applies
 //!    `lower_case_table_names` before it calls the catalog.
+//! 3. A table's `column_defaults` is empty or has one entry per column; its
+//!    AUTO_INCREMENT column is an integer column without a DEFAULT that leads the
+//!    primary key or some index (MySQL's rule, error 1075).
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -50,6 +57,25 @@ impl IndexDef {
     }
 }
 
+/// A table's AUTO_INCREMENT column and the value its counter starts from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AutoIncrement {
+    /// The column's position in the table.
+    pub column: usize,
+    /// `CREATE TABLE ... AUTO_INCREMENT = n` or `ALTER TABLE ... AUTO_INCREMENT = n`;
+    /// 0 is taken as 1, as MySQL does. When a table is opened its counter starts at
+    /// the larger of this and 1 + the largest value in the column
+    /// ([`crate::Table::reserve_auto_increment`]).
+    pub start: u64,
+}
+
+impl AutoIncrement {
+    /// The first value the counter may hand out.
+    pub fn first_value(&self) -> u64 {
+        self.start.max(1)
+    }
+}
+
 /// A table: columns, primary key (positions; empty means a hidden row id), secondary
 /// indexes, and the file of its clustered index.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -61,6 +87,13 @@ pub struct TableDef {
     /// Assigned by the catalog when the table is created.
     #[serde(default)]
     pub file_id: u32,
+    /// Each column's DEFAULT as SQL text (`'abc'`, `0`, `NULL`, `CURRENT_TIMESTAMP`),
+    /// `None` for a column without one; empty when no column has one. The SQL layer
+    /// parses and evaluates it; the catalog only keeps it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub column_defaults: Vec<Option<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_increment: Option<AutoIncrement>,
 }
 
 impl TableDef {
@@ -71,12 +104,31 @@ impl TableDef {
             primary_key: primary_key.to_vec(),
             indexes: Vec::new(),
             file_id: 0,
+            column_defaults: Vec::new(),
+            auto_increment: None,
         }
     }
 
     pub fn with_index(mut self, index: IndexDef) -> TableDef {
         self.indexes.push(index);
         self
+    }
+
+    /// Sets every column's DEFAULT text (one entry per column).
+    pub fn with_defaults(mut self, defaults: Vec<Option<String>>) -> TableDef {
+        self.column_defaults = defaults;
+        self
+    }
+
+    /// Makes column `column` the AUTO_INCREMENT column, starting at `start`.
+    pub fn with_auto_increment(mut self, column: usize, start: u64) -> TableDef {
+        self.auto_increment = Some(AutoIncrement { column, start });
+        self
+    }
+
+    /// Column `column`'s DEFAULT text, if it has one.
+    pub fn column_default(&self, column: usize) -> Option<&str> {
+        self.column_defaults.get(column).and_then(|d| d.as_deref())
     }
 
     /// The position of column `name` (case-insensitive, as MySQL column names are).
@@ -139,6 +191,52 @@ impl TableDef {
             }
             self.check_key_columns(&index.name, &index.columns)?;
         }
+        self.validate_defaults()?;
+        self.validate_auto_increment()
+    }
+
+    fn validate_defaults(&self) -> Result<()> {
+        if !self.column_defaults.is_empty() && self.column_defaults.len() != self.columns.len() {
+            return Err(Error::InvalidDefinition(format!(
+                "table '{}' has {} column defaults for {} columns",
+                self.name,
+                self.column_defaults.len(),
+                self.columns.len()
+            )));
+        }
+        let max = tarn_common::limits::COLUMN_DEFAULT_TEXT_BYTES_MAX;
+        for (column, default) in self.columns.iter().zip(&self.column_defaults) {
+            if default.as_ref().is_some_and(|d| d.len() > max) {
+                return Err(invalid_default(&column.name));
+            }
+        }
+        Ok(())
+    }
+
+    /// MySQL's rules for the AUTO_INCREMENT column: an integer column (1063), without
+    /// a DEFAULT (1067), that is the first column of the primary key or of an index
+    /// (1075).
+    fn validate_auto_increment(&self) -> Result<()> {
+        let Some(auto) = self.auto_increment else {
+            return Ok(());
+        };
+        let Some(column) = self.columns.get(auto.column) else {
+            return Err(wrong_auto_key());
+        };
+        if column.ty.int_range().is_none() {
+            return Err(Error::sql(
+                1063, // ER_WRONG_FIELD_SPEC
+                "42000",
+                format!("Incorrect column specifier for column '{}'", column.name),
+            ));
+        }
+        if self.column_default(auto.column).is_some() {
+            return Err(invalid_default(&column.name));
+        }
+        let leads = |columns: &[usize]| columns.first() == Some(&auto.column);
+        if !leads(&self.primary_key) && !self.indexes.iter().any(|i| leads(&i.columns)) {
+            return Err(wrong_auto_key());
+        }
         Ok(())
     }
 
@@ -168,6 +266,25 @@ impl TableDef {
         }
         Ok(())
     }
+}
+
+/// ER_WRONG_AUTO_KEY (1075).
+pub(crate) fn wrong_auto_key() -> Error {
+    Error::sql(
+        1075,
+        "42000",
+        "Incorrect table definition; there can be only one auto column and it must be \
+         defined as a key",
+    )
+}
+
+/// ER_INVALID_DEFAULT (1067).
+fn invalid_default(column: &str) -> Error {
+    Error::sql(
+        1067,
+        "42000",
+        format!("Invalid default value for '{column}'"),
+    )
 }
 
 /// Everything the catalog file holds.

@@ -1,6 +1,7 @@
 //! Tarn's catalog and table API: what the SQL layer calls.
 //!
 //! - [`catalog`]: table and index definitions, persisted in `catalog.json`.
+//! - [`auto_increment`]: AUTO_INCREMENT counters.
 //! - [`storage`]: [`Storage`], an open data directory: DDL, table lookup, checkpoint.
 //! - [`table`]: [`Table`]: insert, get, update, delete, primary-key range scans, bulk
 //!   load; rows in a clustered B+tree, one B+tree per secondary index.
@@ -10,6 +11,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod auto_increment;
 pub mod catalog;
 pub mod recovery;
 pub mod scan;
@@ -20,7 +22,7 @@ pub mod txn;
 
 mod sort;
 
-pub use catalog::{IndexDef, TableDef};
+pub use catalog::{AutoIncrement, IndexDef, TableDef};
 pub use recovery::RecoveryReport;
 pub use scan::{BatchStream, ParallelScan, ParallelScanStats, Predicate};
 pub use secondary::{IndexScan, IndexScanStats};

@@ -307,7 +307,8 @@ impl Storage {
         format!("{db}.{table}.{index}")
     }
 
-    /// Opens the trees of `def`, reusing already open ones from `previous`.
+    /// Opens the trees of `def`, reusing already open ones from `previous` (a handle
+    /// over the same rows, whose counters the new one shares).
     fn open_table(&self, db: &str, def: TableDef, previous: Option<&Table>) -> Result<Table> {
         let open = |file_id: u32, index: &str| -> Result<Arc<Tree>> {
             if let Some(previous) = previous {
@@ -335,7 +336,11 @@ impl Storage {
             .iter()
             .map(|i| open(i.file_id, &i.name))
             .collect::<Result<Vec<_>>>()?;
-        Table::open(db, def, clustered, indexes, self.scan_config())
+        let mut table = Table::open(db, def, clustered, indexes, self.scan_config())?;
+        if let Some(previous) = previous {
+            table.inherit_counters(previous);
+        }
+        Ok(table)
     }
 
     fn create_tree(&self, file_id: u32, name: &str) -> Result<Arc<Tree>> {
@@ -554,6 +559,8 @@ impl Storage {
             .position(|i| i.name.eq_ignore_ascii_case(name))
             .ok_or_else(|| Error::UnknownIndex(name.to_string()))?;
         let removed = def.indexes.remove(position);
+        // The AUTO_INCREMENT column may have led only this index (1075).
+        def.validate()?;
         let new = Arc::new(self.open_table(db, def.clone(), Some(&old))?);
         state
             .catalog
@@ -568,6 +575,57 @@ impl Storage {
         old.retire();
         drop(old);
         self.remove_file(removed.file_id)?;
+        Ok(new)
+    }
+
+    /// `ALTER TABLE db.name AUTO_INCREMENT = value`: the table's `start` becomes
+    /// `value` (persisted), and its counter the larger of `value` and 1 + the largest
+    /// value in the column, as in MySQL 8 (which may lower the counter this way, but
+    /// never to a value in use). A table without an AUTO_INCREMENT column is left as it
+    /// is (MySQL keeps the option and ignores it). Returns the new table handle.
+    pub fn set_auto_increment(&self, db: &str, name: &str, value: u64) -> Result<Arc<Table>> {
+        let mut state = self.state.lock();
+        let old = Self::table_in(&state, db, name)?;
+        let mut def = old.def().clone();
+        let Some(auto) = &mut def.auto_increment else {
+            return Ok(old);
+        };
+        auto.start = value;
+        let first = auto.first_value();
+        let new = self.open_table(db, def.clone(), Some(&old))?;
+        let floor = new.auto_increment_floor()?;
+        self.replace_handle(&mut state, db, name, def, new, &old)
+            .inspect(|new| {
+                if let Some(counter) = &new.auto_increment {
+                    counter.set(first.max(floor));
+                }
+            })
+    }
+
+    /// Makes `new` (over the same files as `old`, with definition `def`) the table
+    /// `db.name`: the catalog first (stored), then the handle; `old` is retired.
+    fn replace_handle(
+        &self,
+        state: &mut State,
+        db: &str,
+        name: &str,
+        def: TableDef,
+        new: Table,
+        old: &Table,
+    ) -> Result<Arc<Table>> {
+        let new = Arc::new(new);
+        let mut catalog = state.catalog.clone();
+        catalog
+            .databases
+            .get_mut(db)
+            .expect("the table exists")
+            .insert(name.to_string(), def);
+        catalog.store(self.datadir.path())?;
+        state.catalog = catalog;
+        state
+            .tables
+            .insert((db.to_string(), name.to_string()), new.clone());
+        old.retire();
         Ok(new)
     }
 

@@ -17,10 +17,13 @@
 //! 2. Nothing here keeps a latch between calls: concurrent writers to different keys
 //!    are safe; two writers racing on one unique key are not serialised until the
 //!    lock manager arrives with the transactions issue.
-//! 3. A handle replaced by DDL (an index added or dropped) or whose table was dropped
-//!    is retired: every later call fails with `TableDefinitionChanged` (1412). A call
-//!    already past that check when the DDL runs is not stopped; metadata locks come
-//!    with the SQL layer.
+//! 3. A handle replaced by DDL (an index added or dropped, a rename, a truncate or
+//!    rebuild) or whose table was dropped is retired: every later call fails with
+//!    `TableDefinitionChanged` (1412). A call already past that check when the DDL runs
+//!    is not stopped; metadata locks come with the SQL layer. (Transactional writers
+//!    and locking readers check again once their table lock is granted, so one that
+//!    waited for a truncate's or rebuild's exclusive table lock never writes to the
+//!    files it replaced.)
 
 use std::ops::Bound;
 use std::sync::Arc;
@@ -31,6 +34,7 @@ use tarn_common::{Error, Result};
 use tarn_row::row::{OverflowRef, OverflowStore, RowHeader, RowLimits};
 use tarn_row::{Collation, ColumnType, RowLayout, Value, check_value, encode_key};
 
+use crate::auto_increment::{AutoIncrementCounter, exhausted, leading_int};
 use crate::catalog::{IndexDef, TableDef};
 
 /// Decoding rows without external values needs no overflow store.
@@ -125,6 +129,9 @@ pub struct Table {
     pub(crate) indexes: Vec<SecondaryIndex>,
     /// The next hidden row id (tables without a primary key).
     next_row_id: AtomicU64,
+    /// The AUTO_INCREMENT counter, if the table has such a column (see
+    /// [`crate::auto_increment`]).
+    pub(crate) auto_increment: Option<Arc<AutoIncrementCounter>>,
     /// Set when DDL replaced this handle or dropped the table: every later use fails
     /// with `TableDefinitionChanged` instead of missing an index or touching a
     /// deleted file.
@@ -172,9 +179,15 @@ impl Table {
             pk_types,
             indexes,
             next_row_id: AtomicU64::new(1),
+            auto_increment: None,
             retired: AtomicBool::new(false),
             scan_config,
         };
+        let mut table = table;
+        if let Some(auto) = table.def.auto_increment {
+            let next = table.auto_increment_floor()?.max(auto.first_value());
+            table.auto_increment = Some(Arc::new(AutoIncrementCounter::new(auto.column, next)));
+        }
         if table.def.primary_key.is_empty() {
             // Continue after the largest row id in use.
             let mut cursor =
@@ -198,6 +211,84 @@ impl Table {
             }
         }
         Ok(table)
+    }
+
+    /// 1 + the largest value in the AUTO_INCREMENT column (1 if it holds none above 0):
+    /// the last key of the index the column leads, the clustered one first. Keys of
+    /// rows deleted but not purged count, and so may a stale secondary entry's: the
+    /// result is never too small.
+    pub(crate) fn auto_increment_floor(&self) -> Result<u64> {
+        let Some(auto) = self.def.auto_increment else {
+            return Ok(1);
+        };
+        let tree = if self.def.primary_key.first() == Some(&auto.column) {
+            &self.clustered
+        } else {
+            match self
+                .indexes
+                .iter()
+                .find(|i| i.def.columns.first() == Some(&auto.column))
+            {
+                Some(index) => &index.tree,
+                None => return Err(crate::catalog::wrong_auto_key()),
+            }
+        };
+        let mut cursor = tree.range(Bound::Unbounded, Bound::Unbounded, Direction::Backward);
+        let Some((key, _)) = cursor.next_entry()? else {
+            return Ok(1);
+        };
+        let largest = leading_int(self.def.columns[auto.column].ty, key)?;
+        Ok(match largest {
+            Some(v) if v >= 1 => u64::try_from(v).unwrap_or(u64::MAX).saturating_add(1),
+            _ => 1,
+        })
+    }
+
+    /// Shares `previous`'s counters with this handle, which replaces it over the same
+    /// rows (an index added or dropped, a rename): see [`crate::auto_increment`].
+    pub(crate) fn inherit_counters(&mut self, previous: &Table) {
+        if let (Some(mine), Some(theirs)) = (&self.auto_increment, &previous.auto_increment)
+            && mine.column == theirs.column
+        {
+            self.auto_increment = Some(theirs.clone());
+        }
+    }
+
+    /// The AUTO_INCREMENT column, if the table has one.
+    pub fn auto_increment_column(&self) -> Option<usize> {
+        self.auto_increment.as_ref().map(|a| a.column)
+    }
+
+    /// The value the AUTO_INCREMENT counter hands out next (`SHOW TABLE STATUS`,
+    /// `information_schema.TABLES.AUTO_INCREMENT`), if the table has such a column.
+    pub fn auto_increment_next(&self) -> Option<u64> {
+        self.auto_increment.as_ref().map(|a| a.next())
+    }
+
+    /// Takes `count` (at least 1) consecutive fresh AUTO_INCREMENT values and returns
+    /// the first. Lock-free; concurrent callers never get the same value. Values are
+    /// not given back when the insert fails or rolls back (MySQL's
+    /// `innodb_autoinc_lock_mode = 2`: gaps are possible). Fails with 1467 rather than
+    /// wrap past `u64::MAX`; the SQL layer checks the column type's range.
+    pub fn reserve_auto_increment(&self, count: u64) -> Result<u64> {
+        self.check_current()?;
+        let Some(counter) = &self.auto_increment else {
+            return Err(Error::InvalidDefinition(format!(
+                "table '{}' has no AUTO_INCREMENT column",
+                self.def.name
+            )));
+        };
+        counter
+            .reserve(count.max(1))
+            .ok_or_else(|| exhausted(&self.def.name))
+    }
+
+    /// Moves the AUTO_INCREMENT counter past `value`, which a statement stored
+    /// explicitly (negative values and values below the counter change nothing).
+    pub fn observe_auto_increment(&self, value: u64) {
+        if let Some(counter) = &self.auto_increment {
+            counter.observe(value);
+        }
     }
 
     pub fn database(&self) -> &str {

@@ -149,6 +149,40 @@ pub const INDEXES_PER_TABLE_MAX: usize = 64;
 /// larger tables need an external sort, not yet written).
 pub const INDEX_BUILD_ROWS_MAX: usize = 200_000_000;
 
+/// The SQL text of one column's DEFAULT expression, as the catalog stores it.
+pub const COLUMN_DEFAULT_TEXT_BYTES_MAX: usize = 64 << 10;
+
+/// The SELECT text of one view, as the catalog stores it.
+pub const VIEW_DEFINITION_BYTES_MAX: usize = 1 << 20;
+
+/// Rows a table rebuild (ALTER TABLE ... ADD/DROP COLUMN) sorts in memory when its
+/// new primary key does not come out of the old table in order; the common case (the
+/// same key) streams and keeps nothing.
+pub const REBUILD_SORT_ROWS_MAX: usize = 20_000_000;
+
+// --- Statistics (ANALYZE TABLE) ------------------------------------------------------
+
+/// A table estimated at no more rows than this is analysed by a full scan of each of
+/// its trees; a larger one from a sample of its key ranges.
+pub const ANALYZE_FULL_SCAN_ROWS_MAX: u64 = 100_000;
+
+/// Key ranges a sampling ANALYZE cuts each tree into (`Tree::partition`; on a tree
+/// with fewer leaves than this, one range per leaf), and how many of them it reads.
+pub const ANALYZE_PARTITION_RANGES: usize = 4096;
+pub const ANALYZE_SAMPLE_RANGES: usize = 64;
+
+/// Rows (or index entries) one sampling ANALYZE reads per tree at most: once it has
+/// this many it stops reading further sampled ranges.
+pub const ANALYZE_SAMPLE_ROWS_MAX: usize = 200_000;
+
+/// Buckets of a column's equi-height histogram.
+pub const HISTOGRAM_BUCKETS_MAX: usize = 64;
+
+/// Bytes of a value's key encoding a histogram bound keeps (longer bounds are cut: a
+/// cut bound still orders correctly against every value that does not share the cut
+/// prefix).
+pub const HISTOGRAM_BOUND_BYTES_MAX: usize = 64;
+
 // --- Redo log (WAL) ----------------------------------------------------------------
 
 /// Size of each redo log file; the log is `log_files` files used as one ring.
