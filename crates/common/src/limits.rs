@@ -279,3 +279,15 @@ pub const DOUBLEWRITE_SLOT_GROUPS: usize = 2;
 /// once, so it stops well below). A longer text fails with error 1153 before any of it
 /// is scanned.
 pub const SQL_TEXT_BYTES_MAX: usize = 64 << 20;
+
+/// How deep one statement's syntax tree may grow through chains that sqlparser builds
+/// without recursing (`a + b + c ..`, `x AND y AND ..`, `.. UNION ..`): the parser
+/// counts operators along each chain, across parentheses, and rejects a statement over
+/// this bound (error 1064), so that dropping the tree, and the binder walking it, stay
+/// within a thread's stack. Nesting that sqlparser parses by recursion (parentheses,
+/// subqueries, prefix operators) is bounded separately by its recursion limit (50).
+pub const SQL_EXPRESSION_DEPTH_MAX: usize = 4096;
+
+/// Tables one statement may join (MySQL's limit for one join, applied per statement):
+/// sqlparser parses `t JOIN u JOIN v` by recursion that its own limit does not count.
+pub const SQL_JOINS_MAX: usize = 61;

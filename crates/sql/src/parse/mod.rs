@@ -69,8 +69,12 @@
 //! A syntax error is MySQL's 1064 with the statement's (pre-passed) text from the
 //! failing token on; an empty text is 1065; a text longer than
 //! [`SQL_TEXT_BYTES_MAX`] is 1153; recognised but unsupported forms are 1235. Parsing
-//! never panics: sqlparser's recursion limit bounds nesting, and the pre-pass is a
-//! single forward scan.
+//! never panics: sqlparser's recursion limit (50) bounds nesting by parentheses,
+//! subqueries and prefix operators; `check_depth` bounds from the tokens the chains
+//! sqlparser builds without recursing (`a + b + ..`, UNION chains) to
+//! [`SQL_EXPRESSION_DEPTH_MAX`] and joins to [`SQL_JOINS_MAX`] (error 1116), so a
+//! parsed tree is never deeper than about `50 + SQL_EXPRESSION_DEPTH_MAX` and can be
+//! dropped and walked recursively; the pre-pass is a single forward scan.
 
 mod scan;
 mod special;
@@ -79,9 +83,10 @@ mod tests;
 
 use sqlparser::ast;
 use sqlparser::dialect::MySqlDialect;
+use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
-use sqlparser::tokenizer::{Token, Tokenizer};
-use tarn_common::limits::SQL_TEXT_BYTES_MAX;
+use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
+use tarn_common::limits::{SQL_EXPRESSION_DEPTH_MAX, SQL_JOINS_MAX, SQL_TEXT_BYTES_MAX};
 use tarn_common::settings::IsolationLevel;
 use tarn_common::{Error, Result};
 
@@ -230,6 +235,7 @@ fn parse_statement(text: &str) -> Result<Statement> {
         .with_unescape(true)
         .tokenize_with_location()
         .map_err(|e| syntax_error(text, &e.to_string()))?;
+    check_depth(&tokens)?;
     let words = special::leading_words(&tokens, 4);
     let form = special::classify(&words);
     if form == Some(special::Form::Xa) {
@@ -254,6 +260,86 @@ fn parse_statement(text: &str) -> Result<Statement> {
         .map_err(|e| parser_error(text, e))?;
     check_supported(&statement, text)?;
     Ok(Statement::Sql(Box::new(statement)))
+}
+
+/// Bounds the depth of the tree sqlparser will build (see
+/// [`SQL_EXPRESSION_DEPTH_MAX`]) from the tokens alone. Every token that may join two
+/// operands (an operator or keyword) counts towards the chain of its parenthesis
+/// level; a comma or WHEN / THEN / ELSE starts a sibling, which resets its level's
+/// count. The depth bound is the sum of the open levels' counts plus the open
+/// parentheses. Set operators are never reset: a chain of UNIONs is one deep tree
+/// whatever commas its SELECT lists hold.
+fn check_depth(tokens: &[TokenWithSpan]) -> Result<()> {
+    let too_deep = || {
+        Error::sql(
+            1064,
+            "42000",
+            format!(
+                "You have an error in your SQL syntax; the statement chains more than \
+                 {SQL_EXPRESSION_DEPTH_MAX} operators"
+            ),
+        )
+    };
+    // Counts per open parenthesis level, and their sum.
+    let mut levels: Vec<usize> = vec![0];
+    let mut sum = 0;
+    let mut set_operations = 0;
+    let mut joins = 0;
+    for token in tokens {
+        match &token.token {
+            Token::Whitespace(_)
+            | Token::Number(..)
+            | Token::SingleQuotedString(_)
+            | Token::DoubleQuotedString(_)
+            | Token::HexStringLiteral(_)
+            | Token::Placeholder(_) => {}
+            Token::LParen => levels.push(0),
+            Token::RParen => {
+                if levels.len() > 1 {
+                    sum -= levels.pop().unwrap_or(0);
+                }
+            }
+            Token::Comma => {
+                let last = levels.last_mut().expect("level 0 is never popped");
+                sum -= *last;
+                *last = 0;
+            }
+            Token::Word(w) if w.quote_style.is_some() || w.keyword == Keyword::NoKeyword => {}
+            Token::Word(w)
+                if matches!(w.keyword, Keyword::WHEN | Keyword::THEN | Keyword::ELSE) =>
+            {
+                let last = levels.last_mut().expect("level 0 is never popped");
+                sum -= *last;
+                *last = 0;
+            }
+            other => {
+                if let Token::Word(w) = other {
+                    match w.keyword {
+                        Keyword::UNION | Keyword::EXCEPT | Keyword::INTERSECT => {
+                            set_operations += 1;
+                        }
+                        Keyword::JOIN | Keyword::STRAIGHT_JOIN => joins += 1,
+                        _ => {}
+                    }
+                }
+                *levels.last_mut().expect("level 0 is never popped") += 1;
+                sum += 1;
+            }
+        }
+        if sum + levels.len() > SQL_EXPRESSION_DEPTH_MAX
+            || set_operations > SQL_EXPRESSION_DEPTH_MAX
+        {
+            return Err(too_deep());
+        }
+        if joins > SQL_JOINS_MAX {
+            return Err(Error::sql(
+                1116,
+                "HY000",
+                format!("Too many tables; Tarn can only use {SQL_JOINS_MAX} tables in a join"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Rejects what sqlparser accepts but Tarn does not (yet) run, or what sqlparser
@@ -340,6 +426,10 @@ fn parser_error(text: &str, error: ParserError) -> Error {
 /// Column: c", 1-based, columns in characters).
 fn syntax_error(text: &str, message: &str) -> Error {
     let Some(at) = message.rfind(" at Line: ") else {
+        if message.ends_with("found: EOF") {
+            // The end of the text has no location; MySQL says near '' on the last line.
+            return syntax_error_near("", text.lines().count().max(1));
+        }
         return Error::sql(
             1064,
             "42000",

@@ -1,4 +1,5 @@
 use sqlparser::ast;
+use tarn_common::rng::{Rng, test_seed};
 use tarn_common::settings::IsolationLevel;
 
 use super::*;
@@ -171,4 +172,473 @@ fn show_table_status_keeps_its_filter() {
         panic!("SHOW TABLE STATUS WHERE");
     };
     assert_eq!(expr.to_string(), "Name = 'x'");
+}
+
+#[test]
+fn tarn_variants_for_forms_sqlparser_mangles() {
+    assert_eq!(
+        statement("SHOW INDEX FROM t"),
+        Statement::ShowIndex {
+            table: "t".into(),
+            database: None,
+            filter: None
+        }
+    );
+    assert_eq!(
+        statement("SHOW KEYS IN db.t"),
+        Statement::ShowIndex {
+            table: "t".into(),
+            database: Some("db".into()),
+            filter: None
+        }
+    );
+    assert_eq!(
+        statement("show indexes from `t` from `db`"),
+        Statement::ShowIndex {
+            table: "t".into(),
+            database: Some("db".into()),
+            filter: None
+        }
+    );
+    for (text, errors_only, offset, row_count) in [
+        ("SHOW WARNINGS", false, 0, None),
+        ("SHOW WARNINGS LIMIT 10", false, 0, Some(10)),
+        ("SHOW WARNINGS LIMIT 2, 10", false, 2, Some(10)),
+        ("SHOW ERRORS", true, 0, None),
+        ("show errors limit 5", true, 0, Some(5)),
+    ] {
+        assert_eq!(
+            statement(text),
+            Statement::ShowWarnings {
+                errors_only,
+                offset,
+                row_count
+            },
+            "{text}"
+        );
+    }
+    assert_eq!(
+        statement("SHOW COUNT(*) WARNINGS"),
+        Statement::ShowWarningCount { errors_only: false }
+    );
+    assert_eq!(
+        statement("SHOW COUNT(*) ERRORS"),
+        Statement::ShowWarningCount { errors_only: true }
+    );
+    for engine in ["TARN", "INNODB", "tarn"] {
+        assert_eq!(
+            statement(&format!("SHOW ENGINE {engine} STATUS")),
+            Statement::ShowEngineStatus {
+                engine: engine.into()
+            }
+        );
+    }
+    assert_eq!(statement("SHOW ENGINES"), Statement::ShowEngines);
+    assert_eq!(statement("SHOW STORAGE ENGINES"), Statement::ShowEngines);
+    assert_eq!(
+        statement("SHOW CREATE DATABASE d"),
+        Statement::ShowCreateDatabase {
+            name: "d".into(),
+            if_not_exists: false
+        }
+    );
+    assert_eq!(
+        statement("SHOW CREATE SCHEMA IF NOT EXISTS `d`"),
+        Statement::ShowCreateDatabase {
+            name: "d".into(),
+            if_not_exists: true
+        }
+    );
+    let Statement::AnalyzeTable { tables } = statement("ANALYZE TABLE t, db.t2") else {
+        panic!("ANALYZE TABLE");
+    };
+    let names: Vec<String> = tables.iter().map(ToString::to_string).collect();
+    assert_eq!(names, ["t", "db.t2"]);
+    assert!(matches!(
+        statement("ANALYZE LOCAL TABLE t"),
+        Statement::AnalyzeTable { .. }
+    ));
+    for (text, charset) in [
+        ("SET CHARACTER SET utf8mb4", Some("utf8mb4")),
+        ("SET CHARSET 'latin1'", Some("latin1")),
+        ("SET CHARACTER SET DEFAULT", None),
+    ] {
+        assert_eq!(
+            statement(text),
+            Statement::SetCharacterSet {
+                charset: charset.map(String::from)
+            }
+        );
+    }
+    let Statement::Do { exprs } = statement("DO SLEEP(1), 1 + 2") else {
+        panic!("DO");
+    };
+    assert_eq!(exprs.len(), 2);
+    unsupported_code("XA START 'x'");
+    unsupported_code("XA COMMIT 'x'");
+    unsupported_code("SHOW FOO BAR");
+    unsupported_code("DELETE t1, t2 FROM t1 JOIN t2 ON t1.a = t2.a");
+    unsupported_code("DELETE t1 FROM t1 JOIN t2 ON t1.a = t2.a");
+    unsupported_code("DELETE FROM t1, t2 USING t1 JOIN t2");
+    unsupported_code("UPDATE t1 JOIN t2 ON t1.id = t2.id SET t1.a = 1");
+    unsupported_code("SELECT 1 INTO @a");
+    unsupported_code("SELECT 1 UNION SELECT 2 INTO @a");
+}
+
+#[test]
+fn sqlparser_forms_that_are_faithful() {
+    let faithful = [
+        "SHOW DATABASES",
+        "SHOW DATABASES LIKE 'a%'",
+        "SHOW SCHEMAS LIKE 'a%'",
+        "SHOW TABLES",
+        "SHOW FULL TABLES FROM db LIKE 'x%'",
+        "SHOW TABLES WHERE Tables_in_db = 'x'",
+        "SHOW COLUMNS FROM t",
+        "SHOW FULL COLUMNS FROM t",
+        "SHOW CREATE TABLE t",
+        "SHOW CREATE VIEW v",
+        "SHOW VARIABLES",
+        "SHOW GLOBAL VARIABLES LIKE 'x%'",
+        "SHOW SESSION VARIABLES WHERE Variable_name = 'x'",
+        "SHOW GLOBAL STATUS LIKE 'x%'",
+        "SHOW SESSION STATUS WHERE Variable_name = 'x'",
+        "SHOW PROCESSLIST",
+        "SHOW FULL PROCESSLIST",
+        "SHOW CHARSET",
+        "SHOW CHARACTER SET LIKE 'utf8%'",
+        "SHOW COLLATION WHERE Charset = 'utf8mb4'",
+        "KILL 5",
+        "KILL QUERY 5",
+        "KILL CONNECTION 5",
+        "EXPLAIN SELECT 1",
+        "EXPLAIN ANALYZE SELECT 1",
+        "EXPLAIN FORMAT=JSON SELECT 1",
+        "DESCRIBE t",
+        "TRUNCATE TABLE t",
+        "TRUNCATE t",
+        "USE db",
+        "CREATE TABLE a LIKE b",
+        "RENAME TABLE a TO b, c TO d",
+        "ALTER TABLE t AUTO_INCREMENT = 100",
+        "SET NAMES utf8mb4",
+        "SET NAMES utf8mb4 COLLATE utf8mb4_general_ci",
+        "SET autocommit = 0",
+        "SET @@session.x = 1",
+        "SET GLOBAL x = 1",
+        "SET SESSION x = 1",
+        "SET x = DEFAULT",
+        "SET @@x = 1",
+        "SET sql_mode = 'a,b'",
+        "SAVEPOINT a",
+        "ROLLBACK TO SAVEPOINT a",
+        "RELEASE SAVEPOINT a",
+        "COMMIT",
+        "ROLLBACK",
+        "LOCK TABLES t READ",
+        "LOCK TABLES t WRITE, u READ",
+        "UNLOCK TABLES",
+        "INSERT INTO t (a) VALUES (1) ON DUPLICATE KEY UPDATE a = VALUES(a)",
+        "INSERT IGNORE INTO t VALUES (1)",
+        "REPLACE INTO t VALUES (1)",
+        "INSERT INTO t SET a = 1, b = 2",
+        "INSERT INTO t SELECT * FROM u",
+        "UPDATE t SET a = 1 ORDER BY b LIMIT 5",
+        "DELETE FROM t WHERE a = 1 ORDER BY b LIMIT 5",
+        "SELECT * FROM t FORCE INDEX (i)",
+        "SELECT * FROM t USE INDEX (i)",
+        "SELECT * FROM t IGNORE INDEX (i)",
+        "SELECT * FROM t1 STRAIGHT_JOIN t2 ON t1.a = t2.a",
+        "SELECT STRAIGHT_JOIN * FROM t1, t2",
+        "SELECT SQL_CALC_FOUND_ROWS * FROM t",
+        "SELECT SQL_NO_CACHE * FROM t",
+        "SELECT HIGH_PRIORITY * FROM t",
+        "SELECT * FROM t FOR UPDATE",
+        "SELECT @@version_comment LIMIT 1",
+        "SELECT DATABASE()",
+        "SELECT 7 DIV 2",
+        "SELECT 1 <=> NULL",
+        "SELECT 'a' REGEXP 'b'",
+        "SELECT X'4142'",
+        "SELECT CAST(x AS SIGNED)",
+        "SELECT CAST(x AS UNSIGNED)",
+        "SELECT CAST(x AS DECIMAL(10,2))",
+        "SELECT CAST(x AS CHAR(10))",
+        "SELECT CAST(x AS DATE)",
+        "SELECT CAST(x AS DATETIME)",
+        "SELECT CAST(x AS BINARY)",
+        "SELECT CONVERT(x, SIGNED)",
+        "SELECT SUBSTRING(s FROM 2 FOR 3)",
+        "SELECT TRIM(LEADING 'x' FROM s)",
+        "SELECT EXTRACT(YEAR FROM d)",
+        "SELECT DATE '2020-01-01'",
+        "SELECT NOW() + INTERVAL 1 DAY",
+        "SELECT @@global.x",
+        "SELECT * FROM t LIMIT 5, 10",
+        "SELECT * FROM t LIMIT 10 OFFSET 5",
+    ];
+    for text in faithful {
+        assert_eq!(shown(text), text, "{text}");
+    }
+    // Forms sqlparser spells differently but keeps.
+    for (text, expected) in [
+        ("SHOW FIELDS FROM t FROM db", "SHOW COLUMNS FROM db.t"),
+        ("ROLLBACK TO a", "ROLLBACK TO SAVEPOINT a"),
+        ("COMMIT WORK", "COMMIT"),
+        ("ROLLBACK WORK", "ROLLBACK"),
+        ("LOCK TABLE t READ", "LOCK TABLES t READ"),
+        (
+            "SELECT 7 MOD 2, MOD(7, 2), t.mod",
+            "SELECT 7 % 2, MOD(7, 2), t.mod",
+        ),
+        ("SELECT 0x4142, b'101'", "SELECT X'4142', B'101'"),
+        ("SELECT _utf8mb4'x'", "SELECT _utf8mb4 'x'"),
+        ("SELECT 'a' 'b'", "SELECT 'ab'"),
+        ("SELECT 'a\\'b', 'a''b'", "SELECT 'a''b', 'a''b'"),
+    ] {
+        assert_eq!(shown(text), expected, "{text}");
+    }
+    let ast::Statement::Query(query) = ast_of("SELECT \"x\", 'a\\nb', 'a\\%b'") else {
+        panic!("query");
+    };
+    let ast::SetExpr::Select(select) = *query.body else {
+        panic!("select");
+    };
+    let values: Vec<String> = select
+        .projection
+        .iter()
+        .map(|item| format!("{item:?}"))
+        .collect();
+    assert!(
+        values[0].contains("DoubleQuotedString(\"x\")"),
+        "{values:?}"
+    );
+    assert!(
+        values[1].contains("SingleQuotedString(\"a\\nb\")"),
+        "{values:?}"
+    );
+    assert!(
+        values[2].contains("SingleQuotedString(\"a\\\\%b\")"),
+        "{values:?}"
+    );
+}
+
+#[test]
+fn client_and_sysbench_statements() {
+    let texts = [
+        "SELECT c FROM sbtest1 WHERE id=?",
+        "SELECT c FROM sbtest1 WHERE id BETWEEN ? AND ?",
+        "SELECT SUM(k) FROM sbtest1 WHERE id BETWEEN ? AND ?",
+        "SELECT c FROM sbtest1 WHERE id BETWEEN ? AND ? ORDER BY c",
+        "SELECT DISTINCT c FROM sbtest1 WHERE id BETWEEN ? AND ? ORDER BY c",
+        "UPDATE sbtest1 SET k=k+1 WHERE id=?",
+        "UPDATE sbtest1 SET c=? WHERE id=?",
+        "DELETE FROM sbtest1 WHERE id=?",
+        "INSERT INTO sbtest1 (id, k, c, pad) VALUES (?, ?, ?, ?)",
+        "CREATE TABLE sbtest1(id INTEGER NOT NULL AUTO_INCREMENT, k INTEGER DEFAULT '0' NOT NULL, \
+         c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id)) \
+         ENGINE = InnoDB",
+        "CREATE INDEX k_1 ON sbtest1(k)",
+        "select @@version_comment limit 1",
+        "SELECT  @@session.auto_increment_increment AS auto_increment_increment, \
+         @@character_set_client AS character_set_client, @@tx_isolation AS tx_isolation",
+        "SET NAMES utf8mb4",
+        "SET autocommit=0",
+        "SHOW VARIABLES LIKE 'sql_mode'",
+        "show databases",
+        "show tables",
+    ];
+    for text in texts {
+        let parsed = one(text);
+        assert!(matches!(parsed.statement, Statement::Sql(_)), "{text}");
+        assert_eq!(parsed.param_count, text.matches('?').count(), "{text}");
+    }
+    assert_eq!(
+        one("INSERT INTO sbtest1 (id, k, c, pad) VALUES (?, ?, ?, ?)").text,
+        "INSERT INTO sbtest1 (id, k, c, pad) VALUES (?1, ?2, ?3, ?4)"
+    );
+}
+
+#[test]
+fn placeholders_are_numbered_outside_strings_and_comments() {
+    let parsed = one("SELECT '?', \"?\", `?`, ? /* ? */, ?-- ?\n, ? # ?\n FROM t WHERE a = ?");
+    assert_eq!(parsed.param_count, 4);
+    assert_eq!(
+        parsed.text,
+        "SELECT '?', \"?\", `?`, ?1 , ?2 \n, ?3 \n FROM t WHERE a = ?4"
+    );
+    let ast::Statement::Query(query) = ast_of("SELECT ?, ?") else {
+        panic!("query");
+    };
+    let ast::SetExpr::Select(select) = *query.body else {
+        panic!("select");
+    };
+    for (i, item) in select.projection.iter().enumerate() {
+        let ast::SelectItem::UnnamedExpr(ast::Expr::Value(value)) = item else {
+            panic!("{item:?}");
+        };
+        assert_eq!(value.value, ast::Value::Placeholder(format!("?{}", i + 1)));
+    }
+    // Numbering restarts in each statement of a multi-statement text.
+    let many = parse("SELECT ?; SELECT ?, ?").unwrap();
+    assert_eq!(many[0].param_count, 1);
+    assert_eq!(many[1].param_count, 2);
+    assert_eq!(many[1].text, "SELECT ?1, ?2");
+    // A placeholder glued to a word stays apart from it.
+    assert_eq!(one("SELECT ?a").text, "SELECT ?1 a");
+}
+
+#[test]
+fn comments_and_version_comments() {
+    assert_eq!(
+        one("SELECT /*!40001 SQL_NO_CACHE */ 1").text,
+        "SELECT  SQL_NO_CACHE  1"
+    );
+    assert_eq!(shown("SELECT 1 /*!50100 + 2 */"), "SELECT 1 + 2");
+    assert_eq!(shown("SELECT 1 /*! + 2 */"), "SELECT 1 + 2");
+    // A version newer than Tarn's is a comment, as are hints, TiDB's and MariaDB's.
+    assert_eq!(shown("SELECT 1 /*!99999 + 2 */"), "SELECT 1");
+    assert_eq!(
+        shown("SELECT /*+ MAX_EXECUTION_TIME(1000) */ 1"),
+        "SELECT 1"
+    );
+    assert_eq!(shown("SELECT 1 /*T! + 2 */"), "SELECT 1");
+    assert_eq!(shown("SELECT 1 /*M!100100 + 2 */"), "SELECT 1");
+    assert_eq!(shown("SELECT 1 -- + 2\n + 3 # + 4"), "SELECT 1 + 3");
+    // `--` without a space is two minus signs.
+    assert_eq!(shown("SELECT 1--1"), "SELECT 1 - -1");
+    assert_eq!(
+        shown("/*!40101 SET @OLD_CHARACTER_SET_CLIENT=@@CHARACTER_SET_CLIENT */"),
+        "SET @OLD_CHARACTER_SET_CLIENT = @@CHARACTER_SET_CLIENT"
+    );
+    assert_eq!(statement("/* nothing */ -- here\n"), Statement::Empty);
+    assert_eq!(
+        error("SELECT 1 /* unterminated").0,
+        1064,
+        "an unterminated comment is an error"
+    );
+}
+
+#[test]
+fn splitting_respects_quotes_and_comments() {
+    let parsed =
+        parse("SELECT ';' AS a; SELECT \"x;\\\";\" /* ; */; SELECT `a;b` -- ;\n FROM t; # ;\n;")
+            .unwrap();
+    let texts: Vec<&str> = parsed.iter().map(|p| p.text.as_str()).collect();
+    assert_eq!(
+        texts,
+        [
+            "SELECT ';' AS a",
+            "SELECT \"x;\\\";\"",
+            "SELECT `a;b` \n FROM t"
+        ]
+    );
+    assert_eq!(parse("SELECT 1;").unwrap().len(), 1);
+    assert_eq!(
+        one("SELECT 'it''s', 'a\\'b;', \"q\"\"x\"").text,
+        "SELECT 'it''s', 'a\\'b;', \"q\"\"x\""
+    );
+    let (code, message) = match parse_one("SELECT 1; SELECT 2") {
+        Err(e) => (e.mysql_code(), e.to_string()),
+        Ok(p) => panic!("{p:?}"),
+    };
+    assert_eq!(code, 1064);
+    assert!(message.contains("near 'SELECT 2' at line 1"), "{message}");
+}
+
+#[test]
+fn errors_carry_mysql_codes_and_positions() {
+    let (code, message) = error("SELECT * FRM t WHERE a = 1");
+    assert_eq!(code, 1064);
+    assert!(
+        message.starts_with(
+            "You have an error in your SQL syntax; check the manual that corresponds to your \
+             MySQL server version for the right syntax to use near 'FRM t WHERE a = 1' at line 1"
+        ),
+        "{message}"
+    );
+    let (_, message) = error("SELECT 1\nFROM t\nWHERE a = = 1");
+    assert!(message.contains("near '= 1' at line 3"), "{message}");
+    let (_, message) = error("SELECT * FROM");
+    assert!(message.contains("near '' at line 1"), "{message}");
+    let (_, message) = error("SELECT 'unterminated");
+    assert_eq!(error("SELECT 'unterminated").0, 1064, "{message}");
+    let (code, message) = error("");
+    assert_eq!((code, message.as_str()), (1065, "Query was empty"));
+    assert_eq!(error("  \n ").0, 1065);
+    let (code, message) = error(&format!(
+        "SELECT '{}'",
+        "x".repeat(tarn_common::limits::SQL_TEXT_BYTES_MAX)
+    ));
+    assert_eq!(code, 1153, "{message}");
+    let deep = format!("SELECT {}1{}", "(".repeat(10_000), ")".repeat(10_000));
+    assert_eq!(error(&deep).0, 1064);
+    let long = format!("SELECT 1{}", " + 1".repeat(100_000));
+    assert_eq!(error(&long).0, 1064);
+    let joins = format!("SELECT * FROM t{}", " JOIN t".repeat(100));
+    assert_eq!(error(&joins).0, 1116);
+    // Long lists are not deep.
+    let values = format!("INSERT INTO t VALUES (1){}", ", (1)".repeat(100_000));
+    one(&values);
+}
+
+/// Random bytes, random statements cut short, and random splices never panic or hang.
+#[test]
+fn random_input_never_panics() {
+    let seed = test_seed("parse::random_input_never_panics");
+    let mut rng = Rng::new(seed);
+    let valid = [
+        "SELECT a, b FROM t WHERE a = ? AND b LIKE 'x%' ORDER BY a LIMIT 5, 10",
+        "SELECT * FROM t LOCK IN SHARE MODE",
+        "SET @a := 1, SESSION sql_mode = 'a,b'",
+        "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY",
+        "SET GLOBAL TRANSACTION ISOLATION LEVEL READ COMMITTED",
+        "SHOW TABLE STATUS FROM db WHERE Name = 'x'",
+        "SHOW INDEX FROM t FROM db",
+        "SHOW WARNINGS LIMIT 2, 3",
+        "INSERT INTO t (a) VALUES (?) ON DUPLICATE KEY UPDATE a = VALUES(a)",
+        "SELECT /*!40001 SQL_NO_CACHE */ 'a\\'b' \"c\" `d` -- x\n # y\n",
+        "ANALYZE TABLE t, u; DO 1; SHOW ENGINE TARN STATUS",
+        "UPDATE t SET a = CASE WHEN b THEN 1 ELSE 2 END WHERE c IN (SELECT d FROM u)",
+    ];
+    let alphabet =
+        b"SELECT FROM WHERE ()'\"`;?:=-#/*!+\\ \n\t,.@0123456789abcLOCKINSHAREMODE\xc3\xa9";
+    for round in 0..5_000 {
+        let text = match round % 3 {
+            0 => {
+                let len = rng.below(64) as usize;
+                let bytes: Vec<u8> = (0..len)
+                    .map(|_| alphabet[rng.below(alphabet.len() as u64) as usize])
+                    .collect();
+                String::from_utf8_lossy(&bytes).into_owned()
+            }
+            1 => {
+                let text = valid[rng.below(valid.len() as u64) as usize];
+                let cut = rng.below(text.len() as u64 + 1) as usize;
+                let cut = (0..=cut)
+                    .rev()
+                    .find(|&i| text.is_char_boundary(i))
+                    .unwrap_or(0);
+                text[..cut].to_string()
+            }
+            _ => {
+                let a = valid[rng.below(valid.len() as u64) as usize];
+                let b = valid[rng.below(valid.len() as u64) as usize];
+                let cut_a = rng.below(a.len() as u64 + 1) as usize;
+                let cut_b = rng.below(b.len() as u64 + 1) as usize;
+                format!("{}{}", &a[..cut_a], &b[cut_b..])
+            }
+        };
+        // Either result is fine; a panic fails the test with the seed printed above.
+        let result = parse(&text);
+        if let Ok(parsed) = &result {
+            for p in parsed {
+                assert!(
+                    !p.text.is_empty() || p.statement == Statement::Empty,
+                    "{text:?}"
+                );
+            }
+        }
+        let _ = parse_one(&text);
+    }
 }
