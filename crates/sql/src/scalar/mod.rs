@@ -1,2 +1,60 @@
 //! MySQL value semantics: comparison and coercion, arithmetic with exact decimals,
 //! casts, and the built-in scalar functions.
+//!
+//! Every function here is total: bad input is an `Err` carrying MySQL's error number,
+//! SQLSTATE and message, or `Value::Null` exactly where MySQL (in a SELECT) returns
+//! NULL. Where MySQL also raises a warning with that NULL (`1/0`, an invalid date),
+//! the warning is not produced yet: the functions document it and a later layer adds
+//! warnings. Nothing here panics on user data, and integer arithmetic is checked.
+//!
+//! - [`decimal`]: exact DECIMAL arithmetic (on `i128` mantissas, 38 digits).
+//! - [`cast`]: conversions between values (truthiness, numbers from strings, text
+//!   from numbers), `CAST()` and the strict conversion into a column ([`cast::to_column`]).
+//! - [`compare`]: MySQL's comparison with its coercion rules, the total order for
+//!   sorting and the grouping key consistent with it.
+//! - [`arith`]: `+ - * / DIV %` and unary minus with MySQL's result types.
+//! - [`like`]: `LIKE` pattern matching.
+//! - [`func`]: scalar built-ins by name.
+//! - [`date`]: intervals, `EXTRACT`, `DATE_FORMAT` and the date helpers.
+//! - [`agg`]: aggregate accumulators.
+
+use tarn_common::Error;
+use tarn_row::datetime::DateTime;
+
+pub mod agg;
+pub mod arith;
+pub mod cast;
+pub mod compare;
+pub mod date;
+pub mod decimal;
+pub mod func;
+pub mod like;
+
+/// What a function may read from the statement it runs in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FnContext {
+    /// The statement's start, in the session time zone (NOW() and friends).
+    pub now: DateTime,
+    /// `div_precision_increment`: extra fraction digits of `/` (MySQL's default is 4).
+    pub div_precision_increment: u8,
+}
+
+impl FnContext {
+    /// A context with MySQL's default `div_precision_increment` (4).
+    pub fn new(now: DateTime) -> FnContext {
+        FnContext {
+            now,
+            div_precision_increment: 4,
+        }
+    }
+}
+
+/// ER_DATA_OUT_OF_RANGE (1690): `kind` is `BIGINT`, `BIGINT UNSIGNED`, `DECIMAL` or
+/// `DOUBLE`; `expression` is the offending expression as text.
+pub fn out_of_range(kind: &str, expression: &str) -> Error {
+    Error::sql(
+        1690,
+        "22003",
+        format!("{kind} value is out of range in '{expression}'"),
+    )
+}

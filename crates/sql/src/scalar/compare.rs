@@ -1,0 +1,432 @@
+//! Comparison with MySQL's coercion rules, the sort order, and grouping keys.
+//!
+//! [`compare`] decides how two values compare from their variants, as MySQL does from
+//! their types:
+//!
+//! 1. NULL on either side: unknown (None).
+//! 2. Two strings: by the collation's weights (case-insensitive collations compare
+//!    uppercase folds with trailing spaces ignored, PAD SPACE; binary compares bytes).
+//! 3. Two exact numbers (integers, signed or not, and DECIMALs): exactly.
+//! 4. A FLOAT or DOUBLE with any number, or a string with a number: as DOUBLEs
+//!    (the string read by its numeric prefix, `'abc'` is 0).
+//! 5. Two dates/datetimes: chronologically (a DATE is its midnight).
+//! 6. A date with a string: the string read as a datetime; when it is not one, both
+//!    compare as binary strings.
+//! 7. A date with a number: the number read as a datetime (`20200101`); when it is not
+//!    one, both compare as DOUBLEs (the date as `YYYYMMDD[hhmmss]`).
+//!
+//! [`sort_cmp`] is the total order ORDER BY, MIN and MAX use: NULL first, then
+//! [`compare`]. [`group_key`] writes bytes that are equal exactly when [`compare`]
+//! says Equal, for two values of one [`SqlType`] (the property test checks it); values
+//! of different types may collide or differ as the rules above are not transitive
+//! across types (`'1.0' = 1` and `1 = '1'` but `'1.0' <> '1'`).
+//!
+//! Key layout: a tag byte, then
+//!
+//! | tag | values | bytes |
+//! |---|---|---|
+//! | 0 | NULL | none |
+//! | 1 | integers, and DECIMALs and DOUBLEs with an integral value that fits an `i128` | `i128` big-endian, sign bit flipped |
+//! | 2 | other DECIMALs | length (u32 BE), then the normalised decimal text |
+//! | 3 | other DOUBLEs and FLOATs | the `f64` bits big-endian |
+//! | 4 | DATE, DATETIME | microseconds since 0000-01-01 (u64 BE) |
+//! | 5 | strings | length (u32 BE), then the collation weight |
+//!
+//! Every key is self-delimiting, so keys of several columns concatenate.
+
+use std::cmp::Ordering;
+
+use tarn_row::datetime::DateTime;
+use tarn_row::decimal::Decimal;
+use tarn_row::key::weight;
+use tarn_row::types::{Collation, ColumnType};
+use tarn_row::value::Value;
+
+use super::cast::{self, to_f64};
+use crate::types::SqlType;
+
+fn exact_int(v: &Value) -> Option<i128> {
+    match v {
+        Value::Int(x) => Some(i128::from(*x)),
+        Value::UInt(x) => Some(i128::from(*x)),
+        _ => None,
+    }
+}
+
+fn exact_decimal(v: &Value) -> Option<Decimal> {
+    match v {
+        Value::Int(x) => Some(Decimal::from(*x)),
+        Value::UInt(x) => Some(Decimal::from(*x)),
+        Value::Decimal(d) => Some(*d),
+        _ => None,
+    }
+}
+
+fn is_number(v: &Value) -> bool {
+    matches!(
+        v,
+        Value::Int(_) | Value::UInt(_) | Value::Decimal(_) | Value::Float(_) | Value::Double(_)
+    )
+}
+
+fn temporal(v: &Value) -> Option<DateTime> {
+    match v {
+        Value::Date(d) => Some(DateTime::from_date(*d)),
+        Value::DateTime(dt) => Some(*dt),
+        _ => None,
+    }
+}
+
+/// Two DOUBLEs, with -0.0 equal to 0.0 (and a total order should a NaN appear).
+pub fn cmp_f64(a: f64, b: f64) -> Ordering {
+    a.partial_cmp(&b).unwrap_or_else(|| a.total_cmp(&b))
+}
+
+/// Two strings under `collation`.
+pub fn cmp_strings(a: &[u8], b: &[u8], collation: Collation) -> Ordering {
+    match collation {
+        Collation::Binary => a.cmp(b),
+        Collation::CaseInsensitive => {
+            let ty = ColumnType::Text;
+            weight(ty, collation, a).cmp(&weight(ty, collation, b))
+        }
+    }
+}
+
+/// MySQL comparison with its coercion rules (see the module documentation); None when
+/// either side is NULL. `collation` applies when both sides are strings.
+pub fn compare(a: &Value, b: &Value, collation: Collation) -> Option<Ordering> {
+    if a.is_null() || b.is_null() {
+        return None;
+    }
+    if let (Value::Bytes(x), Value::Bytes(y)) = (a, b) {
+        return Some(cmp_strings(x, y, collation));
+    }
+    if let (Some(x), Some(y)) = (exact_int(a), exact_int(b)) {
+        return Some(x.cmp(&y));
+    }
+    if let (Some(x), Some(y)) = (exact_decimal(a), exact_decimal(b)) {
+        return Some(x.cmp(&y));
+    }
+    match (temporal(a), temporal(b)) {
+        (Some(x), Some(y)) => return Some(x.cmp(&y)),
+        (Some(x), None) => return Some(temporal_vs_other(&x, a, b)),
+        (None, Some(y)) => return Some(temporal_vs_other(&y, b, a).reverse()),
+        (None, None) => {}
+    }
+    Some(cmp_f64(to_f64(a)?, to_f64(b)?))
+}
+
+/// A date `t` (the value `tv`) against a value `other` that is not a date.
+fn temporal_vs_other(t: &DateTime, tv: &Value, other: &Value) -> Ordering {
+    match other {
+        Value::Bytes(bytes) => match cast::parse_datetime(bytes) {
+            Some(parsed) => t.cmp(&parsed.value),
+            None => cast::to_text(tv).unwrap_or_default().as_slice().cmp(bytes),
+        },
+        _ if is_number(other) => match cast::to_datetime(other) {
+            Some(dt) => t.cmp(&dt),
+            None => cmp_f64(to_f64(tv).unwrap_or(0.0), to_f64(other).unwrap_or(0.0)),
+        },
+        _ => Ordering::Equal,
+    }
+}
+
+/// The total order for ORDER BY, MIN, MAX and sorting: NULL first, then [`compare`].
+pub fn sort_cmp(a: &Value, b: &Value, collation: Collation) -> Ordering {
+    match (a.is_null(), b.is_null()) {
+        (true, true) => Ordering::Equal,
+        (true, false) => Ordering::Less,
+        (false, true) => Ordering::Greater,
+        (false, false) => compare(a, b, collation).unwrap_or(Ordering::Equal),
+    }
+}
+
+fn push_int_key(v: i128, out: &mut Vec<u8>) {
+    out.push(1);
+    out.extend_from_slice(&((v as u128) ^ (1 << 127)).to_be_bytes());
+}
+
+fn push_len_prefixed(tag: u8, bytes: &[u8], out: &mut Vec<u8>) {
+    out.push(tag);
+    out.extend_from_slice(&(bytes.len() as u32).to_be_bytes());
+    out.extend_from_slice(bytes);
+}
+
+fn push_f64_key(f: f64, out: &mut Vec<u8>) {
+    // Below 2^100 an integral double converts to i128 exactly.
+    if f.fract() == 0.0 && f.abs() < 1.2676506002282294e30 {
+        push_int_key(f as i128, out);
+    } else {
+        out.push(3);
+        out.extend_from_slice(&f.to_bits().to_be_bytes());
+    }
+}
+
+/// Appends a byte key such that two values of the same [`SqlType`] are equal under
+/// [`compare`] iff their keys are equal (see the module documentation for the layout).
+/// Used for GROUP BY, DISTINCT, hash joins and IN lists.
+pub fn group_key(v: &Value, collation: Collation, out: &mut Vec<u8>) {
+    match v {
+        Value::Null => out.push(0),
+        Value::Int(x) => push_int_key(i128::from(*x), out),
+        Value::UInt(x) => push_int_key(i128::from(*x), out),
+        Value::Decimal(d) => {
+            let n = d.normalized();
+            match n.to_i128_mantissa() {
+                Some(m) if n.scale() == 0 => push_int_key(m, out),
+                _ => push_len_prefixed(2, n.to_string().as_bytes(), out),
+            }
+        }
+        Value::Float(f) => push_f64_key(f64::from(*f), out),
+        Value::Double(f) => push_f64_key(*f, out),
+        Value::Date(d) => {
+            out.push(4);
+            out.extend_from_slice(&DateTime::from_date(*d).to_micros().to_be_bytes());
+        }
+        Value::DateTime(dt) => {
+            out.push(4);
+            out.extend_from_slice(&dt.to_micros().to_be_bytes());
+        }
+        Value::Bytes(bytes) => match collation {
+            Collation::Binary => push_len_prefixed(5, bytes, out),
+            Collation::CaseInsensitive => {
+                push_len_prefixed(5, &weight(ColumnType::Text, collation, bytes), out)
+            }
+        },
+    }
+}
+
+fn int_digits(bits: u8, unsigned: bool) -> u8 {
+    match (bits, unsigned) {
+        (8, _) => 3,
+        (16, _) => 5,
+        (32, _) => 10,
+        (_, false) => 19,
+        (_, true) => 20,
+    }
+}
+
+/// The precision and scale an exact numeric type has as a DECIMAL.
+pub fn decimal_shape(t: SqlType) -> Option<(u8, u8)> {
+    match t {
+        SqlType::Int { bits } => Some((int_digits(bits, false), 0)),
+        SqlType::UInt { bits } => Some((int_digits(bits, true), 0)),
+        SqlType::Decimal { precision, scale } => Some((precision, scale)),
+        _ => None,
+    }
+}
+
+/// The common type two operands are compared in, following the rules of [`compare`]:
+/// NULL takes the other side's type; two strings compare as text (a BLOB makes it
+/// binary); two integers as BIGINT (or BIGINT UNSIGNED when both are unsigned, or
+/// DECIMAL(20,0) when the signs differ); exact numbers as the DECIMAL that holds both;
+/// anything with a FLOAT or DOUBLE, and strings with numbers, as DOUBLE; dates as DATE
+/// when both are, else DATETIME with the larger fsp.
+pub fn comparison_type(a: SqlType, b: SqlType) -> SqlType {
+    use SqlType::*;
+    match (a, b) {
+        (Null, other) | (other, Null) => other,
+        (Blob, t) | (t, Blob) if t.is_string() => Blob,
+        (Text { .. }, Text { .. }) => a,
+        (Int { .. }, Int { .. }) => SqlType::BIGINT,
+        (UInt { .. }, UInt { .. }) => UInt { bits: 64 },
+        (Int { .. } | UInt { .. }, Int { .. } | UInt { .. }) => Decimal {
+            precision: 20,
+            scale: 0,
+        },
+        (Date, Date) => Date,
+        _ if a.is_temporal() || b.is_temporal() => {
+            let fsp = |t: SqlType| match t {
+                DateTime { fsp, .. } => fsp,
+                _ => 0,
+            };
+            DateTime {
+                fsp: fsp(a).max(fsp(b)),
+                timestamp: false,
+            }
+        }
+        _ => match (decimal_shape(a), decimal_shape(b)) {
+            (Some((pa, sa)), Some((pb, sb))) => {
+                let scale = sa.max(sb);
+                let integer = (pa - sa).max(pb - sb);
+                Decimal {
+                    precision: (integer + scale).min(65),
+                    scale,
+                }
+            }
+            _ => Double,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tarn_common::rng::{Rng, test_seed};
+    use tarn_row::datetime::Date;
+
+    fn s(text: &str) -> Value {
+        Value::Bytes(text.as_bytes().to_vec())
+    }
+
+    fn dec(text: &str) -> Value {
+        Value::Decimal(Decimal::parse(text).unwrap())
+    }
+
+    const CI: Collation = Collation::CaseInsensitive;
+    use Ordering::*;
+
+    #[test]
+    fn mysql_comparisons() {
+        assert_eq!(compare(&Value::Null, &Value::Int(1), CI), None);
+        assert_eq!(compare(&s("abc"), &s("ABC "), CI), Some(Equal));
+        assert_eq!(
+            compare(&s("abc"), &s("ABC"), Collation::Binary),
+            Some(Greater)
+        );
+        assert_eq!(compare(&s("a"), &s("b"), CI), Some(Less));
+        assert_eq!(
+            compare(&Value::Int(-1), &Value::UInt(u64::MAX), CI),
+            Some(Less)
+        );
+        assert_eq!(compare(&Value::Int(1), &dec("1.00"), CI), Some(Equal));
+        assert_eq!(compare(&dec("0.1"), &Value::Double(0.1), CI), Some(Equal));
+        assert_eq!(
+            compare(&Value::Double(-0.0), &Value::Int(0), CI),
+            Some(Equal)
+        );
+        assert_eq!(compare(&s("1.0"), &Value::Int(1), CI), Some(Equal));
+        assert_eq!(compare(&s("abc"), &Value::Int(0), CI), Some(Equal));
+        assert_eq!(compare(&s("10"), &Value::Int(9), CI), Some(Greater));
+        // Strings compare as strings: '10' < '9'.
+        assert_eq!(compare(&s("10"), &s("9"), CI), Some(Less));
+        let day = Value::Date(Date::new(2020, 1, 1).unwrap());
+        let dt = Value::DateTime(DateTime::from_date(Date::new(2020, 1, 1).unwrap()));
+        assert_eq!(compare(&day, &dt, CI), Some(Equal));
+        assert_eq!(compare(&day, &s("2020-01-01"), CI), Some(Equal));
+        assert_eq!(compare(&day, &s("2020-1-1 00:00:00"), CI), Some(Equal));
+        assert_eq!(compare(&s("2019-12-31"), &day, CI), Some(Less));
+        assert_eq!(compare(&day, &Value::Int(20200101), CI), Some(Equal));
+        assert_eq!(compare(&day, &Value::Int(20200102), CI), Some(Less));
+        assert_eq!(sort_cmp(&Value::Null, &Value::Int(i64::MIN), CI), Less);
+        assert_eq!(sort_cmp(&Value::Null, &Value::Null, CI), Equal);
+    }
+
+    #[test]
+    fn comparison_types() {
+        let int = SqlType::Int { bits: 32 };
+        let uint = SqlType::UInt { bits: 64 };
+        assert_eq!(comparison_type(int, SqlType::Null), int);
+        assert_eq!(comparison_type(int, int), SqlType::BIGINT);
+        assert_eq!(
+            comparison_type(int, uint),
+            SqlType::Decimal {
+                precision: 20,
+                scale: 0
+            }
+        );
+        assert_eq!(
+            comparison_type(
+                int,
+                SqlType::Decimal {
+                    precision: 5,
+                    scale: 2
+                }
+            ),
+            SqlType::Decimal {
+                precision: 12,
+                scale: 2
+            }
+        );
+        assert_eq!(comparison_type(int, SqlType::TEXT), SqlType::Double);
+        assert_eq!(comparison_type(SqlType::Double, int), SqlType::Double);
+        assert_eq!(comparison_type(SqlType::TEXT, SqlType::TEXT), SqlType::TEXT);
+        assert_eq!(comparison_type(SqlType::Date, SqlType::Date), SqlType::Date);
+        assert_eq!(
+            comparison_type(SqlType::Date, SqlType::TEXT),
+            SqlType::DateTime {
+                fsp: 0,
+                timestamp: false
+            }
+        );
+    }
+
+    fn random_value(rng: &mut Rng, kind: u64) -> Value {
+        match kind {
+            0 => Value::Int(rng.below(7) as i64 - 3),
+            1 => Value::UInt(rng.below(5)),
+            2 => {
+                let m = rng.below(40) as i128 - 20;
+                Value::Decimal(
+                    Decimal::from_i128(m * 10i128.pow(rng.below(3) as u32), rng.below(3) as u8)
+                        .unwrap(),
+                )
+            }
+            3 => Value::Double([-0.0, 0.0, 0.5, 1.0, -1.0, 2.0, 1e300, 0.1][rng.below(8) as usize]),
+            4 => Value::Float([-0.0f32, 0.0, 0.5, 1.0, 0.1][rng.below(5) as usize]),
+            5 => {
+                let words = [
+                    "a", "A", "a ", "b", "B  ", "", " ", "ä", "Ä", "ab", "aB", "a\t",
+                ];
+                s(words[rng.below(words.len() as u64) as usize])
+            }
+            6 => Value::Date(Date::from_days(730_000 + rng.below(3) as u32).unwrap()),
+            _ => {
+                let base = DateTime::from_date(Date::from_days(730_000).unwrap()).to_micros();
+                Value::DateTime(DateTime::from_micros(base + rng.below(3) * 500_000).unwrap())
+            }
+        }
+    }
+
+    /// Same-typed values: keys equal iff compare says Equal; with NULLs, keys equal iff
+    /// both are NULL.
+    #[test]
+    fn group_key_agrees_with_compare() {
+        let mut rng = Rng::new(test_seed("group_key_agrees_with_compare"));
+        for _ in 0..20_000 {
+            let kind = rng.below(8);
+            let collation = if rng.percent(50) {
+                CI
+            } else {
+                Collation::Binary
+            };
+            let pick = |rng: &mut Rng| {
+                if rng.percent(5) {
+                    Value::Null
+                } else {
+                    random_value(rng, kind)
+                }
+            };
+            let (a, b) = (pick(&mut rng), pick(&mut rng));
+            let (mut ka, mut kb) = (Vec::new(), Vec::new());
+            group_key(&a, collation, &mut ka);
+            group_key(&b, collation, &mut kb);
+            let equal = match (a.is_null(), b.is_null()) {
+                (true, true) => true,
+                (false, false) => compare(&a, &b, collation) == Some(Equal),
+                _ => false,
+            };
+            assert_eq!(ka == kb, equal, "{a:?} vs {b:?} ({collation:?})");
+            assert_eq!(
+                sort_cmp(&a, &b, collation) == Equal,
+                equal,
+                "{a:?} vs {b:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn integral_numbers_share_keys_across_types() {
+        let key = |v: &Value| {
+            let mut out = Vec::new();
+            group_key(v, CI, &mut out);
+            out
+        };
+        assert_eq!(key(&Value::Int(5)), key(&Value::UInt(5)));
+        assert_eq!(key(&Value::Int(5)), key(&dec("5.000")));
+        assert_eq!(key(&Value::Int(5)), key(&Value::Double(5.0)));
+        assert_ne!(key(&dec("0.5")), key(&dec("0.50")).split_off(1));
+        assert_eq!(key(&dec("0.5")), key(&dec("0.50")));
+    }
+}

@@ -1,0 +1,1 @@
+//! (stage in progress)
