@@ -18,6 +18,8 @@
 //! 3. A table's `column_defaults` is empty or has one entry per column; its
 //!    AUTO_INCREMENT column is an integer column without a DEFAULT that leads the
 //!    primary key or some index (MySQL's rule, error 1075).
+//! 4. Views live in databases that exist, and no view has the name of a table of its
+//!    database. Tables and views together count against `TABLES_PER_DATABASE_MAX`.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -287,12 +289,72 @@ fn invalid_default(column: &str) -> Error {
     )
 }
 
+/// A view: its name, the text of its SELECT, and its explicit column list (`CREATE
+/// VIEW v (a, b) AS ...`; empty: the SELECT's own names). The SQL layer parses and
+/// checks the SELECT; the catalog only keeps it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ViewDef {
+    pub name: String,
+    pub sql: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub columns: Vec<String>,
+}
+
+impl ViewDef {
+    pub fn new(name: &str, sql: &str, columns: &[&str]) -> ViewDef {
+        ViewDef {
+            name: name.to_string(),
+            sql: sql.to_string(),
+            columns: columns.iter().map(|c| c.to_string()).collect(),
+        }
+    }
+
+    /// Checks what the catalog can: a name, a SELECT text within its bound, and
+    /// distinct column names (1060, as MySQL).
+    pub fn validate(&self) -> Result<()> {
+        if self.name.is_empty() {
+            return Err(Error::InvalidDefinition("a view needs a name".into()));
+        }
+        let max = tarn_common::limits::VIEW_DEFINITION_BYTES_MAX;
+        if self.sql.trim().is_empty() || self.sql.len() > max {
+            return Err(Error::InvalidDefinition(format!(
+                "view '{}' has a definition of {} bytes; 1 to {max} are allowed",
+                self.name,
+                self.sql.len()
+            )));
+        }
+        if self.columns.len() > tarn_row::limits::COLUMNS_MAX {
+            return Err(Error::InvalidDefinition(format!(
+                "view '{}' names more than {} columns",
+                self.name,
+                tarn_row::limits::COLUMNS_MAX
+            )));
+        }
+        for (i, column) in self.columns.iter().enumerate() {
+            if self.columns[..i]
+                .iter()
+                .any(|c| c.eq_ignore_ascii_case(column))
+            {
+                return Err(Error::sql(
+                    1060, // ER_DUP_FIELDNAME
+                    "42S21",
+                    format!("Duplicate column name '{column}'"),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Everything the catalog file holds.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CatalogData {
     pub format: u32,
     pub next_file_id: u32,
     pub databases: BTreeMap<String, BTreeMap<String, TableDef>>,
+    /// Views by database, then name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub views: BTreeMap<String, BTreeMap<String, ViewDef>>,
 }
 
 impl CatalogData {
@@ -301,7 +363,28 @@ impl CatalogData {
             format: CATALOG_FORMAT,
             next_file_id: FIRST_INDEX_FILE_ID,
             databases: BTreeMap::new(),
+            views: BTreeMap::new(),
         }
+    }
+
+    /// Tables and views in database `db` (which count together against
+    /// `TABLES_PER_DATABASE_MAX`).
+    pub fn object_count(&self, db: &str) -> usize {
+        self.databases.get(db).map_or(0, BTreeMap::len)
+            + self.views.get(db).map_or(0, BTreeMap::len)
+    }
+
+    /// The view `db.name`, if there is one.
+    pub fn view(&self, db: &str, name: &str) -> Option<&ViewDef> {
+        self.views.get(db).and_then(|views| views.get(name))
+    }
+
+    /// True if `db` has a table or a view called `name`.
+    pub fn name_taken(&self, db: &str, name: &str) -> bool {
+        self.databases
+            .get(db)
+            .is_some_and(|tables| tables.contains_key(name))
+            || self.view(db, name).is_some()
     }
 
     /// Takes a fresh data file id.
@@ -365,6 +448,25 @@ impl CatalogData {
                         ));
                     }
                 }
+            }
+        }
+        self.check_views()
+    }
+
+    fn check_views(&self) -> std::result::Result<(), String> {
+        for (db, views) in &self.views {
+            let Some(tables) = self.databases.get(db) else {
+                return Err(format!("views of database '{db}', which does not exist"));
+            };
+            for (name, view) in views {
+                if name != &view.name {
+                    return Err(format!("view '{db}.{name}' is stored as '{}'", view.name));
+                }
+                if tables.contains_key(name) {
+                    return Err(format!("'{db}.{name}' is both a table and a view"));
+                }
+                view.validate()
+                    .map_err(|e| format!("view '{db}.{name}': {e}"))?;
             }
         }
         Ok(())

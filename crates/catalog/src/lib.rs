@@ -1,6 +1,6 @@
 //! Tarn's catalog and table API: what the SQL layer calls.
 //!
-//! - [`catalog`]: table and index definitions, persisted in `catalog.json`.
+//! - [`catalog`]: table, index and view definitions, persisted in `catalog.json`.
 //! - [`auto_increment`]: AUTO_INCREMENT counters.
 //! - [`storage`]: [`Storage`], an open data directory: DDL, table lookup, checkpoint.
 //! - [`table`]: [`Table`]: insert, get, update, delete, primary-key range scans, bulk
@@ -22,7 +22,7 @@ pub mod txn;
 
 mod sort;
 
-pub use catalog::{AutoIncrement, IndexDef, TableDef};
+pub use catalog::{AutoIncrement, IndexDef, TableDef, ViewDef};
 pub use recovery::RecoveryReport;
 pub use scan::{BatchStream, ParallelScan, ParallelScanStats, Predicate};
 pub use secondary::{IndexScan, IndexScanStats};

@@ -25,7 +25,7 @@ use tarn_txn::TrxSys;
 use tarn_txn::lock::LockManager;
 use tarn_wal::Wal;
 
-use crate::catalog::{CatalogData, IndexDef, TableDef};
+use crate::catalog::{CatalogData, IndexDef, TableDef, ViewDef};
 use crate::recovery::{self, RecoveryReport, WalLog, WalRedo};
 use crate::scan::effective_threads;
 use crate::table::{ScanConfig, Table};
@@ -376,7 +376,7 @@ impl Storage {
         self.persist(&state)
     }
 
-    /// Drops a database and all its tables.
+    /// Drops a database with all its tables and views.
     pub fn drop_database(&self, name: &str) -> Result<()> {
         let tables = self.tables(name)?;
         for table in tables {
@@ -384,7 +384,108 @@ impl Storage {
         }
         let mut state = self.state.lock();
         state.catalog.databases.remove(name);
+        state.catalog.views.remove(name);
         self.persist(&state)
+    }
+
+    /// Checks that `db` exists and has room for a new table or view called `name`.
+    fn check_new_name(state: &State, db: &str, name: &str) -> Result<()> {
+        if !state.catalog.databases.contains_key(db) {
+            return Err(Error::UnknownDatabase(db.to_string()));
+        }
+        if state.catalog.name_taken(db, name) {
+            return Err(Error::TableExists(name.to_string()));
+        }
+        if state.catalog.object_count(db) >= TABLES_PER_DATABASE_MAX {
+            return Err(Error::OutOfResources(format!(
+                "more than {TABLES_PER_DATABASE_MAX} tables and views in database '{db}'"
+            )));
+        }
+        Ok(())
+    }
+
+    /// `CREATE [OR REPLACE] VIEW db.name`. A table of that name is an error: 1050, or
+    /// with OR REPLACE 1347 (it is not a view), as in MySQL; so is an existing view
+    /// without OR REPLACE (1050).
+    pub fn create_view(&self, db: &str, view: ViewDef, or_replace: bool) -> Result<()> {
+        view.validate()?;
+        let mut state = self.state.lock();
+        let replacing = or_replace && state.catalog.view(db, &view.name).is_some();
+        if !replacing {
+            let is_table = state
+                .catalog
+                .databases
+                .get(db)
+                .is_some_and(|tables| tables.contains_key(&view.name));
+            if or_replace && is_table {
+                return Err(not_a_view(db, &view.name));
+            }
+            Self::check_new_name(&state, db, &view.name)?;
+        }
+        let mut catalog = state.catalog.clone();
+        catalog
+            .views
+            .entry(db.to_string())
+            .or_default()
+            .insert(view.name.clone(), view);
+        catalog.store(self.datadir.path())?;
+        state.catalog = catalog;
+        Ok(())
+    }
+
+    /// `DROP VIEW [IF EXISTS] db.name`. Returns false if there was no such view and
+    /// `if_exists` was given (MySQL then notes a warning); without it that is 1051.
+    /// A table of that name is 1347 (it is not a view).
+    pub fn drop_view(&self, db: &str, name: &str, if_exists: bool) -> Result<bool> {
+        let mut state = self.state.lock();
+        if state.catalog.view(db, name).is_none() {
+            let is_table = state
+                .catalog
+                .databases
+                .get(db)
+                .is_some_and(|tables| tables.contains_key(name));
+            return match (is_table, if_exists) {
+                (true, _) => Err(not_a_view(db, name)),
+                (false, true) => Ok(false),
+                (false, false) => Err(Error::sql(
+                    1051, // ER_BAD_TABLE_ERROR
+                    "42S02",
+                    format!("Unknown table '{db}.{name}'"),
+                )),
+            };
+        }
+        let mut catalog = state.catalog.clone();
+        let views = catalog.views.get_mut(db).expect("the view exists");
+        views.remove(name);
+        if views.is_empty() {
+            catalog.views.remove(db);
+        }
+        catalog.store(self.datadir.path())?;
+        state.catalog = catalog;
+        Ok(true)
+    }
+
+    /// The names of the views in `db`.
+    pub fn views(&self, db: &str) -> Result<Vec<String>> {
+        let state = self.state.lock();
+        if !state.catalog.databases.contains_key(db) {
+            return Err(Error::UnknownDatabase(db.to_string()));
+        }
+        Ok(state
+            .catalog
+            .views
+            .get(db)
+            .map(|views| views.keys().cloned().collect())
+            .unwrap_or_default())
+    }
+
+    /// The view `db.name`, or `None` if `db` has no view of that name.
+    pub fn view(&self, db: &str, name: &str) -> Result<Option<ViewDef>> {
+        let state = self.state.lock();
+        if !state.catalog.databases.contains_key(db) {
+            return Err(Error::UnknownDatabase(db.to_string()));
+        }
+        Ok(state.catalog.view(db, name).cloned())
     }
 
     pub fn databases(&self) -> Vec<String> {
@@ -427,17 +528,7 @@ impl Storage {
     pub fn create_table(&self, db: &str, mut def: TableDef) -> Result<Arc<Table>> {
         def.validate()?;
         let mut state = self.state.lock();
-        let Some(tables) = state.catalog.databases.get(db) else {
-            return Err(Error::UnknownDatabase(db.to_string()));
-        };
-        if tables.contains_key(&def.name) {
-            return Err(Error::TableExists(def.name.clone()));
-        }
-        if tables.len() >= TABLES_PER_DATABASE_MAX {
-            return Err(Error::OutOfResources(format!(
-                "more than {TABLES_PER_DATABASE_MAX} tables in database '{db}'"
-            )));
-        }
+        Self::check_new_name(&state, db, &def.name)?;
         let mut catalog = state.catalog.clone();
         def.file_id = catalog.allocate_file_id()?;
         for index in &mut def.indexes {
@@ -646,6 +737,11 @@ impl Drop for Storage {
             tracing::error!("the checkpoint at shutdown failed: {error}");
         }
     }
+}
+
+/// ER_WRONG_OBJECT (1347): `db.name` is a table where a view was expected.
+fn not_a_view(db: &str, name: &str) -> Error {
+    Error::sql(1347, "HY000", format!("'{db}.{name}' is not VIEW"))
 }
 
 /// A commit whose changes are visible but whose acknowledgement may still wait for
