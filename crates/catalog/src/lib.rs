@@ -13,6 +13,7 @@
 
 pub mod auto_increment;
 pub mod catalog;
+mod rebuild;
 pub mod recovery;
 pub mod scan;
 pub mod secondary;

@@ -21,11 +21,12 @@ use tarn_common::limits::{self, DATABASES_MAX, TABLES_PER_DATABASE_MAX};
 use tarn_common::settings::{IsolationLevel, Settings};
 use tarn_common::{Error, FileId, Lsn, Result};
 use tarn_io::DataDir;
+use tarn_row::Value;
 use tarn_txn::TrxSys;
-use tarn_txn::lock::LockManager;
+use tarn_txn::lock::{LockManager, TableMode};
 use tarn_wal::Wal;
 
-use crate::catalog::{CatalogData, IndexDef, TableDef, ViewDef};
+use crate::catalog::{CatalogData, FIRST_INDEX_FILE_ID, IndexDef, TableDef, ViewDef};
 use crate::recovery::{self, RecoveryReport, WalLog, WalRedo};
 use crate::scan::effective_threads;
 use crate::table::{ScanConfig, Table};
@@ -117,9 +118,55 @@ impl Storage {
             redo_pass,
             repair,
         )?;
+        storage.remove_orphan_files()?;
         storage.checkpoint()?;
         storage.start_background();
         Ok(storage)
+    }
+
+    /// Removes data files the catalog does not name: a crash between a DDL's creation
+    /// of files and its catalog write leaves the new ones, and a crash between the
+    /// catalog write and the removal of replaced files (drop, truncate, rebuild) the
+    /// old ones. Only ids the catalog has handed out are considered (the engine's own
+    /// files have ids below them).
+    fn remove_orphan_files(&self) -> Result<()> {
+        let (named, next_file_id) = {
+            let state = self.state.lock();
+            let named: std::collections::HashSet<u32> = state
+                .catalog
+                .databases
+                .values()
+                .flat_map(|tables| tables.values())
+                .flat_map(Self::files_of)
+                .collect();
+            (named, state.catalog.next_file_id)
+        };
+        let dir = self.datadir.path();
+        let entries = std::fs::read_dir(dir).map_err(|e| Error::io("list", dir, e))?;
+        let mut orphans = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|e| Error::io("list", dir, e))?;
+            let name = entry.file_name();
+            let Some(id) = name
+                .to_str()
+                .and_then(|n| n.split('.').next())
+                .and_then(|stem| stem.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let is_data_file = self.datadir.file_path(FileId(id)).file_name() == Some(&name);
+            if is_data_file
+                && (FIRST_INDEX_FILE_ID..next_file_id).contains(&id)
+                && !named.contains(&id)
+            {
+                orphans.push(id);
+            }
+        }
+        for id in orphans {
+            tracing::info!("removing data file {id}, which no table names (left by a crash)");
+            self.remove_file(id)?;
+        }
+        Ok(())
     }
 
     /// What recovery found and did when this storage was opened.
@@ -529,6 +576,31 @@ impl Storage {
         def.validate()?;
         let mut state = self.state.lock();
         Self::check_new_name(&state, db, &def.name)?;
+        let (table, mut catalog) = self.create_files(&mut state, db, &mut def)?;
+        let table = Arc::new(table);
+        catalog
+            .databases
+            .get_mut(db)
+            .expect("checked above")
+            .insert(def.name.clone(), def.clone());
+        self.install_catalog(&mut state, catalog, &def)?;
+        state
+            .tables
+            .insert((db.to_string(), def.name.clone()), table.clone());
+        Ok(table)
+    }
+
+    /// Gives `def` and its indexes new data files, creates their empty trees and opens
+    /// the table over them. Returns it with a copy of the catalog whose file id
+    /// counter has moved past the new files (the caller adds `def` and installs it).
+    /// On failure the files are removed and the moved counter stored: file ids are
+    /// never reused, even those of a failed create.
+    fn create_files(
+        &self,
+        state: &mut State,
+        db: &str,
+        def: &mut TableDef,
+    ) -> Result<(Table, CatalogData)> {
         let mut catalog = state.catalog.clone();
         def.file_id = catalog.allocate_file_id()?;
         for index in &mut def.indexes {
@@ -544,29 +616,52 @@ impl Storage {
                     .map(drop)
             })
             .and_then(|()| self.open_table(db, def.clone(), None));
-        let table = match created {
-            Ok(table) => Arc::new(table),
+        match created {
+            Ok(table) => Ok((table, catalog)),
             Err(error) => {
-                for (file_id, _) in &files {
-                    self.remove_file(*file_id)?;
-                }
-                // File ids are never reused, even those of a failed create.
-                state.catalog.next_file_id = catalog.next_file_id;
-                state.catalog.store(self.datadir.path())?;
-                return Err(error);
+                self.abandon_files(state, def, catalog.next_file_id)?;
+                Err(error)
             }
-        };
-        catalog
-            .databases
-            .get_mut(db)
-            .expect("checked above")
-            .insert(def.name.clone(), def.clone());
+        }
+    }
+
+    /// Removes the files of `def`, which no catalog names, and records in the stored
+    /// catalog that ids below `next_file_id` are taken.
+    fn abandon_files(&self, state: &mut State, def: &TableDef, next_file_id: u32) -> Result<()> {
+        for file_id in Self::files_of(def) {
+            self.remove_file(file_id)?;
+        }
+        state.catalog.next_file_id = state.catalog.next_file_id.max(next_file_id);
+        state.catalog.store(self.datadir.path())
+    }
+
+    /// The data files of a table: its clustered index's, then its indexes'.
+    fn files_of(def: &TableDef) -> impl Iterator<Item = u32> + '_ {
+        std::iter::once(def.file_id).chain(def.indexes.iter().map(|i| i.file_id))
+    }
+
+    /// Makes `catalog`, which names the new files of `def`, the catalog: the new
+    /// files' pages are written first, then catalog.json. If that fails, the new files
+    /// are removed again and the catalog in memory stays as it was (but for its file
+    /// id counter).
+    fn install_catalog(
+        &self,
+        state: &mut State,
+        catalog: CatalogData,
+        def: &TableDef,
+    ) -> Result<()> {
+        let stored = self
+            .pool
+            .flush_all()
+            .and_then(|()| catalog.store(self.datadir.path()));
+        if let Err(error) = stored {
+            if let Err(cleanup) = self.abandon_files(state, def, catalog.next_file_id) {
+                tracing::error!("removing the files of table '{}': {cleanup}", def.name);
+            }
+            return Err(error);
+        }
         state.catalog = catalog;
-        self.persist(&state)?;
-        state
-            .tables
-            .insert((db.to_string(), def.name.clone()), table.clone());
-        Ok(table)
+        Ok(())
     }
 
     /// Drops a table and deletes its files.
@@ -583,11 +678,222 @@ impl Storage {
             table.retire();
         }
         state.catalog.store(self.datadir.path())?;
-        let files = std::iter::once(def.file_id).chain(def.indexes.iter().map(|i| i.file_id));
-        for file_id in files {
+        for file_id in Self::files_of(&def) {
             self.remove_file(file_id)?;
         }
         Ok(())
+    }
+
+    /// `RENAME TABLE db.name TO new_db.new_name` (also `ALTER TABLE ... RENAME`). The
+    /// table keeps its files, so its row locks, undo records and AUTO_INCREMENT counter
+    /// carry over; the old handle is retired (1412). The target must not exist as a
+    /// table or view (1050). A view can be renamed too, within its database (moving
+    /// it to another is 1450, as in MySQL). Returns the new handle, or `None` for a
+    /// view.
+    pub fn rename_table(
+        &self,
+        db: &str,
+        name: &str,
+        new_db: &str,
+        new_name: &str,
+    ) -> Result<Option<Arc<Table>>> {
+        let mut state = self.state.lock();
+        if state.catalog.view(db, name).is_some() {
+            self.rename_view(&mut state, db, name, new_db, new_name)?;
+            return Ok(None);
+        }
+        let old = Self::table_in(&state, db, name)?;
+        Self::check_new_name(&state, new_db, new_name)?;
+        let mut def = old.def().clone();
+        def.name = new_name.to_string();
+        // Trees opened afresh, so that their names (in errors) are the new ones.
+        let mut new = self.open_table(new_db, def.clone(), None)?;
+        new.inherit_counters(&old);
+        let new = Arc::new(new);
+        let mut catalog = state.catalog.clone();
+        catalog
+            .databases
+            .get_mut(db)
+            .expect("the table exists")
+            .remove(name);
+        catalog
+            .databases
+            .get_mut(new_db)
+            .expect("checked above")
+            .insert(new_name.to_string(), def);
+        catalog.store(self.datadir.path())?;
+        state.catalog = catalog;
+        state.tables.remove(&(db.to_string(), name.to_string()));
+        state
+            .tables
+            .insert((new_db.to_string(), new_name.to_string()), new.clone());
+        old.retire();
+        Ok(Some(new))
+    }
+
+    fn rename_view(
+        &self,
+        state: &mut State,
+        db: &str,
+        name: &str,
+        new_db: &str,
+        new_name: &str,
+    ) -> Result<()> {
+        if new_db != db {
+            return Err(Error::sql(
+                1450, // ER_FORBID_SCHEMA_CHANGE
+                "HY000",
+                format!("Changing schema from '{db}' to '{new_db}' is not allowed."),
+            ));
+        }
+        Self::check_new_name(state, new_db, new_name)?;
+        let mut catalog = state.catalog.clone();
+        let views = catalog.views.get_mut(db).expect("the view exists");
+        let mut view = views.remove(name).expect("the view exists");
+        view.name = new_name.to_string();
+        views.insert(new_name.to_string(), view);
+        catalog.store(self.datadir.path())?;
+        state.catalog = catalog;
+        Ok(())
+    }
+
+    /// Takes the exclusive table lock of `db.name` for DDL that replaces the table's
+    /// files, in a transaction of its own, waiting up to `lock_wait_timeout` (then
+    /// 1205) for transactions that hold any lock on the table (every writer holds an
+    /// intention lock to its end). Taken before the state latch, which a transaction
+    /// rolling back needs. The SQL layer commits the session's own transaction first,
+    /// as MySQL's implicit commit before DDL does, or this would wait for it.
+    fn lock_for_ddl(&self, db: &str, name: &str) -> Result<(Transaction, u32)> {
+        let table_id = self.table(db, name)?.table_id();
+        let mut tx = self.begin(None, false);
+        match tx.lock_table(table_id, TableMode::X) {
+            Ok(()) => Ok((tx, table_id)),
+            Err(error) => {
+                self.end_ddl(tx);
+                Err(error)
+            }
+        }
+    }
+
+    /// Ends the transaction of [`Storage::lock_for_ddl`], releasing its lock. It
+    /// changed nothing, so it writes nothing to the log.
+    fn end_ddl(&self, tx: Transaction) {
+        debug_assert!(!tx.trx.has_changes());
+        if let Ok(ticket) = self.commit_nowait(tx) {
+            let _ready = ticket.ready();
+        }
+    }
+
+    /// The handle of `db.name` if its files are still those `table_id` names (another
+    /// truncate or rebuild may have replaced them while this one waited for its lock).
+    fn locked_table(state: &State, db: &str, name: &str, table_id: u32) -> Result<Arc<Table>> {
+        let table = Self::table_in(state, db, name)?;
+        if table.table_id() != table_id {
+            return Err(Error::TableDefinitionChanged(format!("{db}.{name}")));
+        }
+        Ok(table)
+    }
+
+    /// `TRUNCATE TABLE db.name`: the same definition and indexes over new, empty
+    /// files; the AUTO_INCREMENT counter starts again at the table's `start`.
+    ///
+    /// Not online: it takes the table's exclusive lock first ([`Storage::lock_for_ddl`]),
+    /// so it waits for (or, after `lock_wait_timeout`, fails with 1205 because of)
+    /// transactions with changes or locks in the table. Crash safety is that of
+    /// [`Storage::create_table`] and [`Storage::drop_table`]: the new files are
+    /// written before catalog.json names them, and the old ones removed only after; a
+    /// crash in between leaves files no catalog names, which the next open removes.
+    /// Returns the new handle; the old one is retired (1412).
+    pub fn truncate_table(&self, db: &str, name: &str) -> Result<Arc<Table>> {
+        let (tx, table_id) = self.lock_for_ddl(db, name)?;
+        // A truncate copies no rows: `map` is never called.
+        let result = self.replace_files(db, name, table_id, None, &mut Ok);
+        self.end_ddl(tx);
+        result
+    }
+
+    /// `ALTER TABLE` that changes columns (ADD/DROP COLUMN, a type change): builds
+    /// files for `new_def` (its name is taken as `name`) from the newest committed
+    /// version of every row of the old table, each passed through `map` (old row in,
+    /// new row out; an error ends the rebuild and changes nothing), then makes the
+    /// catalog name the new files, retires the old handle (1412) and removes the old
+    /// files. The rows stream from an ordered parallel scan into a bulk load; only if
+    /// the new primary key does not come out in order are they read again (calling
+    /// `map` a second time for each) and sorted in memory (at most
+    /// `REBUILD_SORT_ROWS_MAX`). The AUTO_INCREMENT counter keeps its value if both
+    /// definitions have one, and never ends below 1 + the largest value loaded.
+    ///
+    /// Not online: as [`Storage::truncate_table`], it first takes the table's
+    /// exclusive lock, so no other transaction has uncommitted changes in the table
+    /// while it copies (the newest versions are the committed ones) or can make any;
+    /// it waits for them up to `lock_wait_timeout` (then 1205). It also holds the
+    /// catalog's latch throughout, as index builds do, so other DDL, table lookups and
+    /// rollbacks wait for it. Readers with old snapshots get 1412 from the retired
+    /// handle (MySQL: ER_TABLE_DEF_CHANGED) rather than reading the new files.
+    pub fn rebuild_table(
+        &self,
+        db: &str,
+        name: &str,
+        new_def: TableDef,
+        map: &mut dyn FnMut(Vec<Value>) -> Result<Vec<Value>>,
+    ) -> Result<Arc<Table>> {
+        let (tx, table_id) = self.lock_for_ddl(db, name)?;
+        let result = self.replace_files(db, name, table_id, Some(new_def), map);
+        self.end_ddl(tx);
+        result
+    }
+
+    /// Truncate (`new_def` None) or rebuild, with the table's exclusive lock held.
+    fn replace_files(
+        &self,
+        db: &str,
+        name: &str,
+        table_id: u32,
+        new_def: Option<TableDef>,
+        map: &mut dyn FnMut(Vec<Value>) -> Result<Vec<Value>>,
+    ) -> Result<Arc<Table>> {
+        let mut state = self.state.lock();
+        let old = Self::locked_table(&state, db, name, table_id)?;
+        let copy_rows = new_def.is_some();
+        let mut def = new_def.unwrap_or_else(|| old.def().clone());
+        def.name = name.to_string();
+        def.validate()?;
+        let (new, mut catalog) = self.create_files(&mut state, db, &mut def)?;
+        let new = Arc::new(new);
+        if copy_rows {
+            let copied = crate::rebuild::copy_rows(&old, &new, map).and_then(|_| {
+                let counter = new.auto_increment.as_ref();
+                let floor = new.auto_increment_floor()?;
+                if let (Some(counter), Some(old_next)) = (counter, old.auto_increment_next()) {
+                    counter.observe(old_next.saturating_sub(1));
+                }
+                if let Some(counter) = counter {
+                    counter.observe(floor.saturating_sub(1));
+                }
+                Ok(())
+            });
+            if let Err(error) = copied {
+                drop(new);
+                self.abandon_files(&mut state, &def, catalog.next_file_id)?;
+                return Err(error);
+            }
+        }
+        catalog
+            .databases
+            .get_mut(db)
+            .expect("the table exists")
+            .insert(name.to_string(), def.clone());
+        self.install_catalog(&mut state, catalog, &def)?;
+        state
+            .tables
+            .insert((db.to_string(), name.to_string()), new.clone());
+        old.retire();
+        let old_def = old.def().clone();
+        drop(old);
+        for file_id in Self::files_of(&old_def) {
+            self.remove_file(file_id)?;
+        }
+        Ok(new)
     }
 
     fn remove_file(&self, file_id: u32) -> Result<()> {

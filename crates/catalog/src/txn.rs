@@ -345,6 +345,15 @@ impl Table {
         self.clustered.file_id().0
     }
 
+    /// Takes the table lock `mode` for `tx`, then checks that this handle is still
+    /// current: DDL that replaces the table's files (truncate, rebuild) holds the
+    /// table's exclusive lock while it does, so a writer or locking reader that waited
+    /// for it fails here (1412) instead of using the files it replaced.
+    fn lock_table_tx(&self, tx: &mut Transaction, mode: TableMode) -> Result<()> {
+        tx.lock_table(self.table_id(), mode)?;
+        self.check_current()
+    }
+
     /// The version of the stored row `bytes` that `view` sees (`None` if it sees no
     /// version, or a deleted one). Without a view: the newest version.
     pub fn visible_version(
@@ -443,7 +452,7 @@ impl Table {
     pub(crate) fn scan_snapshot(&self, tx: &mut Transaction) -> Result<Option<Snapshot>> {
         self.check_current()?;
         if tx.isolation() == IsolationLevel::Serializable {
-            tx.lock_table(self.table_id(), TableMode::S)?;
+            self.lock_table_tx(tx, TableMode::S)?;
             return Ok(None);
         }
         Ok(tx.snapshot())
@@ -466,7 +475,7 @@ impl Table {
         self.check_current()?;
         let lock = effective_lock(tx, lock);
         if lock != RowLock::None {
-            tx.lock_table(self.table_id(), table_mode(lock))?;
+            self.lock_table_tx(tx, table_mode(lock))?;
             let outcome = tx.lock_record(
                 self.table_id(),
                 key,
@@ -536,7 +545,7 @@ impl Table {
             }
             return Ok(rows);
         }
-        tx.lock_table(self.table_id(), table_mode(lock))?;
+        self.lock_table_tx(tx, table_mode(lock))?;
         let range = LockingRange::new(tx, &self.clustered, self.table_id(), lock, wait, upper);
         // `position`: the scan continues after this key.
         let mut position = lower;
@@ -602,7 +611,7 @@ impl Table {
             }
             return Ok(rows);
         }
-        tx.lock_table(self.table_id(), table_mode(lock))?;
+        self.lock_table_tx(tx, table_mode(lock))?;
         let space = index.lock_space();
         let range = LockingRange::new(tx, &index.tree, space, lock, wait, upper);
         let mut position = lower;
@@ -642,7 +651,7 @@ impl Table {
         tx.check_writable()?;
         let row = self.check_row(row)?;
         let key = self.primary_key_of_row(&row)?;
-        tx.lock_table(self.table_id(), TableMode::IX)?;
+        self.lock_table_tx(tx, TableMode::IX)?;
         loop {
             tx.lock_record(
                 self.table_id(),
@@ -879,7 +888,7 @@ impl Table {
     fn lock_live_row(&self, tx: &mut Transaction, key: &[u8]) -> Result<Option<Vec<u8>>> {
         self.check_current()?;
         tx.check_writable()?;
-        tx.lock_table(self.table_id(), TableMode::IX)?;
+        self.lock_table_tx(tx, TableMode::IX)?;
         tx.lock_record(
             self.table_id(),
             key,
