@@ -400,3 +400,9 @@ impl Drop for BatchStream {
         }
     }
 }
+
+impl std::fmt::Debug for Table {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Table({}.{})", self.database(), self.def().name)
+    }
+}

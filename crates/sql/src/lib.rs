@@ -2,19 +2,40 @@
 //!
 //! A statement flows through it as follows (ARCHITECTURE.md names each function):
 //!
-//! 1. [`parse`]: a pre-pass rewrites the MySQL forms `sqlparser` misses, then
-//!    `sqlparser` with its MySQL dialect builds the syntax tree.
-//! 2. The binder resolves names against the catalog and types every expression.
-//! 3. The planner pushes predicates down, picks access paths and join order.
-//! 4. The executor runs the plan over batches of column vectors.
+//! 1. [`session::Session::execute`] takes the text; [`parse`] runs a pre-pass for the
+//!    MySQL forms `sqlparser` misses, then `sqlparser` with its MySQL dialect.
+//! 2. [`bind`] resolves names against the catalog and types every expression, and
+//!    hands each query block's FROM and WHERE to [`planner`], which pushes predicates
+//!    down, picks access paths and orders joins.
+//! 3. [`exec`] runs the [`plan::Plan`] as a tree of operators that pass chunks of
+//!    column vectors ([`chunk::Chunk`]); [`dml`] and [`ddl`] change rows and the
+//!    catalog inside the session's transaction.
 //!
 //! [`scalar`] holds MySQL's value semantics (comparison, coercion, arithmetic,
 //! functions) that the binder types against and the executor evaluates with.
 
 #![forbid(unsafe_code)]
 
+pub mod bind;
+pub mod chunk;
+pub mod ddl;
+pub mod ddl_types;
+pub mod dml;
+pub mod engine;
+pub mod exec;
+pub mod expr;
+pub mod limits;
 pub mod parse;
+pub mod plan;
+pub mod planner;
 pub mod scalar;
+pub mod session;
+pub mod show;
+pub mod subquery;
+pub mod sysvars;
+pub mod sysviews;
 pub mod types;
 
+pub use engine::Engine;
+pub use session::{QueryResult, Session};
 pub use types::SqlType;

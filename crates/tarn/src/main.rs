@@ -22,6 +22,7 @@
 #![forbid(unsafe_code)]
 
 mod init;
+mod shell;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -66,10 +67,35 @@ enum Command {
         #[command(subcommand)]
         data: LoadCommand,
     },
+    /// A SQL shell on the data directory: `-e "SQL"`, a script on stdin, or an
+    /// interactive prompt.
+    Sql(SqlArgs),
     /// Run transactions until killed, logging acknowledged commits (the child process
     /// of the crash tests and the recovery bench).
     #[command(hide = true)]
     CrashWorker(CrashWorkerArgs),
+}
+
+#[derive(Args)]
+struct SqlArgs {
+    /// The data directory [default: the data_dir setting].
+    #[arg(long, value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+    /// Statements to run (instead of reading stdin).
+    #[arg(short = 'e', long = "execute", value_name = "SQL")]
+    execute: Option<String>,
+    /// The database to use.
+    #[arg(short = 'D', long = "database", value_name = "DB")]
+    database: Option<String>,
+    /// Go on after an error (a script otherwise stops at the first one).
+    #[arg(short = 'f', long)]
+    force: bool,
+    /// Print results as bordered tables (the default on a terminal).
+    #[arg(short = 't', long, conflicts_with = "batch")]
+    table: bool,
+    /// Print results as tab-separated lines (the default when not on a terminal).
+    #[arg(short = 'B', long)]
+    batch: bool,
 }
 
 #[derive(Args)]
@@ -480,7 +506,12 @@ impl From<tarn_bench::BenchError> for Failure {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_tracing();
+    // The shell's output is the user's; the engine's start-up notes would clutter it.
+    init_tracing(if matches!(cli.command, Command::Sql(_)) {
+        "warn"
+    } else {
+        "info"
+    });
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => {
@@ -493,9 +524,9 @@ fn main() -> ExitCode {
     }
 }
 
-fn init_tracing() {
+fn init_tracing(default_level: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
@@ -523,6 +554,31 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Load {
             data: LoadCommand::Tpch(args),
         } => load_tpch(args, settings),
+        Command::Sql(args) => {
+            if let Some(dir) = args.data_dir {
+                settings.data_dir = dir;
+            }
+            let engine = tarn_sql::Engine::open(&settings)?;
+            let status = shell::run(
+                engine,
+                shell::ShellOptions {
+                    database: args.database,
+                    execute: args.execute,
+                    force: args.force,
+                    table: if args.table {
+                        Some(true)
+                    } else if args.batch {
+                        Some(false)
+                    } else {
+                        None
+                    },
+                },
+            );
+            if status != 0 {
+                std::process::exit(status as i32);
+            }
+            Ok(())
+        }
         Command::CrashWorker(args) => {
             if let Some(dir) = args.data_dir {
                 settings.data_dir = dir;

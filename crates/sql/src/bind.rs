@@ -1,0 +1,2364 @@
+//! The binder: `sqlparser` syntax trees to typed plans.
+//!
+//! It resolves every name against the catalog (1146 unknown table, 1054 unknown
+//! column, 1052 ambiguous column), types every expression ([`SqlType`]) and builds the
+//! logical shape of a query: FROM (as relations and join conditions, which
+//! [`crate::planner`] orders and gives access paths), WHERE, GROUP BY with HAVING and
+//! aggregates, the select list, DISTINCT, ORDER BY and LIMIT, UNION, and subqueries.
+//!
+//! MySQL rules it follows:
+//! - column names are case-insensitive; table names and aliases compare as stored
+//!   (the session lowercases them first when `lower_case_table_names = 1`);
+//! - GROUP BY and ORDER BY may name a select alias or a position; ORDER BY may sort by
+//!   expressions that are not selected (hidden columns, dropped after the sort);
+//! - a column that is neither grouped nor aggregated takes a value from its group (as
+//!   MySQL without ONLY_FULL_GROUP_BY does);
+//! - system variables, user variables and session functions (`DATABASE()`, ...) are
+//!   read when the statement is bound.
+//!
+//! Correlated subqueries may reference the columns of the query immediately around
+//! them (`Expr::Outer`); deeper references are refused with 1235.
+
+use std::cell::{Cell, RefCell};
+use std::sync::Arc;
+
+use sqlparser::ast::{self, BinaryOperator, FunctionArg, FunctionArgExpr, FunctionArguments};
+use tarn_catalog::{RowLock, Table, WaitPolicy};
+use tarn_common::{Error, Result};
+use tarn_row::Value;
+use tarn_row::datetime::{Date, DateTime};
+use tarn_row::decimal::Decimal;
+use tarn_row::types::Collation;
+
+use crate::expr::{CmpOp, Expr};
+use crate::limits::NESTING_DEPTH_MAX;
+use crate::plan::{AggCall, JoinKind, OutputColumn, Plan, SortKey};
+use crate::planner::{FromRelation, LeftJoin, QueryBlock};
+use crate::scalar::agg::{self, AggFunc};
+use crate::scalar::arith::{self, ArithOp};
+use crate::scalar::compare;
+use crate::scalar::date::{self, IntervalUnit};
+use crate::scalar::func;
+use crate::subquery::{SubqueryExpr, SubqueryKind};
+use crate::types::SqlType;
+
+/// What the binder asks of the session and catalog.
+pub trait BindContext {
+    fn current_database(&self) -> Option<String>;
+    /// A table by (already case-normalised) database and name.
+    fn table(&self, db: &str, name: &str) -> Result<Arc<Table>>;
+    /// A view's SELECT text, if `db.name` is a view.
+    fn view(&self, db: &str, name: &str) -> Result<Option<String>>;
+    /// A system table (information_schema, performance_schema): its columns and rows.
+    fn system_table(
+        &self,
+        db: &str,
+        name: &str,
+    ) -> Option<Result<(Vec<OutputColumn>, Vec<Vec<Value>>)>>;
+    /// `@@name`, `@@session.name`, `@@global.name`.
+    fn system_variable(&self, name: &str, global: bool) -> Result<Value>;
+    fn user_variable(&self, name: &str) -> Value;
+    /// DATABASE(), USER(), VERSION(), CONNECTION_ID(), LAST_INSERT_ID(), ...: None if
+    /// `name` is not a session function.
+    fn session_function(&self, name: &str) -> Option<Value>;
+    /// Normalises a table or database name (lower_case_table_names).
+    fn normalize_table_name(&self, name: &str) -> String;
+}
+
+/// A column visible to expressions.
+#[derive(Clone, Debug)]
+pub struct ScopeColumn {
+    pub table: Option<String>,
+    pub name: String,
+    pub ty: SqlType,
+    pub nullable: bool,
+}
+
+/// The columns a clause's expressions can name, in input order.
+#[derive(Clone, Debug, Default)]
+pub struct Scope {
+    pub columns: Vec<ScopeColumn>,
+}
+
+impl Scope {
+    pub fn from_output(columns: &[OutputColumn]) -> Scope {
+        Scope {
+            columns: columns
+                .iter()
+                .map(|c| ScopeColumn {
+                    table: c.table.clone(),
+                    name: c.name.clone(),
+                    ty: c.ty,
+                    nullable: c.nullable,
+                })
+                .collect(),
+        }
+    }
+
+    /// The position of `table.name` (or `name` in any table).
+    fn resolve(&self, table: Option<&str>, name: &str) -> Result<Option<usize>> {
+        let mut found = None;
+        for (i, c) in self.columns.iter().enumerate() {
+            if !c.name.eq_ignore_ascii_case(name) {
+                continue;
+            }
+            if let Some(t) = table {
+                if c.table.as_deref() != Some(t) {
+                    continue;
+                }
+            }
+            if found.is_some() {
+                return Err(Error::sql(
+                    1052,
+                    "23000",
+                    format!("Column '{name}' in field list is ambiguous"),
+                ));
+            }
+            found = Some(i);
+        }
+        Ok(found)
+    }
+}
+
+/// Post-aggregation binding state: group keys and aggregates found so far.
+struct AggState {
+    input: Scope,
+    /// Group expressions' texts and bound forms.
+    group_texts: Vec<String>,
+    group: Vec<(Expr, SqlType)>,
+    aggs: Vec<AggCall>,
+    agg_texts: Vec<String>,
+}
+
+/// Where an expression is bound.
+struct ExprScope<'s> {
+    scope: &'s Scope,
+    outer: Option<&'s Scope>,
+    correlated: &'s Cell<bool>,
+    /// Set after GROUP BY / aggregates: the scope is the aggregate's output.
+    agg: Option<&'s RefCell<AggState>>,
+    /// Select-list aliases visible here (HAVING, ORDER BY): name -> output position.
+    aliases: &'s [(String, usize)],
+}
+
+/// Binds statements for one session.
+pub struct Binder<'c> {
+    pub cx: &'c dyn BindContext,
+    depth: usize,
+    /// The locking clause of the statement being bound (FOR UPDATE / FOR SHARE).
+    lock: RowLock,
+    wait: WaitPolicy,
+}
+
+fn unsupported(what: impl std::fmt::Display) -> Error {
+    Error::sql(
+        1235,
+        "42000",
+        format!("This version of Tarn doesn't yet support '{what}'"),
+    )
+}
+
+fn unknown_column(name: &str, clause: &str) -> Error {
+    Error::sql(
+        1054,
+        "42S22",
+        format!("Unknown column '{name}' in '{clause}'"),
+    )
+}
+
+/// An identifier's text as MySQL compares it.
+pub fn ident(i: &ast::Ident) -> String {
+    i.value.clone()
+}
+
+/// The name of an object (`db.t` or `t`).
+pub fn object_name(name: &ast::ObjectName) -> Vec<String> {
+    name.0
+        .iter()
+        .map(|part| match part {
+            ast::ObjectNamePart::Identifier(i) => i.value.clone(),
+            other => other.to_string(),
+        })
+        .collect()
+}
+
+impl<'c> Binder<'c> {
+    pub fn new(cx: &'c dyn BindContext) -> Binder<'c> {
+        Binder {
+            cx,
+            depth: 0,
+            lock: RowLock::None,
+            wait: WaitPolicy::Wait,
+        }
+    }
+
+    /// `db.name` resolved against the current database.
+    pub fn table_ref(&self, name: &ast::ObjectName) -> Result<(String, String)> {
+        let parts = object_name(name);
+        match parts.as_slice() {
+            [table] => {
+                let db = self.cx.current_database().ok_or_else(|| {
+                    Error::sql(1046, "3D000", "No database selected")
+                })?;
+                Ok((db, self.cx.normalize_table_name(table)))
+            }
+            [db, table] => Ok((
+                self.cx.normalize_table_name(db),
+                self.cx.normalize_table_name(table),
+            )),
+            _ => Err(Error::sql(
+                1103,
+                "42000",
+                format!("Incorrect table name '{name}'"),
+            )),
+        }
+    }
+
+    // ---------------------------------------------------------------- queries
+
+    /// Binds a complete query (the top of a SELECT statement).
+    pub fn bind_statement_query(&mut self, query: &ast::Query) -> Result<Plan> {
+        if let Some(lock) = query.locks.first() {
+            self.lock = match lock.lock_type {
+                ast::LockType::Share => RowLock::Shared,
+                ast::LockType::Update => RowLock::Exclusive,
+            };
+            self.wait = match lock.nonblock {
+                None => WaitPolicy::Wait,
+                Some(ast::NonBlock::Nowait) => WaitPolicy::NoWait,
+                Some(ast::NonBlock::SkipLocked) => WaitPolicy::SkipLocked,
+            };
+        }
+        let correlated = Cell::new(false);
+        self.bind_query(query, None, &correlated)
+    }
+
+    fn bind_query(
+        &mut self,
+        query: &ast::Query,
+        outer: Option<&Scope>,
+        correlated: &Cell<bool>,
+    ) -> Result<Plan> {
+        self.depth += 1;
+        if self.depth > NESTING_DEPTH_MAX {
+            return Err(Error::sql(
+                1473,
+                "HY000",
+                format!("Too high level of nesting for select (at most {NESTING_DEPTH_MAX})"),
+            ));
+        }
+        let result = self.bind_query_inner(query, outer, correlated);
+        self.depth -= 1;
+        result
+    }
+
+    fn bind_query_inner(
+        &mut self,
+        query: &ast::Query,
+        outer: Option<&Scope>,
+        correlated: &Cell<bool>,
+    ) -> Result<Plan> {
+        if query.with.is_some() {
+            return Err(unsupported("WITH (common table expressions)"));
+        }
+        let order_by: &[ast::OrderByExpr] = match &query.order_by {
+            None => &[],
+            Some(ast::OrderBy {
+                kind: ast::OrderByKind::Expressions(list),
+                ..
+            }) => list,
+            Some(_) => return Err(unsupported("ORDER BY ALL")),
+        };
+        let (offset, count) = self.limit(query)?;
+        let mut plan = match &*query.body {
+            ast::SetExpr::Select(select) => {
+                return self.bind_select(select, order_by, offset, count, outer, correlated);
+            }
+            body => self.bind_set_expr(body, outer, correlated)?,
+        };
+        // ORDER BY over a UNION (or a parenthesised query) names its output columns.
+        if !order_by.is_empty() {
+            let scope = Scope::from_output(plan.columns());
+            let aliases: Vec<(String, usize)> = scope
+                .columns
+                .iter()
+                .enumerate()
+                .map(|(i, c)| (c.name.clone(), i))
+                .collect();
+            let mut keys = Vec::new();
+            for item in order_by {
+                let es = ExprScope {
+                    scope: &scope,
+                    outer,
+                    correlated,
+                    agg: None,
+                    aliases: &aliases,
+                };
+                let expr = self.order_key(&item.expr, &es, plan.width())?;
+                keys.push(SortKey {
+                    expr,
+                    descending: matches!(item.options.sort, Some(ast::OrderBySort::Desc)),
+                });
+            }
+            plan = Plan::Sort {
+                input: Box::new(plan),
+                keys,
+            };
+        }
+        if offset > 0 || count.is_some() {
+            plan = Plan::Limit {
+                input: Box::new(plan),
+                offset,
+                count,
+            };
+        }
+        Ok(plan)
+    }
+
+    fn limit(&self, query: &ast::Query) -> Result<(u64, Option<u64>)> {
+        let number = |e: &ast::Expr| -> Result<u64> {
+            match e {
+                ast::Expr::Value(v) => match &v.value {
+                    ast::Value::Number(n, _) => n.parse::<u64>().map_err(|_| {
+                        Error::sql(1064, "42000", format!("Incorrect LIMIT value '{n}'"))
+                    }),
+                    ast::Value::Placeholder(_) => Err(unsupported("LIMIT with a parameter")),
+                    other => Err(Error::sql(
+                        1064,
+                        "42000",
+                        format!("Incorrect LIMIT value '{other}'"),
+                    )),
+                },
+                other => Err(Error::sql(
+                    1064,
+                    "42000",
+                    format!("Incorrect LIMIT value '{other}'"),
+                )),
+            }
+        };
+        Ok(match &query.limit_clause {
+            None => (0, None),
+            Some(ast::LimitClause::LimitOffset { limit, offset, .. }) => (
+                offset.as_ref().map(|o| number(&o.value)).transpose()?.unwrap_or(0),
+                limit.as_ref().map(number).transpose()?,
+            ),
+            Some(ast::LimitClause::OffsetCommaLimit { offset, limit }) => {
+                (number(offset)?, Some(number(limit)?))
+            }
+        })
+    }
+
+    fn bind_set_expr(
+        &mut self,
+        body: &ast::SetExpr,
+        outer: Option<&Scope>,
+        correlated: &Cell<bool>,
+    ) -> Result<Plan> {
+        match body {
+            ast::SetExpr::Select(select) => {
+                self.bind_select(select, &[], 0, None, outer, correlated)
+            }
+            ast::SetExpr::Query(q) => self.bind_query(q, outer, correlated),
+            ast::SetExpr::SetOperation {
+                left,
+                op,
+                set_quantifier,
+                right,
+            } => {
+                if *op != ast::SetOperator::Union {
+                    return Err(unsupported(op));
+                }
+                let all = matches!(set_quantifier, ast::SetQuantifier::All);
+                let left = self.bind_set_expr(left, outer, correlated)?;
+                let right = self.bind_set_expr(right, outer, correlated)?;
+                if left.width() != right.width() {
+                    return Err(Error::sql(
+                        1222,
+                        "21000",
+                        "The used SELECT statements have a different number of columns",
+                    ));
+                }
+                let columns = left
+                    .columns()
+                    .iter()
+                    .zip(right.columns())
+                    .map(|(a, b)| {
+                        let mut c = OutputColumn::new(
+                            a.name.clone(),
+                            unify(a.ty, b.ty),
+                            a.nullable || b.nullable,
+                        );
+                        c.table = None;
+                        c
+                    })
+                    .collect();
+                let mut inputs = Vec::new();
+                for side in [left, right] {
+                    match side {
+                        // Flatten UNION ALL chains; a DISTINCT union over them is
+                        // applied once above.
+                        Plan::Union {
+                            inputs: inner,
+                            all: true,
+                            ..
+                        } if all => inputs.extend(inner),
+                        other => inputs.push(other),
+                    }
+                }
+                let union = Plan::Union {
+                    inputs,
+                    all: true,
+                    columns,
+                };
+                Ok(if all {
+                    union
+                } else {
+                    Plan::Distinct {
+                        input: Box::new(union),
+                    }
+                })
+            }
+            ast::SetExpr::Values(values) => self.bind_values(values, outer, correlated),
+            other => Err(unsupported(other)),
+        }
+    }
+
+    /// `VALUES (..), (..)` as a query (also INSERT's source).
+    pub fn bind_values(
+        &mut self,
+        values: &ast::Values,
+        outer: Option<&Scope>,
+        correlated: &Cell<bool>,
+    ) -> Result<Plan> {
+        let empty = Scope::default();
+        let es = ExprScope {
+            scope: &empty,
+            outer,
+            correlated,
+            agg: None,
+            aliases: &[],
+        };
+        let mut rows = Vec::with_capacity(values.rows.len());
+        let mut types: Vec<SqlType> = Vec::new();
+        for row in &values.rows {
+            let row = &row.content;
+            let mut bound = Vec::with_capacity(row.len());
+            for (i, e) in row.iter().enumerate() {
+                let (expr, ty) = self.bind_expr(e, &es)?;
+                if i < types.len() {
+                    types[i] = unify(types[i], ty);
+                } else {
+                    types.push(ty);
+                }
+                bound.push(expr);
+            }
+            if !rows.is_empty() && bound.len() != types.len() {
+                return Err(Error::sql(
+                    1136,
+                    "21S01",
+                    format!("Column count doesn't match value count at row {}", rows.len() + 1),
+                ));
+            }
+            rows.push(bound);
+        }
+        let columns = types
+            .iter()
+            .enumerate()
+            .map(|(i, ty)| OutputColumn::new(format!("column_{i}"), *ty, true))
+            .collect();
+        Ok(Plan::Values { rows, columns })
+    }
+
+    fn bind_select(
+        &mut self,
+        select: &ast::Select,
+        order_by: &[ast::OrderByExpr],
+        offset: u64,
+        count: Option<u64>,
+        outer: Option<&Scope>,
+        correlated: &Cell<bool>,
+    ) -> Result<Plan> {
+        if select.into.is_some() {
+            return Err(unsupported("SELECT ... INTO"));
+        }
+        if select.having.is_some() && select.from.is_empty() && select.group_by_is_empty() {
+            // Allowed in MySQL; handled below like any other HAVING.
+        }
+        // FROM: relations and join conditions.
+        let mut block = QueryBlock::default();
+        let mut scope = Scope::default();
+        for item in &select.from {
+            self.bind_table_with_joins(item, &mut block, &mut scope, outer, correlated)?;
+        }
+        // WHERE and inner-join conditions are conjuncts over the whole scope.
+        if let Some(selection) = &select.selection {
+            let es = ExprScope {
+                scope: &scope,
+                outer,
+                correlated,
+                agg: None,
+                aliases: &[],
+            };
+            let (predicate, _) = self.bind_expr(selection, &es)?;
+            block.conjuncts.push(predicate);
+        }
+        let pending_on = std::mem::take(&mut block.pending_on);
+        for (relation, on) in pending_on {
+            let es = ExprScope {
+                scope: &scope,
+                outer,
+                correlated,
+                agg: None,
+                aliases: &[],
+            };
+            let (predicate, _) = self.bind_expr(&on, &es)?;
+            match relation {
+                None => block.conjuncts.push(predicate),
+                Some(index) => block
+                    .left_joins
+                    .iter_mut()
+                    .find(|l| l.relation == index)
+                    .expect("a left join is registered before its condition")
+                    .on
+                    .push(predicate),
+            }
+        }
+        let mut plan = if block.relations.is_empty() {
+            Plan::Values {
+                rows: vec![vec![]],
+                columns: vec![],
+            }
+        } else {
+            crate::planner::plan_block(block, scope.columns.len())?
+        };
+
+        // The select list, with aggregation if there is any.
+        let items = self.expand_wildcards(select, &scope)?;
+        let group_exprs: &[ast::Expr] = match &select.group_by {
+            ast::GroupByExpr::Expressions(exprs, modifiers) => {
+                if !modifiers.is_empty() {
+                    return Err(unsupported("GROUP BY modifiers (WITH ROLLUP)"));
+                }
+                exprs
+            }
+            ast::GroupByExpr::All(_) => return Err(unsupported("GROUP BY ALL")),
+        };
+        let aggregated = !group_exprs.is_empty()
+            || items.iter().any(|(e, _)| has_aggregate(e))
+            || select.having.as_ref().is_some_and(has_aggregate)
+            || order_by.iter().any(|o| has_aggregate(&o.expr));
+        let agg_state = aggregated.then(|| {
+            RefCell::new(AggState {
+                input: scope.clone(),
+                group_texts: Vec::new(),
+                group: Vec::new(),
+                aggs: Vec::new(),
+                agg_texts: Vec::new(),
+            })
+        });
+        if let Some(state) = &agg_state {
+            for g in group_exprs {
+                // A position or a select alias names a select item.
+                let target = match g {
+                    ast::Expr::Value(v) => match &v.value {
+                        ast::Value::Number(n, _) => {
+                            let pos: usize = n.parse().unwrap_or(0);
+                            let item = items.get(pos.wrapping_sub(1)).ok_or_else(|| {
+                                unknown_column(n, "group statement")
+                            })?;
+                            item.0.clone()
+                        }
+                        _ => g.clone(),
+                    },
+                    ast::Expr::Identifier(id)
+                        if scope.resolve(None, &id.value).ok().flatten().is_none() =>
+                    {
+                        items
+                            .iter()
+                            .find(|(_, alias)| {
+                                alias.as_deref().is_some_and(|a| a.eq_ignore_ascii_case(&id.value))
+                            })
+                            .map(|(e, _)| e.clone())
+                            .unwrap_or_else(|| g.clone())
+                    }
+                    _ => g.clone(),
+                };
+                let es = ExprScope {
+                    scope: &scope,
+                    outer,
+                    correlated,
+                    agg: None,
+                    aliases: &[],
+                };
+                let bound = self.bind_expr(&target, &es)?;
+                let mut s = state.borrow_mut();
+                s.group_texts.push(target.to_string());
+                s.group.push(bound);
+            }
+        }
+
+        // Bind select items (in post-aggregation mode if aggregated).
+        let agg_scope_placeholder = Scope::default();
+        let mut exprs = Vec::new();
+        let mut columns = Vec::new();
+        for (item, alias) in &items {
+            let es = ExprScope {
+                scope: if aggregated {
+                    &agg_scope_placeholder
+                } else {
+                    &scope
+                },
+                outer,
+                correlated,
+                agg: agg_state.as_ref(),
+                aliases: &[],
+            };
+            let (expr, ty) = self.bind_expr(item, &es)?;
+            let mut column = OutputColumn::new(
+                alias.clone().unwrap_or_else(|| display_name(item)),
+                ty,
+                true,
+            );
+            if let (Expr::Column(c), false) = (&expr, aggregated) {
+                let source = &scope.columns[*c];
+                column.table = source.table.clone();
+                column.nullable = source.nullable;
+                if alias.is_none() {
+                    column.name = source.name.clone();
+                }
+            }
+            exprs.push(expr);
+            columns.push(column);
+        }
+        let visible = exprs.len();
+        let aliases: Vec<(String, usize)> = columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.name.clone(), i))
+            .collect();
+
+        // HAVING (post-aggregation; may name select aliases).
+        let mut having = None;
+        if let Some(h) = &select.having {
+            let es = ExprScope {
+                scope: if aggregated {
+                    &agg_scope_placeholder
+                } else {
+                    &scope
+                },
+                outer,
+                correlated,
+                agg: agg_state.as_ref(),
+                aliases: &aliases,
+            };
+            having = Some(self.bind_having(h, &es, &exprs)?);
+        }
+
+        // ORDER BY: positions and aliases name output columns; other expressions
+        // become hidden columns.
+        let mut sort_keys = Vec::new();
+        for item in order_by {
+            let descending = matches!(item.options.sort, Some(ast::OrderBySort::Desc));
+            if let Some(position) = self.output_position(&item.expr, &aliases, visible)? {
+                sort_keys.push(SortKey {
+                    expr: Expr::Column(position),
+                    descending,
+                });
+                continue;
+            }
+            let es = ExprScope {
+                scope: if aggregated {
+                    &agg_scope_placeholder
+                } else {
+                    &scope
+                },
+                outer,
+                correlated,
+                agg: agg_state.as_ref(),
+                aliases: &[],
+            };
+            let (expr, ty) = self.bind_expr(&item.expr, &es)?;
+            // The same expression as a select item sorts by that item.
+            let position = exprs
+                .iter()
+                .take(visible)
+                .position(|e| same_expr(e, &expr))
+                .unwrap_or_else(|| {
+                    exprs.push(expr);
+                    columns.push(OutputColumn::new(item.expr.to_string(), ty, true));
+                    exprs.len() - 1
+                });
+            sort_keys.push(SortKey {
+                expr: Expr::Column(position),
+                descending,
+            });
+        }
+
+        if let Some(state) = agg_state {
+            let state = state.into_inner();
+            let mut agg_columns: Vec<OutputColumn> = state
+                .group
+                .iter()
+                .zip(&state.group_texts)
+                .map(|((_, ty), text)| OutputColumn::new(text.clone(), *ty, true))
+                .collect();
+            for (call, text) in state.aggs.iter().zip(&state.agg_texts) {
+                let ty = agg::agg_return_type(call.func, call.arg_type);
+                agg_columns.push(OutputColumn::new(text.clone(), ty, true));
+            }
+            plan = Plan::Aggregate {
+                input: Box::new(plan),
+                group: state.group.into_iter().map(|(e, _)| e).collect(),
+                aggs: state.aggs,
+                columns: agg_columns,
+            };
+        }
+        if let Some(predicate) = having {
+            plan = Plan::Filter {
+                input: Box::new(plan),
+                predicate,
+            };
+        }
+        plan = Plan::Project {
+            input: Box::new(plan),
+            exprs,
+            columns: columns.clone(),
+        };
+        let distinct = match &select.distinct {
+            None | Some(ast::Distinct::All) => false,
+            Some(ast::Distinct::Distinct) => true,
+            Some(ast::Distinct::On(_)) => return Err(unsupported("DISTINCT ON")),
+        };
+        if distinct {
+            if columns.len() > visible {
+                // Hidden sort columns would make equal rows distinct: MySQL refuses.
+                return Err(Error::sql(
+                    3065,
+                    "HY000",
+                    "Expression of ORDER BY clause is not in SELECT list, references column \
+                     which is not in SELECT list; this is incompatible with DISTINCT",
+                ));
+            }
+            plan = Plan::Distinct {
+                input: Box::new(plan),
+            };
+        }
+        if !sort_keys.is_empty() {
+            plan = Plan::Sort {
+                input: Box::new(plan),
+                keys: sort_keys,
+            };
+        }
+        if offset > 0 || count.is_some() {
+            plan = Plan::Limit {
+                input: Box::new(plan),
+                offset,
+                count,
+            };
+        }
+        if columns.len() > visible {
+            let columns: Vec<OutputColumn> = columns[..visible].to_vec();
+            plan = Plan::Project {
+                input: Box::new(plan),
+                exprs: (0..visible).map(Expr::Column).collect(),
+                columns,
+            };
+        }
+        Ok(plan)
+    }
+
+    /// HAVING may name select aliases (MySQL extension) besides group keys and
+    /// aggregates.
+    fn bind_having(&mut self, h: &ast::Expr, es: &ExprScope, items: &[Expr]) -> Result<Expr> {
+        let (expr, _) = self.bind_expr(h, es)?;
+        let _ = items;
+        Ok(expr)
+    }
+
+    /// An ORDER BY item that is a position (`ORDER BY 2`) or a select alias.
+    fn output_position(
+        &self,
+        e: &ast::Expr,
+        aliases: &[(String, usize)],
+        visible: usize,
+    ) -> Result<Option<usize>> {
+        match e {
+            ast::Expr::Value(v) => {
+                if let ast::Value::Number(n, _) = &v.value {
+                    let pos: usize = n.parse().unwrap_or(0);
+                    if pos == 0 || pos > visible {
+                        return Err(unknown_column(n, "order clause"));
+                    }
+                    return Ok(Some(pos - 1));
+                }
+                Ok(None)
+            }
+            ast::Expr::Identifier(id) => Ok(aliases
+                .iter()
+                .take(visible)
+                .find(|(name, _)| name.eq_ignore_ascii_case(&id.value))
+                .map(|(_, i)| *i)
+                .filter(|_| true)),
+            _ => Ok(None),
+        }
+    }
+
+    fn order_key(&mut self, e: &ast::Expr, es: &ExprScope, width: usize) -> Result<Expr> {
+        if let Some(position) = self.output_position(e, es.aliases, width)? {
+            return Ok(Expr::Column(position));
+        }
+        Ok(self.bind_expr(e, es)?.0)
+    }
+
+    /// The select items with `*` and `t.*` expanded, each with its alias.
+    fn expand_wildcards(
+        &self,
+        select: &ast::Select,
+        scope: &Scope,
+    ) -> Result<Vec<(ast::Expr, Option<String>)>> {
+        let mut items = Vec::new();
+        let column_expr = |c: &ScopeColumn| -> ast::Expr {
+            match &c.table {
+                Some(t) => ast::Expr::CompoundIdentifier(vec![
+                    ast::Ident::new(t.clone()),
+                    ast::Ident::new(c.name.clone()),
+                ]),
+                None => ast::Expr::Identifier(ast::Ident::new(c.name.clone())),
+            }
+        };
+        for item in &select.projection {
+            match item {
+                ast::SelectItem::UnnamedExpr(e) => items.push((e.clone(), None)),
+                ast::SelectItem::ExprWithAlias { expr, alias } => {
+                    items.push((expr.clone(), Some(alias.value.clone())))
+                }
+                ast::SelectItem::Wildcard(_) => {
+                    if scope.columns.is_empty() {
+                        return Err(Error::sql(1096, "HY000", "No tables used"));
+                    }
+                    for c in &scope.columns {
+                        items.push((column_expr(c), Some(c.name.clone())));
+                    }
+                }
+                ast::SelectItem::QualifiedWildcard(kind, _) => {
+                    let name = match kind {
+                        ast::SelectItemQualifiedWildcardKind::ObjectName(n) => object_name(n),
+                        ast::SelectItemQualifiedWildcardKind::Expr(e) => vec![e.to_string()],
+                    };
+                    let table = self.cx.normalize_table_name(name.last().map_or("", |s| s));
+                    let mut any = false;
+                    for c in scope.columns.iter().filter(|c| c.table.as_deref() == Some(&table)) {
+                        items.push((column_expr(c), Some(c.name.clone())));
+                        any = true;
+                    }
+                    if !any {
+                        return Err(Error::sql(
+                            1051,
+                            "42S02",
+                            format!("Unknown table '{table}'"),
+                        ));
+                    }
+                }
+                other => return Err(unsupported(other)),
+            }
+        }
+        Ok(items)
+    }
+
+    // ---------------------------------------------------------------- FROM
+
+    fn bind_table_with_joins(
+        &mut self,
+        item: &ast::TableWithJoins,
+        block: &mut QueryBlock,
+        scope: &mut Scope,
+        outer: Option<&Scope>,
+        correlated: &Cell<bool>,
+    ) -> Result<()> {
+        self.bind_factor(&item.relation, block, scope, outer, correlated)?;
+        for join in &item.joins {
+            let (kind, constraint) = match &join.join_operator {
+                ast::JoinOperator::Join(c) | ast::JoinOperator::Inner(c) => (JoinKind::Inner, c),
+                ast::JoinOperator::CrossJoin(c) => (JoinKind::Inner, c),
+                ast::JoinOperator::Left(c) | ast::JoinOperator::LeftOuter(c) => {
+                    (JoinKind::Left, c)
+                }
+                ast::JoinOperator::StraightJoin(c) => (JoinKind::Inner, c),
+                other => return Err(unsupported(format!("{other:?}").split('(').next().unwrap_or("join"))),
+            };
+            let before = scope.columns.len();
+            let relation_index = block.relations.len();
+            self.bind_factor(&join.relation, block, scope, outer, correlated)?;
+            let on = match constraint {
+                ast::JoinConstraint::On(e) => Some(e.clone()),
+                ast::JoinConstraint::None => None,
+                ast::JoinConstraint::Using(names) => {
+                    // USING (a, b): equalities between the previous relations' column and
+                    // the new relation's.
+                    let mut condition: Option<ast::Expr> = None;
+                    for name in names {
+                        let name = object_name(name).pop().unwrap_or_default();
+                        let left = scope.columns[..before]
+                            .iter()
+                            .rev()
+                            .find(|c| c.name.eq_ignore_ascii_case(&name))
+                            .ok_or_else(|| unknown_column(&name, "from clause"))?;
+                        let right = scope.columns[before..]
+                            .iter()
+                            .find(|c| c.name.eq_ignore_ascii_case(&name))
+                            .ok_or_else(|| unknown_column(&name, "from clause"))?;
+                        let qualified = |c: &ScopeColumn| {
+                            ast::Expr::CompoundIdentifier(vec![
+                                ast::Ident::new(c.table.clone().unwrap_or_default()),
+                                ast::Ident::new(c.name.clone()),
+                            ])
+                        };
+                        let eq = ast::Expr::BinaryOp {
+                            left: Box::new(qualified(left)),
+                            op: BinaryOperator::Eq,
+                            right: Box::new(qualified(right)),
+                        };
+                        condition = Some(match condition {
+                            None => eq,
+                            Some(c) => ast::Expr::BinaryOp {
+                                left: Box::new(c),
+                                op: BinaryOperator::And,
+                                right: Box::new(eq),
+                            },
+                        });
+                    }
+                    condition
+                }
+                ast::JoinConstraint::Natural => return Err(unsupported("NATURAL JOIN")),
+            };
+            if kind == JoinKind::Left {
+                block.left_joins.push(LeftJoin {
+                    relation: relation_index,
+                    on: Vec::new(),
+                });
+                for column in &mut scope.columns[before..] {
+                    column.nullable = true;
+                }
+                if let Some(on) = on {
+                    block.pending_on.push((Some(relation_index), on));
+                }
+            } else if let Some(on) = on {
+                block.pending_on.push((None, on));
+            }
+        }
+        Ok(())
+    }
+
+    fn bind_factor(
+        &mut self,
+        factor: &ast::TableFactor,
+        block: &mut QueryBlock,
+        scope: &mut Scope,
+        outer: Option<&Scope>,
+        correlated: &Cell<bool>,
+    ) -> Result<()> {
+        let offset = scope.columns.len();
+        match factor {
+            ast::TableFactor::Table {
+                name,
+                alias,
+                args,
+                index_hints,
+                ..
+            } => {
+                if args.is_some() {
+                    return Err(unsupported("table functions"));
+                }
+                let (db, table_name) = self.table_ref(name)?;
+                let alias_name = alias
+                    .as_ref()
+                    .map(|a| a.name.value.clone())
+                    .unwrap_or_else(|| table_name.clone());
+                // information_schema and performance_schema tables.
+                if let Some(rows) = self.cx.system_table(&db, &table_name) {
+                    let (columns, rows) = rows?;
+                    let columns: Vec<OutputColumn> = columns
+                        .into_iter()
+                        .map(|mut c| {
+                            c.table = Some(alias_name.clone());
+                            c
+                        })
+                        .collect();
+                    push_scope(scope, &columns);
+                    block.relations.push(FromRelation::Plan {
+                        plan: Plan::Rows {
+                            rows: Arc::new(rows),
+                            columns,
+                        },
+                        offset,
+                    });
+                    return Ok(());
+                }
+                if let Some(sql) = self.cx.view(&db, &table_name)? {
+                    let plan = self.bind_view(&sql, &alias_name)?;
+                    push_scope(scope, plan.columns());
+                    block.relations.push(FromRelation::Plan { plan, offset });
+                    return Ok(());
+                }
+                let table = self.cx.table(&db, &table_name)?;
+                let columns: Vec<OutputColumn> = table
+                    .def()
+                    .columns
+                    .iter()
+                    .map(|c| OutputColumn {
+                        name: c.name.clone(),
+                        table: Some(alias_name.clone()),
+                        origin: Some((db.clone(), table_name.clone(), c.name.clone())),
+                        ty: SqlType::of_column(c.ty, c.collation),
+                        nullable: c.nullable,
+                    })
+                    .collect();
+                push_scope(scope, &columns);
+                let hints = index_hints
+                    .iter()
+                    .map(|h| crate::planner::IndexHint {
+                        kind: h.hint_type,
+                        indexes: h.index_names.iter().map(|i| i.value.clone()).collect(),
+                    })
+                    .collect();
+                for h in index_hints {
+                    for i in &h.index_names {
+                        if !i.value.eq_ignore_ascii_case("primary") && table.index(&i.value).is_err()
+                        {
+                            return Err(Error::sql(
+                                1176,
+                                "42000",
+                                format!(
+                                    "Key '{}' doesn't exist in table '{}'",
+                                    i.value, table_name
+                                ),
+                            ));
+                        }
+                    }
+                }
+                block.relations.push(FromRelation::Table {
+                    table,
+                    alias: alias_name,
+                    columns,
+                    offset,
+                    hints,
+                    lock: self.lock,
+                    wait: self.wait,
+                });
+            }
+            ast::TableFactor::Derived {
+                lateral,
+                subquery,
+                alias,
+                ..
+            } => {
+                if *lateral {
+                    return Err(unsupported("LATERAL"));
+                }
+                let alias = alias.as_ref().ok_or_else(|| {
+                    Error::sql(1248, "42000", "Every derived table must have its own alias")
+                })?;
+                let inner_correlated = Cell::new(false);
+                let saved = (self.lock, self.wait);
+                self.lock = RowLock::None;
+                let mut plan = self.bind_query(subquery, None, &inner_correlated)?;
+                (self.lock, self.wait) = saved;
+                let _ = (outer, correlated);
+                rename_output(&mut plan, &alias.name.value, &alias.columns)?;
+                push_scope(scope, plan.columns());
+                block.relations.push(FromRelation::Plan { plan, offset });
+            }
+            ast::TableFactor::NestedJoin {
+                table_with_joins,
+                alias,
+            } => {
+                if alias.is_some() {
+                    return Err(unsupported("an alias on a parenthesised join"));
+                }
+                self.bind_table_with_joins(table_with_joins, block, scope, outer, correlated)?;
+            }
+            other => return Err(unsupported(other)),
+        }
+        Ok(())
+    }
+
+    /// A view's query as a derived table named `alias`.
+    fn bind_view(&mut self, sql: &str, alias: &str) -> Result<Plan> {
+        let parsed = crate::parse::parse_one(sql)?;
+        let crate::parse::Statement::Sql(statement) = parsed.statement else {
+            return Err(Error::sql(1356, "HY000", format!("View '{alias}' is invalid")));
+        };
+        let ast::Statement::Query(query) = *statement else {
+            return Err(Error::sql(1356, "HY000", format!("View '{alias}' is invalid")));
+        };
+        let correlated = Cell::new(false);
+        let saved = (self.lock, self.wait);
+        self.lock = RowLock::None;
+        let result = self.bind_query(&query, None, &correlated);
+        (self.lock, self.wait) = saved;
+        let mut plan = result?;
+        rename_output(&mut plan, alias, &[])?;
+        Ok(plan)
+    }
+
+    // ---------------------------------------------------------------- expressions
+
+    /// Binds a scalar expression in an empty scope (DEFAULT values, SET, DO).
+    pub fn bind_constant(&mut self, e: &ast::Expr) -> Result<(Expr, SqlType)> {
+        let scope = Scope::default();
+        let correlated = Cell::new(false);
+        let es = ExprScope {
+            scope: &scope,
+            outer: None,
+            correlated: &correlated,
+            agg: None,
+            aliases: &[],
+        };
+        self.bind_expr(e, &es)
+    }
+
+    /// Binds an expression over `scope` (UPDATE's SET, DELETE's WHERE, ...).
+    pub fn bind_in_scope(&mut self, e: &ast::Expr, scope: &Scope) -> Result<(Expr, SqlType)> {
+        let correlated = Cell::new(false);
+        let es = ExprScope {
+            scope,
+            outer: None,
+            correlated: &correlated,
+            agg: None,
+            aliases: &[],
+        };
+        self.bind_expr(e, &es)
+    }
+
+    fn column_ref(
+        &self,
+        table: Option<&str>,
+        name: &str,
+        es: &ExprScope,
+    ) -> Result<(Expr, SqlType)> {
+        if let Some(state) = es.agg {
+            let input = state.borrow().input.clone();
+            let Some(c) = input.resolve(table, name)? else {
+                return self.outer_ref(table, name, es);
+            };
+            // A grouped column reads the group key; any other takes a value of its
+            // group.
+            let mut s = state.borrow_mut();
+            if let Some(g) = s.group.iter().position(|(e, _)| matches!(e, Expr::Column(x) if *x == c)) {
+                return Ok((Expr::Column(g), s.group[g].1));
+            }
+            let ty = input.columns[c].ty;
+            let text = format!("any_value({name})");
+            let position = match s.agg_texts.iter().position(|t| *t == text) {
+                Some(p) => p,
+                None => {
+                    s.aggs.push(AggCall {
+                        func: AggFunc::AnyValue,
+                        arg: Some(Expr::Column(c)),
+                        distinct: false,
+                        arg_type: ty,
+                    });
+                    s.agg_texts.push(text);
+                    s.aggs.len() - 1
+                }
+            };
+            return Ok((Expr::Column(s.group.len() + position), ty));
+        }
+        if let Some(c) = es.scope.resolve(table, name)? {
+            let column = &es.scope.columns[c];
+            return Ok((Expr::Column(c), column.ty));
+        }
+        // HAVING / ORDER BY may name a select alias.
+        if table.is_none() {
+            if let Some((_, position)) = es.aliases.iter().find(|(a, _)| a.eq_ignore_ascii_case(name)) {
+                let _ = position;
+            }
+        }
+        self.outer_ref(table, name, es)
+    }
+
+    fn outer_ref(&self, table: Option<&str>, name: &str, es: &ExprScope) -> Result<(Expr, SqlType)> {
+        if let Some(outer) = es.outer {
+            if let Some(c) = outer.resolve(table, name)? {
+                es.correlated.set(true);
+                return Ok((Expr::Outer(c), outer.columns[c].ty));
+            }
+        }
+        let full = match table {
+            Some(t) => format!("{t}.{name}"),
+            None => name.to_string(),
+        };
+        Err(unknown_column(&full, "field list"))
+    }
+
+    fn bind_args(&mut self, args: &[ast::Expr], es: &ExprScope) -> Result<(Vec<Expr>, Vec<SqlType>)> {
+        let mut exprs = Vec::with_capacity(args.len());
+        let mut types = Vec::with_capacity(args.len());
+        for a in args {
+            let (e, t) = self.bind_expr(a, es)?;
+            exprs.push(e);
+            types.push(t);
+        }
+        Ok((exprs, types))
+    }
+
+    /// Binds `e`; in post-aggregation scope, group keys and aggregates first.
+    fn bind_expr(&mut self, e: &ast::Expr, es: &ExprScope) -> Result<(Expr, SqlType)> {
+        if let Some(state) = es.agg {
+            let text = e.to_string();
+            let found = {
+                let s = state.borrow();
+                s.group_texts
+                    .iter()
+                    .position(|t| *t == text)
+                    .map(|g| (Expr::Column(g), s.group[g].1))
+            };
+            if let Some(found) = found {
+                return Ok(found);
+            }
+            if let ast::Expr::Function(f) = e {
+                let name = object_name(&f.name).join(".").to_ascii_uppercase();
+                if let Some(func) = aggregate_function(&name) {
+                    return self.bind_aggregate(f, func, &text, state, es);
+                }
+            }
+        }
+        self.bind_expr_node(e, es)
+    }
+
+    fn bind_aggregate(
+        &mut self,
+        f: &ast::Function,
+        func: AggFunc,
+        text: &str,
+        state: &RefCell<AggState>,
+        es: &ExprScope,
+    ) -> Result<(Expr, SqlType)> {
+        if f.over.is_some() {
+            return Err(unsupported("window functions"));
+        }
+        let FunctionArguments::List(list) = &f.args else {
+            return Err(wrong_args(text));
+        };
+        let distinct = matches!(list.duplicate_treatment, Some(ast::DuplicateTreatment::Distinct));
+        let (func, arg, arg_type) = match list.args.as_slice() {
+            [FunctionArg::Unnamed(FunctionArgExpr::Wildcard)] if func == AggFunc::Count => {
+                (AggFunc::CountStar, None, SqlType::BIGINT)
+            }
+            [FunctionArg::Unnamed(FunctionArgExpr::Expr(a))] => {
+                let input = state.borrow().input.clone();
+                let inner = ExprScope {
+                    scope: &input,
+                    outer: es.outer,
+                    correlated: es.correlated,
+                    agg: None,
+                    aliases: &[],
+                };
+                if has_aggregate(a) {
+                    return Err(Error::sql(1111, "HY000", "Invalid use of group function"));
+                }
+                let (arg, ty) = self.bind_expr(a, &inner)?;
+                (func, Some(arg), ty)
+            }
+            _ => return Err(wrong_args(text)),
+        };
+        let mut s = state.borrow_mut();
+        let position = match s.agg_texts.iter().position(|t| t == text) {
+            Some(p) => p,
+            None => {
+                s.aggs.push(AggCall {
+                    func,
+                    arg,
+                    distinct,
+                    arg_type,
+                });
+                s.agg_texts.push(text.to_string());
+                s.aggs.len() - 1
+            }
+        };
+        let ty = agg::agg_return_type(func, arg_type);
+        Ok((Expr::Column(s.group.len() + position), ty))
+    }
+
+    fn bind_expr_node(&mut self, e: &ast::Expr, es: &ExprScope) -> Result<(Expr, SqlType)> {
+        use ast::Expr as E;
+        Ok(match e {
+            E::Identifier(id) => {
+                let name = &id.value;
+                if let Some(var) = name.strip_prefix("@@") {
+                    return self.system_variable(var);
+                }
+                if let Some(var) = name.strip_prefix('@') {
+                    let v = self.cx.user_variable(var);
+                    let ty = value_type(&v);
+                    return Ok((Expr::Literal(v), ty));
+                }
+                self.column_ref(None, name, es)?
+            }
+            E::CompoundIdentifier(parts) => {
+                let names: Vec<&str> = parts.iter().map(|p| p.value.as_str()).collect();
+                if names[0].starts_with("@@") {
+                    let joined = names.join(".");
+                    return self.system_variable(&joined[2..]);
+                }
+                match names.as_slice() {
+                    [t, c] => {
+                        let t = self.cx.normalize_table_name(t);
+                        self.column_ref(Some(&t), c, es)?
+                    }
+                    [_db, t, c] => {
+                        let t = self.cx.normalize_table_name(t);
+                        self.column_ref(Some(&t), c, es)?
+                    }
+                    _ => return Err(unknown_column(&e.to_string(), "field list")),
+                }
+            }
+            E::Value(v) => literal(&v.value)?,
+            E::TypedString(ts) => {
+                let text = match &ts.value.value {
+                    ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                match &ts.data_type {
+                    ast::DataType::Date => (
+                        Expr::Literal(Value::Date(Date::parse(&text).map_err(|_| {
+                            Error::sql(1525, "HY000", format!("Incorrect DATE value: '{text}'"))
+                        })?)),
+                        SqlType::Date,
+                    ),
+                    ast::DataType::Datetime(_) | ast::DataType::Timestamp(..) => (
+                        Expr::Literal(Value::DateTime(DateTime::parse(&text).map_err(|_| {
+                            Error::sql(1525, "HY000", format!("Incorrect DATETIME value: '{text}'"))
+                        })?)),
+                        SqlType::DateTime {
+                            fsp: 0,
+                            timestamp: false,
+                        },
+                    ),
+                    other => {
+                        // `_utf8mb4'x'`, `_binary'x'`: an introducer.
+                        let name = other.to_string().to_ascii_lowercase();
+                        let ty = if name == "_binary" {
+                            SqlType::Blob
+                        } else {
+                            SqlType::varchar(text.chars().count() as u32)
+                        };
+                        (Expr::Literal(Value::Bytes(text.into_bytes())), ty)
+                    }
+                }
+            }
+            E::Nested(inner) => self.bind_expr(inner, es)?,
+            E::UnaryOp { op, expr } => {
+                let (inner, ty) = self.bind_expr(expr, es)?;
+                match op {
+                    ast::UnaryOperator::Minus => {
+                        // Fold negative literals so `-9223372036854775808` fits.
+                        if let Expr::Literal(Value::UInt(9_223_372_036_854_775_808)) = inner {
+                            return Ok((Expr::Literal(Value::Int(i64::MIN)), SqlType::BIGINT));
+                        }
+                        let ty = match ty {
+                            SqlType::UInt { .. } => SqlType::BIGINT,
+                            t if t.is_string() => SqlType::Double,
+                            t => t,
+                        };
+                        (Expr::Negate(Box::new(inner)), ty)
+                    }
+                    ast::UnaryOperator::Plus => (inner, ty),
+                    ast::UnaryOperator::Not | ast::UnaryOperator::BangNot => {
+                        (Expr::Not(Box::new(inner)), SqlType::BOOL)
+                    }
+                    ast::UnaryOperator::BitwiseNot => (
+                        Expr::Function {
+                            name: "~".into(),
+                            args: vec![inner],
+                        },
+                        SqlType::UInt { bits: 64 },
+                    ),
+                    other => return Err(unsupported(other)),
+                }
+            }
+            E::BinaryOp { left, op, right } => self.bind_binary(left, op, right, es)?,
+            E::IsNull(x) => (
+                Expr::IsNull {
+                    expr: Box::new(self.bind_expr(x, es)?.0),
+                    negated: false,
+                },
+                SqlType::BOOL,
+            ),
+            E::IsNotNull(x) => (
+                Expr::IsNull {
+                    expr: Box::new(self.bind_expr(x, es)?.0),
+                    negated: true,
+                },
+                SqlType::BOOL,
+            ),
+            E::IsTrue(x) | E::IsNotTrue(x) | E::IsFalse(x) | E::IsNotFalse(x) => (
+                Expr::IsBool {
+                    expr: Box::new(self.bind_expr(x, es)?.0),
+                    value: matches!(e, E::IsTrue(_) | E::IsNotTrue(_)),
+                    negated: matches!(e, E::IsNotTrue(_) | E::IsNotFalse(_)),
+                },
+                SqlType::BOOL,
+            ),
+            E::IsUnknown(x) | E::IsNotUnknown(x) => (
+                Expr::IsNull {
+                    expr: Box::new(self.bind_expr(x, es)?.0),
+                    negated: matches!(e, E::IsNotUnknown(_)),
+                },
+                SqlType::BOOL,
+            ),
+            E::IsDistinctFrom(a, b) | E::IsNotDistinctFrom(a, b) => {
+                let (a, ta) = self.bind_expr(a, es)?;
+                let (b, tb) = self.bind_expr(b, es)?;
+                let same = Expr::Compare {
+                    op: CmpOp::NullSafeEq,
+                    left: Box::new(a),
+                    right: Box::new(b),
+                    collation: collation_of(ta, tb),
+                };
+                if matches!(e, E::IsDistinctFrom(..)) {
+                    (Expr::Not(Box::new(same)), SqlType::BOOL)
+                } else {
+                    (same, SqlType::BOOL)
+                }
+            }
+            E::Between {
+                expr,
+                negated,
+                low,
+                high,
+            } => {
+                let (x, tx) = self.bind_expr(expr, es)?;
+                let (lo, tl) = self.bind_expr(low, es)?;
+                let (hi, th) = self.bind_expr(high, es)?;
+                let both = Expr::And(
+                    Box::new(Expr::Compare {
+                        op: CmpOp::GtEq,
+                        left: Box::new(x.clone()),
+                        right: Box::new(lo),
+                        collation: collation_of(tx, tl),
+                    }),
+                    Box::new(Expr::Compare {
+                        op: CmpOp::LtEq,
+                        left: Box::new(x),
+                        right: Box::new(hi),
+                        collation: collation_of(tx, th),
+                    }),
+                );
+                if *negated {
+                    (Expr::Not(Box::new(both)), SqlType::BOOL)
+                } else {
+                    (both, SqlType::BOOL)
+                }
+            }
+            E::InList {
+                expr,
+                list,
+                negated,
+            } => {
+                if let E::Tuple(row) = &**expr {
+                    let (row, _) = self.bind_args(row, es)?;
+                    let mut rows = Vec::new();
+                    for item in list {
+                        let E::Tuple(values) = item else {
+                            return Err(Error::sql(1241, "21000", format!("Operand should contain {} column(s)", row.len())));
+                        };
+                        if values.len() != row.len() {
+                            return Err(Error::sql(1241, "21000", format!("Operand should contain {} column(s)", row.len())));
+                        }
+                        rows.push(self.bind_args(values, es)?.0);
+                    }
+                    return Ok((
+                        Expr::RowInList {
+                            row,
+                            list: rows,
+                            negated: *negated,
+                        },
+                        SqlType::BOOL,
+                    ));
+                }
+                let (x, tx) = self.bind_expr(expr, es)?;
+                let (list, types) = self.bind_args(list, es)?;
+                let collation = types.iter().fold(tx.collation(), |c, t| {
+                    if t.collation() == Collation::Binary && t.is_string() {
+                        Collation::Binary
+                    } else {
+                        c
+                    }
+                });
+                (
+                    Expr::InList {
+                        expr: Box::new(x),
+                        list,
+                        negated: *negated,
+                        collation,
+                    },
+                    SqlType::BOOL,
+                )
+            }
+            E::InSubquery {
+                expr,
+                subquery,
+                negated,
+            } => {
+                let (x, tx) = self.bind_expr(expr, es)?;
+                let (plan, correlated) = self.bind_subquery(subquery, es)?;
+                if plan.width() != 1 {
+                    return Err(Error::sql(1241, "21000", "Operand should contain 1 column(s)"));
+                }
+                let collation = collation_of(tx, plan.columns()[0].ty);
+                (
+                    Expr::Subquery(Arc::new(SubqueryExpr::new(
+                        SubqueryKind::In {
+                            expr: x,
+                            negated: *negated,
+                            collation,
+                        },
+                        plan,
+                        correlated,
+                    ))),
+                    SqlType::BOOL,
+                )
+            }
+            E::Exists { subquery, negated } => {
+                let (plan, correlated) = self.bind_subquery(subquery, es)?;
+                (
+                    Expr::Subquery(Arc::new(SubqueryExpr::new(
+                        SubqueryKind::Exists { negated: *negated },
+                        plan,
+                        correlated,
+                    ))),
+                    SqlType::BOOL,
+                )
+            }
+            E::Subquery(q) => {
+                let (plan, correlated) = self.bind_subquery(q, es)?;
+                if plan.width() != 1 {
+                    return Err(Error::sql(1241, "21000", "Operand should contain 1 column(s)"));
+                }
+                let ty = plan.columns()[0].ty;
+                (
+                    Expr::Subquery(Arc::new(SubqueryExpr::new(SubqueryKind::Scalar, plan, correlated))),
+                    ty,
+                )
+            }
+            E::Like {
+                negated,
+                expr,
+                pattern,
+                escape_char,
+                any: false,
+            }
+            | E::ILike {
+                negated,
+                expr,
+                pattern,
+                escape_char,
+                any: false,
+            } => {
+                let (x, tx) = self.bind_expr(expr, es)?;
+                let (p, tp) = self.bind_expr(pattern, es)?;
+                let escape = match escape_char.as_deref() {
+                    None => b'\\',
+                    Some(E::Value(v)) => match &v.value {
+                        ast::Value::SingleQuotedString(s) if s.len() == 1 => s.as_bytes()[0],
+                        ast::Value::SingleQuotedString(s) if s.is_empty() => 0,
+                        _ => return Err(Error::sql(1210, "HY000", "Incorrect arguments to ESCAPE")),
+                    },
+                    Some(_) => return Err(Error::sql(1210, "HY000", "Incorrect arguments to ESCAPE")),
+                };
+                let collation = if matches!(e, E::ILike { .. }) {
+                    Collation::CaseInsensitive
+                } else {
+                    collation_of(tx, tp)
+                };
+                (
+                    Expr::Like {
+                        expr: Box::new(x),
+                        pattern: Box::new(p),
+                        escape,
+                        negated: *negated,
+                        collation,
+                    },
+                    SqlType::BOOL,
+                )
+            }
+            E::Case {
+                operand,
+                conditions,
+                else_result,
+                ..
+            } => {
+                let operand = operand.as_ref().map(|o| self.bind_expr(o, es)).transpose()?;
+                let mut whens = Vec::new();
+                let mut ty = SqlType::Null;
+                for when in conditions {
+                    let (c, tc) = self.bind_expr(&when.condition, es)?;
+                    let condition = match &operand {
+                        Some((o, to)) => Expr::Compare {
+                            op: CmpOp::Eq,
+                            left: Box::new(o.clone()),
+                            right: Box::new(c),
+                            collation: collation_of(*to, tc),
+                        },
+                        None => c,
+                    };
+                    let (r, tr) = self.bind_expr(&when.result, es)?;
+                    ty = unify(ty, tr);
+                    whens.push((condition, r));
+                }
+                let otherwise = match else_result {
+                    Some(x) => {
+                        let (x, tx) = self.bind_expr(x, es)?;
+                        ty = unify(ty, tx);
+                        Some(Box::new(x))
+                    }
+                    None => None,
+                };
+                (Expr::Case { whens, otherwise }, ty)
+            }
+            E::Cast {
+                expr, data_type, ..
+            } => {
+                let (x, _) = self.bind_expr(expr, es)?;
+                let target = crate::ddl_types::cast_target(data_type)?;
+                (
+                    Expr::Cast {
+                        expr: Box::new(x),
+                        target,
+                    },
+                    crate::ddl_types::cast_type(target),
+                )
+            }
+            E::Convert {
+                expr,
+                data_type: Some(data_type),
+                ..
+            } => {
+                let (x, _) = self.bind_expr(expr, es)?;
+                let target = crate::ddl_types::cast_target(data_type)?;
+                (
+                    Expr::Cast {
+                        expr: Box::new(x),
+                        target,
+                    },
+                    crate::ddl_types::cast_type(target),
+                )
+            }
+            E::Convert {
+                expr,
+                data_type: None,
+                ..
+            } => self.bind_expr(expr, es)?,
+            E::Collate { expr, collation } => {
+                let (x, ty) = self.bind_expr(expr, es)?;
+                let name = collation.to_string().to_ascii_lowercase();
+                let collation = if name.ends_with("_bin") || name == "binary" {
+                    Collation::Binary
+                } else {
+                    Collation::CaseInsensitive
+                };
+                let ty = match ty {
+                    SqlType::Text { len_chars, fixed, .. } => SqlType::Text {
+                        len_chars,
+                        collation,
+                        fixed,
+                    },
+                    t => t,
+                };
+                (x, ty)
+            }
+            E::Extract { field, expr, .. } => {
+                let unit = date_unit(field)?;
+                let (x, _) = self.bind_expr(expr, es)?;
+                (
+                    Expr::Extract {
+                        unit,
+                        expr: Box::new(x),
+                    },
+                    SqlType::BIGINT,
+                )
+            }
+            E::Substring {
+                expr,
+                substring_from,
+                substring_for,
+                ..
+            } => {
+                let mut args = vec![(**expr).clone()];
+                args.extend(substring_from.as_deref().cloned());
+                args.extend(substring_for.as_deref().cloned());
+                self.bind_function("SUBSTRING", &args, es)?
+            }
+            E::Trim {
+                trim_where,
+                trim_what,
+                expr,
+                trim_characters,
+            } => {
+                if trim_characters.is_some() {
+                    return Err(unsupported("TRIM with a character list"));
+                }
+                let name = match trim_where {
+                    None | Some(ast::TrimWhereField::Both) => "TRIM",
+                    Some(ast::TrimWhereField::Leading) => "TRIM_LEADING",
+                    Some(ast::TrimWhereField::Trailing) => "TRIM_TRAILING",
+                };
+                let mut args = vec![(**expr).clone()];
+                if let Some(what) = trim_what {
+                    args.push((**what).clone());
+                } else if name != "TRIM" {
+                    args.push(E::Value(ast::Value::SingleQuotedString(" ".into()).into()));
+                }
+                self.bind_function(name, &args, es)?
+            }
+            E::Position { expr, r#in } => {
+                self.bind_function("LOCATE", &[(**expr).clone(), (**r#in).clone()], es)?
+            }
+            E::Ceil { expr, .. } => self.bind_function("CEIL", &[(**expr).clone()], es)?,
+            E::Floor { expr, .. } => self.bind_function("FLOOR", &[(**expr).clone()], es)?,
+            E::Function(f) => self.bind_function_call(f, es)?,
+            E::Tuple(items) if items.len() == 1 => self.bind_expr(&items[0], es)?,
+            E::Tuple(_) => {
+                return Err(Error::sql(1241, "21000", "Operand should contain 1 column(s)"));
+            }
+            E::Interval(_) => {
+                return Err(Error::sql(
+                    1064,
+                    "42000",
+                    "You have an error in your SQL syntax: INTERVAL must be added to or subtracted from a date",
+                ));
+            }
+            E::RLike { .. } => return Err(unsupported("REGEXP")),
+            other => return Err(unsupported(other)),
+        })
+    }
+
+    fn system_variable(&self, name: &str) -> Result<(Expr, SqlType)> {
+        let lower = name.to_ascii_lowercase();
+        let (global, name) = if let Some(n) = lower.strip_prefix("global.") {
+            (true, n.to_string())
+        } else if let Some(n) = lower.strip_prefix("session.").or(lower.strip_prefix("local.")) {
+            (false, n.to_string())
+        } else {
+            (false, lower.clone())
+        };
+        let v = self.cx.system_variable(&name, global)?;
+        let ty = value_type(&v);
+        Ok((Expr::Literal(v), ty))
+    }
+
+    fn bind_subquery(&mut self, q: &ast::Query, es: &ExprScope) -> Result<(Plan, bool)> {
+        let correlated = Cell::new(false);
+        let saved = (self.lock, self.wait);
+        self.lock = RowLock::None;
+        let plan = if es.agg.is_some() {
+            // The row around a subquery in a post-aggregation clause is the
+            // aggregate's output; correlated references there are not supported.
+            self.bind_query(q, None, &correlated)
+        } else {
+            self.bind_query(q, Some(es.scope), &correlated)
+        };
+        (self.lock, self.wait) = saved;
+        let plan = plan.map_err(|e| match e {
+            Error::Sql { code: 1054, .. } if es.agg.is_some() => {
+                unsupported("a correlated subquery in a grouped query's select list or HAVING")
+            }
+            e => e,
+        })?;
+        Ok((plan, correlated.get()))
+    }
+
+    fn bind_binary(
+        &mut self,
+        left: &ast::Expr,
+        op: &BinaryOperator,
+        right: &ast::Expr,
+        es: &ExprScope,
+    ) -> Result<(Expr, SqlType)> {
+        use BinaryOperator as B;
+        // date ± INTERVAL n unit
+        if matches!(op, B::Plus | B::Minus) {
+            if let ast::Expr::Interval(interval) = right {
+                let (d, td) = self.bind_expr(left, es)?;
+                return self.date_add(d, td, interval, *op == B::Minus, es);
+            }
+            if let (ast::Expr::Interval(interval), B::Plus) = (left, op) {
+                let (d, td) = self.bind_expr(right, es)?;
+                return self.date_add(d, td, interval, false, es);
+            }
+        }
+        let (l, tl) = self.bind_expr(left, es)?;
+        let (r, tr) = self.bind_expr(right, es)?;
+        let arith = |op: ArithOp| {
+            (
+                Expr::Arith {
+                    op,
+                    left: Box::new(l.clone()),
+                    right: Box::new(r.clone()),
+                },
+                arith::result_type(op, tl, tr),
+            )
+        };
+        let cmp = |op: CmpOp| {
+            (
+                Expr::Compare {
+                    op,
+                    left: Box::new(l.clone()),
+                    right: Box::new(r.clone()),
+                    collation: collation_of(tl, tr),
+                },
+                SqlType::BOOL,
+            )
+        };
+        Ok(match op {
+            B::Plus => arith(ArithOp::Add),
+            B::Minus => arith(ArithOp::Sub),
+            B::Multiply => arith(ArithOp::Mul),
+            B::Divide => arith(ArithOp::Div),
+            B::Modulo => arith(ArithOp::Mod),
+            B::MyIntegerDivide | B::DuckIntegerDivide => arith(ArithOp::IntDiv),
+            B::Eq => cmp(CmpOp::Eq),
+            B::NotEq => cmp(CmpOp::NotEq),
+            B::Lt => cmp(CmpOp::Lt),
+            B::LtEq => cmp(CmpOp::LtEq),
+            B::Gt => cmp(CmpOp::Gt),
+            B::GtEq => cmp(CmpOp::GtEq),
+            B::Spaceship => cmp(CmpOp::NullSafeEq),
+            B::And => (Expr::And(Box::new(l), Box::new(r)), SqlType::BOOL),
+            B::Or => (Expr::Or(Box::new(l), Box::new(r)), SqlType::BOOL),
+            B::Xor => (Expr::Xor(Box::new(l), Box::new(r)), SqlType::BOOL),
+            B::StringConcat => (
+                // `||` is OR in MySQL's default sql_mode.
+                Expr::Or(Box::new(l), Box::new(r)),
+                SqlType::BOOL,
+            ),
+            B::BitwiseAnd | B::BitwiseOr | B::BitwiseXor | B::PGBitwiseShiftLeft | B::PGBitwiseShiftRight => {
+                let name = match op {
+                    B::BitwiseAnd => "&",
+                    B::BitwiseOr => "|",
+                    B::BitwiseXor => "^",
+                    B::PGBitwiseShiftLeft => "<<",
+                    _ => ">>",
+                };
+                (
+                    Expr::Function {
+                        name: name.into(),
+                        args: vec![l, r],
+                    },
+                    SqlType::UInt { bits: 64 },
+                )
+            }
+            other => return Err(unsupported(other)),
+        })
+    }
+
+    fn date_add(
+        &mut self,
+        d: Expr,
+        td: SqlType,
+        interval: &ast::Interval,
+        subtract: bool,
+        es: &ExprScope,
+    ) -> Result<(Expr, SqlType)> {
+        let unit = match &interval.leading_field {
+            Some(field) => date_unit(field)?,
+            None => IntervalUnit::Second,
+        };
+        let unit = match (&interval.last_field, unit) {
+            (None, u) => u,
+            (Some(last), first) => {
+                let name = format!("{first:?}_{:?}", date_unit(last)?).to_ascii_uppercase();
+                date::parse_unit(&name).ok_or_else(|| unsupported(format!("INTERVAL unit {name}")))?
+            }
+        };
+        let (amount, _) = self.bind_expr(&interval.value, es)?;
+        let ty = date_add_type(td, unit);
+        Ok((
+            Expr::DateAdd {
+                expr: Box::new(d),
+                amount: Box::new(amount),
+                unit,
+                subtract,
+            },
+            ty,
+        ))
+    }
+
+    fn bind_function_call(&mut self, f: &ast::Function, es: &ExprScope) -> Result<(Expr, SqlType)> {
+        let name = object_name(&f.name).join(".").to_ascii_uppercase();
+        if f.over.is_some() {
+            return Err(unsupported("window functions"));
+        }
+        if aggregate_function(&name).is_some() {
+            // An aggregate outside an aggregating clause (WHERE, GROUP BY).
+            return Err(Error::sql(1111, "HY000", "Invalid use of group function"));
+        }
+        let args: Vec<ast::Expr> = match &f.args {
+            FunctionArguments::None => vec![],
+            FunctionArguments::List(list) => {
+                let mut args = Vec::new();
+                for a in &list.args {
+                    match a {
+                        FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => args.push(e.clone()),
+                        _ => return Err(wrong_args(&name)),
+                    }
+                }
+                args
+            }
+            FunctionArguments::Subquery(_) => return Err(wrong_args(&name)),
+        };
+        if let Some(v) = self.cx.session_function(&name) {
+            if !args.is_empty() && name != "LAST_INSERT_ID" {
+                return Err(wrong_args(&name));
+            }
+            if name == "LAST_INSERT_ID" && !args.is_empty() {
+                return Err(unsupported("LAST_INSERT_ID(expr)"));
+            }
+            let ty = value_type(&v);
+            return Ok((Expr::Literal(v), ty));
+        }
+        self.bind_function(&name, &args, es)
+    }
+
+    fn bind_function(&mut self, name: &str, args: &[ast::Expr], es: &ExprScope) -> Result<(Expr, SqlType)> {
+        let upper = name.to_ascii_uppercase();
+        match upper.as_str() {
+            "DATE_ADD" | "DATE_SUB" | "ADDDATE" | "SUBDATE" if args.len() == 2 => {
+                let (d, td) = self.bind_expr(&args[0], es)?;
+                let subtract = upper == "DATE_SUB" || upper == "SUBDATE";
+                return match &args[1] {
+                    ast::Expr::Interval(interval) => self.date_add(d, td, interval, subtract, es),
+                    days => {
+                        let (amount, _) = self.bind_expr(days, es)?;
+                        Ok((
+                            Expr::DateAdd {
+                                expr: Box::new(d),
+                                amount: Box::new(amount),
+                                unit: IntervalUnit::Day,
+                                subtract,
+                            },
+                            date_add_type(td, IntervalUnit::Day),
+                        ))
+                    }
+                };
+            }
+            "IF" => {
+                if args.len() != 3 {
+                    return Err(wrong_args(name));
+                }
+                let (c, _) = self.bind_expr(&args[0], es)?;
+                let (a, ta) = self.bind_expr(&args[1], es)?;
+                let (b, tb) = self.bind_expr(&args[2], es)?;
+                return Ok((
+                    Expr::Case {
+                        whens: vec![(c, a)],
+                        otherwise: Some(Box::new(b)),
+                    },
+                    unify(ta, tb),
+                ));
+            }
+            "IFNULL" | "COALESCE" | "NVL" => {
+                if args.is_empty() || (upper == "IFNULL" && args.len() != 2) {
+                    return Err(wrong_args(name));
+                }
+                let (exprs, types) = self.bind_args(args, es)?;
+                let ty = types.into_iter().fold(SqlType::Null, unify);
+                return Ok((Expr::Coalesce(exprs), ty));
+            }
+            "NULLIF" => {
+                if args.len() != 2 {
+                    return Err(wrong_args(name));
+                }
+                let (a, ta) = self.bind_expr(&args[0], es)?;
+                let (b, tb) = self.bind_expr(&args[1], es)?;
+                return Ok((Expr::NullIf(Box::new(a), Box::new(b), collation_of(ta, tb)), ta));
+            }
+            "EXTRACT" => return Err(wrong_args(name)),
+            _ => {}
+        }
+        let (exprs, types) = self.bind_args(args, es)?;
+        let ty = func::return_type(&upper, &types)?;
+        Ok((
+            Expr::Function {
+                name: upper.into(),
+                args: exprs,
+            },
+            ty,
+        ))
+    }
+}
+
+trait SelectExt {
+    fn group_by_is_empty(&self) -> bool;
+}
+
+impl SelectExt for ast::Select {
+    fn group_by_is_empty(&self) -> bool {
+        matches!(&self.group_by, ast::GroupByExpr::Expressions(e, _) if e.is_empty())
+    }
+}
+
+fn wrong_args(name: &str) -> Error {
+    Error::sql(
+        1582,
+        "42000",
+        format!("Incorrect parameter count in the call to native function '{name}'"),
+    )
+}
+
+fn push_scope(scope: &mut Scope, columns: &[OutputColumn]) {
+    scope.columns.extend(columns.iter().map(|c| ScopeColumn {
+        table: c.table.clone(),
+        name: c.name.clone(),
+        ty: c.ty,
+        nullable: c.nullable,
+    }));
+}
+
+/// Names a derived table's (or view's) output columns for the outer query.
+fn rename_output(plan: &mut Plan, alias: &str, names: &[ast::TableAliasColumnDef]) -> Result<()> {
+    let width = plan.width();
+    if !names.is_empty() && names.len() != width {
+        return Err(Error::sql(
+            1353,
+            "HY000",
+            "In definition of view, derived table or common table expression, SELECT list and column names list have different column counts",
+        ));
+    }
+    let mut columns: Vec<OutputColumn> = plan.columns().to_vec();
+    for (i, c) in columns.iter_mut().enumerate() {
+        c.table = Some(alias.to_string());
+        if let Some(n) = names.get(i) {
+            c.name = n.name.value.clone();
+        }
+    }
+    // Duplicate names make references ambiguous, as MySQL refuses them.
+    for (i, c) in columns.iter().enumerate() {
+        if columns[..i].iter().any(|d| d.name.eq_ignore_ascii_case(&c.name)) {
+            return Err(Error::sql(1060, "42S21", format!("Duplicate column name '{}'", c.name)));
+        }
+    }
+    let input = std::mem::replace(
+        plan,
+        Plan::Values {
+            rows: vec![],
+            columns: vec![],
+        },
+    );
+    *plan = Plan::Project {
+        input: Box::new(input),
+        exprs: (0..width).map(Expr::Column).collect(),
+        columns,
+    };
+    Ok(())
+}
+
+/// The name MySQL gives an unaliased select item: its text.
+fn display_name(e: &ast::Expr) -> String {
+    match e {
+        ast::Expr::Identifier(i) => i.value.clone(),
+        ast::Expr::CompoundIdentifier(parts) => parts.last().map(|p| p.value.clone()).unwrap_or_default(),
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => s.clone(),
+            other => other.to_string(),
+        },
+        other => other.to_string(),
+    }
+}
+
+/// True if two bound expressions are the same (ORDER BY of a selected expression).
+fn same_expr(a: &Expr, b: &Expr) -> bool {
+    format!("{a:?}") == format!("{b:?}")
+}
+
+pub fn aggregate_function(name: &str) -> Option<AggFunc> {
+    Some(match name {
+        "COUNT" => AggFunc::Count,
+        "SUM" => AggFunc::Sum,
+        "AVG" => AggFunc::Avg,
+        "MIN" => AggFunc::Min,
+        "MAX" => AggFunc::Max,
+        "BIT_AND" => AggFunc::BitAnd,
+        "BIT_OR" => AggFunc::BitOr,
+        "ANY_VALUE" => AggFunc::AnyValue,
+        _ => return None,
+    })
+}
+
+/// True if `e` calls an aggregate function outside any subquery.
+pub fn has_aggregate(e: &ast::Expr) -> bool {
+    use ast::Expr as E;
+    let any = |list: &[ast::Expr]| list.iter().any(has_aggregate);
+    match e {
+        E::Function(f) => {
+            let name = object_name(&f.name).join(".").to_ascii_uppercase();
+            if aggregate_function(&name).is_some() && f.over.is_none() {
+                return true;
+            }
+            match &f.args {
+                FunctionArguments::List(list) => list.args.iter().any(|a| match a {
+                    FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => has_aggregate(e),
+                    _ => false,
+                }),
+                _ => false,
+            }
+        }
+        E::BinaryOp { left, right, .. } => has_aggregate(left) || has_aggregate(right),
+        E::UnaryOp { expr, .. }
+        | E::Nested(expr)
+        | E::IsNull(expr)
+        | E::IsNotNull(expr)
+        | E::IsTrue(expr)
+        | E::IsNotTrue(expr)
+        | E::IsFalse(expr)
+        | E::IsNotFalse(expr)
+        | E::Cast { expr, .. }
+        | E::Convert { expr, .. }
+        | E::Collate { expr, .. }
+        | E::Extract { expr, .. }
+        | E::Ceil { expr, .. }
+        | E::Floor { expr, .. } => has_aggregate(expr),
+        E::Between {
+            expr, low, high, ..
+        } => has_aggregate(expr) || has_aggregate(low) || has_aggregate(high),
+        E::InList { expr, list, .. } => has_aggregate(expr) || any(list),
+        E::InSubquery { expr, .. } => has_aggregate(expr),
+        E::Like { expr, pattern, .. } | E::ILike { expr, pattern, .. } => {
+            has_aggregate(expr) || has_aggregate(pattern)
+        }
+        E::Case {
+            operand,
+            conditions,
+            else_result,
+            ..
+        } => {
+            operand.as_deref().is_some_and(has_aggregate)
+                || conditions
+                    .iter()
+                    .any(|c| has_aggregate(&c.condition) || has_aggregate(&c.result))
+                || else_result.as_deref().is_some_and(has_aggregate)
+        }
+        E::Substring {
+            expr,
+            substring_from,
+            substring_for,
+            ..
+        } => {
+            has_aggregate(expr)
+                || substring_from.as_deref().is_some_and(has_aggregate)
+                || substring_for.as_deref().is_some_and(has_aggregate)
+        }
+        E::Tuple(list) => any(list),
+        E::Interval(i) => has_aggregate(&i.value),
+        _ => false,
+    }
+}
+
+/// The type of a literal value.
+pub fn value_type(v: &Value) -> SqlType {
+    match v {
+        Value::Null => SqlType::Null,
+        Value::Int(_) => SqlType::BIGINT,
+        Value::UInt(_) => SqlType::UInt { bits: 64 },
+        Value::Decimal(d) => SqlType::Decimal {
+            precision: (d.digit_count().max(d.scale() as usize + 1)).min(65) as u8,
+            scale: d.scale(),
+        },
+        Value::Float(_) => SqlType::Float,
+        Value::Double(_) => SqlType::Double,
+        Value::Date(_) => SqlType::Date,
+        Value::DateTime(_) => SqlType::DateTime {
+            fsp: 6,
+            timestamp: false,
+        },
+        Value::Bytes(b) => SqlType::varchar(String::from_utf8_lossy(b).chars().count() as u32),
+    }
+}
+
+fn literal(v: &ast::Value) -> Result<(Expr, SqlType)> {
+    let value = match v {
+        ast::Value::Number(text, _) => parse_number(text)?,
+        ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => {
+            Value::Bytes(s.clone().into_bytes())
+        }
+        ast::Value::HexStringLiteral(h) => {
+            let bytes = decode_hex(h)
+                .ok_or_else(|| Error::sql(1064, "42000", format!("Invalid hexadecimal literal X'{h}'")))?;
+            return Ok((Expr::Literal(Value::Bytes(bytes)), SqlType::Blob));
+        }
+        ast::Value::SingleQuotedByteStringLiteral(s) | ast::Value::DoubleQuotedByteStringLiteral(s) => {
+            // b'0101': a bit string.
+            let mut n: u64 = 0;
+            for c in s.chars() {
+                let bit = c.to_digit(2).ok_or_else(|| {
+                    Error::sql(1064, "42000", format!("Invalid binary literal b'{s}'"))
+                })?;
+                n = n.checked_mul(2).and_then(|n| n.checked_add(bit as u64)).ok_or_else(|| {
+                    Error::sql(1064, "42000", format!("Binary literal b'{s}' is too long"))
+                })?;
+            }
+            Value::UInt(n)
+        }
+        ast::Value::Boolean(b) => Value::Int(*b as i64),
+        ast::Value::Null => Value::Null,
+        ast::Value::Placeholder(p) => {
+            let digits: String = p.chars().filter(|c| c.is_ascii_digit()).collect();
+            let n: usize = digits.parse().map_err(|_| {
+                Error::sql(1064, "42000", format!("Unexpected placeholder '{p}'"))
+            })?;
+            return Ok((Expr::Param(n.saturating_sub(1)), SqlType::TEXT));
+        }
+        other => return Err(unsupported(format!("literal {other}"))),
+    };
+    let ty = value_type(&value);
+    Ok((Expr::Literal(value), ty))
+}
+
+fn decode_hex(h: &str) -> Option<Vec<u8>> {
+    let h = if h.len() % 2 == 1 {
+        format!("0{h}")
+    } else {
+        h.to_string()
+    };
+    (0..h.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(h.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+/// A numeric literal: an integer if it has no point or exponent (UInt past i64, a
+/// DECIMAL past u64), a DECIMAL with a point, a DOUBLE with an exponent.
+pub fn parse_number(text: &str) -> Result<Value> {
+    let bad = || Error::sql(1064, "42000", format!("Invalid number '{text}'"));
+    if let Some(hex) = text.strip_prefix("0x").or(text.strip_prefix("0X")) {
+        return decode_hex(hex).map(Value::Bytes).ok_or_else(bad);
+    }
+    if text.contains(['e', 'E']) {
+        return text.parse::<f64>().map(Value::Double).map_err(|_| bad());
+    }
+    if text.contains('.') {
+        return Decimal::parse(text).map(Value::Decimal).map_err(|_| bad());
+    }
+    if let Ok(v) = text.parse::<i64>() {
+        return Ok(Value::Int(v));
+    }
+    if let Ok(v) = text.parse::<u64>() {
+        return Ok(Value::UInt(v));
+    }
+    Decimal::parse(text).map(Value::Decimal).map_err(|_| bad())
+}
+
+/// The type CASE, IF, COALESCE and UNION give a mix of branch types.
+pub fn unify(a: SqlType, b: SqlType) -> SqlType {
+    use SqlType as T;
+    match (a, b) {
+        (T::Null, x) | (x, T::Null) => x,
+        (x, y) if x == y => x,
+        (T::Int { bits: a }, T::Int { bits: b }) => T::Int { bits: a.max(b) },
+        (T::UInt { bits: a }, T::UInt { bits: b }) => T::UInt { bits: a.max(b) },
+        (T::Int { .. }, T::UInt { .. }) | (T::UInt { .. }, T::Int { .. }) => T::Decimal {
+            precision: 20,
+            scale: 0,
+        },
+        (T::Decimal { precision: p1, scale: s1 }, T::Decimal { precision: p2, scale: s2 }) => {
+            let scale = s1.max(s2);
+            let int_digits = (p1 - s1).max(p2 - s2);
+            T::Decimal {
+                precision: (int_digits + scale).min(65),
+                scale,
+            }
+        }
+        (T::Decimal { precision, scale }, x) | (x, T::Decimal { precision, scale }) if x.is_integer() => {
+            T::Decimal {
+                precision: (precision.max(20 + scale)).min(65),
+                scale,
+            }
+        }
+        (x, y) if x.is_numeric() && y.is_numeric() => T::Double,
+        (T::Date, T::DateTime { fsp, timestamp }) | (T::DateTime { fsp, timestamp }, T::Date) => {
+            T::DateTime { fsp, timestamp }
+        }
+        (T::DateTime { fsp: a, .. }, T::DateTime { fsp: b, .. }) => T::DateTime {
+            fsp: a.max(b),
+            timestamp: false,
+        },
+        (T::Blob, _) | (_, T::Blob) => T::Blob,
+        (
+            T::Text {
+                len_chars: a,
+                collation: ca,
+                ..
+            },
+            T::Text {
+                len_chars: b,
+                collation: cb,
+                ..
+            },
+        ) => T::Text {
+            len_chars: a.zip(b).map(|(a, b)| a.max(b)),
+            collation: if ca == Collation::Binary || cb == Collation::Binary {
+                Collation::Binary
+            } else {
+                Collation::CaseInsensitive
+            },
+            fixed: false,
+        },
+        _ => T::TEXT,
+    }
+}
+
+/// How two operands compare as strings: binary if either is binary.
+pub fn collation_of(a: SqlType, b: SqlType) -> Collation {
+    let binary = |t: SqlType| t == SqlType::Blob || t.collation() == Collation::Binary && t.is_string();
+    if binary(a) || binary(b) {
+        Collation::Binary
+    } else {
+        let _ = compare::comparison_type;
+        Collation::CaseInsensitive
+    }
+}
+
+fn date_add_type(td: SqlType, unit: IntervalUnit) -> SqlType {
+    let date_only = matches!(
+        unit,
+        IntervalUnit::Day
+            | IntervalUnit::Week
+            | IntervalUnit::Month
+            | IntervalUnit::Quarter
+            | IntervalUnit::Year
+            | IntervalUnit::YearMonth
+    );
+    match td {
+        SqlType::Date if date_only => SqlType::Date,
+        SqlType::Date => SqlType::DateTime {
+            fsp: 0,
+            timestamp: false,
+        },
+        SqlType::DateTime { fsp, .. } => SqlType::DateTime {
+            fsp,
+            timestamp: false,
+        },
+        _ => SqlType::varchar(29),
+    }
+}
+
+fn date_unit(field: &ast::DateTimeField) -> Result<IntervalUnit> {
+    use ast::DateTimeField as F;
+    let name = match field {
+        F::Year | F::Years => "YEAR",
+        F::Month | F::Months => "MONTH",
+        F::Week(_) | F::Weeks => "WEEK",
+        F::Day | F::Days => "DAY",
+        F::Hour | F::Hours => "HOUR",
+        F::Minute | F::Minutes => "MINUTE",
+        F::Second | F::Seconds => "SECOND",
+        F::Microsecond | F::Microseconds => "MICROSECOND",
+        F::Quarter => "QUARTER",
+        other => {
+            let text = other.to_string().to_ascii_uppercase();
+            return date::parse_unit(&text).ok_or_else(|| unsupported(format!("interval unit {text}")));
+        }
+    };
+    date::parse_unit(name).ok_or_else(|| unsupported(format!("interval unit {name}")))
+}

@@ -1,0 +1,620 @@
+//! Data definition: databases, tables, indexes and views.
+//!
+//! Each statement commits the session's open transaction first (the session does
+//! that before calling [`execute`]), as MySQL's DDL does, and then changes the
+//! catalog through `Storage`. Column types map as [`crate::ddl_types`] says; DEFAULT
+//! expressions are kept as SQL text in the catalog and checked here by binding them
+//! once; AUTO_INCREMENT follows MySQL's rules (one per table, an integer column that
+//! leads a key).
+
+use sqlparser::ast::{self, ColumnOption, TableConstraint};
+use tarn_catalog::{IndexDef, TableDef};
+use tarn_catalog::catalog::{AutoIncrement, ViewDef};
+use tarn_common::{Error, Result};
+use tarn_row::Value;
+use tarn_row::types::Column;
+
+use crate::bind::{Binder, object_name};
+use crate::parse::Parsed;
+use crate::session::{QueryResult, Session};
+
+fn unsupported(what: impl std::fmt::Display) -> Error {
+    Error::sql(
+        1235,
+        "42000",
+        format!("This version of Tarn doesn't yet support '{what}'"),
+    )
+}
+
+/// Runs a DDL (or other non-query) statement.
+pub fn execute(session: &mut Session, statement: &ast::Statement, parsed: &Parsed) -> Result<QueryResult> {
+    use ast::Statement as S;
+    match statement {
+        S::CreateDatabase {
+            db_name,
+            if_not_exists,
+            ..
+        }
+        | S::CreateSchema {
+            schema_name: ast::SchemaName::Simple(db_name),
+            if_not_exists,
+            ..
+        } => {
+            let name = database_name(session, db_name)?;
+            match session.engine().storage().create_database(&name) {
+                Err(Error::DatabaseExists(_)) if *if_not_exists => Ok(QueryResult::ok(0)),
+                Err(e) => Err(e),
+                Ok(()) => Ok(QueryResult::ok(1)),
+            }
+        }
+        S::Drop {
+            object_type,
+            if_exists,
+            names,
+            table,
+            ..
+        } => drop(session, *object_type, *if_exists, names, table.as_ref()),
+        S::CreateTable(create) => create_table(session, create),
+        S::CreateIndex(create) => {
+            let (db, table) = Binder::new(session).table_ref(&create.table_name)?;
+            let name = create
+                .name
+                .as_ref()
+                .map(|n| object_name(n).pop().unwrap_or_default());
+            let t = crate::bind::BindContext::table(session, &db, &table)?;
+            let columns = index_columns(&t.def().columns, &create.columns)?;
+            let name = name.unwrap_or_else(|| default_index_name(t.def(), &columns));
+            session
+                .engine()
+                .storage()
+                .create_index(&db, &table, IndexDef::new(&name, &columns, create.unique))?;
+            Ok(QueryResult::ok(0))
+        }
+        S::AlterTable(alter) => alter_table(session, alter),
+        S::CreateView(view) => {
+            let (db, name) = Binder::new(session).table_ref(&view.name)?;
+            // The query must bind now (unknown tables and columns are errors here).
+            let mut plan = Binder::new(session).bind_statement_query(&view.query)?;
+            let columns: Vec<String> = view.columns.iter().map(|c| c.name.value.clone()).collect();
+            if !columns.is_empty() && columns.len() != plan.width() {
+                return Err(Error::sql(
+                    1353,
+                    "HY000",
+                    format!("In definition of view '{name}', SELECT list and column names list have different column counts"),
+                ));
+            }
+            let _ = &mut plan;
+            let sql = view.query.to_string();
+            session.engine().storage().create_view(
+                &db,
+                ViewDef {
+                    name,
+                    sql: view_sql(&sql, &columns),
+                    columns,
+                },
+                view.or_replace,
+            )?;
+            Ok(QueryResult::ok(0))
+        }
+        S::Truncate(truncate) => {
+            for target in &truncate.table_names {
+                let (db, table) = Binder::new(session).table_ref(&target.name)?;
+                session.engine().storage().truncate_table(&db, &table)?;
+            }
+            Ok(QueryResult::ok(0))
+        }
+        S::RenameTable(renames) => {
+            for r in renames {
+                let (db, old) = Binder::new(session).table_ref(&r.old_name)?;
+                let (new_db, new) = Binder::new(session).table_ref(&r.new_name)?;
+                session.engine().storage().rename_table(&db, &old, &new_db, &new)?;
+            }
+            Ok(QueryResult::ok(0))
+        }
+        _ => {
+            let _ = parsed;
+            Err(unsupported(statement.to_string().split_whitespace().take(3).collect::<Vec<_>>().join(" ")))
+        }
+    }
+}
+
+/// A view's stored SELECT text; an explicit column list renames the columns.
+fn view_sql(sql: &str, columns: &[String]) -> String {
+    if columns.is_empty() {
+        return sql.to_string();
+    }
+    let names: Vec<String> = columns.iter().map(|c| format!("`{}`", c.replace('`', "``"))).collect();
+    format!("SELECT * FROM ({sql}) AS `__view` ({})", names.join(", "))
+}
+
+fn database_name(session: &Session, name: &ast::ObjectName) -> Result<String> {
+    let name = object_name(name).join(".");
+    Ok(crate::bind::BindContext::normalize_table_name(session, &name))
+}
+
+fn drop(
+    session: &mut Session,
+    object_type: ast::ObjectType,
+    if_exists: bool,
+    names: &[ast::ObjectName],
+    on_table: Option<&ast::ObjectName>,
+) -> Result<QueryResult> {
+    let storage = session.engine().storage().clone();
+    match object_type {
+        ast::ObjectType::Database | ast::ObjectType::Schema => {
+            for n in names {
+                let name = database_name(session, n)?;
+                match storage.drop_database(&name) {
+                    Err(Error::UnknownDatabase(_)) if if_exists => {}
+                    Err(Error::UnknownDatabase(name)) => {
+                        return Err(Error::sql(
+                            1008,
+                            "HY000",
+                            format!("Can't drop database '{name}'; database doesn't exist"),
+                        ));
+                    }
+                    Err(e) => return Err(e),
+                    Ok(()) => {
+                        if session.database() == Some(name.as_str()) {
+                            session.set_current_database(None);
+                        }
+                    }
+                }
+            }
+        }
+        ast::ObjectType::Table => {
+            let mut missing = Vec::new();
+            for n in names {
+                let (db, table) = Binder::new(session).table_ref(n)?;
+                match storage.drop_table(&db, &table) {
+                    Err(Error::UnknownTable(_)) | Err(Error::UnknownDatabase(_)) => {
+                        missing.push(format!("{db}.{table}"))
+                    }
+                    Err(e) => return Err(e),
+                    Ok(()) => {}
+                }
+            }
+            if !missing.is_empty() && !if_exists {
+                return Err(Error::sql(
+                    1051,
+                    "42S02",
+                    format!("Unknown table '{}'", missing.join(",")),
+                ));
+            }
+        }
+        ast::ObjectType::View => {
+            for n in names {
+                let (db, view) = Binder::new(session).table_ref(n)?;
+                storage.drop_view(&db, &view, if_exists)?;
+            }
+        }
+        ast::ObjectType::Index => {
+            let table = on_table.ok_or_else(|| {
+                Error::sql(1064, "42000", "DROP INDEX needs ON table")
+            })?;
+            let (db, table) = Binder::new(session).table_ref(table)?;
+            for n in names {
+                let name = object_name(n).pop().unwrap_or_default();
+                storage.drop_index(&db, &table, &name)?;
+            }
+        }
+        other => return Err(unsupported(format!("DROP {other}"))),
+    }
+    Ok(QueryResult::ok(0))
+}
+
+/// The index name MySQL gives an unnamed index: its first column's name (with a
+/// suffix if taken).
+fn default_index_name(def: &TableDef, columns: &[usize]) -> String {
+    let base = def.columns[columns[0]].name.clone();
+    let taken = |n: &str| def.indexes.iter().any(|i| i.name.eq_ignore_ascii_case(n));
+    if !taken(&base) {
+        return base;
+    }
+    (2..).map(|i| format!("{base}_{i}")).find(|n| !taken(n)).expect("a free name exists")
+}
+
+fn index_columns(columns: &[Column], list: &[ast::IndexColumn]) -> Result<Vec<usize>> {
+    let mut out = Vec::new();
+    for c in list {
+        let name = match &c.column.expr {
+            ast::Expr::Identifier(i) => i.value.clone(),
+            ast::Expr::Function(f) => {
+                // `col(10)`: a prefix length, which Tarn does not support.
+                return Err(unsupported(format!("index key prefix {f}")));
+            }
+            other => return Err(unsupported(format!("index on expression {other}"))),
+        };
+        let position = columns
+            .iter()
+            .position(|col| col.name.eq_ignore_ascii_case(&name))
+            .ok_or_else(|| {
+                Error::sql(1072, "42000", format!("Key column '{name}' doesn't exist in table"))
+            })?;
+        out.push(position);
+    }
+    Ok(out)
+}
+
+/// A column definition: the catalog column, its DEFAULT text, and its inline key
+/// flags (PRIMARY KEY, UNIQUE, AUTO_INCREMENT).
+struct ColumnSpec {
+    column: Column,
+    default: Option<String>,
+    primary: bool,
+    unique: bool,
+    auto_increment: bool,
+}
+
+fn column_spec(session: &mut Session, def: &ast::ColumnDef) -> Result<ColumnSpec> {
+    let (ty, mut collation) = crate::ddl_types::column_type(&def.data_type)?;
+    let mut nullable = true;
+    let mut default = None;
+    let mut primary = false;
+    let mut unique = false;
+    let mut auto_increment = false;
+    for option in &def.options {
+        match &option.option {
+            ColumnOption::Null => nullable = true,
+            ColumnOption::NotNull => nullable = false,
+            ColumnOption::Default(e) => {
+                // The default must be a constant that binds (CURRENT_TIMESTAMP, a
+                // literal, an expression of literals).
+                Binder::new(session).bind_constant(e)?;
+                default = Some(e.to_string());
+            }
+            ColumnOption::PrimaryKey(_) => {
+                primary = true;
+                nullable = false;
+            }
+            ColumnOption::Unique(_) => unique = true,
+            ColumnOption::Collation(name) => {
+                let name = name.to_string().to_ascii_lowercase();
+                collation = if name.ends_with("_bin") || name == "binary" {
+                    tarn_row::types::Collation::Binary
+                } else {
+                    tarn_row::types::Collation::CaseInsensitive
+                };
+            }
+            ColumnOption::CharacterSet(_) | ColumnOption::Comment(_) | ColumnOption::OnUpdate(_) => {}
+            ColumnOption::DialectSpecific(tokens) => {
+                let text: String = tokens.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(" ");
+                if text.eq_ignore_ascii_case("AUTO_INCREMENT") {
+                    auto_increment = true;
+                } else {
+                    return Err(unsupported(format!("column option {text}")));
+                }
+            }
+            other => return Err(unsupported(format!("column option {other}"))),
+        }
+    }
+    if !ty.is_text() {
+        collation = tarn_row::types::Collation::Binary;
+    }
+    Ok(ColumnSpec {
+        column: Column::new(def.name.value.clone(), ty, nullable).with_collation(collation),
+        default,
+        primary,
+        unique,
+        auto_increment,
+    })
+}
+
+fn create_table(session: &mut Session, create: &ast::CreateTable) -> Result<QueryResult> {
+    if create.temporary {
+        return Err(unsupported("CREATE TEMPORARY TABLE"));
+    }
+    let (db, name) = Binder::new(session).table_ref(&create.name)?;
+    let storage = session.engine().storage().clone();
+    // CREATE TABLE ... LIKE: the same definition, empty.
+    if let Some(like) = &create.like {
+        let source = match like {
+            ast::CreateTableLikeKind::Parenthesized(l) | ast::CreateTableLikeKind::Plain(l) => &l.name,
+        };
+        let (sdb, sname) = Binder::new(session).table_ref(source)?;
+        let source = crate::bind::BindContext::table(session, &sdb, &sname)?;
+        let mut def = source.def().clone();
+        def.name = name.clone();
+        def.file_id = 0;
+        for i in &mut def.indexes {
+            i.file_id = 0;
+        }
+        if let Some(a) = &mut def.auto_increment {
+            a.start = 1;
+        }
+        return finish_create(&storage, &db, def, create.if_not_exists);
+    }
+    if create.query.is_some() {
+        return Err(unsupported("CREATE TABLE ... SELECT"));
+    }
+    let mut columns = Vec::new();
+    let mut defaults = Vec::new();
+    let mut primary: Vec<usize> = Vec::new();
+    let mut indexes: Vec<IndexDef> = Vec::new();
+    let mut auto = None;
+    let mut unique_columns = Vec::new();
+    for (i, c) in create.columns.iter().enumerate() {
+        let spec = column_spec(session, c)?;
+        if columns.iter().any(|x: &Column| x.name.eq_ignore_ascii_case(&spec.column.name)) {
+            return Err(Error::sql(1060, "42S21", format!("Duplicate column name '{}'", spec.column.name)));
+        }
+        if spec.primary {
+            if !primary.is_empty() {
+                return Err(Error::sql(1068, "42000", "Multiple primary key defined"));
+            }
+            primary.push(i);
+        }
+        if spec.unique {
+            unique_columns.push(i);
+        }
+        if spec.auto_increment {
+            if auto.is_some() {
+                return Err(Error::sql(
+                    1075,
+                    "42000",
+                    "Incorrect table definition; there can be only one auto column and it must be defined as a key",
+                ));
+            }
+            auto = Some(i);
+        }
+        defaults.push(spec.default);
+        columns.push(spec.column);
+    }
+    for constraint in &create.constraints {
+        match constraint {
+            TableConstraint::PrimaryKey(pk) => {
+                if !primary.is_empty() {
+                    return Err(Error::sql(1068, "42000", "Multiple primary key defined"));
+                }
+                primary = index_columns(&columns, &pk.columns)?;
+                for &c in &primary {
+                    columns[c].nullable = false;
+                }
+            }
+            TableConstraint::Unique(u) => {
+                let cols = index_columns(&columns, &u.columns)?;
+                let name = u
+                    .name
+                    .as_ref()
+                    .or(u.index_name.as_ref())
+                    .map(|n| n.value.clone());
+                indexes.push(named_index(&columns, &indexes, name, cols, true));
+            }
+            TableConstraint::Index(ix) => {
+                let cols = index_columns(&columns, &ix.columns)?;
+                let name = ix.name.as_ref().map(|n| n.value.clone());
+                indexes.push(named_index(&columns, &indexes, name, cols, false));
+            }
+            TableConstraint::ForeignKey(_) | TableConstraint::Check(_) => {
+                // Accepted and not enforced (as MyISAM does); recorded nowhere yet.
+            }
+            other => return Err(unsupported(format!("table constraint {other}"))),
+        }
+    }
+    for c in unique_columns {
+        indexes.push(named_index(&columns, &indexes, None, vec![c], true));
+    }
+    let mut def = TableDef::new(&name, columns, &primary);
+    for i in indexes {
+        def = def.with_index(i);
+    }
+    if defaults.iter().any(Option::is_some) {
+        def = def.with_defaults(defaults);
+    }
+    if let Some(column) = auto {
+        def.auto_increment = Some(AutoIncrement {
+            column,
+            start: table_option_auto_increment(create)?.unwrap_or(1),
+        });
+    }
+    finish_create(&storage, &db, def, create.if_not_exists)
+}
+
+fn table_option_auto_increment(create: &ast::CreateTable) -> Result<Option<u64>> {
+    let options = match &create.table_options {
+        ast::CreateTableOptions::Plain(o) | ast::CreateTableOptions::With(o) | ast::CreateTableOptions::Options(o) => o,
+        _ => return Ok(None),
+    };
+    for option in options {
+        if let ast::SqlOption::KeyValue { key, value } = option {
+            if key.value.eq_ignore_ascii_case("auto_increment") {
+                let text = value.to_string();
+                return text
+                    .parse::<u64>()
+                    .map(Some)
+                    .map_err(|_| Error::sql(1064, "42000", format!("Incorrect AUTO_INCREMENT value '{text}'")));
+            }
+        }
+    }
+    Ok(None)
+}
+
+fn named_index(columns: &[Column], existing: &[IndexDef], name: Option<String>, cols: Vec<usize>, unique: bool) -> IndexDef {
+    let name = name.unwrap_or_else(|| {
+        let base = columns[cols[0]].name.clone();
+        let taken = |n: &str| existing.iter().any(|i| i.name.eq_ignore_ascii_case(n));
+        if !taken(&base) {
+            base
+        } else {
+            (2..).map(|i| format!("{base}_{i}")).find(|n| !taken(n)).expect("a free name")
+        }
+    });
+    IndexDef::new(&name, &cols, unique)
+}
+
+fn finish_create(storage: &tarn_catalog::Storage, db: &str, def: TableDef, if_not_exists: bool) -> Result<QueryResult> {
+    match storage.create_table(db, def) {
+        Err(Error::TableExists(_)) if if_not_exists => Ok(QueryResult::ok(0)),
+        Err(e) => Err(e),
+        Ok(_) => Ok(QueryResult::ok(0)),
+    }
+}
+
+fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Result<QueryResult> {
+    let (db, name) = Binder::new(session).table_ref(&alter.name)?;
+    let storage = session.engine().storage().clone();
+    for op in &alter.operations {
+        let table = crate::bind::BindContext::table(session, &db, &name)?;
+        let def = table.def().clone();
+        match op {
+            ast::AlterTableOperation::AddConstraint { constraint, .. } => match constraint {
+                TableConstraint::Index(ix) => {
+                    let cols = index_columns(&def.columns, &ix.columns)?;
+                    let index = named_index(&def.columns, &def.indexes, ix.name.as_ref().map(|n| n.value.clone()), cols, false);
+                    storage.create_index(&db, &name, index)?;
+                }
+                TableConstraint::Unique(u) => {
+                    let cols = index_columns(&def.columns, &u.columns)?;
+                    let n = u.name.as_ref().or(u.index_name.as_ref()).map(|n| n.value.clone());
+                    let index = named_index(&def.columns, &def.indexes, n, cols, true);
+                    storage.create_index(&db, &name, index)?;
+                }
+                other => return Err(unsupported(format!("ALTER TABLE ADD {other}"))),
+            },
+            ast::AlterTableOperation::DropIndex { name: index } => {
+                storage.drop_index(&db, &name, &index.value)?;
+            }
+            ast::AlterTableOperation::AutoIncrement { value, .. } => {
+                let text = value.to_string();
+                let n: u64 = text
+                    .parse()
+                    .map_err(|_| Error::sql(1064, "42000", format!("Incorrect AUTO_INCREMENT value '{text}'")))?;
+                storage.set_auto_increment(&db, &name, n)?;
+            }
+            ast::AlterTableOperation::AddColumn {
+                column_def,
+                column_position,
+                if_not_exists,
+                ..
+            } => {
+                if column_position.is_some() {
+                    return Err(unsupported("ADD COLUMN ... FIRST / AFTER"));
+                }
+                if *if_not_exists && def.column_index(&column_def.name.value).is_ok() {
+                    continue;
+                }
+                let spec = column_spec(session, column_def)?;
+                if spec.primary || spec.unique || spec.auto_increment {
+                    return Err(unsupported("ADD COLUMN with a key"));
+                }
+                if def.column_index(&spec.column.name).is_ok() {
+                    return Err(Error::sql(1060, "42S21", format!("Duplicate column name '{}'", spec.column.name)));
+                }
+                // Existing rows get the new column's default (or NULL).
+                let fill = match &spec.default {
+                    Some(text) => {
+                        let e = crate::dml::parse_expr(text)?;
+                        let v = session.eval_constant(&e)?;
+                        if v.is_null() {
+                            Value::Null
+                        } else {
+                            crate::scalar::cast::to_column(v, spec.column.ty, &spec.column.name)?
+                        }
+                    }
+                    None if spec.column.nullable => Value::Null,
+                    None => zero_value(spec.column.ty),
+                };
+                let mut new_def = def.clone();
+                let mut defaults = if new_def.column_defaults.is_empty() {
+                    vec![None; new_def.columns.len()]
+                } else {
+                    new_def.column_defaults.clone()
+                };
+                defaults.push(spec.default);
+                new_def.columns.push(spec.column);
+                new_def.column_defaults = if defaults.iter().any(Option::is_some) { defaults } else { Vec::new() };
+                storage.rebuild_table(&db, &name, new_def, &mut |mut row| {
+                    row.push(fill.clone());
+                    Ok(row)
+                })?;
+            }
+            ast::AlterTableOperation::DropColumn {
+                column_names,
+                if_exists,
+                ..
+            } => {
+                let mut new_def = def.clone();
+                for column in column_names {
+                    let Ok(position) = new_def.column_index(&column.value) else {
+                        if *if_exists {
+                            continue;
+                        }
+                        return Err(Error::sql(
+                            1091,
+                            "42000",
+                            format!("Can't DROP '{}'; check that column/key exists", column.value),
+                        ));
+                    };
+                    if new_def.columns.len() == 1 {
+                        return Err(Error::sql(1090, "42000", "You can't delete all columns with ALTER TABLE; use DROP TABLE instead"));
+                    }
+                    new_def = without_column(new_def, position)?;
+                }
+                let kept: Vec<usize> = def
+                    .columns
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, c)| new_def.columns.iter().any(|n| n.name == c.name))
+                    .map(|(i, _)| i)
+                    .collect();
+                storage.rebuild_table(&db, &name, new_def, &mut |row| {
+                    Ok(kept.iter().map(|&i| row[i].clone()).collect())
+                })?;
+            }
+            ast::AlterTableOperation::RenameTable { table_name } => {
+                let target = match table_name {
+                    ast::RenameTableNameKind::As(n) | ast::RenameTableNameKind::To(n) => n,
+                };
+                let (new_db, new_name) = Binder::new(session).table_ref(target)?;
+                storage.rename_table(&db, &name, &new_db, &new_name)?;
+            }
+            other => return Err(unsupported(format!("ALTER TABLE {other}"))),
+        }
+    }
+    Ok(QueryResult::ok(0))
+}
+
+/// MySQL's implicit default for a NOT NULL column added without one.
+fn zero_value(ty: tarn_row::types::ColumnType) -> Value {
+    use tarn_row::types::ColumnType as C;
+    match ty {
+        C::TinyInt { unsigned: true }
+        | C::SmallInt { unsigned: true }
+        | C::Int { unsigned: true }
+        | C::BigInt { unsigned: true } => Value::UInt(0),
+        C::TinyInt { .. } | C::SmallInt { .. } | C::Int { .. } | C::BigInt { .. } => Value::Int(0),
+        C::Decimal { .. } => Value::Decimal(tarn_row::decimal::Decimal::from(0i64)),
+        C::Float => Value::Float(0.0),
+        C::Double => Value::Double(0.0),
+        C::Date => Value::Date(tarn_row::datetime::Date::new(1970, 1, 1).expect("a valid date")),
+        C::DateTime { .. } | C::Timestamp { .. } => Value::DateTime(tarn_row::datetime::DateTime::from_date(
+            tarn_row::datetime::Date::new(1970, 1, 1).expect("a valid date"),
+        )),
+        _ => Value::Bytes(Vec::new()),
+    }
+}
+
+/// The definition without column `position`: keys and indexes renumbered; a key
+/// that used it is an error (MySQL drops the column from the key; Tarn refuses).
+fn without_column(mut def: TableDef, position: usize) -> Result<TableDef> {
+    let name = def.columns[position].name.clone();
+    if def.primary_key.contains(&position) || def.indexes.iter().any(|i| i.columns.contains(&position)) {
+        return Err(unsupported(format!("dropping column '{name}', which a key uses")));
+    }
+    if def.auto_increment.is_some_and(|a| a.column == position) {
+        return Err(unsupported(format!("dropping the AUTO_INCREMENT column '{name}'")));
+    }
+    def.columns.remove(position);
+    if !def.column_defaults.is_empty() {
+        def.column_defaults.remove(position);
+    }
+    let shift = |c: usize| if c > position { c - 1 } else { c };
+    def.primary_key = def.primary_key.iter().map(|&c| shift(c)).collect();
+    for i in &mut def.indexes {
+        i.columns = i.columns.iter().map(|&c| shift(c)).collect();
+    }
+    if let Some(a) = &mut def.auto_increment {
+        a.column = shift(a.column);
+    }
+    Ok(def)
+}

@@ -1,0 +1,220 @@
+//! SQL type names to Tarn's column types (CREATE TABLE, ALTER TABLE, CAST).
+
+use sqlparser::ast::{CharacterLength, DataType, ExactNumberInfo};
+use tarn_common::{Error, Result};
+use tarn_row::types::{Collation, ColumnType};
+
+use crate::scalar::cast::CastTarget;
+
+fn unsupported(what: &str) -> Error {
+    Error::sql(
+        1235,
+        "42000",
+        format!("This version of Tarn doesn't yet support '{what}'"),
+    )
+}
+
+fn char_len(len: &Option<CharacterLength>, default: u32) -> Result<u32> {
+    match len {
+        None => Ok(default),
+        Some(CharacterLength::IntegerLength { length, .. }) => u32::try_from(*length)
+            .map_err(|_| Error::sql(1074, "42000", format!("Column length too big ({length})"))),
+        Some(CharacterLength::Max) => Err(unsupported("VARCHAR(MAX)")),
+    }
+}
+
+fn decimal(info: &ExactNumberInfo) -> Result<(u8, u8)> {
+    let (precision, scale) = match *info {
+        ExactNumberInfo::None => (10, 0),
+        ExactNumberInfo::Precision(p) => (p, 0),
+        ExactNumberInfo::PrecisionAndScale(p, s) => (p, s.max(0) as u64),
+    };
+    if precision > 65 {
+        return Err(Error::sql(
+            1426,
+            "42000",
+            format!("Too-big precision {precision} specified. Maximum is 65."),
+        ));
+    }
+    if scale > 30 {
+        return Err(Error::sql(
+            1425,
+            "42000",
+            format!("Too big scale {scale} specified. Maximum is 30."),
+        ));
+    }
+    if scale > precision {
+        return Err(Error::sql(
+            1427,
+            "42000",
+            "For float(M,D), double(M,D) or decimal(M,D), M must be >= D",
+        ));
+    }
+    Ok((precision.max(1) as u8, scale as u8))
+}
+
+fn fsp(value: &Option<u64>) -> Result<u8> {
+    match value {
+        None => Ok(0),
+        Some(p) if *p <= 6 => Ok(*p as u8),
+        Some(p) => Err(Error::sql(
+            1426,
+            "42000",
+            format!("Too-big precision {p} specified. Maximum is 6."),
+        )),
+    }
+}
+
+/// The column type (and collation, for strings) of a column definition's type.
+pub fn column_type(ty: &DataType) -> Result<(ColumnType, Collation)> {
+    use ColumnType as C;
+    let ci = Collation::CaseInsensitive;
+    let bin = Collation::Binary;
+    Ok(match ty {
+        DataType::TinyInt(_) | DataType::Bool | DataType::Boolean => {
+            (C::TinyInt { unsigned: false }, bin)
+        }
+        DataType::TinyIntUnsigned(_) | DataType::UTinyInt => (C::TinyInt { unsigned: true }, bin),
+        DataType::SmallInt(_) | DataType::Int2(_) => (C::SmallInt { unsigned: false }, bin),
+        DataType::SmallIntUnsigned(_) | DataType::Int2Unsigned(_) | DataType::USmallInt => {
+            (C::SmallInt { unsigned: true }, bin)
+        }
+        DataType::MediumInt(_) | DataType::Int(_) | DataType::Integer(_) | DataType::Int4(_) => {
+            (C::Int { unsigned: false }, bin)
+        }
+        DataType::MediumIntUnsigned(_)
+        | DataType::IntUnsigned(_)
+        | DataType::IntegerUnsigned(_)
+        | DataType::Int4Unsigned(_) => (C::Int { unsigned: true }, bin),
+        DataType::BigInt(_) | DataType::Int8(_) | DataType::Int64 => {
+            (C::BigInt { unsigned: false }, bin)
+        }
+        DataType::BigIntUnsigned(_) | DataType::Int8Unsigned(_) | DataType::UBigInt => {
+            (C::BigInt { unsigned: true }, bin)
+        }
+        DataType::Decimal(info)
+        | DataType::Numeric(info)
+        | DataType::Dec(info)
+        | DataType::DecimalUnsigned(info)
+        | DataType::DecUnsigned(info) => {
+            let (precision, scale) = decimal(info)?;
+            (C::Decimal { precision, scale }, bin)
+        }
+        DataType::Float(info) | DataType::FloatUnsigned(info) => match info {
+            ExactNumberInfo::Precision(p) if *p > 24 => (C::Double, bin),
+            _ => (C::Float, bin),
+        },
+        DataType::Real | DataType::Float4 => (C::Float, bin),
+        DataType::Double(_)
+        | DataType::DoubleUnsigned(_)
+        | DataType::DoublePrecision
+        | DataType::DoublePrecisionUnsigned
+        | DataType::Float8
+        | DataType::Float64 => (C::Double, bin),
+        DataType::Date => (C::Date, bin),
+        DataType::Datetime(p) => (C::DateTime { fsp: fsp(p)? }, bin),
+        DataType::Timestamp(p, _) => (C::Timestamp { fsp: fsp(p)? }, bin),
+        DataType::Char(len) | DataType::Character(len) => (C::Char { len: char_len(len, 1)? }, ci),
+        DataType::Varchar(len)
+        | DataType::Nvarchar(len)
+        | DataType::CharVarying(len)
+        | DataType::CharacterVarying(len) => match len {
+            None => return Err(Error::sql(
+                1064,
+                "42000",
+                "You have an error in your SQL syntax: VARCHAR needs a length",
+            )),
+            _ => (C::VarChar { len: char_len(len, 0)? }, ci),
+        },
+        DataType::Binary(len) => (C::Char { len: len.unwrap_or(1) as u32 }, bin),
+        DataType::Varbinary(_) => (C::VarChar { len: 65_535 }, bin),
+        DataType::Text
+        | DataType::TinyText
+        | DataType::MediumText
+        | DataType::LongText
+        | DataType::String(_) => (C::Text, ci),
+        DataType::Blob(_) | DataType::TinyBlob | DataType::MediumBlob | DataType::LongBlob => {
+            (C::Blob, bin)
+        }
+        other => return Err(unsupported(&format!("column type {other}"))),
+    })
+}
+
+/// The target of CAST(x AS type) / CONVERT(x, type).
+pub fn cast_target(ty: &DataType) -> Result<CastTarget> {
+    Ok(match ty {
+        DataType::Signed
+        | DataType::SignedInteger
+        | DataType::Int(_)
+        | DataType::Integer(_)
+        | DataType::BigInt(_) => CastTarget::Signed,
+        DataType::Unsigned
+        | DataType::UnsignedInteger
+        | DataType::IntUnsigned(_)
+        | DataType::BigIntUnsigned(_) => CastTarget::Unsigned,
+        DataType::Decimal(info) | DataType::Numeric(info) | DataType::Dec(info) => {
+            let (precision, scale) = decimal(info)?;
+            CastTarget::Decimal { precision, scale }
+        }
+        DataType::Char(len) | DataType::Varchar(len) | DataType::Nvarchar(len) => {
+            CastTarget::Char(match len {
+                None => None,
+                Some(_) => Some(char_len(len, 0)?),
+            })
+        }
+        DataType::Text => CastTarget::Char(None),
+        DataType::Binary(len) => CastTarget::Binary(len.map(|l| l as u32)),
+        DataType::Date => CastTarget::Date,
+        DataType::Datetime(p) | DataType::Timestamp(p, _) => CastTarget::DateTime(fsp(p)?),
+        DataType::Double(_) | DataType::DoublePrecision | DataType::Float(_) | DataType::Real => {
+            CastTarget::Double
+        }
+        other => return Err(unsupported(&format!("CAST to {other}"))),
+    })
+}
+
+/// The SQL text of a column type, as SHOW CREATE TABLE and SHOW COLUMNS print it.
+pub fn type_name(ty: ColumnType) -> String {
+    use ColumnType as C;
+    let unsigned = |u: bool| if u { " unsigned" } else { "" };
+    match ty {
+        C::TinyInt { unsigned: u } => format!("tinyint{}", unsigned(u)),
+        C::SmallInt { unsigned: u } => format!("smallint{}", unsigned(u)),
+        C::Int { unsigned: u } => format!("int{}", unsigned(u)),
+        C::BigInt { unsigned: u } => format!("bigint{}", unsigned(u)),
+        C::Decimal { precision, scale } => format!("decimal({precision},{scale})"),
+        C::Float => "float".into(),
+        C::Double => "double".into(),
+        C::Date => "date".into(),
+        C::DateTime { fsp: 0 } => "datetime".into(),
+        C::DateTime { fsp } => format!("datetime({fsp})"),
+        C::Timestamp { fsp: 0 } => "timestamp".into(),
+        C::Timestamp { fsp } => format!("timestamp({fsp})"),
+        C::Char { len } => format!("char({len})"),
+        C::VarChar { len } => format!("varchar({len})"),
+        C::Text => "text".into(),
+        C::Blob => "blob".into(),
+    }
+}
+
+/// The type of CAST(x AS target).
+pub fn cast_type(target: CastTarget) -> crate::types::SqlType {
+    use crate::types::SqlType;
+    match target {
+        CastTarget::Signed => SqlType::BIGINT,
+        CastTarget::Unsigned => SqlType::UInt { bits: 64 },
+        CastTarget::Decimal { precision, scale } => SqlType::Decimal { precision, scale },
+        CastTarget::Char(len) => SqlType::Text {
+            len_chars: len,
+            collation: Collation::CaseInsensitive,
+            fixed: false,
+        },
+        CastTarget::Binary(_) => SqlType::Blob,
+        CastTarget::Date => SqlType::Date,
+        CastTarget::DateTime(fsp) => SqlType::DateTime {
+            fsp,
+            timestamp: false,
+        },
+        CastTarget::Double => SqlType::Double,
+    }
+}

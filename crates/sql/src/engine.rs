@@ -1,0 +1,146 @@
+//! The SQL engine: the storage engine plus what all sessions share (global system
+//! variables, the process list, connection ids).
+//!
+//! One [`Engine`] serves every session of a server (or of `tarn sql`). Sessions
+//! register in the process list when they start and leave it when dropped; `KILL`
+//! reaches another session through its entry.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
+
+use parking_lot::{Mutex, RwLock};
+use tarn_catalog::Storage;
+use tarn_common::settings::Settings;
+use tarn_common::{Error, Result};
+
+use crate::exec::Cancel;
+use crate::session::Session;
+use crate::sysvars::SystemVariables;
+use crate::sysviews::ProcessInfo;
+
+/// What a session shows in the process list, and how to stop it.
+pub struct SessionEntry {
+    pub id: u64,
+    pub user: String,
+    pub host: String,
+    pub state: Mutex<EntryState>,
+    /// The running statement's cancel flag (KILL QUERY).
+    pub cancel: Arc<Cancel>,
+    /// Set by KILL CONNECTION: the session ends after its current statement.
+    pub killed: AtomicBool,
+}
+
+#[derive(Clone, Default)]
+pub struct EntryState {
+    pub database: Option<String>,
+    pub command: &'static str,
+    pub info: Option<String>,
+    pub since: Option<Instant>,
+}
+
+pub struct Engine {
+    storage: Arc<Storage>,
+    pub(crate) globals: RwLock<SystemVariables>,
+    /// Every variable's default (SET x = DEFAULT).
+    pub(crate) defaults: SystemVariables,
+    sessions: Mutex<BTreeMap<u64, Arc<SessionEntry>>>,
+    next_connection_id: AtomicU64,
+    started: Instant,
+    /// Statements run (SHOW STATUS Questions).
+    pub(crate) questions: AtomicU64,
+}
+
+impl Engine {
+    /// Opens (or creates) the data directory `settings` name and recovers it.
+    pub fn open(settings: &Settings) -> Result<Arc<Engine>> {
+        let storage = Arc::new(Storage::open(settings)?);
+        Ok(Engine::with_storage(storage))
+    }
+
+    /// An engine over an open storage engine.
+    pub fn with_storage(storage: Arc<Storage>) -> Arc<Engine> {
+        let defaults = SystemVariables::new_global(storage.settings());
+        Arc::new(Engine {
+            globals: RwLock::new(defaults.clone()),
+            defaults,
+            storage,
+            sessions: Mutex::new(BTreeMap::new()),
+            next_connection_id: AtomicU64::new(1),
+            started: Instant::now(),
+            questions: AtomicU64::new(0),
+        })
+    }
+
+    pub fn storage(&self) -> &Arc<Storage> {
+        &self.storage
+    }
+
+    /// Seconds since the engine started (SHOW STATUS Uptime).
+    pub fn uptime_s(&self) -> u64 {
+        self.started.elapsed().as_secs()
+    }
+
+    /// Starts a session for `user` connected from `host`.
+    pub fn session(self: &Arc<Self>, user: &str, host: &str) -> Session {
+        let id = self.next_connection_id.fetch_add(1, Ordering::Relaxed);
+        let entry = Arc::new(SessionEntry {
+            id,
+            user: user.to_string(),
+            host: host.to_string(),
+            state: Mutex::new(EntryState {
+                command: "Sleep",
+                since: Some(Instant::now()),
+                ..Default::default()
+            }),
+            cancel: Arc::new(Cancel::default()),
+            killed: AtomicBool::new(false),
+        });
+        self.sessions.lock().insert(id, entry.clone());
+        Session::new(self.clone(), entry)
+    }
+
+    pub(crate) fn unregister(&self, id: u64) {
+        self.sessions.lock().remove(&id);
+    }
+
+    /// The process list (SHOW PROCESSLIST, information_schema.PROCESSLIST).
+    pub fn processes(&self) -> Vec<ProcessInfo> {
+        self.sessions
+            .lock()
+            .values()
+            .map(|e| {
+                let s = e.state.lock().clone();
+                ProcessInfo {
+                    id: e.id,
+                    user: e.user.clone(),
+                    host: e.host.clone(),
+                    db: s.database,
+                    command: s.command.to_string(),
+                    time_s: s.since.map_or(0, |t| t.elapsed().as_secs()),
+                    state: if s.command == "Query" {
+                        "executing".into()
+                    } else {
+                        String::new()
+                    },
+                    info: s.info,
+                }
+            })
+            .collect()
+    }
+
+    /// KILL [QUERY] id: stops the session's running statement, and with `connection`
+    /// also ends the session.
+    pub fn kill(&self, id: u64, connection: bool) -> Result<()> {
+        let sessions = self.sessions.lock();
+        let entry = sessions
+            .get(&id)
+            .ok_or_else(|| Error::sql(1094, "HY000", format!("Unknown thread id: {id}")))?;
+        entry.cancel.killed.store(true, Ordering::Relaxed);
+        if connection {
+            entry.killed.store(true, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,1109 @@
+//! The executor: operators that pull chunks of column vectors from their inputs.
+//!
+//! [`open`] turns a [`Plan`] into a tree of [`Operator`]s; the root's
+//! [`Operator::next`] yields [`Chunk`]s until `None`. Full scans read through the
+//! storage layer's parallel scan (S1: workers walk disjoint leaf ranges and decode
+//! rows straight into columnar batches); every operator above works a chunk at a
+//! time, evaluating expressions over whole column vectors ([`Expr::eval`]).
+//!
+//! Bounds: operators that hold rows (hash join build sides, aggregation tables,
+//! sorts, DISTINCT sets, materialised ranges) charge their memory to the statement's
+//! [`MemoryBudget`]; past it the statement fails with error 1038 and changes nothing.
+//! Every operator checks the statement's [`Cancel`] flag and deadline between chunks
+//! (KILL QUERY, `max_execution_time`).
+
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+use std::ops::Bound;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
+
+use tarn_btree::Direction;
+use tarn_catalog::{ParallelScan, RowLock, Table, Transaction, WaitPolicy};
+use tarn_common::{Error, Result};
+use tarn_row::Value;
+use tarn_row::types::Collation;
+
+use crate::chunk::Chunk;
+use crate::expr::{EvalContext, Expr};
+use crate::limits::{CHUNK_ROWS, CORRELATED_CACHE_ENTRIES_MAX};
+use crate::plan::{Access, AggCall, JoinKind, Plan, SortKey};
+use crate::scalar::FnContext;
+use crate::scalar::agg::{Accumulator, AggFunc};
+use crate::scalar::{cast, compare};
+use crate::subquery::{self, SubqueryExpr, SubqueryKind, SubqueryResult, SubqueryRunner};
+
+/// The memory a statement may hold in operators.
+pub struct MemoryBudget {
+    used_bytes: AtomicU64,
+    limit_bytes: u64,
+}
+
+impl MemoryBudget {
+    pub fn new(limit_bytes: u64) -> MemoryBudget {
+        MemoryBudget {
+            used_bytes: AtomicU64::new(0),
+            limit_bytes,
+        }
+    }
+
+    /// Charges `bytes`; error 1038 past the limit.
+    pub fn charge(&self, bytes: usize) -> Result<()> {
+        let used = self.used_bytes.fetch_add(bytes as u64, Ordering::Relaxed) + bytes as u64;
+        if used > self.limit_bytes {
+            return Err(Error::sql(
+                1038,
+                "HY001",
+                format!(
+                    "Out of memory for this query: it needs more than query_memory_max_bytes \
+                     ({} bytes) for sorting, grouping, joining or buffering rows",
+                    self.limit_bytes
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    pub fn used_bytes(&self) -> u64 {
+        self.used_bytes.load(Ordering::Relaxed)
+    }
+}
+
+/// Stops a running statement: KILL QUERY sets the flag; `max_execution_time` sets
+/// the deadline.
+#[derive(Default)]
+pub struct Cancel {
+    pub killed: AtomicBool,
+    pub deadline: parking_lot::Mutex<Option<Instant>>,
+}
+
+impl Cancel {
+    pub fn check(&self) -> Result<()> {
+        if self.killed.load(Ordering::Relaxed) {
+            return Err(Error::sql(1317, "70100", "Query execution was interrupted"));
+        }
+        if let Some(deadline) = *self.deadline.lock() {
+            if Instant::now() >= deadline {
+                return Err(Error::sql(
+                    3024,
+                    "HY000",
+                    "Query execution was interrupted, maximum statement execution time exceeded",
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Everything operators share while a statement runs.
+pub struct ExecContext<'a> {
+    pub tx: &'a RefCell<Transaction>,
+    pub params: &'a [Value],
+    pub functions: &'a FnContext,
+    pub memory: &'a MemoryBudget,
+    pub cancel: &'a Cancel,
+    /// The enclosing row (correlated subqueries, index nested-loop joins).
+    pub outer: Vec<Value>,
+    /// Results of subqueries, by the subquery's address and outer values.
+    pub cache: &'a RefCell<HashMap<(usize, Vec<u8>), SubqueryResult>>,
+    /// Operator statistics for EXPLAIN ANALYZE: (rows, nanoseconds) per node address.
+    pub profile: Option<&'a RefCell<HashMap<usize, (u64, u64)>>>,
+}
+
+impl<'a> ExecContext<'a> {
+    /// A context for a nested run with `outer` as the enclosing row.
+    fn with_outer(&self, outer: Vec<Value>) -> ExecContext<'a> {
+        ExecContext {
+            tx: self.tx,
+            params: self.params,
+            functions: self.functions,
+            memory: self.memory,
+            cancel: self.cancel,
+            outer,
+            cache: self.cache,
+            profile: self.profile,
+        }
+    }
+
+    fn eval_cx(&'a self) -> EvalContext<'a> {
+        EvalContext {
+            params: self.params,
+            outer: &self.outer,
+            functions: self.functions,
+            subqueries: self,
+        }
+    }
+}
+
+/// A running plan node.
+pub trait Operator {
+    /// The next chunk (never empty), or None at the end.
+    fn next(&mut self, cx: &ExecContext) -> Result<Option<Chunk>>;
+}
+
+/// Runs `plan` to completion and returns its chunks.
+pub fn collect(plan: &Plan, cx: &ExecContext) -> Result<Vec<Chunk>> {
+    let mut op = open(plan)?;
+    let mut out = Vec::new();
+    while let Some(chunk) = op.next(cx)? {
+        out.push(chunk);
+    }
+    Ok(out)
+}
+
+/// Runs `plan` and returns its rows.
+pub fn collect_rows(plan: &Plan, cx: &ExecContext) -> Result<Vec<Vec<Value>>> {
+    let mut rows = Vec::new();
+    for chunk in collect(plan, cx)? {
+        rows.extend(chunk.rows());
+    }
+    Ok(rows)
+}
+
+/// Builds the operator tree for `plan`.
+pub fn open(plan: &Plan) -> Result<Box<dyn Operator + '_>> {
+    let op: Box<dyn Operator + '_> = match plan {
+        Plan::Scan { .. } => Box::new(ScanOp {
+            plan,
+            state: ScanState::NotStarted,
+        }),
+        Plan::Values { rows, .. } => Box::new(ValuesOp { rows, done: false }),
+        Plan::Rows { rows, columns } => Box::new(RowsOp {
+            rows: rows.clone(),
+            width: columns.len(),
+            position: 0,
+        }),
+        Plan::Filter { input, predicate } => Box::new(FilterOp {
+            input: open(input)?,
+            predicate,
+        }),
+        Plan::Project { input, exprs, .. } => Box::new(ProjectOp {
+            input: open(input)?,
+            exprs,
+        }),
+        Plan::Join {
+            left,
+            right,
+            kind,
+            keys,
+            filter,
+            ..
+        } => Box::new(HashJoinOp {
+            left: open(left)?,
+            right: Some(open(right)?),
+            right_width: right.width(),
+            kind: *kind,
+            keys,
+            filter: filter.as_ref(),
+            table: None,
+            pending: Vec::new(),
+        }),
+        Plan::IndexJoin {
+            outer,
+            inner,
+            kind,
+            filter,
+            ..
+        } => Box::new(IndexJoinOp {
+            outer: open(outer)?,
+            inner,
+            inner_width: inner.width(),
+            kind: *kind,
+            filter: filter.as_ref(),
+            pending: None,
+        }),
+        Plan::Aggregate {
+            input, group, aggs, ..
+        } => Box::new(AggregateOp {
+            input: Some(open(input)?),
+            group,
+            aggs,
+            output: None,
+        }),
+        Plan::Sort { input, keys } => Box::new(SortOp {
+            input: Some(open(input)?),
+            keys,
+            output: None,
+        }),
+        Plan::Limit {
+            input,
+            offset,
+            count,
+        } => Box::new(LimitOp {
+            input: open(input)?,
+            skip: *offset,
+            remaining: count.unwrap_or(u64::MAX),
+        }),
+        Plan::Distinct { input } => Box::new(DistinctOp {
+            input: open(input)?,
+            seen: HashSet::new(),
+        }),
+        Plan::Union { inputs, .. } => Box::new(UnionOp {
+            inputs: inputs.iter().map(open).collect::<Result<_>>()?,
+            current: 0,
+        }),
+    };
+    Ok(op)
+}
+
+/// A value's hash key for joins, GROUP BY and IN sets: numbers of any type that are
+/// equal get equal keys (1 = 1.0), dates and datetimes likewise.
+pub fn join_key(v: &Value, collation: Collation, out: &mut Vec<u8>) {
+    match v {
+        Value::Int(_) | Value::UInt(_) | Value::Decimal(_) => match cast::to_decimal(v) {
+            Some(d) => compare::group_key(&Value::Decimal(d.normalized()), collation, out),
+            None => compare::group_key(v, collation, out),
+        },
+        Value::Float(f) => join_key(&Value::Double(*f as f64), collation, out),
+        Value::Double(d) if d.fract() == 0.0 && d.abs() < 1e18 => {
+            join_key(&Value::Int(*d as i64), collation, out)
+        }
+        Value::Date(d) => compare::group_key(
+            &Value::DateTime(tarn_row::datetime::DateTime::from_date(*d)),
+            collation,
+            out,
+        ),
+        other => compare::group_key(other, collation, out),
+    }
+}
+
+fn keys_of(row_values: &[&Value], collation: Collation) -> Option<Vec<u8>> {
+    let mut key = Vec::new();
+    for v in row_values {
+        if v.is_null() {
+            return None;
+        }
+        join_key(v, collation, &mut key);
+        key.push(0xFE);
+    }
+    Some(key)
+}
+
+fn truthy(v: &Value) -> bool {
+    cast::to_bool(v) == Some(true)
+}
+
+fn filter_chunk(chunk: Chunk, predicate: &Expr, cx: &ExecContext) -> Result<Chunk> {
+    let values = predicate.eval(&chunk, &cx.eval_cx())?;
+    let keep: Vec<bool> = values.iter().map(truthy).collect();
+    Ok(chunk.filter(&keep))
+}
+
+// ------------------------------------------------------------------ scans
+
+enum ScanState {
+    NotStarted,
+    Stream(tarn_catalog::BatchStream),
+    Rows(std::vec::IntoIter<Vec<Value>>),
+    Done,
+}
+
+struct ScanOp<'p> {
+    plan: &'p Plan,
+    state: ScanState,
+}
+
+/// Converts key values to the key columns' types exactly; None if one cannot be
+/// (then the scan reads everything and the filter decides), Some(None) if one is
+/// NULL (nothing matches).
+fn key_values(values: &[Expr], columns: &[usize], table: &Table, cx: &ExecContext) -> Result<Option<Option<Vec<Value>>>> {
+    let mut out = Vec::with_capacity(values.len());
+    for (expr, &c) in values.iter().zip(columns) {
+        let v = expr.eval_row(&[], &cx.eval_cx())?;
+        if v.is_null() {
+            return Ok(Some(None));
+        }
+        let column = &table.def().columns[c];
+        match cast::to_column(v.clone(), column.ty, &column.name) {
+            Ok(converted)
+                if compare::compare(&converted, &v, column.collation)
+                    == Some(std::cmp::Ordering::Equal) =>
+            {
+                out.push(converted)
+            }
+            _ => return Ok(None),
+        }
+    }
+    Ok(Some(Some(out)))
+}
+
+fn bound_values(
+    bound: &Bound<Vec<Expr>>,
+    columns: &[usize],
+    table: &Table,
+    cx: &ExecContext,
+) -> Result<Option<Option<Bound<Vec<Value>>>>> {
+    Ok(match bound {
+        Bound::Unbounded => Some(Some(Bound::Unbounded)),
+        Bound::Included(v) => key_values(v, columns, table, cx)?.map(|o| o.map(Bound::Included)),
+        Bound::Excluded(v) => key_values(v, columns, table, cx)?.map(|o| o.map(Bound::Excluded)),
+    })
+}
+
+impl ScanOp<'_> {
+    fn start(&mut self, cx: &ExecContext) -> Result<()> {
+        let Plan::Scan {
+            table,
+            access,
+            lock,
+            wait,
+            ..
+        } = self.plan
+        else {
+            unreachable!("a ScanOp runs a Scan");
+        };
+        let def = table.def();
+        let mut tx = cx.tx.borrow_mut();
+        let rows: Option<Vec<Vec<Value>>> = match access {
+            Access::Full => None,
+            Access::PrimaryKey(values) => match key_values(values, &def.primary_key, table, cx)? {
+                None => None,
+                Some(None) => Some(Vec::new()),
+                Some(Some(pk)) => {
+                    let key = table.encode_primary_key(&pk)?;
+                    Some(table.read_key_tx(&mut tx, &key, *lock, *wait)?.into_iter().collect())
+                }
+            },
+            Access::PrimaryRange { lower, upper } => {
+                let lo = bound_values(lower, &def.primary_key, table, cx)?;
+                let hi = bound_values(upper, &def.primary_key, table, cx)?;
+                match (lo, hi) {
+                    (Some(Some(lo)), Some(Some(hi))) => {
+                        Some(table.scan_tx(&mut tx, lo, hi, *lock, *wait, usize::MAX)?)
+                    }
+                    (Some(None), _) | (_, Some(None)) => Some(Vec::new()),
+                    _ => None,
+                }
+            }
+            Access::IndexRange {
+                index,
+                lower,
+                upper,
+                prefetch,
+            } => {
+                let columns = &table.index(index)?.def.columns;
+                let lo = bound_values(lower, columns, table, cx)?;
+                let hi = bound_values(upper, columns, table, cx)?;
+                match (lo, hi) {
+                    (Some(Some(lo)), Some(Some(hi))) => {
+                        if *prefetch && *lock == RowLock::None {
+                            let scan = table.index_scan_tx(&mut tx, index, lo, hi, Direction::Forward, None)?;
+                            Some(scan.collect_rows()?)
+                        } else {
+                            Some(table.index_range_tx(&mut tx, index, lo, hi, *lock, *wait, usize::MAX)?)
+                        }
+                    }
+                    (Some(None), _) | (_, Some(None)) => Some(Vec::new()),
+                    _ => None,
+                }
+            }
+        };
+        if let Some(rows) = rows {
+            cx.memory.charge(rows.iter().map(|r| r.len() * 32).sum())?;
+            self.state = ScanState::Rows(rows.into_iter());
+            return Ok(());
+        }
+        // The whole table.
+        if *lock != RowLock::None {
+            let rows = table.scan_tx(&mut tx, Bound::Unbounded, Bound::Unbounded, *lock, *wait, usize::MAX)?;
+            cx.memory.charge(rows.iter().map(|r| r.len() * 32).sum())?;
+            self.state = ScanState::Rows(rows.into_iter());
+            return Ok(());
+        }
+        let stream = table.parallel_scan_tx(
+            &mut tx,
+            ParallelScan {
+                ordered: true,
+                ..Default::default()
+            },
+        )?;
+        self.state = ScanState::Stream(stream);
+        Ok(())
+    }
+}
+
+impl Operator for ScanOp<'_> {
+    fn next(&mut self, cx: &ExecContext) -> Result<Option<Chunk>> {
+        let Plan::Scan { filter, columns, .. } = self.plan else {
+            unreachable!("a ScanOp runs a Scan");
+        };
+        if let ScanState::NotStarted = self.state {
+            self.start(cx)?;
+        }
+        loop {
+            cx.cancel.check()?;
+            let chunk = match &mut self.state {
+                ScanState::NotStarted | ScanState::Done => return Ok(None),
+                ScanState::Stream(stream) => match stream.next() {
+                    None => {
+                        self.state = ScanState::Done;
+                        return Ok(None);
+                    }
+                    Some(batch) => Chunk::from_batch(&batch?),
+                },
+                ScanState::Rows(rows) => {
+                    let batch: Vec<Vec<Value>> = rows.by_ref().take(CHUNK_ROWS).collect();
+                    if batch.is_empty() {
+                        self.state = ScanState::Done;
+                        return Ok(None);
+                    }
+                    Chunk::from_rows(batch, columns.len())
+                }
+            };
+            let chunk = match filter {
+                Some(f) => filter_chunk(chunk, f, cx)?,
+                None => chunk,
+            };
+            if !chunk.is_empty() {
+                return Ok(Some(chunk));
+            }
+        }
+    }
+}
+
+struct ValuesOp<'p> {
+    rows: &'p [Vec<Expr>],
+    done: bool,
+}
+
+impl Operator for ValuesOp<'_> {
+    fn next(&mut self, cx: &ExecContext) -> Result<Option<Chunk>> {
+        if self.done {
+            return Ok(None);
+        }
+        self.done = true;
+        if self.rows.is_empty() {
+            return Ok(None);
+        }
+        let width = self.rows[0].len();
+        if width == 0 {
+            return Ok(Some(Chunk::empty_rows(self.rows.len())));
+        }
+        let ecx = cx.eval_cx();
+        let rows = self
+            .rows
+            .iter()
+            .map(|r| r.iter().map(|e| e.eval_row(&[], &ecx)).collect::<Result<Vec<_>>>())
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Some(Chunk::from_rows(rows, width)))
+    }
+}
+
+struct RowsOp {
+    rows: Arc<Vec<Vec<Value>>>,
+    width: usize,
+    position: usize,
+}
+
+impl Operator for RowsOp {
+    fn next(&mut self, _cx: &ExecContext) -> Result<Option<Chunk>> {
+        if self.position >= self.rows.len() {
+            return Ok(None);
+        }
+        let end = (self.position + CHUNK_ROWS).min(self.rows.len());
+        let rows = self.rows[self.position..end].to_vec();
+        self.position = end;
+        Ok(Some(Chunk::from_rows(rows, self.width)))
+    }
+}
+
+struct FilterOp<'p> {
+    input: Box<dyn Operator + 'p>,
+    predicate: &'p Expr,
+}
+
+impl Operator for FilterOp<'_> {
+    fn next(&mut self, cx: &ExecContext) -> Result<Option<Chunk>> {
+        while let Some(chunk) = self.input.next(cx)? {
+            let chunk = filter_chunk(chunk, self.predicate, cx)?;
+            if !chunk.is_empty() {
+                return Ok(Some(chunk));
+            }
+        }
+        Ok(None)
+    }
+}
+
+struct ProjectOp<'p> {
+    input: Box<dyn Operator + 'p>,
+    exprs: &'p [Expr],
+}
+
+impl Operator for ProjectOp<'_> {
+    fn next(&mut self, cx: &ExecContext) -> Result<Option<Chunk>> {
+        let Some(chunk) = self.input.next(cx)? else {
+            return Ok(None);
+        };
+        let ecx = cx.eval_cx();
+        let columns = self
+            .exprs
+            .iter()
+            .map(|e| e.eval(&chunk, &ecx))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Some(if columns.is_empty() {
+            Chunk::empty_rows(chunk.len())
+        } else {
+            Chunk::from_columns(columns, chunk.len())
+        }))
+    }
+}
+
+// ------------------------------------------------------------------ joins
+
+/// The build side of a hash join.
+struct HashTable {
+    rows: Chunk,
+    /// Key -> row positions in `rows`.
+    index: HashMap<Vec<u8>, Vec<u32>>,
+}
+
+struct HashJoinOp<'p> {
+    left: Box<dyn Operator + 'p>,
+    right: Option<Box<dyn Operator + 'p>>,
+    right_width: usize,
+    kind: JoinKind,
+    keys: &'p [(Expr, Expr)],
+    filter: Option<&'p Expr>,
+    table: Option<HashTable>,
+    pending: Vec<Chunk>,
+}
+
+impl HashJoinOp<'_> {
+    fn build(&mut self, cx: &ExecContext) -> Result<()> {
+        let mut right = self.right.take().expect("the build side is read once");
+        let mut rows = Chunk::default();
+        let mut index: HashMap<Vec<u8>, Vec<u32>> = HashMap::new();
+        let ecx = cx.eval_cx();
+        while let Some(chunk) = right.next(cx)? {
+            cx.cancel.check()?;
+            cx.memory.charge(chunk.memory_bytes() + chunk.len() * 48)?;
+            let key_columns = self
+                .keys
+                .iter()
+                .map(|(_, r)| r.eval(&chunk, &ecx))
+                .collect::<Result<Vec<_>>>()?;
+            let base = rows.len();
+            for i in 0..chunk.len() {
+                let values: Vec<&Value> = key_columns.iter().map(|c| &c[i]).collect();
+                if let Some(key) = keys_of(&values, Collation::CaseInsensitive) {
+                    index.entry(key).or_default().push((base + i) as u32);
+                } else if self.keys.is_empty() {
+                    index.entry(Vec::new()).or_default().push((base + i) as u32);
+                }
+            }
+            rows.append(chunk);
+        }
+        if self.keys.is_empty() {
+            index.entry(Vec::new()).or_default();
+        }
+        self.table = Some(HashTable { rows, index });
+        Ok(())
+    }
+
+    fn probe(&self, chunk: Chunk, cx: &ExecContext) -> Result<Chunk> {
+        let table = self.table.as_ref().expect("built before probing");
+        let ecx = cx.eval_cx();
+        let key_columns = self
+            .keys
+            .iter()
+            .map(|(l, _)| l.eval(&chunk, &ecx))
+            .collect::<Result<Vec<_>>>()?;
+        // Candidate pairs (left row, right row).
+        let mut left_rows = Vec::new();
+        let mut right_rows = Vec::new();
+        for i in 0..chunk.len() {
+            let values: Vec<&Value> = key_columns.iter().map(|c| &c[i]).collect();
+            let key = if self.keys.is_empty() {
+                Some(Vec::new())
+            } else {
+                keys_of(&values, Collation::CaseInsensitive)
+            };
+            if let Some(matches) = key.and_then(|k| table.index.get(&k)) {
+                for &r in matches {
+                    left_rows.push(i);
+                    right_rows.push(r as usize);
+                }
+            }
+        }
+        let mut joined = chunk.take(&left_rows).zip(table.rows.take(&right_rows));
+        if joined.width() < chunk.width() + self.right_width {
+            // An empty build side has no columns yet.
+            joined = Chunk::from_columns(
+                (0..chunk.width() + self.right_width).map(|_| Vec::new()).collect(),
+                0,
+            );
+        }
+        let mut matched = vec![false; chunk.len()];
+        let joined = match self.filter {
+            Some(f) => {
+                let values = f.eval(&joined, &ecx)?;
+                let keep: Vec<bool> = values.iter().map(truthy).collect();
+                for (k, &l) in keep.iter().zip(&left_rows) {
+                    if *k {
+                        matched[l] = true;
+                    }
+                }
+                joined.filter(&keep)
+            }
+            None => {
+                for &l in &left_rows {
+                    matched[l] = true;
+                }
+                joined
+            }
+        };
+        Ok(match self.kind {
+            JoinKind::Inner => joined,
+            JoinKind::Semi => chunk.filter(&matched),
+            JoinKind::Anti => {
+                let unmatched: Vec<bool> = matched.iter().map(|m| !m).collect();
+                chunk.filter(&unmatched)
+            }
+            JoinKind::Left => {
+                let unmatched: Vec<usize> = (0..chunk.len()).filter(|&i| !matched[i]).collect();
+                if unmatched.is_empty() {
+                    joined
+                } else {
+                    let nulls = Chunk::from_columns(
+                        (0..self.right_width).map(|_| vec![Value::Null; unmatched.len()]).collect(),
+                        unmatched.len(),
+                    );
+                    let mut out = joined;
+                    out.append(chunk.take(&unmatched).zip(nulls));
+                    out
+                }
+            }
+        })
+    }
+}
+
+impl Operator for HashJoinOp<'_> {
+    fn next(&mut self, cx: &ExecContext) -> Result<Option<Chunk>> {
+        if self.table.is_none() {
+            self.build(cx)?;
+        }
+        if let Some(chunk) = self.pending.pop() {
+            return Ok(Some(chunk));
+        }
+        while let Some(chunk) = self.left.next(cx)? {
+            cx.cancel.check()?;
+            let out = self.probe(chunk, cx)?;
+            if out.is_empty() {
+                continue;
+            }
+            let mut parts = out.split();
+            parts.reverse();
+            let first = parts.pop().expect("split yields a chunk");
+            self.pending = parts;
+            return Ok(Some(first));
+        }
+        Ok(None)
+    }
+}
+
+struct IndexJoinOp<'p> {
+    outer: Box<dyn Operator + 'p>,
+    inner: &'p Plan,
+    inner_width: usize,
+    kind: JoinKind,
+    filter: Option<&'p Expr>,
+    pending: Option<std::vec::IntoIter<Chunk>>,
+}
+
+impl Operator for IndexJoinOp<'_> {
+    fn next(&mut self, cx: &ExecContext) -> Result<Option<Chunk>> {
+        loop {
+            if let Some(chunk) = self.pending.as_mut().and_then(Iterator::next) {
+                return Ok(Some(chunk));
+            }
+            let Some(chunk) = self.outer.next(cx)? else {
+                return Ok(None);
+            };
+            cx.cancel.check()?;
+            let mut out = Chunk::default();
+            for i in 0..chunk.len() {
+                let row = chunk.row(i);
+                let inner_cx = cx.with_outer(row.clone());
+                let mut matched = false;
+                for inner in collect(self.inner, &inner_cx)? {
+                    let left = Chunk::from_rows(vec![row.clone(); inner.len()], row.len());
+                    let mut joined = left.zip(inner);
+                    if let Some(f) = self.filter {
+                        joined = filter_chunk(joined, f, cx)?;
+                    }
+                    if joined.is_empty() {
+                        continue;
+                    }
+                    matched = true;
+                    match self.kind {
+                        JoinKind::Inner | JoinKind::Left => out.append(joined),
+                        JoinKind::Semi | JoinKind::Anti => break,
+                    }
+                }
+                match (self.kind, matched) {
+                    (JoinKind::Left, false) => {
+                        let mut padded = row;
+                        padded.extend(std::iter::repeat_n(Value::Null, self.inner_width));
+                        out.push_row(padded);
+                    }
+                    (JoinKind::Semi, true) | (JoinKind::Anti, false) => out.push_row(row),
+                    _ => {}
+                }
+            }
+            if !out.is_empty() {
+                self.pending = Some(out.split().into_iter());
+            }
+        }
+    }
+}
+
+// ------------------------------------------------------------------ aggregation
+
+struct AggregateOp<'p> {
+    input: Option<Box<dyn Operator + 'p>>,
+    group: &'p [Expr],
+    aggs: &'p [AggCall],
+    output: Option<std::vec::IntoIter<Chunk>>,
+}
+
+struct Group {
+    keys: Vec<Value>,
+    accumulators: Vec<Accumulator>,
+    /// Per DISTINCT aggregate: the argument values seen.
+    distinct: Vec<HashSet<Vec<u8>>>,
+}
+
+impl AggregateOp<'_> {
+    fn new_group(&self, keys: Vec<Value>) -> Group {
+        Group {
+            keys,
+            accumulators: self
+                .aggs
+                .iter()
+                .map(|a| Accumulator::new(a.func, a.arg_type, a.arg_type.collation()))
+                .collect(),
+            distinct: self.aggs.iter().map(|_| HashSet::new()).collect(),
+        }
+    }
+
+    fn run(&mut self, cx: &ExecContext) -> Result<Vec<Chunk>> {
+        let mut input = self.input.take().expect("aggregation runs once");
+        let mut groups: Vec<Group> = Vec::new();
+        let mut index: HashMap<Vec<u8>, usize> = HashMap::new();
+        let ecx = cx.eval_cx();
+        while let Some(chunk) = input.next(cx)? {
+            cx.cancel.check()?;
+            let keys = self
+                .group
+                .iter()
+                .map(|e| e.eval(&chunk, &ecx))
+                .collect::<Result<Vec<_>>>()?;
+            let args = self
+                .aggs
+                .iter()
+                .map(|a| a.arg.as_ref().map(|e| e.eval(&chunk, &ecx)).transpose())
+                .collect::<Result<Vec<_>>>()?;
+            let mut key = Vec::new();
+            for row in 0..chunk.len() {
+                key.clear();
+                for k in &keys {
+                    join_key(&k[row], Collation::CaseInsensitive, &mut key);
+                    key.push(0xFE);
+                }
+                let g = match index.get(&key) {
+                    Some(&g) => g,
+                    None => {
+                        cx.memory.charge(key.len() + 64 + self.aggs.len() * 64)?;
+                        groups.push(self.new_group(keys.iter().map(|k| k[row].clone()).collect()));
+                        index.insert(key.clone(), groups.len() - 1);
+                        groups.len() - 1
+                    }
+                };
+                let group = &mut groups[g];
+                for (a, call) in self.aggs.iter().enumerate() {
+                    let value = match &args[a] {
+                        Some(column) => &column[row],
+                        None => &Value::Int(1),
+                    };
+                    if call.distinct {
+                        if value.is_null() {
+                            continue;
+                        }
+                        let mut k = Vec::new();
+                        join_key(value, call.arg_type.collation(), &mut k);
+                        if !group.distinct[a].insert(k) {
+                            continue;
+                        }
+                        cx.memory.charge(32)?;
+                    }
+                    group.accumulators[a].update(value)?;
+                }
+            }
+        }
+        if groups.is_empty() && self.group.is_empty() {
+            groups.push(self.new_group(Vec::new()));
+        }
+        let width = self.group.len() + self.aggs.len();
+        let mut rows = Vec::with_capacity(groups.len());
+        for g in groups {
+            let mut row = g.keys;
+            for a in &g.accumulators {
+                row.push(a.finish()?);
+            }
+            rows.push(row);
+        }
+        let _ = AggFunc::Count;
+        Ok(if rows.is_empty() {
+            Vec::new()
+        } else {
+            Chunk::from_rows(rows, width).split()
+        })
+    }
+}
+
+impl Operator for AggregateOp<'_> {
+    fn next(&mut self, cx: &ExecContext) -> Result<Option<Chunk>> {
+        if self.output.is_none() {
+            self.output = Some(self.run(cx)?.into_iter());
+        }
+        Ok(self.output.as_mut().and_then(Iterator::next))
+    }
+}
+
+// ------------------------------------------------------------------ sort, limit, distinct, union
+
+struct SortOp<'p> {
+    input: Option<Box<dyn Operator + 'p>>,
+    keys: &'p [SortKey],
+    output: Option<std::vec::IntoIter<Chunk>>,
+}
+
+impl SortOp<'_> {
+    fn run(&mut self, cx: &ExecContext) -> Result<Vec<Chunk>> {
+        let mut input = self.input.take().expect("a sort runs once");
+        let mut all = Chunk::default();
+        let mut key_columns: Vec<Vec<Value>> = self.keys.iter().map(|_| Vec::new()).collect();
+        let ecx = cx.eval_cx();
+        while let Some(chunk) = input.next(cx)? {
+            cx.cancel.check()?;
+            cx.memory.charge(chunk.memory_bytes())?;
+            for (k, column) in self.keys.iter().zip(key_columns.iter_mut()) {
+                column.extend(k.expr.eval(&chunk, &ecx)?);
+            }
+            all.append(chunk);
+        }
+        let mut order: Vec<usize> = (0..all.len()).collect();
+        order.sort_by(|&a, &b| {
+            for (k, column) in self.keys.iter().zip(&key_columns) {
+                let ordering = compare::sort_cmp(&column[a], &column[b], Collation::CaseInsensitive);
+                let ordering = if k.descending { ordering.reverse() } else { ordering };
+                if ordering != std::cmp::Ordering::Equal {
+                    return ordering;
+                }
+            }
+            std::cmp::Ordering::Equal
+        });
+        Ok(if all.is_empty() {
+            Vec::new()
+        } else {
+            all.take(&order).split()
+        })
+    }
+}
+
+impl Operator for SortOp<'_> {
+    fn next(&mut self, cx: &ExecContext) -> Result<Option<Chunk>> {
+        if self.output.is_none() {
+            self.output = Some(self.run(cx)?.into_iter());
+        }
+        Ok(self.output.as_mut().and_then(Iterator::next))
+    }
+}
+
+struct LimitOp<'p> {
+    input: Box<dyn Operator + 'p>,
+    skip: u64,
+    remaining: u64,
+}
+
+impl Operator for LimitOp<'_> {
+    fn next(&mut self, cx: &ExecContext) -> Result<Option<Chunk>> {
+        while self.remaining > 0 {
+            let Some(chunk) = self.input.next(cx)? else {
+                return Ok(None);
+            };
+            let len = chunk.len() as u64;
+            if self.skip >= len {
+                self.skip -= len;
+                continue;
+            }
+            let start = self.skip as usize;
+            self.skip = 0;
+            let take = (len - start as u64).min(self.remaining) as usize;
+            self.remaining -= take as u64;
+            return Ok(Some(chunk.slice(start, start + take)));
+        }
+        Ok(None)
+    }
+}
+
+struct DistinctOp<'p> {
+    input: Box<dyn Operator + 'p>,
+    seen: HashSet<Vec<u8>>,
+}
+
+impl Operator for DistinctOp<'_> {
+    fn next(&mut self, cx: &ExecContext) -> Result<Option<Chunk>> {
+        while let Some(chunk) = self.input.next(cx)? {
+            let mut keep = vec![false; chunk.len()];
+            for (i, slot) in keep.iter_mut().enumerate() {
+                let mut key = Vec::new();
+                for c in chunk.columns() {
+                    join_key(&c[i], Collation::CaseInsensitive, &mut key);
+                    key.push(0xFE);
+                }
+                let len = key.len();
+                if self.seen.insert(key) {
+                    cx.memory.charge(len + 32)?;
+                    *slot = true;
+                }
+            }
+            let chunk = chunk.filter(&keep);
+            if !chunk.is_empty() {
+                return Ok(Some(chunk));
+            }
+        }
+        Ok(None)
+    }
+}
+
+struct UnionOp<'p> {
+    inputs: Vec<Box<dyn Operator + 'p>>,
+    current: usize,
+}
+
+impl Operator for UnionOp<'_> {
+    fn next(&mut self, cx: &ExecContext) -> Result<Option<Chunk>> {
+        while self.current < self.inputs.len() {
+            if let Some(chunk) = self.inputs[self.current].next(cx)? {
+                return Ok(Some(chunk));
+            }
+            self.current += 1;
+        }
+        Ok(None)
+    }
+}
+
+// ------------------------------------------------------------------ subqueries
+
+impl ExecContext<'_> {
+    /// Runs a subquery once with `outer` as its enclosing row.
+    fn run_subquery(&self, s: &SubqueryExpr, outer: Vec<Value>) -> Result<SubqueryResult> {
+        let cx = self.with_outer(outer);
+        Ok(match &s.kind {
+            SubqueryKind::Scalar => {
+                let mut op = open(&s.plan)?;
+                let mut value = Value::Null;
+                let mut seen = 0usize;
+                while let Some(chunk) = op.next(&cx)? {
+                    seen += chunk.len();
+                    if seen > 1 {
+                        return Err(Error::sql(1242, "21000", "Subquery returns more than 1 row"));
+                    }
+                    value = chunk.column(0)[0].clone();
+                }
+                SubqueryResult::Scalar(value)
+            }
+            SubqueryKind::Exists { .. } => {
+                let mut op = open(&s.plan)?;
+                SubqueryResult::Exists(op.next(&cx)?.is_some())
+            }
+            SubqueryKind::In { collation, .. } => {
+                let mut keys = HashSet::new();
+                let mut has_null = false;
+                let mut empty = true;
+                let mut op = open(&s.plan)?;
+                while let Some(chunk) = op.next(&cx)? {
+                    empty = false;
+                    for v in chunk.column(0) {
+                        if v.is_null() {
+                            has_null = true;
+                            continue;
+                        }
+                        let mut k = Vec::new();
+                        join_key(v, *collation, &mut k);
+                        self.memory.charge(k.len() + 32)?;
+                        keys.insert(k);
+                    }
+                }
+                SubqueryResult::Set {
+                    keys: Arc::new(keys),
+                    has_null,
+                    empty,
+                }
+            }
+        })
+    }
+
+    fn cached_result(&self, s: &SubqueryExpr, outer: &[Value]) -> Result<SubqueryResult> {
+        let id = s as *const SubqueryExpr as usize;
+        let mut key = Vec::new();
+        for &c in &s.outer_columns {
+            join_key(outer.get(c).unwrap_or(&Value::Null), Collation::Binary, &mut key);
+            key.push(0xFE);
+        }
+        if let Some(r) = self.cache.borrow().get(&(id, key.clone())) {
+            return Ok(r.clone());
+        }
+        let result = self.run_subquery(s, outer.to_vec())?;
+        let mut cache = self.cache.borrow_mut();
+        if cache.len() < CORRELATED_CACHE_ENTRIES_MAX {
+            cache.insert((id, key), result.clone());
+        }
+        Ok(result)
+    }
+}
+
+impl SubqueryRunner for ExecContext<'_> {
+    fn eval(&self, s: &SubqueryExpr, chunk: &Chunk, cx: &EvalContext) -> Result<Vec<Value>> {
+        let probes = match &s.kind {
+            SubqueryKind::In { expr, .. } => Some(expr.eval(chunk, cx)?),
+            _ => None,
+        };
+        let mut out = Vec::with_capacity(chunk.len());
+        if !s.correlated {
+            let result = self.cached_result(s, &[])?;
+            for i in 0..chunk.len() {
+                out.push(subquery::apply(&s.kind, &result, probes.as_ref().map(|p| &p[i])));
+            }
+            return Ok(out);
+        }
+        for i in 0..chunk.len() {
+            let row = chunk.row(i);
+            let result = self.cached_result(s, &row)?;
+            out.push(subquery::apply(&s.kind, &result, probes.as_ref().map(|p| &p[i])));
+        }
+        Ok(out)
+    }
+}
+
+/// Statistics hook kept for EXPLAIN ANALYZE (rows and time per operator).
+pub fn explain_analyze(plan: &Plan, cx: &ExecContext) -> Result<Vec<String>> {
+    let started = Instant::now();
+    let mut op = open(plan)?;
+    let mut rows = 0u64;
+    while let Some(chunk) = op.next(cx)? {
+        rows += chunk.len() as u64;
+    }
+    let elapsed = started.elapsed();
+    let mut lines = Vec::new();
+    plan.explain(0, &mut lines);
+    lines.push(format!(
+        "-> actual: {rows} rows in {:.3} ms, {} bytes of operator memory",
+        elapsed.as_secs_f64() * 1e3,
+        cx.memory.used_bytes()
+    ));
+    let _ = WaitPolicy::Wait;
+    Ok(lines)
+}

@@ -1,0 +1,34 @@
+//! Every bound of the SQL layer, in one place (the engine's own are in
+//! `tarn_common::limits`).
+
+/// Rows per chunk passed between operators.
+pub const CHUNK_ROWS: usize = 1024;
+
+/// Memory a query's operators may hold (hash tables, sorts, materialised results)
+/// before it fails with error 1038 (ER_OUT_OF_SORTMEMORY); a spill to disk is later
+/// work. The `query_memory_max_bytes` session variable may lower or raise it, up to
+/// [`QUERY_MEMORY_MAX_BYTES_CEILING`].
+pub const QUERY_MEMORY_DEFAULT_BYTES: u64 = 1 << 30;
+pub const QUERY_MEMORY_MAX_BYTES_CEILING: u64 = 64 << 30;
+
+/// Prepared statements one session may hold (MySQL's max_prepared_stmt_count is
+/// server-wide; this bounds a single session).
+pub const PREPARED_STATEMENTS_PER_SESSION_MAX: usize = 16_382;
+
+/// Warnings kept per statement (MySQL's max_error_count default).
+pub const WARNINGS_MAX: usize = 1024;
+
+/// Subquery nesting and view expansion depth.
+pub const NESTING_DEPTH_MAX: usize = 32;
+
+/// Results memoised per correlated subquery (by the values of its outer references).
+pub const CORRELATED_CACHE_ENTRIES_MAX: usize = 65_536;
+
+/// Rows an INSERT ... VALUES may carry in one statement.
+pub const INSERT_ROWS_MAX: usize = 1 << 20;
+
+/// User variables per session, and the bytes of one.
+pub const USER_VARIABLES_MAX: usize = 4096;
+
+/// Rows a point or small range access reads before the planner would rather scan.
+pub const SMALL_RANGE_ROWS: u64 = 4096;

@@ -1,0 +1,329 @@
+//! Query plans: what the binder and planner produce and the executor runs.
+//!
+//! A [`Plan`] is a tree of operators. Every node knows its output columns
+//! ([`Plan::columns`]); expressions in a node refer to its input's columns by position.
+//! Joins output the left input's columns followed by the right's.
+//!
+//! Access paths ([`Access`]) are chosen by the planner ([`crate::planner`]) per base
+//! table from the conjuncts pushed down to it: a primary-key point lookup, a
+//! primary-key range, a secondary-index range (with S2's sorted prefetch for long
+//! ranges), or a full parallel scan (S1).
+
+use std::ops::Bound;
+use std::sync::Arc;
+
+use tarn_catalog::{RowLock, Table, WaitPolicy};
+
+use crate::expr::Expr;
+use crate::scalar::agg::AggFunc;
+use crate::types::SqlType;
+
+/// One output column of a plan node.
+#[derive(Clone, Debug)]
+pub struct OutputColumn {
+    /// The name a client sees (the alias, the column name, or the expression's text).
+    pub name: String,
+    /// The table alias the column belongs to (for `t.col` references), if any.
+    pub table: Option<String>,
+    /// The stored table and column it comes from unchanged, if any (for result
+    /// metadata: org_table, org_name).
+    pub origin: Option<(String, String, String)>,
+    pub ty: SqlType,
+    pub nullable: bool,
+}
+
+impl OutputColumn {
+    pub fn new(name: impl Into<String>, ty: SqlType, nullable: bool) -> OutputColumn {
+        OutputColumn {
+            name: name.into(),
+            table: None,
+            origin: None,
+            ty,
+            nullable,
+        }
+    }
+}
+
+/// How a base table is read.
+#[derive(Clone, Debug)]
+pub enum Access {
+    /// Every row, by a parallel scan of the clustered index (S1).
+    Full,
+    /// One row by its full primary key (values evaluated when the scan opens; they may
+    /// be parameters or correlated references).
+    PrimaryKey(Vec<Expr>),
+    /// A range of the clustered index on a prefix of the primary key.
+    PrimaryRange {
+        lower: Bound<Vec<Expr>>,
+        upper: Bound<Vec<Expr>>,
+    },
+    /// A range of a secondary index on a prefix of its columns; `prefetch`: read the
+    /// rows through S2's sorted asynchronous prefetch (long ranges).
+    IndexRange {
+        index: String,
+        lower: Bound<Vec<Expr>>,
+        upper: Bound<Vec<Expr>>,
+        prefetch: bool,
+    },
+}
+
+impl Access {
+    pub fn describe(&self) -> String {
+        match self {
+            Access::Full => "full scan (parallel)".into(),
+            Access::PrimaryKey(_) => "PRIMARY point lookup".into(),
+            Access::PrimaryRange { .. } => "PRIMARY range".into(),
+            Access::IndexRange {
+                index, prefetch, ..
+            } => format!(
+                "index range on {index}{}",
+                if *prefetch { " (prefetch)" } else { "" }
+            ),
+        }
+    }
+}
+
+/// How a join combines its sides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JoinKind {
+    Inner,
+    /// LEFT [OUTER] JOIN: unmatched left rows with NULLs on the right.
+    Left,
+    /// Left rows with at least one match (IN / EXISTS); outputs left columns only.
+    Semi,
+    /// Left rows with no match (NOT EXISTS); outputs left columns only.
+    Anti,
+}
+
+/// An aggregate in an [`Plan::Aggregate`] node.
+#[derive(Clone, Debug)]
+pub struct AggCall {
+    pub func: AggFunc,
+    /// None for COUNT(*).
+    pub arg: Option<Expr>,
+    pub distinct: bool,
+    pub arg_type: SqlType,
+}
+
+/// One ORDER BY key.
+#[derive(Clone, Debug)]
+pub struct SortKey {
+    pub expr: Expr,
+    pub descending: bool,
+}
+
+/// A query plan node.
+#[derive(Clone, Debug)]
+pub enum Plan {
+    /// A base table: rows by `access`, then `filter` (over the table's columns).
+    Scan {
+        table: Arc<Table>,
+        alias: String,
+        access: Access,
+        filter: Option<Expr>,
+        lock: RowLock,
+        wait: WaitPolicy,
+        /// The number of rows the planner expects (after the filter).
+        estimated_rows: f64,
+        columns: Vec<OutputColumn>,
+    },
+    /// Constant rows (SELECT without FROM; VALUES). `width` columns.
+    Values {
+        rows: Vec<Vec<Expr>>,
+        columns: Vec<OutputColumn>,
+    },
+    /// Rows computed once (a derived table, a view, information_schema).
+    Rows {
+        rows: Arc<Vec<Vec<tarn_row::Value>>>,
+        columns: Vec<OutputColumn>,
+    },
+    Filter {
+        input: Box<Plan>,
+        predicate: Expr,
+    },
+    Project {
+        input: Box<Plan>,
+        exprs: Vec<Expr>,
+        columns: Vec<OutputColumn>,
+    },
+    /// A hash join on `keys` (left expression, right expression) with `filter` over
+    /// the joined row; without keys, a nested-loop join.
+    Join {
+        left: Box<Plan>,
+        right: Box<Plan>,
+        kind: JoinKind,
+        keys: Vec<(Expr, Expr)>,
+        filter: Option<Expr>,
+        columns: Vec<OutputColumn>,
+    },
+    /// For each row of `outer`, the rows of `inner` found by looking up `inner`'s
+    /// access path with the outer row as the correlated row (`Expr::Outer`).
+    IndexJoin {
+        outer: Box<Plan>,
+        inner: Box<Plan>,
+        kind: JoinKind,
+        /// Over the joined row (outer columns then inner columns).
+        filter: Option<Expr>,
+        columns: Vec<OutputColumn>,
+    },
+    Aggregate {
+        input: Box<Plan>,
+        group: Vec<Expr>,
+        aggs: Vec<AggCall>,
+        columns: Vec<OutputColumn>,
+    },
+    Sort {
+        input: Box<Plan>,
+        keys: Vec<SortKey>,
+    },
+    Limit {
+        input: Box<Plan>,
+        offset: u64,
+        count: Option<u64>,
+    },
+    Distinct {
+        input: Box<Plan>,
+    },
+    Union {
+        inputs: Vec<Plan>,
+        all: bool,
+        columns: Vec<OutputColumn>,
+    },
+}
+
+impl Plan {
+    pub fn columns(&self) -> &[OutputColumn] {
+        match self {
+            Plan::Scan { columns, .. }
+            | Plan::Values { columns, .. }
+            | Plan::Rows { columns, .. }
+            | Plan::Project { columns, .. }
+            | Plan::Join { columns, .. }
+            | Plan::IndexJoin { columns, .. }
+            | Plan::Aggregate { columns, .. }
+            | Plan::Union { columns, .. } => columns,
+            Plan::Filter { input, .. }
+            | Plan::Sort { input, .. }
+            | Plan::Limit { input, .. }
+            | Plan::Distinct { input } => input.columns(),
+        }
+    }
+
+    pub fn width(&self) -> usize {
+        self.columns().len()
+    }
+
+    /// The planner's estimate of the rows this node outputs.
+    pub fn estimated_rows(&self) -> f64 {
+        match self {
+            Plan::Scan { estimated_rows, .. } => *estimated_rows,
+            Plan::Values { rows, .. } => rows.len() as f64,
+            Plan::Rows { rows, .. } => rows.len() as f64,
+            Plan::Filter { input, .. } => input.estimated_rows() * 0.5,
+            Plan::Project { input, .. } | Plan::Sort { input, .. } => input.estimated_rows(),
+            Plan::Distinct { input } => input.estimated_rows() * 0.5,
+            Plan::Limit { input, count, .. } => {
+                let rows = input.estimated_rows();
+                count.map_or(rows, |c| rows.min(c as f64))
+            }
+            Plan::Join {
+                left, right, kind, ..
+            }
+            | Plan::IndexJoin {
+                outer: left,
+                inner: right,
+                kind,
+                ..
+            } => match kind {
+                JoinKind::Semi | JoinKind::Anti => left.estimated_rows() * 0.5,
+                _ => left.estimated_rows().max(right.estimated_rows()),
+            },
+            Plan::Aggregate { input, group, .. } => {
+                if group.is_empty() {
+                    1.0
+                } else {
+                    (input.estimated_rows() / 10.0).max(1.0)
+                }
+            }
+            Plan::Union { inputs, .. } => inputs.iter().map(Plan::estimated_rows).sum(),
+        }
+    }
+
+    /// EXPLAIN's lines for this node and its inputs, indented by depth.
+    pub fn explain(&self, depth: usize, out: &mut Vec<String>) {
+        let pad = "  ".repeat(depth);
+        let line = match self {
+            Plan::Scan {
+                table,
+                alias,
+                access,
+                filter,
+                lock,
+                estimated_rows,
+                ..
+            } => format!(
+                "Scan {}.{} AS {alias}: {}{}{} (~{} rows)",
+                table.database(),
+                table.def().name,
+                access.describe(),
+                if filter.is_some() { ", filter" } else { "" },
+                match lock {
+                    RowLock::None => "",
+                    RowLock::Shared => ", FOR SHARE",
+                    RowLock::Exclusive => ", FOR UPDATE",
+                },
+                estimated_rows.round()
+            ),
+            Plan::Values { rows, .. } => format!("Values ({} rows)", rows.len()),
+            Plan::Rows { rows, .. } => format!("Materialized ({} rows)", rows.len()),
+            Plan::Filter { .. } => "Filter".into(),
+            Plan::Project { exprs, .. } => format!("Project ({} columns)", exprs.len()),
+            Plan::Join { kind, keys, .. } => {
+                if keys.is_empty() {
+                    format!("Nested loop join ({kind:?})")
+                } else {
+                    format!("Hash join ({kind:?}) on {} keys", keys.len())
+                }
+            }
+            Plan::IndexJoin { kind, .. } => format!("Index nested loop join ({kind:?})"),
+            Plan::Aggregate { group, aggs, .. } => format!(
+                "Hash aggregate ({} group keys, {} aggregates)",
+                group.len(),
+                aggs.len()
+            ),
+            Plan::Sort { keys, .. } => format!("Sort ({} keys)", keys.len()),
+            Plan::Limit { offset, count, .. } => format!(
+                "Limit {}{}",
+                count.map_or("all".to_string(), |c| c.to_string()),
+                if *offset > 0 {
+                    format!(" offset {offset}")
+                } else {
+                    String::new()
+                }
+            ),
+            Plan::Distinct { .. } => "Distinct".into(),
+            Plan::Union { all, inputs, .. } => {
+                format!("Union{} ({} inputs)", if *all { " all" } else { "" }, inputs.len())
+            }
+        };
+        out.push(format!("{pad}{line}"));
+        for child in self.children() {
+            child.explain(depth + 1, out);
+        }
+    }
+
+    pub fn children(&self) -> Vec<&Plan> {
+        match self {
+            Plan::Scan { .. } | Plan::Values { .. } | Plan::Rows { .. } => vec![],
+            Plan::Filter { input, .. }
+            | Plan::Project { input, .. }
+            | Plan::Aggregate { input, .. }
+            | Plan::Sort { input, .. }
+            | Plan::Limit { input, .. }
+            | Plan::Distinct { input } => vec![input],
+            Plan::Join { left, right, .. } => vec![left, right],
+            Plan::IndexJoin { outer, inner, .. } => vec![outer, inner],
+            Plan::Union { inputs, .. } => inputs.iter().collect(),
+        }
+    }
+}

@@ -1,0 +1,970 @@
+//! A session: one client's state and the statement dispatcher.
+//!
+//! [`Session::execute`] parses a text ([`crate::parse`]), and for each statement binds
+//! it ([`crate::bind`]), plans it ([`crate::planner`]) and runs it
+//! ([`crate::exec`]) inside the session's transaction:
+//!
+//! - with `autocommit = 1` and no BEGIN, every statement is its own transaction,
+//!   committed when it succeeds and rolled back when it fails;
+//! - otherwise the first statement opens a transaction implicitly (PyMySQL and
+//!   LinkBench rely on this) and it lasts until COMMIT, ROLLBACK, or a statement that
+//!   commits implicitly (DDL, BEGIN, SET autocommit = 1);
+//! - a failed statement is taken back alone (InnoDB's statement rollback), except a
+//!   deadlock, which rolls back the whole transaction;
+//! - READ COMMITTED takes a fresh read view per statement.
+//!
+//! Prepared statements ([`Session::prepare`]) are parsed and bound once; executing one
+//! runs its plan with the parameters, and binds again only when a table it reads
+//! changed definition (error 1412 from the catalog).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use sqlparser::ast;
+use tarn_catalog::{Table, Transaction};
+use tarn_common::settings::IsolationLevel;
+use tarn_common::{Error, Result};
+use tarn_row::Value;
+use tarn_row::datetime::DateTime;
+
+use crate::bind::{BindContext, Binder};
+use crate::chunk::Chunk;
+use crate::engine::{Engine, SessionEntry};
+use crate::exec::{self, Cancel, ExecContext, MemoryBudget};
+use crate::limits::{PREPARED_STATEMENTS_PER_SESSION_MAX, USER_VARIABLES_MAX, WARNINGS_MAX};
+use crate::parse::{self, Parsed, Statement, TransactionScope};
+use crate::plan::{OutputColumn, Plan};
+use crate::scalar::FnContext;
+use crate::sysvars::SystemVariables;
+use crate::types::SqlType;
+
+/// The result of one statement.
+#[derive(Debug)]
+pub enum QueryResult {
+    /// A result set.
+    Rows {
+        columns: Vec<OutputColumn>,
+        chunks: Vec<Chunk>,
+    },
+    /// A statement without a result set.
+    Ok {
+        affected_rows: u64,
+        last_insert_id: u64,
+        /// MySQL's info string ("Records: 3  Duplicates: 0  Warnings: 0").
+        info: String,
+    },
+}
+
+impl QueryResult {
+    pub fn ok(affected_rows: u64) -> QueryResult {
+        QueryResult::Ok {
+            affected_rows,
+            last_insert_id: 0,
+            info: String::new(),
+        }
+    }
+
+    /// A result set from rows.
+    pub fn rows(columns: Vec<OutputColumn>, rows: Vec<Vec<Value>>) -> QueryResult {
+        let width = columns.len();
+        let chunks = if rows.is_empty() {
+            Vec::new()
+        } else {
+            Chunk::from_rows(rows, width).split()
+        };
+        QueryResult::Rows { columns, chunks }
+    }
+
+    /// The rows of a result set (empty for OK results).
+    pub fn all_rows(&self) -> Vec<Vec<Value>> {
+        match self {
+            QueryResult::Rows { chunks, .. } => chunks.iter().flat_map(|c| c.rows()).collect(),
+            QueryResult::Ok { .. } => Vec::new(),
+        }
+    }
+}
+
+/// A warning or note of the last statement (SHOW WARNINGS).
+#[derive(Clone, Debug)]
+pub struct Warning {
+    pub level: &'static str,
+    pub code: u16,
+    pub message: String,
+}
+
+/// A prepared statement.
+pub struct Prepared {
+    pub parsed: Parsed,
+    /// The bound form, for statements that have one.
+    bound: Option<Arc<crate::dml::Bound>>,
+    /// The result columns (empty for statements without a result set).
+    pub columns: Vec<OutputColumn>,
+}
+
+/// SET TRANSACTION without SESSION/GLOBAL: applies to the next transaction only.
+#[derive(Default, Clone, Copy)]
+struct NextTransaction {
+    isolation: Option<IsolationLevel>,
+    read_only: Option<bool>,
+}
+
+pub struct Session {
+    engine: Arc<Engine>,
+    entry: Arc<SessionEntry>,
+    database: Option<String>,
+    vars: SystemVariables,
+    user_vars: HashMap<String, Value>,
+    tx: Option<Transaction>,
+    /// The transaction was opened by BEGIN / START TRANSACTION.
+    tx_explicit: bool,
+    next_tx: NextTransaction,
+    last_insert_id: u64,
+    warnings: Vec<Warning>,
+    prepared: HashMap<u32, Prepared>,
+    next_statement_id: u32,
+    /// DEFAULT expressions of tables, parsed and bound once per definition.
+    pub(crate) defaults_cache: HashMap<(String, String, u32), Arc<Vec<Option<crate::expr::Expr>>>>,
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if let Some(tx) = self.tx.take() {
+            let _ = self.engine.storage().rollback(tx);
+        }
+        self.engine.unregister(self.entry.id);
+    }
+}
+
+fn unsupported(what: impl std::fmt::Display) -> Error {
+    Error::sql(
+        1235,
+        "42000",
+        format!("This version of Tarn doesn't yet support '{what}'"),
+    )
+}
+
+impl Session {
+    pub(crate) fn new(engine: Arc<Engine>, entry: Arc<SessionEntry>) -> Session {
+        let vars = SystemVariables::session_from(&engine.globals.read());
+        Session {
+            engine,
+            entry,
+            database: None,
+            vars,
+            user_vars: HashMap::new(),
+            tx: None,
+            tx_explicit: false,
+            next_tx: NextTransaction::default(),
+            last_insert_id: 0,
+            warnings: Vec::new(),
+            prepared: HashMap::new(),
+            next_statement_id: 1,
+            defaults_cache: HashMap::new(),
+        }
+    }
+
+    pub fn connection_id(&self) -> u64 {
+        self.entry.id
+    }
+
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
+
+    pub fn database(&self) -> Option<&str> {
+        self.database.as_deref()
+    }
+
+    pub fn in_transaction(&self) -> bool {
+        self.tx.is_some()
+    }
+
+    pub fn autocommit(&self) -> bool {
+        self.var_bool("autocommit")
+    }
+
+    /// True once KILL CONNECTION named this session.
+    pub fn is_killed(&self) -> bool {
+        self.entry.killed.load(Ordering::Relaxed)
+    }
+
+    pub fn warnings(&self) -> &[Warning] {
+        &self.warnings
+    }
+
+    pub fn last_insert_id(&self) -> u64 {
+        self.last_insert_id
+    }
+
+    pub fn variables(&self) -> &SystemVariables {
+        &self.vars
+    }
+
+    fn var_bool(&self, name: &str) -> bool {
+        self.vars
+            .get(name)
+            .and_then(|v| crate::scalar::cast::to_bool(&v))
+            .unwrap_or(false)
+    }
+
+    fn var_u64(&self, name: &str) -> u64 {
+        self.vars
+            .get(name)
+            .and_then(|v| crate::scalar::cast::to_i64(&v))
+            .map_or(0, |v| v.max(0) as u64)
+    }
+
+    pub(crate) fn add_warning(&mut self, level: &'static str, code: u16, message: String) {
+        if self.warnings.len() < WARNINGS_MAX {
+            self.warnings.push(Warning {
+                level,
+                code,
+                message,
+            });
+        }
+    }
+
+    /// `USE db`.
+    pub fn use_database(&mut self, name: &str) -> Result<()> {
+        let name = self.normalize_table_name(name);
+        if !is_system_database(&name) && !self.engine.storage().databases().contains(&name) {
+            return Err(Error::UnknownDatabase(name));
+        }
+        self.database = Some(name.clone());
+        self.entry.state.lock().database = Some(name);
+        Ok(())
+    }
+
+    // ---------------------------------------------------------------- entry points
+
+    /// Runs every statement of `sql` and returns their results; stops at the first
+    /// error (the results before it are lost: use [`Session::execute_each`] to keep
+    /// them).
+    pub fn execute(&mut self, sql: &str) -> Result<Vec<QueryResult>> {
+        let mut results = Vec::new();
+        let mut failure = None;
+        self.execute_each(sql, &mut |r| match r {
+            Ok(r) => {
+                results.push(r);
+                true
+            }
+            Err(e) => {
+                failure = Some(e);
+                false
+            }
+        });
+        match failure {
+            Some(e) => Err(e),
+            None => Ok(results),
+        }
+    }
+
+    /// Runs the statements of `sql` one by one, handing each result to `each`; stops
+    /// after an error or when `each` returns false.
+    pub fn execute_each(&mut self, sql: &str, each: &mut dyn FnMut(Result<QueryResult>) -> bool) {
+        let statements = match parse::parse(sql) {
+            Ok(s) => s,
+            Err(e) => {
+                self.warnings.clear();
+                each(Err(e));
+                return;
+            }
+        };
+        for parsed in statements {
+            let result = self.run_statement(&parsed, &[], None);
+            let failed = result.is_err();
+            if !each(result) || failed {
+                return;
+            }
+        }
+    }
+
+    /// Prepares one statement; returns its id.
+    pub fn prepare(&mut self, sql: &str) -> Result<u32> {
+        if self.prepared.len() >= PREPARED_STATEMENTS_PER_SESSION_MAX {
+            return Err(Error::sql(
+                1461,
+                "42000",
+                format!(
+                    "Can't create more than max_prepared_stmt_count statements (current value: {PREPARED_STATEMENTS_PER_SESSION_MAX})"
+                ),
+            ));
+        }
+        let parsed = parse::parse_one(sql)?;
+        let (bound, columns) = match crate::dml::bindable(&parsed) {
+            true => {
+                let bound = self.bind_statement(&parsed)?;
+                let columns = bound.columns();
+                (Some(Arc::new(bound)), columns)
+            }
+            false => (None, Vec::new()),
+        };
+        let id = self.next_statement_id;
+        self.next_statement_id = self.next_statement_id.wrapping_add(1).max(1);
+        self.prepared.insert(
+            id,
+            Prepared {
+                parsed,
+                bound,
+                columns,
+            },
+        );
+        Ok(id)
+    }
+
+    pub fn prepared(&self, id: u32) -> Option<&Prepared> {
+        self.prepared.get(&id)
+    }
+
+    pub fn close_prepared(&mut self, id: u32) {
+        self.prepared.remove(&id);
+    }
+
+    /// Runs prepared statement `id` with `params`.
+    pub fn execute_prepared(&mut self, id: u32, params: &[Value]) -> Result<QueryResult> {
+        let (parsed, bound) = {
+            let p = self.prepared.get(&id).ok_or_else(|| {
+                Error::sql(
+                    1243,
+                    "HY000",
+                    format!("Unknown prepared statement handler ({id}) given to mysqld_stmt_execute"),
+                )
+            })?;
+            (p.parsed.clone(), p.bound.clone())
+        };
+        if params.len() != parsed.param_count {
+            return Err(Error::sql(
+                1210,
+                "HY000",
+                "Incorrect arguments to mysqld_stmt_execute",
+            ));
+        }
+        match self.run_statement(&parsed, params, bound.clone()) {
+            Err(Error::TableDefinitionChanged(_)) if bound.is_some() => {
+                // A table changed definition since it was prepared: bind again.
+                let rebound = Arc::new(self.bind_statement(&parsed)?);
+                if let Some(p) = self.prepared.get_mut(&id) {
+                    p.bound = Some(rebound.clone());
+                }
+                self.run_statement(&parsed, params, Some(rebound))
+            }
+            other => other,
+        }
+    }
+
+    // ---------------------------------------------------------------- statements
+
+    fn run_statement(
+        &mut self,
+        parsed: &Parsed,
+        params: &[Value],
+        bound: Option<Arc<crate::dml::Bound>>,
+    ) -> Result<QueryResult> {
+        self.engine.questions.fetch_add(1, Ordering::Relaxed);
+        if !matches!(
+            parsed.statement,
+            Statement::ShowWarnings { .. } | Statement::ShowWarningCount { .. }
+        ) {
+            self.warnings.clear();
+        }
+        {
+            let mut state = self.entry.state.lock();
+            state.command = "Query";
+            state.info = Some(parsed.text.chars().take(1024).collect());
+            state.since = Some(Instant::now());
+        }
+        self.entry.cancel.killed.store(false, Ordering::Relaxed);
+        let max_ms = self.var_u64("max_execution_time");
+        *self.entry.cancel.deadline.lock() =
+            (max_ms > 0).then(|| Instant::now() + Duration::from_millis(max_ms));
+        let result = self.dispatch(parsed, params, bound);
+        {
+            let mut state = self.entry.state.lock();
+            state.command = "Sleep";
+            state.info = None;
+            state.since = Some(Instant::now());
+        }
+        result
+    }
+
+    fn dispatch(
+        &mut self,
+        parsed: &Parsed,
+        params: &[Value],
+        bound: Option<Arc<crate::dml::Bound>>,
+    ) -> Result<QueryResult> {
+        if let Some(bound) = bound {
+            return self.run_bound(&bound, params);
+        }
+        match &parsed.statement {
+            Statement::Empty => Err(Error::sql(1065, "42000", "Query was empty")),
+            Statement::StartTransaction {
+                read_only,
+                consistent_snapshot,
+            } => {
+                self.commit_implicitly()?;
+                self.begin(*read_only, true)?;
+                if *consistent_snapshot {
+                    if let Some(tx) = self.tx.as_mut() {
+                        let _ = tx.snapshot();
+                    }
+                }
+                Ok(QueryResult::ok(0))
+            }
+            Statement::SetTransaction {
+                scope,
+                isolation,
+                read_only,
+            } => self.set_transaction(*scope, *isolation, *read_only),
+            Statement::SetCharacterSet { .. } => Ok(QueryResult::ok(0)),
+            Statement::Do { exprs } => {
+                for e in exprs {
+                    self.eval_constant(e)?;
+                }
+                Ok(QueryResult::ok(0))
+            }
+            Statement::AnalyzeTable { tables } => self.analyze(tables),
+            Statement::Sql(statement) => self.dispatch_sql(statement, parsed, params),
+            other => crate::show::special(self, other),
+        }
+    }
+
+    fn dispatch_sql(&mut self, statement: &ast::Statement, parsed: &Parsed, params: &[Value]) -> Result<QueryResult> {
+        use ast::Statement as S;
+        match statement {
+            S::Query(_) | S::Insert(_) | S::Update(_) | S::Delete(_) => {
+                let bound = self.bind_statement(parsed)?;
+                self.run_bound(&bound, params)
+            }
+            S::StartTransaction { .. } => {
+                self.commit_implicitly()?;
+                self.begin(None, true)?;
+                Ok(QueryResult::ok(0))
+            }
+            S::Commit { .. } => {
+                self.commit()?;
+                Ok(QueryResult::ok(0))
+            }
+            S::Rollback {
+                savepoint: None, ..
+            } => {
+                self.rollback()?;
+                Ok(QueryResult::ok(0))
+            }
+            S::Rollback {
+                savepoint: Some(name),
+                ..
+            } => {
+                let tx = self
+                    .tx
+                    .as_mut()
+                    .ok_or_else(|| Error::UnknownSavepoint(name.value.clone()))?;
+                self.engine.storage().rollback_to_savepoint(tx, &name.value)?;
+                Ok(QueryResult::ok(0))
+            }
+            S::Savepoint { name } => {
+                if self.tx.is_none() {
+                    // MySQL accepts SAVEPOINT outside a transaction (autocommit): a
+                    // no-op; with autocommit off it opens the implicit transaction.
+                    if self.autocommit() {
+                        return Ok(QueryResult::ok(0));
+                    }
+                    self.begin(None, false)?;
+                }
+                let tx = self.tx.as_mut().expect("a transaction is open");
+                tx.trx.savepoint(&name.value)?;
+                Ok(QueryResult::ok(0))
+            }
+            S::ReleaseSavepoint { name } => {
+                let tx = self
+                    .tx
+                    .as_mut()
+                    .ok_or_else(|| Error::UnknownSavepoint(name.value.clone()))?;
+                tx.trx.release_savepoint(&name.value)?;
+                Ok(QueryResult::ok(0))
+            }
+            S::Use(u) => {
+                let name = match u {
+                    ast::Use::Object(n) | ast::Use::Database(n) | ast::Use::Schema(n) => {
+                        crate::bind::object_name(n).join(".")
+                    }
+                    other => return Err(unsupported(other)),
+                };
+                self.use_database(&name)?;
+                Ok(QueryResult::ok(0))
+            }
+            S::Set(set) => self.set(set),
+            S::Kill { id, modifier } => {
+                let connection = !matches!(modifier, Some(ast::KillType::Query));
+                self.engine.kill(*id, connection)?;
+                Ok(QueryResult::ok(0))
+            }
+            S::Explain {
+                statement,
+                analyze,
+                ..
+            } => self.explain(statement, *analyze, params),
+            S::LockTables { .. } | S::UnlockTables => Ok(QueryResult::ok(0)),
+            S::ShowDatabases { .. }
+            | S::ShowSchemas { .. }
+            | S::ShowTables { .. }
+            | S::ShowColumns { .. }
+            | S::ShowCreate { .. }
+            | S::ShowVariables { .. }
+            | S::ShowStatus { .. }
+            | S::ShowProcessList { .. }
+            | S::ShowCharset(_)
+            | S::ShowCollation { .. }
+            | S::ExplainTable { .. } => crate::show::show(self, statement),
+            _ => {
+                self.commit_implicitly()?;
+                crate::ddl::execute(self, statement, parsed)
+            }
+        }
+    }
+
+    /// Binds a query or DML statement.
+    pub(crate) fn bind_statement(&mut self, parsed: &Parsed) -> Result<crate::dml::Bound> {
+        let Statement::Sql(statement) = &parsed.statement else {
+            return Err(unsupported("preparing this statement"));
+        };
+        crate::dml::bind(self, statement)
+    }
+
+    fn run_bound(&mut self, bound: &crate::dml::Bound, params: &[Value]) -> Result<QueryResult> {
+        let read_only = bound.is_read_only();
+        self.transact(read_only, |session, tx| {
+            crate::dml::execute(session, bound, tx, params)
+        })
+    }
+
+    fn explain(&mut self, statement: &ast::Statement, analyze: bool, params: &[Value]) -> Result<QueryResult> {
+        let text = statement.to_string();
+        let parsed = parse::parse_one(&text)?;
+        let bound = self.bind_statement(&parsed)?;
+        let crate::dml::Bound::Query(plan) = &bound else {
+            let mut lines = Vec::new();
+            bound.explain(&mut lines);
+            return Ok(explain_result(lines));
+        };
+        if !analyze {
+            let mut lines = Vec::new();
+            plan.explain(0, &mut lines);
+            return Ok(explain_result(lines));
+        }
+        let lines = self.transact(true, |session, tx| {
+            session.with_exec(tx, params, |cx| exec::explain_analyze(plan, cx))
+        })?;
+        Ok(explain_result(lines))
+    }
+
+    // ---------------------------------------------------------------- transactions
+
+    fn isolation(&self) -> IsolationLevel {
+        self.vars
+            .get("transaction_isolation")
+            .and_then(|v| match v {
+                Value::Bytes(b) => IsolationLevel::parse(&String::from_utf8_lossy(&b)),
+                _ => None,
+            })
+            .unwrap_or(IsolationLevel::RepeatableRead)
+    }
+
+    fn begin(&mut self, read_only: Option<bool>, explicit: bool) -> Result<()> {
+        let next = std::mem::take(&mut self.next_tx);
+        let isolation = next.isolation.unwrap_or_else(|| self.isolation());
+        let read_only = read_only
+            .or(next.read_only)
+            .unwrap_or_else(|| self.var_bool("transaction_read_only"));
+        self.tx = Some(self.engine.storage().begin(Some(isolation), read_only));
+        self.tx_explicit = explicit;
+        Ok(())
+    }
+
+    pub fn commit(&mut self) -> Result<()> {
+        self.tx_explicit = false;
+        match self.tx.take() {
+            Some(tx) => self.engine.storage().commit(tx),
+            None => Ok(()),
+        }
+    }
+
+    pub fn rollback(&mut self) -> Result<()> {
+        self.tx_explicit = false;
+        match self.tx.take() {
+            Some(tx) => self.engine.storage().rollback(tx),
+            None => Ok(()),
+        }
+    }
+
+    /// DDL, BEGIN and SET autocommit = 1 commit the open transaction first.
+    pub(crate) fn commit_implicitly(&mut self) -> Result<()> {
+        self.commit()
+    }
+
+    /// Runs `f` in the session's transaction, opening one if needed, and ends it if
+    /// this statement is its own transaction (autocommit).
+    pub(crate) fn transact<T>(
+        &mut self,
+        read_only_statement: bool,
+        f: impl FnOnce(&mut Session, &RefCell<Transaction>) -> Result<T>,
+    ) -> Result<T> {
+        let _ = read_only_statement;
+        if self.tx.is_none() {
+            self.begin(None, false)?;
+        }
+        let single = self.autocommit() && !self.tx_explicit;
+        let mut tx = self.tx.take().expect("a transaction is open");
+        tx.trx.begin_statement();
+        let cell = RefCell::new(tx);
+        let result = f(self, &cell);
+        let mut tx = cell.into_inner();
+        let storage = self.engine.storage().clone();
+        match result {
+            Ok(value) => {
+                if single {
+                    storage.commit(tx)?;
+                } else {
+                    tx.end_statement();
+                    self.tx = Some(tx);
+                }
+                Ok(value)
+            }
+            Err(error) => {
+                if single || matches!(error, Error::Deadlock) {
+                    self.tx_explicit = false;
+                    storage.rollback(tx)?;
+                } else {
+                    storage.rollback_statement(&mut tx)?;
+                    tx.end_statement();
+                    self.tx = Some(tx);
+                }
+                Err(error)
+            }
+        }
+    }
+
+    /// Runs `f` with an execution context over `tx`.
+    pub(crate) fn with_exec<T>(
+        &mut self,
+        tx: &RefCell<Transaction>,
+        params: &[Value],
+        f: impl FnOnce(&ExecContext) -> Result<T>,
+    ) -> Result<T> {
+        let functions = self.fn_context();
+        let memory = MemoryBudget::new(self.query_memory_bytes());
+        let cancel: Arc<Cancel> = self.entry.cancel.clone();
+        let cache = RefCell::new(HashMap::new());
+        let cx = ExecContext {
+            tx,
+            params,
+            functions: &functions,
+            memory: &memory,
+            cancel: &cancel,
+            outer: Vec::new(),
+            cache: &cache,
+            profile: None,
+        };
+        f(&cx)
+    }
+
+    fn query_memory_bytes(&self) -> u64 {
+        match self.var_u64("query_memory_max_bytes") {
+            0 => crate::limits::QUERY_MEMORY_DEFAULT_BYTES,
+            n => n.min(crate::limits::QUERY_MEMORY_MAX_BYTES_CEILING),
+        }
+    }
+
+    pub(crate) fn fn_context(&self) -> FnContext {
+        FnContext {
+            now: now(),
+            div_precision_increment: self.var_u64("div_precision_increment").min(30) as u8,
+        }
+    }
+
+    fn set_transaction(
+        &mut self,
+        scope: TransactionScope,
+        isolation: Option<IsolationLevel>,
+        read_only: Option<bool>,
+    ) -> Result<QueryResult> {
+        match scope {
+            TransactionScope::Next => {
+                if self.tx.is_some() && self.tx_explicit {
+                    return Err(Error::sql(
+                        1568,
+                        "25001",
+                        "Transaction characteristics can't be changed while a transaction is in progress",
+                    ));
+                }
+                if isolation.is_some() {
+                    self.next_tx.isolation = isolation;
+                }
+                if read_only.is_some() {
+                    self.next_tx.read_only = read_only;
+                }
+            }
+            TransactionScope::Session | TransactionScope::Global => {
+                let global = scope == TransactionScope::Global;
+                if let Some(level) = isolation {
+                    let v = Value::Bytes(level.name().as_bytes().to_vec());
+                    self.set_variable("transaction_isolation", Some(&v), global)?;
+                }
+                if let Some(ro) = read_only {
+                    self.set_variable("transaction_read_only", Some(&Value::Int(ro as i64)), global)?;
+                }
+            }
+        }
+        Ok(QueryResult::ok(0))
+    }
+
+    fn set_variable(&mut self, name: &str, value: Option<&Value>, global: bool) -> Result<()> {
+        let lower = name.to_ascii_lowercase();
+        if global {
+            let defaults = &self.engine.defaults;
+            self.engine.globals.write().set(&lower, value, true, defaults)?;
+            return Ok(());
+        }
+        let was_autocommit = self.autocommit();
+        self.vars.set(&lower, value, false, &self.engine.defaults)?;
+        if lower == "autocommit" && !was_autocommit && self.autocommit() {
+            // Turning autocommit on commits the open transaction.
+            self.commit()?;
+        }
+        Ok(())
+    }
+
+    fn set(&mut self, set: &ast::Set) -> Result<QueryResult> {
+        match set {
+            ast::Set::SingleAssignment {
+                scope,
+                hivevar: _,
+                variable,
+                values,
+            } => {
+                let global = matches!(scope, Some(ast::ContextModifier::Global));
+                self.assign(&crate::bind::object_name(variable), values, global)?;
+            }
+            ast::Set::MultipleAssignments { assignments } => {
+                for a in assignments {
+                    let global = matches!(a.scope, Some(ast::ContextModifier::Global));
+                    self.assign(&crate::bind::object_name(&a.name), std::slice::from_ref(&a.value), global)?;
+                }
+            }
+            ast::Set::SetNames { .. } | ast::Set::SetNamesDefault {} => {}
+            ast::Set::SetTimeZone { value, .. } => {
+                let v = self.eval_constant(value)?;
+                self.set_variable("time_zone", Some(&v), false)?;
+            }
+            other => return Err(unsupported(other)),
+        }
+        Ok(QueryResult::ok(0))
+    }
+
+    fn assign(&mut self, name: &[String], values: &[ast::Expr], mut global: bool) -> Result<()> {
+        let [value] = values else {
+            return Err(Error::sql(1064, "42000", "You have an error in your SQL syntax: SET takes one value"));
+        };
+        let joined = name.join(".");
+        if let Some(user) = joined.strip_prefix('@').filter(|n| !n.starts_with('@')) {
+            let v = self.eval_constant(value)?;
+            if !self.user_vars.contains_key(&user.to_ascii_lowercase())
+                && self.user_vars.len() >= USER_VARIABLES_MAX
+            {
+                return Err(Error::OutOfResources(format!(
+                    "a session may hold at most {USER_VARIABLES_MAX} user variables"
+                )));
+            }
+            self.user_vars.insert(user.to_ascii_lowercase(), v);
+            return Ok(());
+        }
+        let mut var = joined.trim_start_matches("@@").to_ascii_lowercase();
+        if let Some(rest) = var.strip_prefix("global.") {
+            global = true;
+            var = rest.to_string();
+        } else if let Some(rest) = var.strip_prefix("session.").or(var.strip_prefix("local.")) {
+            var = rest.to_string();
+        }
+        // SET x = DEFAULT; SET x = ON (a bare word is a string).
+        let v = match value {
+            ast::Expr::Identifier(id) if id.value.eq_ignore_ascii_case("default") => None,
+            ast::Expr::Identifier(id) if id.quote_style.is_none() => Some(Value::Bytes(id.value.clone().into_bytes())),
+            e => Some(self.eval_constant(e)?),
+        };
+        self.set_variable(&var, v.as_ref(), global)
+    }
+
+    /// Evaluates an expression without a table (SET, DO, DEFAULT).
+    pub(crate) fn eval_constant(&mut self, e: &ast::Expr) -> Result<Value> {
+        let (expr, _) = Binder::new(self).bind_constant(e)?;
+        self.transact(true, |session, tx| {
+            session.with_exec(tx, &[], |cx| {
+                let chunk = Chunk::empty_rows(1);
+                let ecx = crate::expr::EvalContext {
+                    params: cx.params,
+                    outer: &[],
+                    functions: cx.functions,
+                    subqueries: cx,
+                };
+                Ok(expr.eval(&chunk, &ecx)?.pop().unwrap_or(Value::Null))
+            })
+        })
+    }
+
+    fn analyze(&mut self, tables: &[ast::ObjectName]) -> Result<QueryResult> {
+        let mut rows = Vec::new();
+        for name in tables {
+            let (db, table) = Binder::new(self).table_ref(name)?;
+            let status = match analyze_table(self.engine.storage(), &db, &table) {
+                Ok(_) => ("status", "OK".to_string()),
+                Err(e) => ("Error", e.to_string()),
+            };
+            rows.push(vec![
+                Value::Bytes(format!("{db}.{table}").into_bytes()),
+                Value::Bytes(b"analyze".to_vec()),
+                Value::Bytes(status.0.as_bytes().to_vec()),
+                Value::Bytes(status.1.into_bytes()),
+            ]);
+        }
+        let columns = ["Table", "Op", "Msg_type", "Msg_text"]
+            .iter()
+            .map(|n| OutputColumn::new(*n, SqlType::TEXT, false))
+            .collect();
+        Ok(QueryResult::rows(columns, rows))
+    }
+
+    pub(crate) fn set_last_insert_id(&mut self, id: u64) {
+        self.last_insert_id = id;
+    }
+
+    pub(crate) fn user_variables(&self) -> &HashMap<String, Value> {
+        &self.user_vars
+    }
+
+    pub(crate) fn lower_case_table_names(&self) -> bool {
+        self.engine
+            .globals
+            .read()
+            .get("lower_case_table_names")
+            .and_then(|v| crate::scalar::cast::to_i64(&v))
+            .unwrap_or(0)
+            != 0
+    }
+
+    pub(crate) fn set_current_database(&mut self, db: Option<String>) {
+        self.entry.state.lock().database = db.clone();
+        self.database = db;
+    }
+}
+
+fn explain_result(lines: Vec<String>) -> QueryResult {
+    let columns = vec![OutputColumn::new("EXPLAIN", SqlType::TEXT, false)];
+    QueryResult::rows(
+        columns,
+        lines
+            .into_iter()
+            .map(|l| vec![Value::Bytes(l.into_bytes())])
+            .collect(),
+    )
+}
+
+/// The wall clock as a DATETIME with microseconds (UTC; time zones are later work).
+pub fn now() -> DateTime {
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    // Days from 0000-01-01 to 1970-01-01 in the proleptic calendar Date uses.
+    let epoch = tarn_row::datetime::Date::new(1970, 1, 1).expect("a valid date");
+    let base = DateTime::from_date(epoch).to_micros();
+    DateTime::from_micros(base + since.as_micros() as u64).unwrap_or_else(|_| DateTime::from_date(epoch))
+}
+
+pub(crate) fn is_system_database(name: &str) -> bool {
+    matches!(
+        name.to_ascii_lowercase().as_str(),
+        "information_schema" | "performance_schema" | "mysql" | "sys"
+    )
+}
+
+impl BindContext for Session {
+    fn current_database(&self) -> Option<String> {
+        self.database.clone()
+    }
+
+    fn table(&self, db: &str, name: &str) -> Result<Arc<Table>> {
+        self.engine.storage().table(db, name).map_err(|e| match e {
+            Error::UnknownTable(_) | Error::UnknownDatabase(_) => {
+                Error::UnknownTable(format!("{db}.{name}"))
+            }
+            e => e,
+        })
+    }
+
+    fn view(&self, db: &str, name: &str) -> Result<Option<String>> {
+        Ok(self.engine.storage().view(db, name)?.map(|v| v.sql))
+    }
+
+    fn system_table(
+        &self,
+        db: &str,
+        name: &str,
+    ) -> Option<Result<(Vec<OutputColumn>, Vec<Vec<Value>>)>> {
+        crate::show::system_table(self, db, name)
+    }
+
+    fn system_variable(&self, name: &str, global: bool) -> Result<Value> {
+        let value = if global {
+            self.engine.globals.read().get(name)
+        } else {
+            match name {
+                "last_insert_id" | "identity" => Some(Value::UInt(self.last_insert_id)),
+                "warning_count" => Some(Value::UInt(self.warnings.len() as u64)),
+                "error_count" => Some(Value::UInt(
+                    self.warnings.iter().filter(|w| w.level == "Error").count() as u64,
+                )),
+                _ => self.vars.get(name).or_else(|| self.engine.globals.read().get(name)),
+            }
+        };
+        value.ok_or_else(|| Error::sql(1193, "HY000", format!("Unknown system variable '{name}'")))
+    }
+
+    fn user_variable(&self, name: &str) -> Value {
+        self.user_vars
+            .get(&name.to_ascii_lowercase())
+            .cloned()
+            .unwrap_or(Value::Null)
+    }
+
+    fn session_function(&self, name: &str) -> Option<Value> {
+        let text = |s: &str| Value::Bytes(s.as_bytes().to_vec());
+        Some(match name {
+            "DATABASE" | "SCHEMA" => self.database.as_deref().map_or(Value::Null, text),
+            "USER" | "SESSION_USER" | "SYSTEM_USER" | "CURRENT_USER" => {
+                text(&format!("{}@{}", self.entry.user, self.entry.host))
+            }
+            "VERSION" => self.vars.get("version").unwrap_or_else(|| text("8.0.36-tarn-0.1")),
+            "CONNECTION_ID" => Value::UInt(self.entry.id),
+            "LAST_INSERT_ID" => Value::UInt(self.last_insert_id),
+            "ROW_COUNT" => Value::Int(-1),
+            "FOUND_ROWS" => Value::UInt(0),
+            _ => return None,
+        })
+    }
+
+    fn normalize_table_name(&self, name: &str) -> String {
+        if self.lower_case_table_names() || is_system_database(name) {
+            name.to_ascii_lowercase()
+        } else {
+            name.to_string()
+        }
+    }
+}
+
+/// ANALYZE TABLE through the catalog's statistics.
+fn analyze_table(storage: &tarn_catalog::Storage, db: &str, table: &str) -> Result<()> {
+    let _ = (storage, db, table);
+    Err(unsupported("ANALYZE TABLE"))
+}

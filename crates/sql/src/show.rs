@@ -1,0 +1,346 @@
+//! SHOW statements and system tables, on top of [`crate::sysviews`].
+//!
+//! Each SHOW builds its rows with a `sysviews` function, then applies its `LIKE`
+//! pattern (to the first column, as MySQL does) or its `WHERE` condition (bound over
+//! the result's columns, like a query over a derived table).
+
+use std::sync::Arc;
+
+use sqlparser::ast;
+use tarn_common::{Error, Result};
+use tarn_row::Value;
+use tarn_row::types::Collation;
+
+use crate::bind::{BindContext, Binder, Scope, object_name};
+use crate::parse::{ShowFilter, Statement};
+use crate::plan::{OutputColumn, Plan};
+use crate::scalar::like::like;
+use crate::session::{QueryResult, Session};
+use crate::sysviews::{self, Rows, ViewContext};
+use crate::types::SqlType;
+
+fn unsupported(what: impl std::fmt::Display) -> Error {
+    Error::sql(
+        1235,
+        "42000",
+        format!("This version of Tarn doesn't yet support '{what}'"),
+    )
+}
+
+fn output_columns(rows: &Rows) -> Vec<OutputColumn> {
+    rows.0
+        .iter()
+        .map(|c| OutputColumn::new(c.name.clone(), c.ty, true))
+        .collect()
+}
+
+/// Runs `f` with the session's view of the engine.
+fn with_view<T>(session: &Session, f: impl FnOnce(&ViewContext) -> T) -> T {
+    let engine = session.engine();
+    let globals = engine.globals.read();
+    let processes = engine.processes();
+    let cx = ViewContext {
+        storage: engine.storage(),
+        session_vars: session.variables(),
+        global_vars: &globals,
+        processes: &processes,
+        current_database: session.database(),
+    };
+    f(&cx)
+}
+
+/// information_schema and performance_schema tables for the binder.
+pub fn system_table(
+    session: &Session,
+    db: &str,
+    name: &str,
+) -> Option<Result<(Vec<OutputColumn>, Vec<Vec<Value>>)>> {
+    if !crate::session::is_system_database(db) {
+        return None;
+    }
+    let rows = with_view(session, |cx| sysviews::system_table(cx, db, name))?;
+    Some(rows.map(|rows| (output_columns(&rows), rows.1)))
+}
+
+/// Applies a SHOW's LIKE (on the first column) or WHERE.
+fn filtered(session: &mut Session, rows: Rows, filter: Option<&ShowFilter>) -> Result<QueryResult> {
+    let columns = output_columns(&rows);
+    let mut data = rows.1;
+    match filter {
+        None => {}
+        Some(ShowFilter::Like(pattern)) => {
+            data.retain(|row| match row.first() {
+                Some(Value::Bytes(b)) => like(b, pattern.as_bytes(), b'\\', Collation::CaseInsensitive),
+                _ => false,
+            });
+        }
+        Some(ShowFilter::Where(e)) => {
+            let scope = Scope::from_output(&columns);
+            let (predicate, _) = Binder::new(session).bind_in_scope(e, &scope)?;
+            let plan = Plan::Filter {
+                input: Box::new(Plan::Rows {
+                    rows: Arc::new(data),
+                    columns: columns.clone(),
+                }),
+                predicate,
+            };
+            let chunks = session.transact(true, |s, tx| {
+                s.with_exec(tx, &[], |cx| crate::exec::collect(&plan, cx))
+            })?;
+            return Ok(QueryResult::Rows { columns, chunks });
+        }
+    }
+    Ok(QueryResult::rows(columns, data))
+}
+
+fn show_filter(options: &ast::ShowStatementOptions) -> Option<ShowFilter> {
+    match &options.filter_position {
+        Some(ast::ShowStatementFilterPosition::Suffix(f)) | Some(ast::ShowStatementFilterPosition::Infix(f)) => {
+            convert_filter(f)
+        }
+        None => None,
+    }
+}
+
+fn convert_filter(f: &ast::ShowStatementFilter) -> Option<ShowFilter> {
+    match f {
+        ast::ShowStatementFilter::Like(p) | ast::ShowStatementFilter::ILike(p) => Some(ShowFilter::Like(p.clone())),
+        ast::ShowStatementFilter::Where(e) => Some(ShowFilter::Where(e.clone())),
+        ast::ShowStatementFilter::NoKeyword(p) => Some(ShowFilter::Like(p.clone())),
+    }
+}
+
+fn show_in_name(options: &ast::ShowStatementOptions) -> Option<Vec<String>> {
+    options
+        .show_in
+        .as_ref()
+        .and_then(|s| s.parent_name.as_ref())
+        .map(object_name)
+}
+
+/// The SHOW forms sqlparser represents.
+pub fn show(session: &mut Session, statement: &ast::Statement) -> Result<QueryResult> {
+    use ast::Statement as S;
+    match statement {
+        S::ShowDatabases { show_options, .. } | S::ShowSchemas { show_options, .. } => {
+            let rows = with_view(session, sysviews::show_databases);
+            filtered(session, rows, show_filter(show_options).as_ref())
+        }
+        S::ShowTables {
+            full, show_options, ..
+        } => {
+            let db = match show_in_name(show_options) {
+                Some(parts) => session.normalize_table_name(&parts.join(".")),
+                None => session
+                    .database()
+                    .map(str::to_string)
+                    .ok_or_else(|| Error::sql(1046, "3D000", "No database selected"))?,
+            };
+            let rows = with_view(session, |cx| sysviews::show_tables(cx, &db, *full))?;
+            filtered(session, rows, show_filter(show_options).as_ref())
+        }
+        S::ShowColumns {
+            full, show_options, ..
+        } => {
+            let parts = show_in_name(show_options).ok_or_else(|| Error::sql(1064, "42000", "SHOW COLUMNS needs FROM table"))?;
+            let (db, table) = split_table(session, &parts)?;
+            let rows = with_view(session, |cx| sysviews::show_columns(cx, &db, &table, *full))?;
+            filtered(session, rows, show_filter(show_options).as_ref())
+        }
+        S::ExplainTable { table_name, .. } => {
+            let (db, table) = split_table(session, &object_name(table_name))?;
+            let rows = with_view(session, |cx| sysviews::show_columns(cx, &db, &table, false))?;
+            filtered(session, rows, None)
+        }
+        S::ShowCreate { obj_type, obj_name } => {
+            let (db, table) = split_table(session, &object_name(obj_name))?;
+            match obj_type {
+                ast::ShowCreateObject::Table => {
+                    if let Some(view) = session.engine().storage().view(&db, &table)? {
+                        return Ok(create_view_rows(&view.name, &view.sql));
+                    }
+                    let rows = with_view(session, |cx| sysviews::show_create_table(cx, &db, &table))?;
+                    Ok(QueryResult::rows(output_columns(&rows), rows.1))
+                }
+                ast::ShowCreateObject::View => {
+                    let view = session
+                        .engine()
+                        .storage()
+                        .view(&db, &table)?
+                        .ok_or_else(|| Error::sql(1347, "HY000", format!("'{db}.{table}' is not VIEW")))?;
+                    Ok(create_view_rows(&view.name, &view.sql))
+                }
+                other => Err(unsupported(format!("SHOW CREATE {other}"))),
+            }
+        }
+        S::ShowVariables { filter, global, .. } => {
+            let rows = if *global {
+                sysviews::show_variables(&session.engine().globals.read())
+            } else {
+                sysviews::show_variables(session.variables())
+            };
+            filtered(session, rows, filter.as_ref().and_then(convert_filter).as_ref())
+        }
+        S::ShowStatus { filter, .. } => {
+            let rows = with_view(session, sysviews::show_status);
+            filtered(session, rows, filter.as_ref().and_then(convert_filter).as_ref())
+        }
+        S::ShowProcessList { full } => {
+            let rows = with_view(session, |cx| sysviews::show_processlist(cx, *full));
+            filtered(session, rows, None)
+        }
+        S::ShowCharset(c) => {
+            let rows = sysviews::show_charset();
+            filtered(session, rows, c.filter.as_ref().and_then(convert_filter).as_ref())
+        }
+        S::ShowCollation { filter } => {
+            let rows = sysviews::show_collation();
+            filtered(session, rows, filter.as_ref().and_then(convert_filter).as_ref())
+        }
+        other => Err(unsupported(other)),
+    }
+}
+
+fn create_view_rows(name: &str, sql: &str) -> QueryResult {
+    let columns = ["View", "Create View", "character_set_client", "collation_connection"]
+        .iter()
+        .map(|n| OutputColumn::new(*n, SqlType::TEXT, false))
+        .collect();
+    let text = |s: &str| Value::Bytes(s.as_bytes().to_vec());
+    QueryResult::rows(
+        columns,
+        vec![vec![
+            text(name),
+            text(&format!("CREATE VIEW `{name}` AS {sql}")),
+            text("utf8mb4"),
+            text("utf8mb4_0900_ai_ci"),
+        ]],
+    )
+}
+
+/// `db.t` or `t` (in the current database).
+fn split_table(session: &Session, parts: &[String]) -> Result<(String, String)> {
+    match parts {
+        [t] => Ok((
+            session
+                .database()
+                .map(str::to_string)
+                .ok_or_else(|| Error::sql(1046, "3D000", "No database selected"))?,
+            session.normalize_table_name(t),
+        )),
+        [db, t] => Ok((session.normalize_table_name(db), session.normalize_table_name(t))),
+        _ => Err(Error::sql(1103, "42000", format!("Incorrect table name '{}'", parts.join(".")))),
+    }
+}
+
+/// Tarn's own statement variants that show something.
+pub fn special(session: &mut Session, statement: &Statement) -> Result<QueryResult> {
+    match statement {
+        Statement::ShowTableStatus { database, filter } => {
+            let db = match database {
+                Some(d) => session.normalize_table_name(d),
+                None => session
+                    .database()
+                    .map(str::to_string)
+                    .ok_or_else(|| Error::sql(1046, "3D000", "No database selected"))?,
+            };
+            let rows = with_view(session, |cx| sysviews::show_table_status(cx, &db))?;
+            filtered(session, rows, filter.as_ref())
+        }
+        Statement::ShowIndex {
+            table,
+            database,
+            filter,
+        } => {
+            let mut parts: Vec<String> = table.split('.').map(str::to_string).collect();
+            if let Some(d) = database {
+                parts = vec![d.clone(), parts.pop().unwrap_or_default()];
+            }
+            let (db, table) = split_table(session, &parts)?;
+            let rows = with_view(session, |cx| sysviews::show_index(cx, &db, &table))?;
+            filtered(session, rows, filter.clone().map(ShowFilter::Where).as_ref())
+        }
+        Statement::ShowWarnings {
+            errors_only,
+            offset,
+            row_count,
+        } => {
+            let columns = vec![
+                OutputColumn::new("Level", SqlType::varchar(7), false),
+                OutputColumn::new("Code", SqlType::UInt { bits: 32 }, false),
+                OutputColumn::new("Message", SqlType::varchar(512), false),
+            ];
+            let rows = session
+                .warnings()
+                .iter()
+                .filter(|w| !errors_only || w.level == "Error")
+                .skip(*offset as usize)
+                .take(row_count.map_or(usize::MAX, |n| n as usize))
+                .map(|w| {
+                    vec![
+                        Value::Bytes(w.level.as_bytes().to_vec()),
+                        Value::UInt(w.code as u64),
+                        Value::Bytes(w.message.clone().into_bytes()),
+                    ]
+                })
+                .collect();
+            Ok(QueryResult::rows(columns, rows))
+        }
+        Statement::ShowWarningCount { errors_only } => {
+            let n = session
+                .warnings()
+                .iter()
+                .filter(|w| !errors_only || w.level == "Error")
+                .count();
+            let name = if *errors_only {
+                "@@session.error_count"
+            } else {
+                "@@session.warning_count"
+            };
+            Ok(QueryResult::rows(
+                vec![OutputColumn::new(name, SqlType::BIGINT, false)],
+                vec![vec![Value::Int(n as i64)]],
+            ))
+        }
+        Statement::ShowEngineStatus { engine } => {
+            let status = with_view(session, sysviews::show_engine_status)?;
+            let columns = ["Type", "Name", "Status"]
+                .iter()
+                .map(|n| OutputColumn::new(*n, SqlType::TEXT, false))
+                .collect();
+            Ok(QueryResult::rows(
+                columns,
+                vec![vec![
+                    Value::Bytes(engine.to_ascii_uppercase().into_bytes()),
+                    Value::Bytes(Vec::new()),
+                    Value::Bytes(status.into_bytes()),
+                ]],
+            ))
+        }
+        Statement::ShowEngines => {
+            let rows = sysviews::show_engines();
+            filtered(session, rows, None)
+        }
+        Statement::ShowCreateDatabase { name, .. } => {
+            let db = session.normalize_table_name(name);
+            if !session.engine().storage().databases().contains(&db) {
+                return Err(Error::UnknownDatabase(db));
+            }
+            let columns = ["Database", "Create Database"]
+                .iter()
+                .map(|n| OutputColumn::new(*n, SqlType::TEXT, false))
+                .collect();
+            Ok(QueryResult::rows(
+                columns,
+                vec![vec![
+                    Value::Bytes(db.clone().into_bytes()),
+                    Value::Bytes(
+                        format!("CREATE DATABASE `{db}` /*!40100 DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_0900_ai_ci */")
+                            .into_bytes(),
+                    ),
+                ]],
+            ))
+        }
+        other => Err(unsupported(format!("{other:?}").split([' ', '{', '(']).next().unwrap_or("statement"))),
+    }
+}
