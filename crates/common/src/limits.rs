@@ -237,3 +237,10 @@ pub const DOUBLEWRITE_BATCH_PAGES: usize = 64;
 /// of `DOUBLEWRITE_BATCH_PAGES` slots, so an eviction's single page need not wait for a
 /// whole flusher batch (two writes and two syncs) to finish.
 pub const DOUBLEWRITE_SLOT_GROUPS: usize = 2;
+
+// --- SQL values -----------------------------------------------------------------------
+
+/// The longest string a scalar function may build (REPEAT, LPAD, REPLACE, CONCAT, ...).
+/// A longer result is NULL, as MySQL returns NULL (with a warning) past
+/// `max_allowed_packet`, whose default this is.
+pub const SQL_STRING_RESULT_BYTES_MAX: usize = 64 << 20;
