@@ -244,3 +244,7 @@ pub const DOUBLEWRITE_SLOT_GROUPS: usize = 2;
 /// A longer result is NULL, as MySQL returns NULL (with a warning) past
 /// `max_allowed_packet`, whose default this is.
 pub const SQL_STRING_RESULT_BYTES_MAX: usize = 64 << 20;
+
+/// GROUP_CONCAT's result is cut at this many bytes (MySQL's default
+/// `group_concat_max_len`; a warning comes later).
+pub const GROUP_CONCAT_MAX_LEN_BYTES: usize = 1024;
