@@ -202,7 +202,7 @@ fn interval_fields(amount: &Value, unit: IntervalUnit) -> Option<(bool, Vec<(Fie
                 }
                 _ => (cast::to_f64(amount)? * 1e6).round() as i128,
             };
-            return Some((micros < 0, vec![(Field::Micro, micros.abs())]));
+            return Some((micros < 0, vec![(Field::Micro, micros.saturating_abs())]));
         }
         let n = match amount {
             // A string amount is read as its leading integer, as MySQL does.
@@ -985,6 +985,14 @@ mod tests {
             "2020-01-01 00:00:01.500000"
         );
         assert_eq!(add(s("not a date"), Value::Int(1), "DAY"), "NULL");
+        assert_eq!(
+            add(dt("2020-01-01 00:00:00"), s("-1e999"), "SECOND"),
+            "NULL"
+        );
+        assert_eq!(
+            add(dt("2020-01-01 00:00:00"), Value::Double(-1e300), "SECOND"),
+            "NULL"
+        );
         assert_eq!(
             add(Value::Date(date(9999, 12, 31)), Value::Int(1), "DAY"),
             "NULL"
