@@ -125,8 +125,8 @@ pub struct Session {
     warnings: Vec<Warning>,
     prepared: HashMap<u32, Prepared>,
     next_statement_id: u32,
-    /// DEFAULT expressions of tables, parsed and bound once per definition.
-    pub(crate) defaults_cache: HashMap<(String, String, u32), Arc<Vec<Option<crate::expr::Expr>>>>,
+    /// The text of the statement being run (for result column names).
+    statement_text: Option<String>,
 }
 
 impl Drop for Session {
@@ -162,7 +162,7 @@ impl Session {
             warnings: Vec::new(),
             prepared: HashMap::new(),
             next_statement_id: 1,
-            defaults_cache: HashMap::new(),
+            statement_text: None,
         }
     }
 
@@ -380,7 +380,9 @@ impl Session {
         let max_ms = self.var_u64("max_execution_time");
         *self.entry.cancel.deadline.lock() =
             (max_ms > 0).then(|| Instant::now() + Duration::from_millis(max_ms));
+        self.statement_text = Some(parsed.text.clone());
         let result = self.dispatch(parsed, params, bound);
+        self.statement_text = None;
         {
             let mut state = self.entry.state.lock();
             state.command = "Sleep";
@@ -681,7 +683,11 @@ impl Session {
     pub(crate) fn fn_context(&self) -> FnContext {
         FnContext {
             now: now(),
-            div_precision_increment: self.var_u64("div_precision_increment").min(30) as u8,
+            div_precision_increment: self
+                .vars
+                .get("div_precision_increment")
+                .and_then(|v| crate::scalar::cast::to_i64(&v))
+                .map_or(crate::scalar::arith::DIV_PRECISION_INCREMENT_DEFAULT, |v| v.clamp(0, 30) as u8),
         }
     }
 
@@ -952,6 +958,10 @@ impl BindContext for Session {
             "FOUND_ROWS" => Value::UInt(0),
             _ => return None,
         })
+    }
+
+    fn statement_text(&self) -> Option<String> {
+        self.statement_text.clone()
     }
 
     fn normalize_table_name(&self, name: &str) -> String {
