@@ -15,6 +15,7 @@
 
 pub mod parse;
 pub mod scalar;
+pub mod sysvars;
 pub mod types;
 
 pub use types::SqlType;
