@@ -2177,7 +2177,7 @@ fn span_text(text: &str, span: sqlparser::tokenizer::Span, extend_start: bool) -
         while i < b {
             let c = bytes[i];
             match quote {
-                Some(q) if c == b'\\' => i += 1,
+                Some(_) if c == b'\\' => i += 1,
                 Some(q) if c == q => quote = None,
                 Some(_) => {}
                 None => match c {
@@ -2236,6 +2236,9 @@ fn span_text(text: &str, span: sqlparser::tokenizer::Span, extend_start: bool) -
 fn display_name(e: &ast::Expr) -> String {
     match e {
         ast::Expr::Identifier(i) => i.value.clone(),
+        ast::Expr::CompoundIdentifier(parts) if parts.first().is_some_and(|p| p.value.starts_with('@')) => {
+            parts.iter().map(|p| p.value.as_str()).collect::<Vec<_>>().join(".")
+        }
         ast::Expr::CompoundIdentifier(parts) => parts.last().map(|p| p.value.clone()).unwrap_or_default(),
         ast::Expr::Value(v) => match &v.value {
             ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => s.clone(),

@@ -36,7 +36,7 @@ use crate::engine::{Engine, SessionEntry};
 use crate::exec::{self, Cancel, ExecContext, MemoryBudget};
 use crate::limits::{PREPARED_STATEMENTS_PER_SESSION_MAX, USER_VARIABLES_MAX, WARNINGS_MAX};
 use crate::parse::{self, Parsed, Statement, TransactionScope};
-use crate::plan::{OutputColumn, Plan};
+use crate::plan::OutputColumn;
 use crate::scalar::FnContext;
 use crate::sysvars::SystemVariables;
 use crate::types::SqlType;
@@ -844,10 +844,6 @@ impl Session {
 
     pub(crate) fn set_last_insert_id(&mut self, id: u64) {
         self.last_insert_id = id;
-    }
-
-    pub(crate) fn user_variables(&self) -> &HashMap<String, Value> {
-        &self.user_vars
     }
 
     pub(crate) fn lower_case_table_names(&self) -> bool {
