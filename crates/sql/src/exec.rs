@@ -102,7 +102,7 @@ pub struct ExecContext<'a> {
     pub params: &'a [Value],
     pub functions: &'a FnContext,
     pub memory: &'a MemoryBudget,
-    pub cancel: &'a Cancel,
+    pub cancel: &'a Arc<Cancel>,
     /// The enclosing row (correlated subqueries, index nested-loop joins).
     pub outer: Vec<Value>,
     /// Results of subqueries, by the subquery's address and outer values.
@@ -124,6 +124,11 @@ impl<'a> ExecContext<'a> {
             cache: self.cache,
             profile: self.profile,
         }
+    }
+
+    /// The statement's cancel flag, for work that outlives a borrow (pool jobs).
+    pub fn cancel_handle(&self) -> Arc<Cancel> {
+        self.cancel.clone()
     }
 
     fn eval_cx(&'a self) -> EvalContext<'a> {
@@ -163,6 +168,9 @@ pub fn collect_rows(plan: &Plan, cx: &ExecContext) -> Result<Vec<Vec<Value>>> {
 
 /// Builds the operator tree for `plan`.
 pub fn open(plan: &Plan) -> Result<Box<dyn Operator + '_>> {
+    if let Some(op) = crate::parallel::open_parallel(plan) {
+        return Ok(op);
+    }
     let op: Box<dyn Operator + '_> = match plan {
         Plan::Scan { .. } => Box::new(ScanOp {
             plan,
