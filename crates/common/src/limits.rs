@@ -175,6 +175,10 @@ pub const ANALYZE_SAMPLE_RANGES: usize = 64;
 /// this many it stops reading further sampled ranges.
 pub const ANALYZE_SAMPLE_ROWS_MAX: usize = 200_000;
 
+/// Rows whose values column statistics are computed from: a uniform sample
+/// (reservoir) of the rows ANALYZE reads. A table this small is described exactly.
+pub const ANALYZE_COLUMN_SAMPLE_ROWS: usize = 30_000;
+
 /// Buckets of a column's equi-height histogram.
 pub const HISTOGRAM_BUCKETS_MAX: usize = 64;
 
