@@ -824,7 +824,7 @@ impl Session {
         let mut rows = Vec::new();
         for name in tables {
             let (db, table) = Binder::new(self).table_ref(name)?;
-            let status = match analyze_table(self.engine.storage(), &db, &table) {
+            let status = match self.engine.storage().analyze_table(&db, &table) {
                 Ok(_) => ("status", "OK".to_string()),
                 Err(e) => ("Error", e.to_string()),
             };
@@ -969,8 +969,3 @@ impl BindContext for Session {
     }
 }
 
-/// ANALYZE TABLE through the catalog's statistics.
-fn analyze_table(storage: &tarn_catalog::Storage, db: &str, table: &str) -> Result<()> {
-    let _ = (storage, db, table);
-    Err(unsupported("ANALYZE TABLE"))
-}
