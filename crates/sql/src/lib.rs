@@ -16,6 +16,7 @@
 pub mod parse;
 pub mod scalar;
 pub mod sysvars;
+pub mod sysviews;
 pub mod types;
 
 pub use types::SqlType;
