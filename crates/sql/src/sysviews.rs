@@ -1169,6 +1169,105 @@ pub(crate) fn statistics(cx: &ViewContext) -> Result<Vec<Vec<Value>>> {
     Ok(rows)
 }
 
+/// Every user table, with its database.
+fn all_tables(cx: &ViewContext) -> Result<Vec<(String, std::sync::Arc<Table>)>> {
+    let mut out = Vec::new();
+    for db in cx.storage.databases() {
+        for name in cx.storage.tables(&db)? {
+            if let Ok(table) = table(cx, &db, &name) {
+                out.push((db.clone(), table));
+            }
+        }
+    }
+    Ok(out)
+}
+
+pub(crate) fn table_constraints_columns() -> Vec<Column> {
+    vec![
+        varchar("CONSTRAINT_CATALOG", 64),
+        varchar("CONSTRAINT_SCHEMA", 64),
+        varchar("CONSTRAINT_NAME", 64),
+        varchar("TABLE_SCHEMA", 64),
+        varchar("TABLE_NAME", 64),
+        varchar("CONSTRAINT_TYPE", 11),
+        varchar("ENFORCED", 3),
+    ]
+}
+
+/// `information_schema.TABLE_CONSTRAINTS`: primary keys and unique indexes (Tarn
+/// has no foreign keys or CHECK constraints).
+pub(crate) fn table_constraints(cx: &ViewContext) -> Result<Vec<Vec<Value>>> {
+    let mut rows = Vec::new();
+    for (db, table) in all_tables(cx)? {
+        let def = table.def();
+        let mut constraints = Vec::new();
+        if !def.primary_key.is_empty() {
+            constraints.push(("PRIMARY", "PRIMARY KEY"));
+        }
+        for index in ordered_indexes(def).into_iter().filter(|i| i.unique) {
+            constraints.push((index.name.as_str(), "UNIQUE"));
+        }
+        for (name, kind) in constraints {
+            rows.push(vec![
+                text("def"),
+                text(&db),
+                text(name),
+                text(&db),
+                text(&def.name),
+                text(kind),
+                text("YES"),
+            ]);
+        }
+    }
+    Ok(rows)
+}
+
+pub(crate) fn key_column_usage_columns() -> Vec<Column> {
+    vec![
+        varchar("CONSTRAINT_CATALOG", 64),
+        varchar("CONSTRAINT_SCHEMA", 64),
+        varchar("CONSTRAINT_NAME", 64),
+        varchar("TABLE_CATALOG", 64),
+        varchar("TABLE_SCHEMA", 64),
+        varchar("TABLE_NAME", 64),
+        varchar("COLUMN_NAME", 64),
+        bigint_unsigned("ORDINAL_POSITION"),
+        bigint_unsigned("POSITION_IN_UNIQUE_CONSTRAINT"),
+        varchar("REFERENCED_TABLE_SCHEMA", 64),
+        varchar("REFERENCED_TABLE_NAME", 64),
+        varchar("REFERENCED_COLUMN_NAME", 64),
+    ]
+}
+
+/// `information_schema.KEY_COLUMN_USAGE`: the columns of the primary keys and
+/// unique indexes (no foreign keys, so the `REFERENCED_*` columns are NULL).
+pub(crate) fn key_column_usage(cx: &ViewContext) -> Result<Vec<Vec<Value>>> {
+    let mut rows = Vec::new();
+    for (db, table) in all_tables(cx)? {
+        let def = table.def();
+        for (key, unique, seq, column) in index_entries(def) {
+            if !unique {
+                continue;
+            }
+            rows.push(vec![
+                text("def"),
+                text(&db),
+                text(key),
+                text("def"),
+                text(&db),
+                text(&def.name),
+                text(&def.columns[column].name),
+                uint(seq as u64),
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                Value::Null,
+            ]);
+        }
+    }
+    Ok(rows)
+}
+
 pub(crate) fn processlist_columns() -> Vec<Column> {
     vec![
         bigint_unsigned("ID"),

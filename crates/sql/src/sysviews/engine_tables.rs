@@ -81,6 +81,12 @@ pub static SYSTEM_TABLES: &[SystemTable] = &[
     system(IS, "ENGINES", super::engines_columns, super::engines),
     system(
         IS,
+        "KEY_COLUMN_USAGE",
+        super::key_column_usage_columns,
+        super::key_column_usage,
+    ),
+    system(
+        IS,
         "PROCESSLIST",
         super::processlist_columns,
         super::processlist,
@@ -91,6 +97,12 @@ pub static SYSTEM_TABLES: &[SystemTable] = &[
         "STATISTICS",
         super::statistics_columns,
         super::statistics,
+    ),
+    system(
+        IS,
+        "TABLE_CONSTRAINTS",
+        super::table_constraints_columns,
+        super::table_constraints,
     ),
     system(IS, "TABLES", super::tables_columns, super::tables),
     system(PS, "global_status", status_columns, global_status),

@@ -444,6 +444,16 @@ fn information_schema() {
         .unwrap()
         .unwrap();
     assert_eq!(rows[0][0], Value::UInt(7));
+    let (_, rows) = system_table(&cx, "information_schema", "table_constraints")
+        .unwrap()
+        .unwrap();
+    let constraints: Vec<String> = rows.iter().map(|r| format!("{} {}", r[2], r[5])).collect();
+    assert_eq!(constraints, ["PRIMARY PRIMARY KEY", "code UNIQUE"]);
+    let (_, rows) = system_table(&cx, "information_schema", "key_column_usage")
+        .unwrap()
+        .unwrap();
+    let keys: Vec<String> = rows.iter().map(|r| format!("{}.{}", r[2], r[6])).collect();
+    assert_eq!(keys, ["PRIMARY.id", "code.code"]);
     for name in ["ENGINES", "COLLATIONS", "CHARACTER_SETS"] {
         let (columns, rows) = system_table(&cx, "information_schema", name)
             .unwrap()
