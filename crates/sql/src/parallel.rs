@@ -102,6 +102,24 @@ fn shape(plan: &Plan) -> Option<Shape<'_>> {
     }
 }
 
+/// EXPLAIN's note on a node that runs as a parallel pipeline ("" otherwise).
+pub fn describe(plan: &Plan) -> String {
+    let is_pipeline = match plan {
+        Plan::Aggregate { input, group, aggs, .. } => {
+            group.iter().all(parallel_safe)
+                && aggs.iter().all(|a| !a.distinct && a.arg.as_ref().is_none_or(parallel_safe))
+                && shape(input).is_some()
+        }
+        Plan::Filter { .. } | Plan::Project { .. } | Plan::Scan { .. } => shape(plan).is_some(),
+        _ => false,
+    };
+    if is_pipeline {
+        format!(" [parallel pipeline on {} workers]", crate::workers::pool().threads())
+    } else {
+        String::new()
+    }
+}
+
 /// A parallel operator for `plan`, if it is a pipeline this module runs.
 pub fn open_parallel(plan: &Plan) -> Option<Box<dyn Operator + '_>> {
     match plan {

@@ -735,7 +735,9 @@ impl Session {
             return Ok(());
         }
         let was_autocommit = self.autocommit();
-        self.vars.set(&lower, value, false, &self.engine.defaults)?;
+        // SET SESSION x = DEFAULT takes the global value, as MySQL does.
+        let globals = self.engine.globals.read().clone();
+        self.vars.set(&lower, value, false, &globals)?;
         if lower == "autocommit" && !was_autocommit && self.autocommit() {
             // Turning autocommit on commits the open transaction.
             self.commit()?;
