@@ -235,15 +235,29 @@ pub fn pool_size_for(data_bytes: u64) -> u64 {
 pub struct QueryRun {
     pub seconds: f64,
     pub result: std::result::Result<Answer, String>,
+    /// The engine panicked: the session may be left in any state, so the caller
+    /// should start a new one.
+    pub panicked: bool,
 }
 
 /// Runs query `number`'s text for `scale_factor` in `session` and turns the result set
-/// (the one statement of the text that returns rows) into text cells.
+/// (the one statement of the text that returns rows) into text cells. An engine error
+/// or panic is the run's result, not this function's error.
 pub fn run_query(session: &mut Session, number: usize, scale_factor: f64) -> Result<QueryRun> {
     let text = queries::query_text(number, scale_factor)?;
     let started = Instant::now();
-    let outcome = session.execute(&text);
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| session.execute(&text)));
     let seconds = started.elapsed().as_secs_f64();
+    let outcome = match outcome {
+        Ok(outcome) => outcome,
+        Err(panic) => {
+            return Ok(QueryRun {
+                seconds,
+                result: Err(format!("the engine panicked: {}", panic_message(&panic))),
+                panicked: true,
+            });
+        }
+    };
     let result = match outcome {
         Ok(results) => results
             .iter()
@@ -257,7 +271,22 @@ pub fn run_query(session: &mut Session, number: usize, scale_factor: f64) -> Res
         // CREATE VIEW.
         let _ = session.execute("drop view if exists revenue0");
     }
-    Ok(QueryRun { seconds, result })
+    Ok(QueryRun {
+        seconds,
+        result,
+        panicked: false,
+    })
+}
+
+/// The message of a caught panic.
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    if let Some(text) = panic.downcast_ref::<&str>() {
+        (*text).to_string()
+    } else if let Some(text) = panic.downcast_ref::<String>() {
+        text.clone()
+    } else {
+        "(no message)".into()
+    }
 }
 
 /// A result set as text cells, as a MySQL client sees them.
@@ -323,8 +352,11 @@ pub fn run(options: &TpchBenchOptions, output: &Output) -> Result<TpchReport> {
         let mut session = tpch_session(&engine, options.timeout_seconds)?;
         warm(&mut session, output)?;
         for &number in &options.queries {
-            let row = measure(&mut session, number, threads, options, output)?;
+            let (row, panicked) = measure(&mut session, number, threads, options, output)?;
             rows.push(row);
+            if panicked {
+                session = tpch_session(&engine, options.timeout_seconds)?;
+            }
         }
     }
     let summary = summarize(&rows, options.scale_factor, answers_source);
@@ -369,14 +401,16 @@ fn measure(
     threads: usize,
     options: &TpchBenchOptions,
     output: &Output,
-) -> Result<TpchRow> {
+) -> Result<(TpchRow, bool)> {
     let expected = queries::expected_answer(number, options.scale_factor).map(|(a, _)| a);
     let mut round_seconds = Vec::new();
     let mut row_counts = Vec::new();
     let mut error = None;
     let mut mismatch = None;
+    let mut panicked = false;
     for _ in 0..options.rounds {
         let run = run_query(session, number, options.scale_factor)?;
+        panicked = run.panicked;
         match run.result {
             Err(message) => {
                 error = Some(message);
@@ -415,7 +449,7 @@ fn measure(
         verdict.name(),
         median.map_or_else(String::new, |s| format!("{s:.3} s"))
     ));
-    Ok(TpchRow {
+    let row = TpchRow {
         query: number,
         threads,
         seconds: if error.is_some() { None } else { median },
@@ -430,7 +464,8 @@ fn measure(
         error,
         mismatch,
         known_failure: queries::known_failure(number),
-    })
+    };
+    Ok((row, panicked))
 }
 
 /// Computes the summary from the rows (see the module docs).
