@@ -20,6 +20,8 @@
 //!    primary key or some index (MySQL's rule, error 1075).
 //! 4. Views live in databases that exist, and no view has the name of a table of its
 //!    database. Tables and views together count against `TABLES_PER_DATABASE_MAX`.
+//! 5. Statistics exist only for tables that exist, and match their definitions
+//!    (`TableStats::check`).
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -29,6 +31,8 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use tarn_common::{Error, Result};
 use tarn_row::Column;
+
+use crate::stats::TableStats;
 
 pub const CATALOG_FILE_NAME: &str = "catalog.json";
 const CATALOG_FORMAT: u32 = 1;
@@ -355,6 +359,10 @@ pub struct CatalogData {
     /// Views by database, then name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub views: BTreeMap<String, BTreeMap<String, ViewDef>>,
+    /// Statistics of the last ANALYZE TABLE, by database, then table (kept apart from
+    /// the definitions: ANALYZE replaces them without replacing the table's handle).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub stats: BTreeMap<String, BTreeMap<String, TableStats>>,
 }
 
 impl CatalogData {
@@ -364,6 +372,7 @@ impl CatalogData {
             next_file_id: FIRST_INDEX_FILE_ID,
             databases: BTreeMap::new(),
             views: BTreeMap::new(),
+            stats: BTreeMap::new(),
         }
     }
 
@@ -377,6 +386,31 @@ impl CatalogData {
     /// The view `db.name`, if there is one.
     pub fn view(&self, db: &str, name: &str) -> Option<&ViewDef> {
         self.views.get(db).and_then(|views| views.get(name))
+    }
+
+    /// The statistics of table `db.name`, if it was analyzed.
+    pub fn table_stats(&self, db: &str, name: &str) -> Option<&TableStats> {
+        self.stats.get(db).and_then(|tables| tables.get(name))
+    }
+
+    /// Sets (or with `None` removes) the statistics of table `db.name`.
+    pub fn set_table_stats(&mut self, db: &str, name: &str, stats: Option<TableStats>) {
+        match stats {
+            Some(stats) => {
+                self.stats
+                    .entry(db.to_string())
+                    .or_default()
+                    .insert(name.to_string(), stats);
+            }
+            None => {
+                if let Some(tables) = self.stats.get_mut(db) {
+                    tables.remove(name);
+                    if tables.is_empty() {
+                        self.stats.remove(db);
+                    }
+                }
+            }
+        }
     }
 
     /// True if `db` has a table or a view called `name`.
@@ -450,7 +484,22 @@ impl CatalogData {
                 }
             }
         }
-        self.check_views()
+        self.check_views()?;
+        self.check_stats()
+    }
+
+    fn check_stats(&self) -> std::result::Result<(), String> {
+        for (db, tables) in &self.stats {
+            for (name, stats) in tables {
+                let Some(def) = self.databases.get(db).and_then(|t| t.get(name)) else {
+                    return Err(format!("statistics of '{db}.{name}', which does not exist"));
+                };
+                stats
+                    .check(def)
+                    .map_err(|e| format!("table '{db}.{name}': {e}"))?;
+            }
+        }
+        Ok(())
     }
 
     fn check_views(&self) -> std::result::Result<(), String> {

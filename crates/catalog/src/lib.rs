@@ -7,6 +7,7 @@
 //!   load; rows in a clustered B+tree, one B+tree per secondary index.
 //! - [`scan`]: the parallel full scan into columnar batches (S1).
 //! - [`secondary`]: secondary-index range scans with sorted prefetch (S2).
+//! - [`stats`]: ANALYZE TABLE, statistics and selectivity estimates for the planner.
 //! - `sort`: the in-memory key sort behind index builds.
 
 #![forbid(unsafe_code)]
@@ -17,6 +18,7 @@ mod rebuild;
 pub mod recovery;
 pub mod scan;
 pub mod secondary;
+pub mod stats;
 pub mod storage;
 pub mod table;
 pub mod txn;
@@ -27,6 +29,7 @@ pub use catalog::{AutoIncrement, IndexDef, TableDef, ViewDef};
 pub use recovery::RecoveryReport;
 pub use scan::{BatchStream, ParallelScan, ParallelScanStats, Predicate};
 pub use secondary::{IndexScan, IndexScanStats};
+pub use stats::{AnalyzeOptions, ColumnStats, IndexStats, TableStats};
 pub use storage::{CommitTicket, Storage};
 pub use table::{RowCursor, SecondaryIndex, Table};
 pub use tarn_txn::lock::WaitPolicy;

@@ -29,6 +29,7 @@ use tarn_wal::Wal;
 use crate::catalog::{CatalogData, FIRST_INDEX_FILE_ID, IndexDef, TableDef, ViewDef};
 use crate::recovery::{self, RecoveryReport, WalLog, WalRedo};
 use crate::scan::effective_threads;
+use crate::stats::{AnalyzeOptions, TableActivity, TableStats};
 use crate::table::{ScanConfig, Table};
 use crate::txn::{Transaction, TxnContext, log_kind};
 
@@ -106,7 +107,8 @@ impl Storage {
         let mut tables = HashMap::new();
         for (db, db_tables) in &catalog.databases {
             for (name, def) in db_tables {
-                let table = storage.open_table(db, def.clone(), None)?;
+                let mut table = storage.open_table(db, def.clone(), None)?;
+                table.activity = Arc::new(TableActivity::with_stats(catalog.table_stats(db, name)));
                 tables.insert((db.clone(), name.clone()), Arc::new(table));
             }
         }
@@ -432,6 +434,7 @@ impl Storage {
         let mut state = self.state.lock();
         state.catalog.databases.remove(name);
         state.catalog.views.remove(name);
+        state.catalog.stats.remove(name);
         self.persist(&state)
     }
 
@@ -674,6 +677,7 @@ impl Storage {
             .ok_or_else(|| Error::UnknownDatabase(db.to_string()))?
             .remove(name)
             .ok_or_else(|| Error::UnknownTable(format!("{db}.{name}")))?;
+        state.catalog.set_table_stats(db, name, None);
         if let Some(table) = state.tables.remove(&(db.to_string(), name.to_string())) {
             table.retire();
         }
@@ -721,6 +725,9 @@ impl Storage {
             .get_mut(new_db)
             .expect("checked above")
             .insert(new_name.to_string(), def);
+        let stats = catalog.table_stats(db, name).cloned();
+        catalog.set_table_stats(db, name, None);
+        catalog.set_table_stats(new_db, new_name, stats);
         catalog.store(self.datadir.path())?;
         state.catalog = catalog;
         state.tables.remove(&(db.to_string(), name.to_string()));
@@ -883,6 +890,8 @@ impl Storage {
             .get_mut(db)
             .expect("the table exists")
             .insert(name.to_string(), def.clone());
+        // New files, new rows: the old statistics describe neither.
+        catalog.set_table_stats(db, name, None);
         self.install_catalog(&mut state, catalog, &def)?;
         state
             .tables
@@ -936,8 +945,11 @@ impl Storage {
             .get_mut(db)
             .expect("the table exists")
             .insert(table.to_string(), def);
+        // The new index has no statistics: the table is analyzed again as a whole.
+        catalog.set_table_stats(db, table, None);
         state.catalog = catalog;
         self.persist(&state)?;
+        new.activity.adjust(|_| None);
         state
             .tables
             .insert((db.to_string(), table.to_string()), new.clone());
@@ -959,6 +971,15 @@ impl Storage {
         // The AUTO_INCREMENT column may have led only this index (1075).
         def.validate()?;
         let new = Arc::new(self.open_table(db, def.clone(), Some(&old))?);
+        let without_index = |stats: &TableStats| {
+            let mut stats = stats.clone();
+            (position < stats.indexes.len()).then(|| {
+                stats.indexes.remove(position);
+                stats
+            })
+        };
+        let stats = state.catalog.table_stats(db, table).and_then(without_index);
+        state.catalog.set_table_stats(db, table, stats);
         state
             .catalog
             .databases
@@ -966,6 +987,7 @@ impl Storage {
             .expect("the table exists")
             .insert(table.to_string(), def);
         state.catalog.store(self.datadir.path())?;
+        new.activity.adjust(without_index);
         state
             .tables
             .insert((db.to_string(), table.to_string()), new.clone());
@@ -1024,6 +1046,36 @@ impl Storage {
             .insert((db.to_string(), name.to_string()), new.clone());
         old.retire();
         Ok(new)
+    }
+
+    /// `ANALYZE TABLE db.name` with the default options: see [`crate::stats`].
+    pub fn analyze_table(&self, db: &str, name: &str) -> Result<TableStats> {
+        self.analyze_table_with(db, name, AnalyzeOptions::default())
+    }
+
+    /// `ANALYZE TABLE db.name`: computes the table's statistics (reading it whole or
+    /// a sample of it, without the catalog's latch), installs them in the table's
+    /// handle and persists them in catalog.json. Fails with 1412 if DDL changed the
+    /// table meanwhile.
+    pub fn analyze_table_with(
+        &self,
+        db: &str,
+        name: &str,
+        options: AnalyzeOptions,
+    ) -> Result<TableStats> {
+        let table = self.table(db, name)?;
+        let analyzed = crate::stats::analyze(&table, options)?;
+        let mut state = self.state.lock();
+        let current = Self::table_in(&state, db, name)?;
+        if !Arc::ptr_eq(&current, &table) {
+            return Err(Error::TableDefinitionChanged(format!("{db}.{name}")));
+        }
+        let mut catalog = state.catalog.clone();
+        catalog.set_table_stats(db, name, Some(analyzed.stats.clone()));
+        catalog.store(self.datadir.path())?;
+        state.catalog = catalog;
+        analyzed.install(&table);
+        Ok(analyzed.stats)
     }
 
     /// Writes every dirty page, syncs the data files, and records a checkpoint in the

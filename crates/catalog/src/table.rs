@@ -36,6 +36,7 @@ use tarn_row::{Collation, ColumnType, RowLayout, Value, check_value, encode_key}
 
 use crate::auto_increment::{AutoIncrementCounter, exhausted, leading_int};
 use crate::catalog::{IndexDef, TableDef};
+use crate::stats::TableActivity;
 
 /// Decoding rows without external values needs no overflow store.
 const NO_OVERFLOW: tarn_row::row::NoOverflow = tarn_row::row::NoOverflow;
@@ -132,6 +133,8 @@ pub struct Table {
     /// The AUTO_INCREMENT counter, if the table has such a column (see
     /// [`crate::auto_increment`]).
     pub(crate) auto_increment: Option<Arc<AutoIncrementCounter>>,
+    /// Row change counts and statistics (see [`crate::stats`]).
+    pub(crate) activity: Arc<TableActivity>,
     /// Set when DDL replaced this handle or dropped the table: every later use fails
     /// with `TableDefinitionChanged` instead of missing an index or touching a
     /// deleted file.
@@ -180,6 +183,7 @@ impl Table {
             indexes,
             next_row_id: AtomicU64::new(1),
             auto_increment: None,
+            activity: Arc::default(),
             retired: AtomicBool::new(false),
             scan_config,
         };
@@ -245,8 +249,10 @@ impl Table {
     }
 
     /// Shares `previous`'s counters with this handle, which replaces it over the same
-    /// rows (an index added or dropped, a rename): see [`crate::auto_increment`].
+    /// rows (an index added or dropped, a rename): see [`crate::auto_increment`] and
+    /// [`crate::stats`].
     pub(crate) fn inherit_counters(&mut self, previous: &Table) {
+        self.activity = previous.activity.clone();
         if let (Some(mine), Some(theirs)) = (&self.auto_increment, &previous.auto_increment)
             && mine.column == theirs.column
         {
@@ -534,6 +540,7 @@ impl Table {
                 return Err(error);
             }
         }
+        self.activity.inserted(1);
         Ok(())
     }
 
@@ -571,6 +578,7 @@ impl Table {
             self.delete_secondary(index, &row, &key)?;
         }
         self.layout.free_overflow(&bytes, &overflow)?;
+        self.activity.deleted(1);
         Ok(Some(row))
     }
 
@@ -623,6 +631,7 @@ impl Table {
         match self.clustered.update(&key, &bytes)? {
             Some(replaced) => {
                 self.layout.free_overflow(&replaced, &overflow)?;
+                self.activity.updated(1);
                 Ok(true)
             }
             None => {
@@ -783,6 +792,7 @@ impl Table {
             for (index, arena) in self.indexes.iter().zip(secondaries) {
                 self.build_secondary(index, arena)?;
             }
+            self.activity.inserted(count);
             Ok(count)
         };
         secondary().inspect_err(|_| {

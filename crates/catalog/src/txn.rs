@@ -693,6 +693,7 @@ impl Table {
             // A gap lock on the next key taken before our key or entries existed means
             // a locking reader may not have seen them: take it back, wait, try again.
             let Some((space, next)) = self.gap_conflict(tx, Some(&key), &added)? else {
+                self.activity.inserted(1);
                 return Ok(());
             };
             self.rollback_to(tx, position)?;
@@ -870,6 +871,7 @@ impl Table {
             // A new entry in a gap a locking reader holds: as in `insert_tx`. The row
             // stays locked, so `current` is still its newest version after the wait.
             let Some((space, next)) = self.gap_conflict(tx, None, &added)? else {
+                self.activity.updated(1);
                 return Ok(true);
             };
             self.rollback_to(tx, position)?;
@@ -937,6 +939,7 @@ impl Table {
             },
         );
         self.clustered.update(key, &marked)?;
+        self.activity.deleted(1);
         Ok(true)
     }
 
@@ -967,6 +970,7 @@ impl Table {
             UndoKind::Insert => {
                 if self.clustered.delete(&record.key)?.is_some() {
                     self.layout.free_overflow(&current, &overflow)?;
+                    self.activity.deleted(1);
                 }
             }
             UndoKind::Update => {
@@ -977,6 +981,7 @@ impl Table {
                 if h.is_delete_marked() {
                     // Same values, same overflow chains: only the header changes back.
                     self.clustered.update(&record.key, &record.old_row)?;
+                    self.activity.inserted(1);
                 }
             }
         }

@@ -175,6 +175,10 @@ pub const ANALYZE_SAMPLE_RANGES: usize = 64;
 /// this many it stops reading further sampled ranges.
 pub const ANALYZE_SAMPLE_ROWS_MAX: usize = 200_000;
 
+/// Rows whose values column statistics are computed from: a uniform sample
+/// (reservoir) of the rows ANALYZE reads. A table this small is described exactly.
+pub const ANALYZE_COLUMN_SAMPLE_ROWS: usize = 30_000;
+
 /// Buckets of a column's equi-height histogram.
 pub const HISTOGRAM_BUCKETS_MAX: usize = 64;
 
@@ -291,3 +295,14 @@ pub const SQL_EXPRESSION_DEPTH_MAX: usize = 4096;
 /// Tables one statement may join (MySQL's limit for one join, applied per statement):
 /// sqlparser parses `t JOIN u JOIN v` by recursion that its own limit does not count.
 pub const SQL_JOINS_MAX: usize = 61;
+
+// --- SQL values -----------------------------------------------------------------------
+
+/// The longest string a scalar function may build (REPEAT, LPAD, REPLACE, CONCAT, ...).
+/// A longer result is NULL, as MySQL returns NULL (with a warning) past
+/// `max_allowed_packet`, whose default this is.
+pub const SQL_STRING_RESULT_BYTES_MAX: usize = 64 << 20;
+
+/// GROUP_CONCAT's result is cut at this many bytes (MySQL's default
+/// `group_concat_max_len`; a warning comes later).
+pub const GROUP_CONCAT_MAX_LEN_BYTES: usize = 1024;

@@ -63,6 +63,11 @@ pub trait BindContext {
     fn session_function(&self, name: &str) -> Option<Value>;
     /// Normalises a table or database name (lower_case_table_names).
     fn normalize_table_name(&self, name: &str) -> String;
+    /// The text of the statement being bound (result columns are named by the text
+    /// of their expressions, as written).
+    fn statement_text(&self) -> Option<String> {
+        None
+    }
 }
 
 /// A column visible to expressions.
@@ -615,7 +620,7 @@ impl<'c> Binder<'c> {
             };
             let (expr, ty) = self.bind_expr(item, &es)?;
             let mut column = OutputColumn::new(
-                alias.clone().unwrap_or_else(|| display_name(item)),
+                alias.clone().unwrap_or_else(|| self.display_name(item)),
                 ty,
                 true,
             );
@@ -1615,7 +1620,7 @@ impl<'c> Binder<'c> {
                     }
                     None => None,
                 };
-                (Expr::Case { whens, otherwise }, ty)
+                (coerced(Expr::Case { whens, otherwise }, ty), ty)
             }
             E::Cast {
                 expr, data_type, ..
@@ -1950,12 +1955,16 @@ impl<'c> Binder<'c> {
                 let (c, _) = self.bind_expr(&args[0], es)?;
                 let (a, ta) = self.bind_expr(&args[1], es)?;
                 let (b, tb) = self.bind_expr(&args[2], es)?;
+                let ty = unify(ta, tb);
                 return Ok((
-                    Expr::Case {
-                        whens: vec![(c, a)],
-                        otherwise: Some(Box::new(b)),
-                    },
-                    unify(ta, tb),
+                    coerced(
+                        Expr::Case {
+                            whens: vec![(c, a)],
+                            otherwise: Some(Box::new(b)),
+                        },
+                        ty,
+                    ),
+                    ty,
                 ));
             }
             "IFNULL" | "COALESCE" | "NVL" => {
@@ -1964,7 +1973,7 @@ impl<'c> Binder<'c> {
                 }
                 let (exprs, types) = self.bind_args(args, es)?;
                 let ty = types.into_iter().fold(SqlType::Null, unify);
-                return Ok((Expr::Coalesce(exprs), ty));
+                return Ok((coerced(Expr::Coalesce(exprs), ty), ty));
             }
             "NULLIF" => {
                 if args.len() != 2 {
@@ -1978,7 +1987,15 @@ impl<'c> Binder<'c> {
             _ => {}
         }
         let (exprs, types) = self.bind_args(args, es)?;
-        let ty = func::return_type(&upper, &types)?;
+        let constants: Vec<Option<Value>> = exprs
+            .iter()
+            .map(|e| match e {
+                Expr::Literal(v) => Some(v.clone()),
+                _ => None,
+            })
+            .collect();
+        let ty = func::return_type_with_constants(&upper, &types, &constants)?;
+        let ty = ty;
         Ok((
             Expr::Function {
                 name: upper.into(),
@@ -1986,6 +2003,17 @@ impl<'c> Binder<'c> {
             },
             ty,
         ))
+    }
+}
+
+/// Wraps a branch-picking expression so its values take its declared type.
+fn coerced(expr: Expr, ty: SqlType) -> Expr {
+    match ty {
+        SqlType::Null => expr,
+        ty => Expr::Coerce {
+            expr: Box::new(expr),
+            ty,
+        },
     }
 }
 
@@ -2054,10 +2082,163 @@ fn rename_output(plan: &mut Plan, alias: &str, names: &[ast::TableAliasColumnDef
     Ok(())
 }
 
+impl Binder<'_> {
+    /// The name MySQL gives an unaliased select item: its text as written.
+    fn display_name(&self, e: &ast::Expr) -> String {
+        use sqlparser::ast::Spanned;
+        if !matches!(e, ast::Expr::Identifier(_) | ast::Expr::CompoundIdentifier(_) | ast::Expr::Value(_)) {
+            if let Some(text) = self.cx.statement_text() {
+                let extend_start = matches!(
+                    e,
+                    ast::Expr::Substring { .. }
+                        | ast::Expr::Trim { .. }
+                        | ast::Expr::Extract { .. }
+                        | ast::Expr::Cast { .. }
+                        | ast::Expr::Convert { .. }
+                        | ast::Expr::Position { .. }
+                        | ast::Expr::Ceil { .. }
+                        | ast::Expr::Floor { .. }
+                );
+                if let Some(slice) = span_text(&text, e.span(), extend_start) {
+                    return slice;
+                }
+            }
+        }
+        display_name(e)
+    }
+}
+
+/// The text between two (line, column) locations (1-based; the end exclusive).
+fn span_text(text: &str, span: sqlparser::tokenizer::Span, extend_start: bool) -> Option<String> {
+    if span.start.line == 0 || span.end.line == 0 {
+        return None;
+    }
+    let offset = |line: u64, column: u64| -> Option<usize> {
+        let mut current = 1u64;
+        let mut start = 0usize;
+        for (i, c) in text.char_indices() {
+            if current == line {
+                break;
+            }
+            if c == '\n' {
+                current += 1;
+                start = i + 1;
+            }
+        }
+        if current != line {
+            return None;
+        }
+        let rest = &text[start..];
+        let mut chars = rest.char_indices();
+        let mut col = 1u64;
+        loop {
+            if col == column {
+                return Some(start + chars.next().map_or(rest.len(), |(i, _)| i));
+            }
+            chars.next()?;
+            col += 1;
+        }
+    };
+    let (mut a, mut b) = (offset(span.start.line, span.start.column)?, offset(span.end.line, span.end.column)?);
+    if a >= b || b > text.len() {
+        return None;
+    }
+    let bytes = text.as_bytes();
+    let is_name = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    // sqlparser's spans of `name(args)` forms may start inside the parentheses
+    // (SUBSTRING, TRIM, CAST, EXTRACT, ...) or end before them (COUNT(*)), and a
+    // parenthesised operand's span may leave out its `(`: widen to the name and to
+    // balanced parentheses.
+    if extend_start {
+        let mut depth = 0usize;
+        for j in (a.saturating_sub(64)..a).rev() {
+            match bytes[j] {
+                b')' => depth += 1,
+                b'(' if depth > 0 => depth -= 1,
+                b'(' => {
+                    let mut k = j;
+                    while k > 0 && is_name(bytes[k - 1]) {
+                        k -= 1;
+                    }
+                    if k < j {
+                        a = k;
+                    }
+                    break;
+                }
+                _ => {}
+            }
+        }
+    }
+    // The parenthesis balance of text[a..b], outside quotes.
+    let balance = |a: usize, b: usize| -> i64 {
+        let mut depth = 0i64;
+        let mut quote: Option<u8> = None;
+        let mut i = a;
+        while i < b {
+            let c = bytes[i];
+            match quote {
+                Some(_) if c == b'\\' => i += 1,
+                Some(q) if c == q => quote = None,
+                Some(_) => {}
+                None => match c {
+                    b'\'' | b'"' | b'`' => quote = Some(c),
+                    b'(' => depth += 1,
+                    b')' => depth -= 1,
+                    _ => {}
+                },
+            }
+            i += 1;
+        }
+        depth
+    };
+    for _ in 0..8 {
+        let depth = balance(a, b);
+        if depth < 0 {
+            // Take in the `(` of a parenthesised first operand.
+            let mut need = -depth;
+            while a > 0 && need > 0 {
+                a -= 1;
+                match bytes[a] {
+                    b'(' => need -= 1,
+                    b')' => need += 1,
+                    _ => {}
+                }
+            }
+            continue;
+        }
+        if depth > 0 {
+            let mut need = depth;
+            while b < bytes.len() && need > 0 {
+                match bytes[b] {
+                    b'(' => need += 1,
+                    b')' => need -= 1,
+                    _ => {}
+                }
+                b += 1;
+            }
+            continue;
+        }
+        // A function name followed by its argument list.
+        let mut k = b;
+        while k < bytes.len() && bytes[k].is_ascii_whitespace() {
+            k += 1;
+        }
+        if b > a && is_name(bytes[b - 1]) && k < bytes.len() && bytes[k] == b'(' {
+            b = k + 1;
+            continue;
+        }
+        break;
+    }
+    text.get(a..b).map(|t| t.trim().to_string()).filter(|t| !t.is_empty())
+}
+
 /// The name MySQL gives an unaliased select item: its text.
 fn display_name(e: &ast::Expr) -> String {
     match e {
         ast::Expr::Identifier(i) => i.value.clone(),
+        ast::Expr::CompoundIdentifier(parts) if parts.first().is_some_and(|p| p.value.starts_with('@')) => {
+            parts.iter().map(|p| p.value.as_str()).collect::<Vec<_>>().join(".")
+        }
         ast::Expr::CompoundIdentifier(parts) => parts.last().map(|p| p.value.clone()).unwrap_or_default(),
         ast::Expr::Value(v) => match &v.value {
             ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => s.clone(),

@@ -733,6 +733,8 @@ fn conflicting_row(
     row: &[Value],
 ) -> Result<Option<Vec<Value>>> {
     let mut tx = tx.borrow_mut();
+    // The error names the key as MySQL 8 does: `table.index`.
+    let index = index.rsplit('.').next().unwrap_or(index);
     if index.eq_ignore_ascii_case("PRIMARY") {
         let key = table.encode_primary_key(&primary_key_values(table, row))?;
         return table.read_key_tx(&mut tx, &key, RowLock::Exclusive, WaitPolicy::Wait);

@@ -82,6 +82,15 @@ impl Engine {
         self.started.elapsed().as_secs()
     }
 
+    /// The server-wide counters SHOW STATUS reports.
+    pub fn server_status(&self) -> crate::sysviews::ServerStatus {
+        crate::sysviews::ServerStatus {
+            uptime_s: self.uptime_s(),
+            questions: self.questions.load(Ordering::Relaxed),
+            connections: self.next_connection_id.load(Ordering::Relaxed) - 1,
+        }
+    }
+
     /// Starts a session for `user` connected from `host`.
     pub fn session(self: &Arc<Self>, user: &str, host: &str) -> Session {
         let id = self.next_connection_id.fetch_add(1, Ordering::Relaxed);

@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
 use tarn_btree::Direction;
-use tarn_catalog::{ParallelScan, RowLock, Table, Transaction, WaitPolicy};
+use tarn_catalog::{ParallelScan, RowLock, Table, Transaction};
 use tarn_common::{Error, Result};
 use tarn_row::Value;
 use tarn_row::types::Collation;
@@ -102,7 +102,7 @@ pub struct ExecContext<'a> {
     pub params: &'a [Value],
     pub functions: &'a FnContext,
     pub memory: &'a MemoryBudget,
-    pub cancel: &'a Cancel,
+    pub cancel: &'a Arc<Cancel>,
     /// The enclosing row (correlated subqueries, index nested-loop joins).
     pub outer: Vec<Value>,
     /// Results of subqueries, by the subquery's address and outer values.
@@ -124,6 +124,11 @@ impl<'a> ExecContext<'a> {
             cache: self.cache,
             profile: self.profile,
         }
+    }
+
+    /// The statement's cancel flag, for work that outlives a borrow (pool jobs).
+    pub fn cancel_handle(&self) -> Arc<Cancel> {
+        self.cancel.clone()
     }
 
     fn eval_cx(&'a self) -> EvalContext<'a> {
@@ -163,6 +168,44 @@ pub fn collect_rows(plan: &Plan, cx: &ExecContext) -> Result<Vec<Vec<Value>>> {
 
 /// Builds the operator tree for `plan`.
 pub fn open(plan: &Plan) -> Result<Box<dyn Operator + '_>> {
+    let inner = match crate::parallel::open_parallel(plan) {
+        Some(op) => op,
+        None => open_serial(plan)?,
+    };
+    Ok(Box::new(Profiled {
+        inner,
+        node: plan as *const Plan as usize,
+    }))
+}
+
+/// Counts rows and time per plan node when the statement is profiled (EXPLAIN
+/// ANALYZE); otherwise it only forwards.
+struct Profiled<'p> {
+    inner: Box<dyn Operator + 'p>,
+    node: usize,
+}
+
+impl Operator for Profiled<'_> {
+    fn next(&mut self, cx: &ExecContext) -> Result<Option<Chunk>> {
+        let Some(profile) = cx.profile else {
+            return self.inner.next(cx);
+        };
+        let started = Instant::now();
+        let result = self.inner.next(cx);
+        let elapsed = started.elapsed().as_nanos() as u64;
+        let rows = match &result {
+            Ok(Some(chunk)) => chunk.len() as u64,
+            _ => 0,
+        };
+        let mut profile = profile.borrow_mut();
+        let entry = profile.entry(self.node).or_insert((0, 0));
+        entry.0 += rows;
+        entry.1 += elapsed;
+        result
+    }
+}
+
+fn open_serial(plan: &Plan) -> Result<Box<dyn Operator + '_>> {
     let op: Box<dyn Operator + '_> = match plan {
         Plan::Scan { .. } => Box::new(ScanOp {
             plan,
@@ -1088,22 +1131,35 @@ impl SubqueryRunner for ExecContext<'_> {
     }
 }
 
-/// Statistics hook kept for EXPLAIN ANALYZE (rows and time per operator).
+/// EXPLAIN ANALYZE: runs `plan` and annotates each node with the rows it returned
+/// and the time spent in it and below it.
 pub fn explain_analyze(plan: &Plan, cx: &ExecContext) -> Result<Vec<String>> {
+    let profile = RefCell::new(HashMap::new());
+    let profiled = ExecContext {
+        profile: Some(&profile),
+        ..cx.with_outer(Vec::new())
+    };
     let started = Instant::now();
     let mut op = open(plan)?;
-    let mut rows = 0u64;
-    while let Some(chunk) = op.next(cx)? {
-        rows += chunk.len() as u64;
-    }
+    while op.next(&profiled)?.is_some() {}
+    drop(op);
     let elapsed = started.elapsed();
+    let profile = profile.into_inner();
     let mut lines = Vec::new();
-    plan.explain(0, &mut lines);
+    plan.explain_with(0, &mut lines, &|node: &Plan| {
+        match profile.get(&(node as *const Plan as usize)) {
+            Some((rows, ns)) => format!(
+                "{} (actual rows={rows} time={:.3} ms)",
+                crate::parallel::describe(node),
+                *ns as f64 / 1e6
+            ),
+            None => " (inside the parallel pipeline above, or never executed)".to_string(),
+        }
+    });
     lines.push(format!(
-        "-> actual: {rows} rows in {:.3} ms, {} bytes of operator memory",
+        "Total: {:.3} ms, {} bytes of operator memory",
         elapsed.as_secs_f64() * 1e3,
         cx.memory.used_bytes()
     ));
-    let _ = WaitPolicy::Wait;
     Ok(lines)
 }

@@ -167,6 +167,12 @@ pub enum Expr {
     },
     /// A subquery: scalar, IN, EXISTS.
     Subquery(Arc<SubqueryExpr>),
+    /// Converts a value to the type a CASE, IF or COALESCE declares (its branches may
+    /// return values of other types).
+    Coerce {
+        expr: Box<Expr>,
+        ty: SqlType,
+    },
 }
 
 /// What evaluation may read besides the chunk.
@@ -256,6 +262,7 @@ impl Expr {
             | Expr::IsNull { expr: e, .. }
             | Expr::IsBool { expr: e, .. }
             | Expr::Cast { expr: e, .. }
+            | Expr::Coerce { expr: e, .. }
             | Expr::Extract { expr: e, .. } => vec![e],
             Expr::Like { expr, pattern, .. } => vec![expr, pattern],
             Expr::InList { expr, list, .. } => std::iter::once(&**expr).chain(list).collect(),
@@ -301,6 +308,7 @@ impl Expr {
             | Expr::IsNull { expr: e, .. }
             | Expr::IsBool { expr: e, .. }
             | Expr::Cast { expr: e, .. }
+            | Expr::Coerce { expr: e, .. }
             | Expr::Extract { expr: e, .. } => e.visit_mut(f),
             Expr::Like { expr, pattern, .. } => {
                 expr.visit_mut(f);
@@ -643,6 +651,11 @@ impl Expr {
                 .map(|v| date::extract(*unit, v))
                 .collect::<Result<_>>()?,
             Expr::Subquery(s) => cx.subqueries.eval(s, chunk, cx)?,
+            Expr::Coerce { expr, ty } => expr
+                .eval(chunk, cx)?
+                .into_iter()
+                .map(|v| cast::coerce(v, *ty))
+                .collect(),
         })
     }
 }

@@ -25,6 +25,7 @@ pub mod engine;
 pub mod exec;
 pub mod expr;
 pub mod limits;
+pub mod parallel;
 pub mod parse;
 pub mod plan;
 pub mod planner;
@@ -35,6 +36,7 @@ pub mod subquery;
 pub mod sysvars;
 pub mod sysviews;
 pub mod types;
+pub mod workers;
 
 pub use engine::Engine;
 pub use session::{QueryResult, Session};

@@ -30,5 +30,16 @@ pub const INSERT_ROWS_MAX: usize = 1 << 20;
 /// User variables per session, and the bytes of one.
 pub const USER_VARIABLES_MAX: usize = 4096;
 
+/// Jobs waiting for the executor's worker pool; past it a job runs on the thread
+/// that submits it.
+pub const EXEC_QUEUED_JOBS_MAX: usize = 4096;
+
+/// Tables the planner expects to be smaller than this are scanned on the session's
+/// thread: a parallel pipeline's set-up would cost more than it saves.
+pub const PARALLEL_MIN_ROWS: u64 = 16_384;
+
+/// Chunks each worker of a parallel pipeline may have in flight to the consumer.
+pub const PARALLEL_QUEUED_CHUNKS_PER_WORKER: usize = 4;
+
 /// Rows a point or small range access reads before the planner would rather scan.
 pub const SMALL_RANGE_ROWS: u64 = 4096;

@@ -251,6 +251,11 @@ impl Plan {
 
     /// EXPLAIN's lines for this node and its inputs, indented by depth.
     pub fn explain(&self, depth: usize, out: &mut Vec<String>) {
+        self.explain_with(depth, out, &crate::parallel::describe);
+    }
+
+    /// EXPLAIN's lines, each followed by `annotate(node)` (EXPLAIN ANALYZE's figures).
+    pub fn explain_with(&self, depth: usize, out: &mut Vec<String>, annotate: &dyn Fn(&Plan) -> String) {
         let pad = "  ".repeat(depth);
         let line = match self {
             Plan::Scan {
@@ -306,9 +311,9 @@ impl Plan {
                 format!("Union{} ({} inputs)", if *all { " all" } else { "" }, inputs.len())
             }
         };
-        out.push(format!("{pad}{line}"));
+        out.push(format!("{pad}{line}{}", annotate(self)));
         for child in self.children() {
-            child.explain(depth + 1, out);
+            child.explain_with(depth + 1, out, annotate);
         }
     }
 

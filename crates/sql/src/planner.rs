@@ -609,14 +609,16 @@ fn hash_join_remapped(
 
 /// The number of rows the planner assumes a table has.
 pub fn table_rows(table: &Table) -> f64 {
-    let _ = table;
-    1000.0
+    (table.estimated_rows() as f64).max(1.0)
 }
 
-/// The fraction of rows an equality on `column` keeps.
+/// The fraction of rows an equality on `column` keeps: from ANALYZE TABLE's
+/// statistics, else `DEFAULT_EQ_SELECTIVITY`.
 fn eq_selectivity(table: &Table, column: usize) -> f64 {
-    let _ = (table, column);
-    0.1
+    match table.stats() {
+        Some(stats) => stats.selectivity_eq(column).max(1.0 / table_rows(table)),
+        None => tarn_catalog::stats::DEFAULT_EQ_SELECTIVITY,
+    }
 }
 
 /// A scan of `table` with `filters` (over its columns) and the best access path.
@@ -740,7 +742,7 @@ pub fn choose_access(table: &Table, filters: &[Expr], hints: &[IndexHint]) -> (A
     let rows = table_rows(table);
     let bounds = column_bounds(filters, def.columns.len());
     let eq_selectivity = |c: usize| eq_selectivity(table, c);
-    const RANGE_SELECTIVITY: f64 = 0.25;
+    const RANGE_SELECTIVITY: f64 = tarn_catalog::stats::DEFAULT_RANGE_SELECTIVITY;
     let filtered = {
         let mut s = 1.0;
         for (c, b) in bounds.iter().enumerate() {

@@ -36,7 +36,7 @@ use crate::engine::{Engine, SessionEntry};
 use crate::exec::{self, Cancel, ExecContext, MemoryBudget};
 use crate::limits::{PREPARED_STATEMENTS_PER_SESSION_MAX, USER_VARIABLES_MAX, WARNINGS_MAX};
 use crate::parse::{self, Parsed, Statement, TransactionScope};
-use crate::plan::{OutputColumn, Plan};
+use crate::plan::OutputColumn;
 use crate::scalar::FnContext;
 use crate::sysvars::SystemVariables;
 use crate::types::SqlType;
@@ -125,8 +125,8 @@ pub struct Session {
     warnings: Vec<Warning>,
     prepared: HashMap<u32, Prepared>,
     next_statement_id: u32,
-    /// DEFAULT expressions of tables, parsed and bound once per definition.
-    pub(crate) defaults_cache: HashMap<(String, String, u32), Arc<Vec<Option<crate::expr::Expr>>>>,
+    /// The text of the statement being run (for result column names).
+    statement_text: Option<String>,
 }
 
 impl Drop for Session {
@@ -162,7 +162,7 @@ impl Session {
             warnings: Vec::new(),
             prepared: HashMap::new(),
             next_statement_id: 1,
-            defaults_cache: HashMap::new(),
+            statement_text: None,
         }
     }
 
@@ -380,7 +380,9 @@ impl Session {
         let max_ms = self.var_u64("max_execution_time");
         *self.entry.cancel.deadline.lock() =
             (max_ms > 0).then(|| Instant::now() + Duration::from_millis(max_ms));
+        self.statement_text = Some(parsed.text.clone());
         let result = self.dispatch(parsed, params, bound);
+        self.statement_text = None;
         {
             let mut state = self.entry.state.lock();
             state.command = "Sleep";
@@ -681,7 +683,11 @@ impl Session {
     pub(crate) fn fn_context(&self) -> FnContext {
         FnContext {
             now: now(),
-            div_precision_increment: self.var_u64("div_precision_increment").min(30) as u8,
+            div_precision_increment: self
+                .vars
+                .get("div_precision_increment")
+                .and_then(|v| crate::scalar::cast::to_i64(&v))
+                .map_or(crate::scalar::arith::DIV_PRECISION_INCREMENT_DEFAULT, |v| v.clamp(0, 30) as u8),
         }
     }
 
@@ -729,7 +735,9 @@ impl Session {
             return Ok(());
         }
         let was_autocommit = self.autocommit();
-        self.vars.set(&lower, value, false, &self.engine.defaults)?;
+        // SET SESSION x = DEFAULT takes the global value, as MySQL does.
+        let globals = self.engine.globals.read().clone();
+        self.vars.set(&lower, value, false, &globals)?;
         if lower == "autocommit" && !was_autocommit && self.autocommit() {
             // Turning autocommit on commits the open transaction.
             self.commit()?;
@@ -818,7 +826,7 @@ impl Session {
         let mut rows = Vec::new();
         for name in tables {
             let (db, table) = Binder::new(self).table_ref(name)?;
-            let status = match analyze_table(self.engine.storage(), &db, &table) {
+            let status = match self.engine.storage().analyze_table(&db, &table) {
                 Ok(_) => ("status", "OK".to_string()),
                 Err(e) => ("Error", e.to_string()),
             };
@@ -838,10 +846,6 @@ impl Session {
 
     pub(crate) fn set_last_insert_id(&mut self, id: u64) {
         self.last_insert_id = id;
-    }
-
-    pub(crate) fn user_variables(&self) -> &HashMap<String, Value> {
-        &self.user_vars
     }
 
     pub(crate) fn lower_case_table_names(&self) -> bool {
@@ -954,6 +958,10 @@ impl BindContext for Session {
         })
     }
 
+    fn statement_text(&self) -> Option<String> {
+        self.statement_text.clone()
+    }
+
     fn normalize_table_name(&self, name: &str) -> String {
         if self.lower_case_table_names() || is_system_database(name) {
             name.to_ascii_lowercase()
@@ -963,8 +971,3 @@ impl BindContext for Session {
     }
 }
 
-/// ANALYZE TABLE through the catalog's statistics.
-fn analyze_table(storage: &tarn_catalog::Storage, db: &str, table: &str) -> Result<()> {
-    let _ = (storage, db, table);
-    Err(unsupported("ANALYZE TABLE"))
-}

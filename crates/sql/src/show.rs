@@ -45,6 +45,7 @@ fn with_view<T>(session: &Session, f: impl FnOnce(&ViewContext) -> T) -> T {
         global_vars: &globals,
         processes: &processes,
         current_database: session.database(),
+        server: engine.server_status(),
     };
     f(&cx)
 }

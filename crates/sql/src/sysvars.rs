@@ -1,23 +1,892 @@
-//! (temporary stub)
-use std::collections::BTreeMap;
+//! MySQL system variables (`@@name`, `SET [GLOBAL | SESSION] name = value`,
+//! `SHOW VARIABLES`).
+//!
+//! Clients read a fixed set of variables on connect (Connector/J asks for
+//! `auto_increment_increment`, `character_set_*`, `sql_mode`, `transaction_isolation`,
+//! `wait_timeout` and a dozen more; the mariadb CLI for `version_comment`) and give up
+//! if one is unknown, so every variable they read is in [`VARIABLES`] with MySQL's
+//! name, scope, domain and default. Tarn adds:
+//!
+//! - `query_memory_max_bytes` (session and global): the memory a query's operators
+//!   may hold before error 1038;
+//! - every engine setting of [`tarn_common::settings::SETTINGS`] under its own name
+//!   (`scan_threads`, `secondary_prefetch`, `lock_scheduling`, `log_device`,
+//!   `buffer_pool_instances`, `io_method`, ...) as a read-only GLOBAL variable, so
+//!   the techniques S1 to S5 an engine runs with are visible from SQL. They are
+//!   read-only because changing them needs the engine's cooperation (a later issue).
+//!   Two settings share a MySQL variable's name and are that variable instead:
+//!   `transaction_isolation` and `lock_wait_timeout`, which take their defaults from
+//!   the settings.
+//!
+//! # Levels
+//!
+//! A [`SystemVariables`] is either the server's global level ([`new_global`]) or
+//! one session's level ([`session_from`]). The global level holds every GLOBAL and
+//! GLOBAL+SESSION variable and, hidden from [`get`] and [`iter`], the defaults of the
+//! session-only ones. A session holds only the SESSION and GLOBAL+SESSION variables,
+//! copied from the global level when it starts; a global-only variable is read from
+//! the global level (`session.get(x).or_else(|| globals.get(x))`), so `SET GLOBAL`
+//! of it is seen by every session at once, as in MySQL.
+//!
+//! # Values
+//!
+//! Booleans are `Value::Int(0 | 1)` (what `SELECT @@autocommit` returns) and
+//! [`SystemVariables::display`] shows them as `ON`/`OFF` (what `SHOW VARIABLES`
+//! shows); integers are `Value::UInt` (or `Value::Int` for signed domains); everything
+//! else is `Value::Bytes` in its canonical spelling (upper-case `sql_mode` in MySQL's
+//! order, `REPEATABLE-READ`, `utf8mb4`). An integer outside its domain is clamped to
+//! it, as MySQL does; MySQL also warns (1292, "Truncated incorrect x value"), which is
+//! the caller's to add when the stored value differs from the one given.
+//!
+//! [`new_global`]: SystemVariables::new_global
+//! [`session_from`]: SystemVariables::session_from
+//! [`get`]: SystemVariables::get
+//! [`iter`]: SystemVariables::iter
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::LazyLock;
+
+use tarn_common::settings::{IsolationLevel, SETTINGS, Settings};
 use tarn_common::{Error, Result};
 use tarn_row::Value;
-#[derive(Clone, Default)]
-pub struct SystemVariables { values: BTreeMap<String, Value> }
-impl SystemVariables {
-    pub fn new_global(_s: &tarn_common::settings::Settings) -> SystemVariables {
-        let mut values = BTreeMap::new();
-        values.insert("autocommit".to_string(), Value::Int(1));
-        values.insert("transaction_isolation".to_string(), Value::Bytes(b"REPEATABLE-READ".to_vec()));
-        values.insert("version_comment".to_string(), Value::Bytes(b"Tarn".to_vec()));
-        SystemVariables { values }
-    }
-    pub fn session_from(g: &SystemVariables) -> SystemVariables { g.clone() }
-    pub fn get(&self, name: &str) -> Option<Value> { self.values.get(&name.to_ascii_lowercase()).cloned() }
-    pub fn set(&mut self, name: &str, value: Option<&Value>, _global: bool, defaults: &SystemVariables) -> Result<Value> {
-        let v = match value { Some(v) => v.clone(), None => defaults.get(name).ok_or_else(|| Error::sql(1193, "HY000", format!("Unknown system variable '{name}'")))? };
-        self.values.insert(name.to_ascii_lowercase(), v.clone());
-        Ok(v)
-    }
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> { self.values.iter().map(|(k, v)| (k.as_str(), v)) }
+
+/// The version string clients see (`@@version`, `VERSION()`, the handshake).
+pub const SERVER_VERSION: &str = "8.0.36-tarn-0.1";
+
+use crate::limits::{QUERY_MEMORY_DEFAULT_BYTES, QUERY_MEMORY_MAX_BYTES_CEILING};
+/// The least `query_memory_max_bytes` may be set to: below a megabyte every query
+/// with a sort or a hash table would fail.
+const QUERY_MEMORY_MIN_BYTES: u64 = 1 << 20;
+
+/// Where a variable lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VarScope {
+    /// Server-wide only (`SET GLOBAL`).
+    Global,
+    /// Per session only (`SET [SESSION]`).
+    Session,
+    /// A global value that each new session copies and may change for itself.
+    Both,
 }
+
+impl VarScope {
+    fn has_global(self) -> bool {
+        matches!(self, VarScope::Global | VarScope::Both)
+    }
+
+    fn has_session(self) -> bool {
+        matches!(self, VarScope::Session | VarScope::Both)
+    }
+}
+
+/// A variable's domain: what `SET` accepts and how the value is stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VarKind {
+    /// `ON`/`OFF`/`TRUE`/`FALSE`/1/0, stored as `Value::Int(0 | 1)`.
+    Bool,
+    /// A signed integer, clamped to `min..=max`, stored as `Value::Int`.
+    Int { min: i64, max: i64 },
+    /// An unsigned integer, clamped to `min..=max`, stored as `Value::UInt`.
+    UInt { min: u64, max: u64 },
+    /// Any string.
+    Str,
+    /// One of the names (case-insensitive, or its 0-based position), stored as spelled
+    /// here.
+    Enum(&'static [&'static str]),
+    /// A comma-separated subset of the names, stored upper-case in this order
+    /// (`sql_mode`, which also expands `ANSI` and `TRADITIONAL` as MySQL does).
+    Set(&'static [&'static str]),
+    /// `READ-UNCOMMITTED`, `READ-COMMITTED`, `REPEATABLE-READ`, `SERIALIZABLE` (also
+    /// with spaces or underscores, or 0 to 3).
+    Isolation,
+    /// A character set of [`CHARSETS`]; `nullable` allows NULL (only
+    /// `character_set_results`: "send results as stored").
+    Charset { nullable: bool },
+    /// A collation of [`COLLATIONS`].
+    Collation,
+    /// `SYSTEM`, `UTC`, or an offset `+HH:MM` / `-HH:MM` from -13:59 to +14:00.
+    TimeZone,
+}
+
+/// A variable's default: a constant, or computed from the engine's settings.
+#[derive(Clone, Copy)]
+pub enum VarDefault {
+    Bool(bool),
+    UInt(u64),
+    Str(&'static str),
+    /// From the settings (data directory, isolation level, ...).
+    Computed(fn(&Settings) -> Value),
+    /// The engine setting of this name, in [`Settings::get`]'s text form.
+    Setting(&'static str),
+}
+
+/// One system variable.
+pub struct VarSpec {
+    /// Lower-case, as MySQL spells it.
+    pub name: &'static str,
+    pub scope: VarScope,
+    /// `SET` fails with 1238; the server may still change it (`set_internal`).
+    pub read_only: bool,
+    pub kind: VarKind,
+    pub default: VarDefault,
+}
+
+const fn var(
+    name: &'static str,
+    scope: VarScope,
+    read_only: bool,
+    kind: VarKind,
+    default: VarDefault,
+) -> VarSpec {
+    VarSpec {
+        name,
+        scope,
+        read_only,
+        kind,
+        default,
+    }
+}
+
+use VarDefault as D;
+use VarKind as K;
+use VarScope::{Both, Global, Session};
+
+const TIMEOUT_S: VarKind = K::UInt {
+    min: 1,
+    max: 31_536_000,
+};
+const ANY_UINT: VarKind = K::UInt {
+    min: 0,
+    max: u64::MAX,
+};
+const U32: VarKind = K::UInt {
+    min: 0,
+    max: u32::MAX as u64,
+};
+const CHARSET: VarKind = K::Charset { nullable: false };
+const RW: bool = false;
+const RO: bool = true;
+
+/// `sql_mode`'s modes in MySQL 8's order (its unused bits left out).
+pub const SQL_MODES: &[&str] = &[
+    "REAL_AS_FLOAT",
+    "PIPES_AS_CONCAT",
+    "ANSI_QUOTES",
+    "IGNORE_SPACE",
+    "ONLY_FULL_GROUP_BY",
+    "NO_UNSIGNED_SUBTRACTION",
+    "NO_DIR_IN_CREATE",
+    "ANSI",
+    "NO_AUTO_VALUE_ON_ZERO",
+    "NO_BACKSLASH_ESCAPES",
+    "STRICT_TRANS_TABLES",
+    "STRICT_ALL_TABLES",
+    "NO_ZERO_IN_DATE",
+    "NO_ZERO_DATE",
+    "ALLOW_INVALID_DATES",
+    "ERROR_FOR_DIVISION_BY_ZERO",
+    "TRADITIONAL",
+    "HIGH_NOT_PRECEDENCE",
+    "NO_ENGINE_SUBSTITUTION",
+    "PAD_CHAR_TO_FULL_LENGTH",
+    "TIME_TRUNCATE_FRACTIONAL",
+];
+
+/// MySQL 8's default `sql_mode`.
+pub const SQL_MODE_DEFAULT: &str = "ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,\
+NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION";
+
+/// The modes `ANSI` and `TRADITIONAL` stand for (each also sets itself).
+const SQL_MODE_COMBINATIONS: &[(&str, &[&str])] = &[
+    (
+        "ANSI",
+        &[
+            "REAL_AS_FLOAT",
+            "PIPES_AS_CONCAT",
+            "ANSI_QUOTES",
+            "IGNORE_SPACE",
+            "ONLY_FULL_GROUP_BY",
+        ],
+    ),
+    (
+        "TRADITIONAL",
+        &[
+            "STRICT_TRANS_TABLES",
+            "STRICT_ALL_TABLES",
+            "NO_ZERO_IN_DATE",
+            "NO_ZERO_DATE",
+            "ERROR_FOR_DIVISION_BY_ZERO",
+            "NO_ENGINE_SUBSTITUTION",
+        ],
+    ),
+];
+
+/// A character set clients may name: (name, default collation, description, bytes
+/// per character at most). Tarn stores and sends UTF-8 whatever the connection's
+/// character set variables say; these are the sets whose text is valid UTF-8 (or
+/// bytes, for `binary`), so naming them never makes a client misread a result.
+pub const CHARSETS: &[(&str, &str, &str, u32)] = &[
+    ("ascii", "ascii_general_ci", "US ASCII", 1),
+    ("binary", "binary", "Binary pseudo charset", 1),
+    ("utf8mb3", "utf8mb3_general_ci", "UTF-8 Unicode", 3),
+    ("utf8mb4", "utf8mb4_0900_ai_ci", "UTF-8 Unicode", 4),
+];
+
+/// A collation: (name, character set, MySQL's id, is the set's default, pad
+/// attribute). Tarn compares text either case-insensitively with trailing spaces
+/// ignored (`tarn_row::Collation::CaseInsensitive`) or as bytes (`Binary`); the
+/// `_ci` names stand for the first, `_bin` and `binary` for the second.
+pub const COLLATIONS: &[(&str, &str, u32, bool, &str)] = &[
+    ("ascii_bin", "ascii", 65, false, "PAD SPACE"),
+    ("ascii_general_ci", "ascii", 11, true, "PAD SPACE"),
+    ("binary", "binary", 63, true, "NO PAD"),
+    ("utf8mb3_bin", "utf8mb3", 83, false, "PAD SPACE"),
+    ("utf8mb3_general_ci", "utf8mb3", 33, true, "PAD SPACE"),
+    ("utf8mb4_0900_ai_ci", "utf8mb4", 255, true, "NO PAD"),
+    ("utf8mb4_bin", "utf8mb4", 46, false, "PAD SPACE"),
+    ("utf8mb4_general_ci", "utf8mb4", 45, false, "PAD SPACE"),
+];
+
+/// The default collation of character set `charset` (after [`canonical_charset`]).
+pub fn default_collation(charset: &str) -> Option<&'static str> {
+    CHARSETS.iter().find(|c| c.0 == charset).map(|c| c.1)
+}
+
+/// A character set's canonical name: lower-case, `utf8` read as `utf8mb3` (as
+/// MySQL 8 does); None if Tarn does not accept it.
+pub fn canonical_charset(name: &str) -> Option<&'static str> {
+    let lower = name.trim().to_ascii_lowercase();
+    let lower = if lower == "utf8" { "utf8mb3" } else { &lower };
+    CHARSETS.iter().find(|c| c.0 == lower).map(|c| c.0)
+}
+
+/// A collation's canonical name (`utf8_*` read as `utf8mb3_*`); None if unknown.
+pub fn canonical_collation(name: &str) -> Option<&'static str> {
+    let lower = name.trim().to_ascii_lowercase();
+    let lower = match lower.strip_prefix("utf8_") {
+        Some(rest) => format!("utf8mb3_{rest}"),
+        None => lower,
+    };
+    COLLATIONS.iter().find(|c| c.0 == lower).map(|c| c.0)
+}
+
+fn text(s: &str) -> Value {
+    Value::Bytes(s.as_bytes().to_vec())
+}
+
+fn datadir(settings: &Settings) -> Value {
+    let path = std::path::absolute(&settings.data_dir).unwrap_or(settings.data_dir.clone());
+    let mut shown = path.display().to_string();
+    if !shown.ends_with('/') {
+        shown.push('/');
+    }
+    Value::Bytes(shown.into_bytes())
+}
+
+fn hostname(_: &Settings) -> Value {
+    let name = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "localhost".to_string());
+    Value::Bytes(name.into_bytes())
+}
+
+fn compile_os(_: &Settings) -> Value {
+    text(match std::env::consts::OS {
+        "linux" => "Linux",
+        other => other,
+    })
+}
+
+fn compile_machine(_: &Settings) -> Value {
+    text(std::env::consts::ARCH)
+}
+
+/// Every MySQL-named variable Tarn knows, sorted by name. The engine settings follow
+/// as read-only GLOBAL variables (see the module documentation).
+#[rustfmt::skip]
+pub static VARIABLES: &[VarSpec] = &[
+    var("auto_increment_increment", Both, RW, K::UInt { min: 1, max: 65_535 }, D::UInt(1)),
+    var("auto_increment_offset", Both, RW, K::UInt { min: 1, max: 65_535 }, D::UInt(1)),
+    var("autocommit", Both, RW, K::Bool, D::Bool(true)),
+    var("character_set_client", Both, RW, CHARSET, D::Str("utf8mb4")),
+    var("character_set_connection", Both, RW, CHARSET, D::Str("utf8mb4")),
+    var("character_set_database", Both, RW, CHARSET, D::Str("utf8mb4")),
+    var("character_set_filesystem", Both, RW, CHARSET, D::Str("binary")),
+    var("character_set_results", Both, RW, K::Charset { nullable: true }, D::Str("utf8mb4")),
+    var("character_set_server", Both, RW, CHARSET, D::Str("utf8mb4")),
+    var("character_set_system", Global, RO, K::Str, D::Str("utf8mb3")),
+    var("collation_connection", Both, RW, K::Collation, D::Str("utf8mb4_0900_ai_ci")),
+    var("collation_database", Both, RW, K::Collation, D::Str("utf8mb4_0900_ai_ci")),
+    var("collation_server", Both, RW, K::Collation, D::Str("utf8mb4_0900_ai_ci")),
+    var("cte_max_recursion_depth", Both, RW, U32, D::UInt(1000)),
+    var("datadir", Global, RO, K::Str, D::Computed(datadir)),
+    var("date_format", Global, RO, K::Str, D::Str("%Y-%m-%d")),
+    var("datetime_format", Global, RO, K::Str, D::Str("%Y-%m-%d %H:%i:%s")),
+    var("default_storage_engine", Both, RW, K::Enum(&["Tarn"]), D::Str("Tarn")),
+    var("div_precision_increment", Both, RW, K::UInt { min: 0, max: 30 }, D::UInt(4)),
+    var("error_count", Session, RO, ANY_UINT, D::UInt(0)),
+    var("explicit_defaults_for_timestamp", Both, RO, K::Bool, D::Bool(true)),
+    var("foreign_key_checks", Both, RW, K::Bool, D::Bool(true)),
+    var("group_concat_max_len", Both, RW, K::UInt { min: 4, max: u64::MAX }, D::UInt(1024)),
+    var("have_ssl", Global, RO, K::Str, D::Str("DISABLED")),
+    var("hostname", Global, RO, K::Str, D::Computed(hostname)),
+    var("init_connect", Global, RW, K::Str, D::Str("")),
+    var("innodb_buffer_pool_instances", Global, RO, ANY_UINT, D::Setting("buffer_pool_instances")),
+    var("innodb_buffer_pool_size", Global, RO, ANY_UINT, D::Setting("buffer_pool_size")),
+    var("innodb_doublewrite", Global, RO, K::Bool, D::Setting("doublewrite")),
+    var("innodb_flush_log_at_trx_commit", Global, RO, ANY_UINT, D::Setting("flush_log_at_commit")),
+    var("innodb_lock_wait_timeout", Both, RW, K::UInt { min: 1, max: 1_073_741_824 },
+        D::Setting("lock_wait_timeout")),
+    var("interactive_timeout", Both, RW, TIMEOUT_S, D::UInt(28_800)),
+    var("last_insert_id", Session, RW, ANY_UINT, D::UInt(0)),
+    var("license", Global, RO, K::Str, D::Str(env!("CARGO_PKG_LICENSE"))),
+    var("lock_wait_timeout", Both, RW, TIMEOUT_S, D::Setting("lock_wait_timeout")),
+    var("log_bin", Global, RO, K::Bool, D::Bool(false)),
+    var("lower_case_table_names", Global, RO, K::UInt { min: 0, max: 2 }, D::UInt(0)),
+    var("max_allowed_packet", Both, RW, K::UInt { min: 1024, max: 1 << 30 }, D::UInt(64 << 20)),
+    var("max_connections", Global, RW, K::UInt { min: 1, max: 100_000 }, D::UInt(151)),
+    var("max_error_count", Both, RW, K::UInt { min: 0, max: 65_535 }, D::UInt(1024)),
+    var("max_execution_time", Both, RW, U32, D::UInt(0)),
+    var("max_heap_table_size", Both, RW, K::UInt { min: 16_384, max: u64::MAX }, D::UInt(16 << 20)),
+    var("net_buffer_length", Both, RW, K::UInt { min: 1024, max: 1 << 20 }, D::UInt(16_384)),
+    var("net_read_timeout", Both, RW, TIMEOUT_S, D::UInt(30)),
+    var("net_write_timeout", Both, RW, TIMEOUT_S, D::UInt(60)),
+    var("performance_schema", Global, RO, K::Bool, D::Bool(false)),
+    var("port", Global, RO, K::UInt { min: 0, max: 65_535 }, D::UInt(3306)),
+    var("protocol_version", Global, RO, ANY_UINT, D::UInt(10)),
+    var("query_cache_size", Global, RO, ANY_UINT, D::UInt(0)),
+    var("query_cache_type", Both, RO, K::Enum(&["OFF", "ON", "DEMAND"]), D::Str("OFF")),
+    var("query_memory_max_bytes", Both, RW,
+        K::UInt { min: QUERY_MEMORY_MIN_BYTES, max: QUERY_MEMORY_MAX_BYTES_CEILING },
+        D::UInt(QUERY_MEMORY_DEFAULT_BYTES)),
+    var("socket", Global, RO, K::Str, D::Str("")),
+    var("sort_buffer_size", Both, RW, K::UInt { min: 32_768, max: u64::MAX }, D::UInt(262_144)),
+    var("sql_auto_is_null", Both, RW, K::Bool, D::Bool(false)),
+    var("sql_mode", Both, RW, K::Set(SQL_MODES), D::Str(SQL_MODE_DEFAULT)),
+    var("sql_notes", Both, RW, K::Bool, D::Bool(true)),
+    var("sql_safe_updates", Both, RW, K::Bool, D::Bool(false)),
+    var("sql_select_limit", Both, RW, ANY_UINT, D::UInt(u64::MAX)),
+    var("sql_warnings", Both, RW, K::Bool, D::Bool(false)),
+    var("system_time_zone", Global, RO, K::Str, D::Str("UTC")),
+    var("time_format", Global, RO, K::Str, D::Str("%H:%i:%s")),
+    var("time_zone", Both, RW, K::TimeZone, D::Str("SYSTEM")),
+    var("tmp_table_size", Both, RW, K::UInt { min: 1024, max: u64::MAX }, D::UInt(16 << 20)),
+    var("transaction_isolation", Both, RW, K::Isolation, D::Setting("transaction_isolation")),
+    var("transaction_read_only", Both, RW, K::Bool, D::Bool(false)),
+    var("unique_checks", Both, RW, K::Bool, D::Bool(true)),
+    var("version", Global, RO, K::Str, D::Str(SERVER_VERSION)),
+    var("version_comment", Global, RO, K::Str, D::Str("Tarn")),
+    var("version_compile_machine", Global, RO, K::Str, D::Computed(compile_machine)),
+    var("version_compile_os", Global, RO, K::Str, D::Computed(compile_os)),
+    var("wait_timeout", Both, RW, TIMEOUT_S, D::UInt(28_800)),
+    var("warning_count", Session, RO, ANY_UINT, D::UInt(0)),
+];
+
+/// Old names MySQL still answers to: (alias, variable).
+pub const ALIASES: &[(&str, &str)] = &[
+    ("identity", "last_insert_id"),
+    ("storage_engine", "default_storage_engine"),
+    ("tx_isolation", "transaction_isolation"),
+    ("tx_read_only", "transaction_read_only"),
+];
+
+/// The engine settings as variables: read-only, GLOBAL, typed by their default's
+/// text (`on`/`off` are booleans, digits unsigned integers, the rest strings).
+static ENGINE_VARIABLES: LazyLock<Vec<VarSpec>> = LazyLock::new(|| {
+    let defaults = Settings::default();
+    SETTINGS
+        .iter()
+        .filter(|s| !VARIABLES.iter().any(|v| v.name == s.name))
+        .map(|s| {
+            let shown = defaults.get(s.name).unwrap_or_default();
+            let kind = if shown == "on" || shown == "off" {
+                K::Bool
+            } else if !shown.is_empty() && shown.bytes().all(|b| b.is_ascii_digit()) {
+                ANY_UINT
+            } else {
+                K::Str
+            };
+            var(s.name, Global, RO, kind, D::Setting(s.name))
+        })
+        .collect()
+});
+
+/// Every name (variables and aliases) to its variable.
+static BY_NAME: LazyLock<HashMap<&'static str, &'static VarSpec>> = LazyLock::new(|| {
+    let mut map: HashMap<&'static str, &'static VarSpec> = VARIABLES
+        .iter()
+        .chain(ENGINE_VARIABLES.iter())
+        .map(|v| (v.name, v))
+        .collect();
+    for &(alias, target) in ALIASES {
+        let spec = map[target];
+        map.insert(alias, spec);
+    }
+    map
+});
+
+/// The variable named `name` (any case, aliases included).
+pub fn spec(name: &str) -> Option<&'static VarSpec> {
+    BY_NAME.get(name.to_ascii_lowercase().as_str()).copied()
+}
+
+/// Every variable: MySQL's, then the engine settings.
+pub fn all_specs() -> impl Iterator<Item = &'static VarSpec> {
+    VARIABLES.iter().chain(ENGINE_VARIABLES.iter())
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Level {
+    Global,
+    Session,
+    /// A session over the globals ([`SystemVariables::with_globals`]).
+    Merged,
+}
+
+/// The variables of one level: the server's globals or one session's.
+#[derive(Clone, Debug)]
+pub struct SystemVariables {
+    level: Level,
+    /// Canonical name to value. At the global level this includes the defaults of
+    /// the session-only variables, which `get` and `iter` do not show.
+    values: BTreeMap<&'static str, Value>,
+}
+
+impl SystemVariables {
+    /// Every variable at its default; engine settings come from `settings`.
+    pub fn new_global(settings: &Settings) -> SystemVariables {
+        let values = all_specs()
+            .map(|spec| (spec.name, default_value(spec, settings)))
+            .collect();
+        SystemVariables {
+            level: Level::Global,
+            values,
+        }
+    }
+
+    /// A new session's variables: the session-scoped ones copied from the globals.
+    pub fn session_from(globals: &SystemVariables) -> SystemVariables {
+        assert_eq!(
+            globals.level,
+            Level::Global,
+            "sessions start from the globals"
+        );
+        let values = all_specs()
+            .filter(|spec| spec.scope.has_session())
+            .map(|spec| (spec.name, globals.values[spec.name].clone()))
+            .collect();
+        SystemVariables {
+            level: Level::Session,
+            values,
+        }
+    }
+
+    fn visible(&self, spec: &VarSpec) -> bool {
+        match self.level {
+            Level::Global => spec.scope.has_global(),
+            Level::Session => spec.scope.has_session(),
+            Level::Merged => true,
+        }
+    }
+
+    /// The value of `name` (any case, aliases included) at this level; None if it
+    /// is unknown or not of this level (a global-only variable in a session).
+    pub fn get(&self, name: &str) -> Option<Value> {
+        let spec = spec(name).filter(|s| self.visible(s))?;
+        self.values.get(spec.name).cloned()
+    }
+
+    /// `name`'s value as `SHOW VARIABLES` shows it: booleans as `ON`/`OFF`, NULL as
+    /// an empty string. None as for [`SystemVariables::get`].
+    pub fn display(&self, name: &str) -> Option<String> {
+        let spec = spec(name).filter(|s| self.visible(s))?;
+        Some(display_value(spec, &self.values[spec.name]))
+    }
+
+    /// A boolean variable's value (false if unknown).
+    pub fn get_bool(&self, name: &str) -> bool {
+        matches!(self.get(name), Some(Value::Int(v)) if v != 0)
+    }
+
+    /// An unsigned variable's value (0 if unknown).
+    pub fn get_u64(&self, name: &str) -> u64 {
+        match self.get(name) {
+            Some(Value::UInt(v)) => v,
+            Some(Value::Int(v)) => u64::try_from(v).unwrap_or(0),
+            _ => 0,
+        }
+    }
+
+    /// A string variable's value (empty if unknown or NULL).
+    pub fn get_str(&self, name: &str) -> String {
+        match self.get(name) {
+            Some(Value::Bytes(b)) => String::from_utf8_lossy(&b).into_owned(),
+            _ => String::new(),
+        }
+    }
+
+    /// `transaction_isolation` (at a session: the session's).
+    pub fn isolation(&self) -> IsolationLevel {
+        IsolationLevel::parse(&self.get_str("transaction_isolation"))
+            .unwrap_or(IsolationLevel::RepeatableRead)
+    }
+
+    /// Whether `sql_mode` has `mode` (upper-case).
+    pub fn sql_mode_has(&self, mode: &str) -> bool {
+        self.get_str("sql_mode").split(',').any(|m| m == mode)
+    }
+
+    /// Validates and stores; returns the stored value. `global`: `SET GLOBAL` (on the
+    /// global level), else `SET [SESSION]` (on a session). `value` None is
+    /// `SET x = DEFAULT`: the value of `x` in `defaults` (a global level: the server's
+    /// current globals for MySQL's session semantics, or the compiled defaults).
+    pub fn set(
+        &mut self,
+        name: &str,
+        value: Option<&Value>,
+        global: bool,
+        defaults: &SystemVariables,
+    ) -> Result<Value> {
+        let lower = name.to_ascii_lowercase();
+        let spec = spec(&lower).ok_or_else(|| unknown(&lower))?;
+        if spec.read_only {
+            return Err(Error::sql(
+                1238, // ER_INCORRECT_GLOBAL_LOCAL_VAR
+                "HY000",
+                format!("Variable '{lower}' is a read only variable"),
+            ));
+        }
+        if global && !spec.scope.has_global() {
+            return Err(Error::sql(
+                1228, // ER_LOCAL_VARIABLE
+                "HY000",
+                format!(
+                    "Variable '{lower}' is a SESSION variable and can't be used with SET GLOBAL"
+                ),
+            ));
+        }
+        if !global && !spec.scope.has_session() {
+            return Err(Error::sql(
+                1229, // ER_GLOBAL_VARIABLE
+                "HY000",
+                format!(
+                    "Variable '{lower}' is a GLOBAL variable and should be set with SET GLOBAL"
+                ),
+            ));
+        }
+        assert_eq!(
+            self.level,
+            if global {
+                Level::Global
+            } else {
+                Level::Session
+            },
+            "SET GLOBAL goes to the global level, SET SESSION to a session"
+        );
+        let stored = match value {
+            None => defaults
+                .values
+                .get(spec.name)
+                .cloned()
+                .unwrap_or(Value::Null),
+            Some(value) => convert(spec.kind, &lower, value)?,
+        };
+        self.values.insert(spec.name, stored.clone());
+        Ok(stored)
+    }
+
+    /// Stores a value the server keeps up to date itself (`port`, `socket`,
+    /// `warning_count`, `last_insert_id`, ...), read-only or not, unchecked.
+    /// Returns false if `name` is unknown or not of this level.
+    pub fn set_internal(&mut self, name: &str, value: Value) -> bool {
+        match spec(name) {
+            Some(spec) if self.visible(spec) => {
+                self.values.insert(spec.name, value);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Every variable of this level and every alias of one, sorted by name.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
+        let mut entries: Vec<(&str, &Value)> = self
+            .values
+            .iter()
+            .filter(|(name, _)| BY_NAME.get(*name).is_some_and(|s| self.visible(s)))
+            .map(|(name, value)| (*name, value))
+            .collect();
+        for &(alias, target) in ALIASES {
+            if let Some(value) = self.values.get(target)
+                && self.visible(BY_NAME[target])
+            {
+                entries.push((alias, value));
+            }
+        }
+        entries.sort_by(|a, b| a.0.cmp(b.0));
+        entries.into_iter()
+    }
+
+    /// This session's variables over the globals: what `SHOW [SESSION] VARIABLES`
+    /// lists (every variable, the session's value where it has one). The result is
+    /// for reading only (`iter`, `get`, `display`); `set` on it panics.
+    pub fn with_globals(&self, globals: &SystemVariables) -> SystemVariables {
+        let mut values = globals.values.clone();
+        for (name, value) in &self.values {
+            values.insert(name, value.clone());
+        }
+        SystemVariables {
+            level: Level::Merged,
+            values,
+        }
+    }
+}
+
+fn unknown(name: &str) -> Error {
+    Error::sql(
+        1193, // ER_UNKNOWN_SYSTEM_VARIABLE
+        "HY000",
+        format!("Unknown system variable '{name}'"),
+    )
+}
+
+fn wrong_value(name: &str, value: &Value) -> Error {
+    let shown = match value {
+        Value::Null => "NULL".to_string(),
+        other => other.to_string(),
+    };
+    Error::sql(
+        1231, // ER_WRONG_VALUE_FOR_VAR
+        "42000",
+        format!("Variable '{name}' can't be set to the value of '{shown}'"),
+    )
+}
+
+fn wrong_type(name: &str) -> Error {
+    Error::sql(
+        1232, // ER_WRONG_TYPE_FOR_VAR
+        "42000",
+        format!("Incorrect argument type to variable '{name}'"),
+    )
+}
+
+/// A variable's default value under `settings`.
+fn default_value(spec: &VarSpec, settings: &Settings) -> Value {
+    match spec.default {
+        VarDefault::Bool(b) => Value::Int(i64::from(b)),
+        VarDefault::UInt(v) => Value::UInt(v),
+        VarDefault::Str(s) => text(s),
+        VarDefault::Computed(f) => f(settings),
+        VarDefault::Setting(name) => {
+            let shown = settings
+                .get(name)
+                .expect("every VarDefault::Setting names a setting");
+            setting_value(spec.kind, &shown)
+        }
+    }
+}
+
+/// A setting's text (`Settings::get`) as a value of `kind`.
+fn setting_value(kind: VarKind, shown: &str) -> Value {
+    match kind {
+        VarKind::Bool => Value::Int(i64::from(shown == "on")),
+        VarKind::UInt { .. } => shown.parse().map_or_else(|_| text(shown), Value::UInt),
+        VarKind::Int { .. } => shown.parse().map_or_else(|_| text(shown), Value::Int),
+        VarKind::Isolation => {
+            IsolationLevel::parse(shown).map_or_else(|| text(shown), |l| text(l.name()))
+        }
+        _ => text(shown),
+    }
+}
+
+fn display_value(spec: &VarSpec, value: &Value) -> String {
+    match (spec.kind, value) {
+        (_, Value::Null) => String::new(),
+        (VarKind::Bool, Value::Int(v)) => if *v != 0 { "ON" } else { "OFF" }.to_string(),
+        (_, other) => other.to_string(),
+    }
+}
+
+/// Checks `value` against `kind` and converts it to the stored form.
+fn convert(kind: VarKind, name: &str, value: &Value) -> Result<Value> {
+    let bad = || wrong_value(name, value);
+    match kind {
+        VarKind::Bool => convert_bool(name, value),
+        VarKind::Int { min, max } => match value {
+            Value::Int(v) => Ok(Value::Int((*v).clamp(min, max))),
+            Value::UInt(v) => Ok(Value::Int(i64::try_from(*v).unwrap_or(max).clamp(min, max))),
+            Value::Null => Err(bad()),
+            _ => Err(wrong_type(name)),
+        },
+        VarKind::UInt { min, max } => match value {
+            Value::UInt(v) => Ok(Value::UInt((*v).clamp(min, max))),
+            Value::Int(v) => Ok(Value::UInt(u64::try_from(*v).unwrap_or(0).clamp(min, max))),
+            Value::Null => Err(bad()),
+            _ => Err(wrong_type(name)),
+        },
+        VarKind::Str => match value {
+            Value::Bytes(b) => Ok(Value::Bytes(b.clone())),
+            Value::Null => Err(bad()),
+            _ => Err(wrong_type(name)),
+        },
+        VarKind::Enum(names) => {
+            let found = match value {
+                Value::Bytes(_) => names
+                    .iter()
+                    .find(|n| n.eq_ignore_ascii_case(value.to_string().trim())),
+                Value::Int(_) | Value::UInt(_) => ordinal(value).and_then(|i| names.get(i)),
+                Value::Null => None,
+                _ => return Err(wrong_type(name)),
+            };
+            found.map(|n| text(n)).ok_or_else(bad)
+        }
+        VarKind::Set(names) => match value {
+            Value::Bytes(_) => parse_set(names, &value.to_string())
+                .map(|s| text(&s))
+                .ok_or_else(bad),
+            Value::Int(0) | Value::UInt(0) => Ok(text("")),
+            Value::Null | Value::Int(_) | Value::UInt(_) => Err(bad()),
+            _ => Err(wrong_type(name)),
+        },
+        VarKind::Isolation => {
+            let level = match value {
+                Value::Bytes(_) => IsolationLevel::parse(&value.to_string()),
+                Value::Int(_) | Value::UInt(_) => {
+                    ordinal(value).and_then(|i| IsolationLevel::ALL.get(i).copied())
+                }
+                Value::Null => None,
+                _ => return Err(wrong_type(name)),
+            };
+            level.map(|l| text(l.name())).ok_or_else(bad)
+        }
+        VarKind::Charset { nullable } => match value {
+            Value::Null if nullable => Ok(Value::Null),
+            Value::Bytes(_) => canonical_charset(&value.to_string())
+                .map(text)
+                .ok_or_else(bad),
+            Value::Null => Err(bad()),
+            _ => Err(wrong_type(name)),
+        },
+        VarKind::Collation => match value {
+            Value::Bytes(_) => canonical_collation(&value.to_string())
+                .map(text)
+                .ok_or_else(bad),
+            Value::Null => Err(bad()),
+            _ => Err(wrong_type(name)),
+        },
+        VarKind::TimeZone => match value {
+            Value::Bytes(_) => canonical_time_zone(&value.to_string())
+                .map(|s| text(&s))
+                .ok_or_else(|| {
+                    Error::sql(
+                        1298, // ER_UNKNOWN_TIME_ZONE
+                        "HY000",
+                        format!("Unknown or incorrect time zone: '{value}'"),
+                    )
+                }),
+            Value::Null => Err(bad()),
+            _ => Err(wrong_type(name)),
+        },
+    }
+}
+
+fn convert_bool(name: &str, value: &Value) -> Result<Value> {
+    let on = match value {
+        Value::Int(0) | Value::UInt(0) => Some(false),
+        Value::Int(1) | Value::UInt(1) => Some(true),
+        Value::Int(_) | Value::UInt(_) | Value::Null => None,
+        Value::Bytes(_) => match value.to_string().trim().to_ascii_uppercase().as_str() {
+            "ON" | "TRUE" | "1" => Some(true),
+            "OFF" | "FALSE" | "0" => Some(false),
+            _ => None,
+        },
+        _ => return Err(wrong_type(name)),
+    };
+    on.map(|b| Value::Int(i64::from(b)))
+        .ok_or_else(|| wrong_value(name, value))
+}
+
+/// An integer value as a list position.
+fn ordinal(value: &Value) -> Option<usize> {
+    match value {
+        Value::Int(v) => usize::try_from(*v).ok(),
+        Value::UInt(v) => usize::try_from(*v).ok(),
+        _ => None,
+    }
+}
+
+/// A comma list of `names` (any case, blanks around items ignored, empty allowed) in
+/// canonical order with `sql_mode`'s combinations expanded; None if a name is unknown.
+fn parse_set(names: &[&str], list: &str) -> Option<String> {
+    let mut chosen = vec![false; names.len()];
+    for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let position = names.iter().position(|n| n.eq_ignore_ascii_case(item))?;
+        chosen[position] = true;
+        if let Some((_, members)) = SQL_MODE_COMBINATIONS
+            .iter()
+            .find(|(combo, _)| *combo == names[position])
+        {
+            for member in *members {
+                if let Some(p) = names.iter().position(|n| n == member) {
+                    chosen[p] = true;
+                }
+            }
+        }
+    }
+    let picked: Vec<&str> = names
+        .iter()
+        .zip(&chosen)
+        .filter(|(_, on)| **on)
+        .map(|(n, _)| *n)
+        .collect();
+    Some(picked.join(","))
+}
+
+/// `SYSTEM`, `UTC`, or an offset normalised to `+HH:MM`; None if invalid.
+pub fn canonical_time_zone(zone: &str) -> Option<String> {
+    let zone = zone.trim();
+    if zone.eq_ignore_ascii_case("SYSTEM") {
+        return Some("SYSTEM".into());
+    }
+    if zone.eq_ignore_ascii_case("UTC") {
+        return Some("UTC".into());
+    }
+    let offset_min = time_zone_offset_min(zone)?;
+    let sign = if offset_min < 0 { '-' } else { '+' };
+    let abs = offset_min.unsigned_abs();
+    Some(format!("{sign}{:02}:{:02}", abs / 60, abs % 60))
+}
+
+/// A time zone's offset from UTC in minutes: `UTC` and offsets `+HH:MM`/`-HH:MM`
+/// (MySQL's range, -13:59 to +14:00); None for `SYSTEM` and anything else.
+pub fn time_zone_offset_min(zone: &str) -> Option<i32> {
+    let zone = zone.trim();
+    if zone.eq_ignore_ascii_case("UTC") {
+        return Some(0);
+    }
+    let (sign, rest) = match zone.as_bytes().first()? {
+        b'+' => (1, &zone[1..]),
+        b'-' => (-1, &zone[1..]),
+        _ => return None,
+    };
+    let (hours, minutes) = rest.split_once(':')?;
+    let all_digits =
+        |s: &str| !s.is_empty() && s.len() <= 2 && s.bytes().all(|b| b.is_ascii_digit());
+    if !all_digits(hours) || minutes.len() != 2 || !all_digits(minutes) {
+        return None;
+    }
+    let hours: i32 = hours.parse().ok()?;
+    let minutes: i32 = minutes.parse().ok()?;
+    if minutes > 59 {
+        return None;
+    }
+    let offset = sign * (hours * 60 + minutes);
+    (-(13 * 60 + 59)..=14 * 60)
+        .contains(&offset)
+        .then_some(offset)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,15 +1,569 @@
-//! (temporary stub)
+//! Aggregate accumulators.
+//!
+//! An [`Accumulator`] folds the values of one group: [`Accumulator::update`] per row,
+//! [`Accumulator::merge`] to combine partial aggregates from parallel workers, and
+//! [`Accumulator::finish`] for the result. NULL inputs are skipped by every function
+//! but `COUNT(*)`. Over no (non-NULL) rows `COUNT` is 0, `BIT_AND` is
+//! 18446744073709551615, `BIT_OR`/`BIT_XOR` are 0, and the others are NULL.
+//!
+//! Sums follow the argument's type ([`agg_return_type`], as MySQL types them):
+//!
+//! - integers and DECIMALs are summed exactly (an `i128` mantissa, so at most 38
+//!   digits; past that the sum is error 1690), giving a DECIMAL;
+//! - FLOAT, DOUBLE and strings are summed as DOUBLEs (strings by their numeric prefix).
+//!
+//! `AVG` is the exact sum divided with 4 more fraction digits (as `/` with MySQL's
+//! default `div_precision_increment`), or the DOUBLE quotient. `MIN`/`MAX` use
+//! [`super::compare::sort_cmp`] under the accumulator's collation. DISTINCT and the
+//! ORDER BY of GROUP_CONCAT are the executor's (it feeds distinct, ordered values).
+//! GROUP_CONCAT stops at [`GROUP_CONCAT_MAX_LEN_BYTES`] (MySQL's default
+//! `group_concat_max_len`; the warning comes later).
+
+use std::cmp::Ordering;
+
 use tarn_common::Result;
-use tarn_row::Value;
+use tarn_common::limits::GROUP_CONCAT_MAX_LEN_BYTES;
+use tarn_row::decimal::Decimal;
 use tarn_row::types::Collation;
+use tarn_row::value::Value;
+
+use super::cast::{self, char_boundary_after};
+use super::compare::{decimal_shape, sort_cmp};
+use super::decimal::{self, pow10};
+use super::out_of_range;
 use crate::types::SqlType;
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AggFunc { Count, CountStar, Sum, Avg, Min, Max, BitAnd, BitOr, AnyValue }
-pub fn agg_return_type(_f: AggFunc, a: SqlType) -> SqlType { a }
-pub struct Accumulator { v: Value }
+
+/// An aggregate function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AggFunc {
+    /// `COUNT(x)`: non-NULL values.
+    Count,
+    /// `COUNT(*)`: rows.
+    CountStar,
+    Sum,
+    Avg,
+    Min,
+    Max,
+    BitAnd,
+    BitOr,
+    BitXor,
+    /// `GROUP_CONCAT(x)` with the separator `,` (see [`Accumulator::group_concat`]).
+    GroupConcat,
+    /// `ANY_VALUE(x)`, and a selected column that is neither grouped nor aggregated:
+    /// the first non-NULL value of the group.
+    AnyValue,
+}
+
+/// The digits MySQL adds to the precision of a SUM (`DECIMAL_LONGLONG_DIGITS`).
+const SUM_EXTRA_DIGITS: u8 = 22;
+/// The fraction digits AVG adds (`div_precision_increment`'s default).
+const AVG_EXTRA_SCALE: u8 = 4;
+
+/// MySQL's result type of `f(arg)`: COUNT is BIGINT; SUM of an integer or
+/// DECIMAL(p, s) is DECIMAL(p + 22, s) (INT: DECIMAL(32,0), BIGINT: DECIMAL(41,0));
+/// AVG of one is DECIMAL(p + 4, s + 4); SUM/AVG of anything else is DOUBLE; MIN/MAX
+/// keep the argument's type; the BIT_ functions are BIGINT UNSIGNED; GROUP_CONCAT is
+/// text (a BLOB for a BLOB argument).
+pub fn agg_return_type(f: AggFunc, arg: SqlType) -> SqlType {
+    match f {
+        AggFunc::Count | AggFunc::CountStar => SqlType::BIGINT,
+        AggFunc::Min | AggFunc::Max | AggFunc::AnyValue => arg,
+        AggFunc::BitAnd | AggFunc::BitOr | AggFunc::BitXor => SqlType::UInt { bits: 64 },
+        AggFunc::GroupConcat => match arg {
+            SqlType::Blob => SqlType::Blob,
+            SqlType::Text { collation, .. } => SqlType::Text {
+                len_chars: None,
+                collation,
+                fixed: false,
+            },
+            _ => SqlType::TEXT,
+        },
+        AggFunc::Sum | AggFunc::Avg => {
+            let arg = if arg == SqlType::Null {
+                SqlType::BIGINT
+            } else {
+                arg
+            };
+            let Some((precision, scale)) = decimal_shape(arg) else {
+                return SqlType::Double;
+            };
+            if f == AggFunc::Sum {
+                SqlType::Decimal {
+                    precision: precision.saturating_add(SUM_EXTRA_DIGITS).min(65),
+                    scale,
+                }
+            } else {
+                SqlType::Decimal {
+                    precision: precision.saturating_add(AVG_EXTRA_SCALE).min(65),
+                    scale: (scale + AVG_EXTRA_SCALE).min(30),
+                }
+            }
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum State {
+    Count,
+    /// An exact sum: `mantissa / 10^scale`.
+    Exact {
+        mantissa: i128,
+        scale: u8,
+    },
+    Float(f64),
+    Extreme(Option<Value>),
+    Bits(u64),
+    Concat {
+        text: Vec<u8>,
+        full: bool,
+    },
+}
+
+/// The running state of one aggregate over one group.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Accumulator {
+    func: AggFunc,
+    collation: Collation,
+    /// Values (rows, for COUNT(*)) folded in.
+    count: u64,
+    state: State,
+    separator: Vec<u8>,
+}
+
 impl Accumulator {
-    pub fn new(_f: AggFunc, _a: SqlType, _c: Collation) -> Accumulator { Accumulator { v: Value::Null } }
-    pub fn update(&mut self, v: &Value) -> Result<()> { self.v = v.clone(); Ok(()) }
-    pub fn merge(&mut self, _o: &Accumulator) -> Result<()> { Ok(()) }
-    pub fn finish(&self) -> Result<Value> { Ok(self.v.clone()) }
+    /// An empty accumulator for `f` over values of type `arg`; `collation` orders
+    /// strings for MIN and MAX.
+    pub fn new(f: AggFunc, arg: SqlType, collation: Collation) -> Accumulator {
+        let exact = arg == SqlType::Null || decimal_shape(arg).is_some();
+        let state = match f {
+            AggFunc::Count | AggFunc::CountStar => State::Count,
+            AggFunc::Sum | AggFunc::Avg if exact => State::Exact {
+                mantissa: 0,
+                scale: 0,
+            },
+            AggFunc::Sum | AggFunc::Avg => State::Float(0.0),
+            AggFunc::Min | AggFunc::Max | AggFunc::AnyValue => State::Extreme(None),
+            AggFunc::BitAnd => State::Bits(u64::MAX),
+            AggFunc::BitOr | AggFunc::BitXor => State::Bits(0),
+            AggFunc::GroupConcat => State::Concat {
+                text: Vec::new(),
+                full: false,
+            },
+        };
+        Accumulator {
+            func: f,
+            collation,
+            count: 0,
+            state,
+            separator: b",".to_vec(),
+        }
+    }
+
+    /// A GROUP_CONCAT accumulator with `separator`.
+    pub fn group_concat(arg: SqlType, collation: Collation, separator: &[u8]) -> Accumulator {
+        let mut acc = Accumulator::new(AggFunc::GroupConcat, arg, collation);
+        acc.separator = separator.to_vec();
+        acc
+    }
+
+    pub fn func(&self) -> AggFunc {
+        self.func
+    }
+
+    /// Folds in one value; NULLs are skipped except by COUNT(*). Errors: an exact sum
+    /// beyond 38 digits (1690).
+    pub fn update(&mut self, v: &Value) -> Result<()> {
+        if self.func == AggFunc::CountStar {
+            self.count += 1;
+            return Ok(());
+        }
+        if v.is_null() {
+            return Ok(());
+        }
+        self.count += 1;
+        let func = self.func;
+        let collation = self.collation;
+        match &mut self.state {
+            State::Count => {}
+            State::Exact { mantissa, scale } => {
+                let d = cast::to_decimal(v).unwrap_or(Decimal::ZERO);
+                add_exact(mantissa, scale, &d)?;
+            }
+            State::Float(sum) => *sum += cast::to_f64(v).unwrap_or(0.0),
+            State::Extreme(best) => {
+                let replace = match best {
+                    None => true,
+                    Some(b) => {
+                        let ordering = sort_cmp(v, b, collation);
+                        (func == AggFunc::Max && ordering == Ordering::Greater)
+                            || (func == AggFunc::Min && ordering == Ordering::Less)
+                    }
+                };
+                if replace {
+                    *best = Some(v.clone());
+                }
+            }
+            State::Bits(bits) => {
+                let x = to_bits(v);
+                match func {
+                    AggFunc::BitAnd => *bits &= x,
+                    AggFunc::BitOr => *bits |= x,
+                    _ => *bits ^= x,
+                }
+            }
+            State::Concat { text, full } => {
+                let value = cast::to_text(v).unwrap_or_default();
+                if self.count > 1 {
+                    append_bounded(text, full, &self.separator);
+                }
+                append_bounded(text, full, &value);
+            }
+        }
+        Ok(())
+    }
+
+    /// Folds in a partial aggregate of the same function (parallel aggregation).
+    pub fn merge(&mut self, other: &Accumulator) -> Result<()> {
+        let func = self.func;
+        let collation = self.collation;
+        let had_values = self.count > 0;
+        match (&mut self.state, &other.state) {
+            (State::Count, State::Count) => {}
+            (
+                State::Exact { mantissa, scale },
+                State::Exact {
+                    mantissa: m,
+                    scale: s,
+                },
+            ) => {
+                let d = decimal::make(*m, *s, || format!("sum({m})"))?;
+                add_exact(mantissa, scale, &d)?;
+            }
+            (State::Float(sum), State::Float(x)) => *sum += x,
+            (State::Extreme(best), State::Extreme(Some(x))) => {
+                let replace = match best {
+                    None => true,
+                    Some(b) => {
+                        let ordering = sort_cmp(x, b, collation);
+                        (func == AggFunc::Max && ordering == Ordering::Greater)
+                            || (func == AggFunc::Min && ordering == Ordering::Less)
+                    }
+                };
+                if replace {
+                    *best = Some(x.clone());
+                }
+            }
+            (State::Extreme(_), State::Extreme(None)) => {}
+            (State::Bits(bits), State::Bits(x)) => match func {
+                AggFunc::BitAnd => *bits &= x,
+                AggFunc::BitOr => *bits |= x,
+                _ => *bits ^= x,
+            },
+            (
+                State::Concat { text, full },
+                State::Concat {
+                    text: other_text, ..
+                },
+            ) => {
+                if other.count > 0 {
+                    if had_values {
+                        append_bounded(text, full, &self.separator);
+                    }
+                    append_bounded(text, full, other_text);
+                }
+            }
+            _ => {
+                return Err(tarn_common::Error::sql(
+                    1105,
+                    "HY000",
+                    format!("cannot merge {:?} into {:?}", other.func, self.func),
+                ));
+            }
+        }
+        self.count += other.count;
+        Ok(())
+    }
+
+    /// The aggregate's value (see the module documentation for empty groups).
+    pub fn finish(&self) -> Result<Value> {
+        if matches!(self.func, AggFunc::Count | AggFunc::CountStar) {
+            return Ok(Value::Int(i64::try_from(self.count).unwrap_or(i64::MAX)));
+        }
+        if let State::Bits(bits) = self.state {
+            return Ok(Value::UInt(bits));
+        }
+        if self.count == 0 {
+            return Ok(Value::Null);
+        }
+        Ok(match &self.state {
+            State::Exact { mantissa, scale } => {
+                let sum = decimal::make(*mantissa, *scale, || format!("sum({mantissa})"))?;
+                if self.func == AggFunc::Avg {
+                    let count = Decimal::from(self.count);
+                    match decimal::div(&sum, &count, AVG_EXTRA_SCALE)? {
+                        Some(avg) => Value::Decimal(avg),
+                        None => Value::Null,
+                    }
+                } else {
+                    Value::Decimal(sum)
+                }
+            }
+            State::Float(sum) if self.func == AggFunc::Avg => {
+                Value::Double(sum / self.count as f64)
+            }
+            State::Float(sum) => Value::Double(*sum),
+            State::Extreme(best) => best.clone().unwrap_or(Value::Null),
+            State::Concat { text, .. } => Value::Bytes(text.clone()),
+            State::Count | State::Bits(_) => Value::Null,
+        })
+    }
+}
+
+/// Adds `d` to the exact sum `mantissa / 10^scale`, widening the scale as needed.
+fn add_exact(mantissa: &mut i128, scale: &mut u8, d: &Decimal) -> Result<()> {
+    let (m, s) = decimal::parts(d)?;
+    let overflow = || out_of_range("DECIMAL", &format!("sum(... + {d})"));
+    if s > *scale {
+        let factor = pow10(u32::from(s - *scale)).ok_or_else(overflow)?;
+        *mantissa = mantissa.checked_mul(factor).ok_or_else(overflow)?;
+        *scale = s;
+    }
+    let factor = pow10(u32::from(*scale - s)).ok_or_else(overflow)?;
+    let aligned = m.checked_mul(factor).ok_or_else(overflow)?;
+    *mantissa = mantissa.checked_add(aligned).ok_or_else(overflow)?;
+    Ok(())
+}
+
+/// A value for the BIT_ functions: an unsigned 64-bit integer (negative integers by
+/// their two's complement, as MySQL).
+fn to_bits(v: &Value) -> u64 {
+    match v {
+        Value::UInt(x) => *x,
+        other => cast::to_i64(other).unwrap_or(0) as u64,
+    }
+}
+
+/// Appends `bytes` unless the text is full; cuts at the bound on a character boundary.
+fn append_bounded(text: &mut Vec<u8>, full: &mut bool, bytes: &[u8]) {
+    if *full {
+        return;
+    }
+    let room = GROUP_CONCAT_MAX_LEN_BYTES - text.len();
+    if bytes.len() <= room {
+        text.extend_from_slice(bytes);
+        return;
+    }
+    // The longest prefix of whole characters that fits.
+    let mut cut = 0;
+    let mut chars = 1;
+    loop {
+        let next = char_boundary_after(bytes, chars);
+        if next > room || next == cut {
+            break;
+        }
+        cut = next;
+        chars += 1;
+    }
+    text.extend_from_slice(&bytes[..cut]);
+    *full = true;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tarn_common::rng::{Rng, test_seed};
+
+    const CI: Collation = Collation::CaseInsensitive;
+
+    fn dec(text: &str) -> Value {
+        Value::Decimal(Decimal::parse(text).unwrap())
+    }
+
+    fn s(text: &str) -> Value {
+        Value::Bytes(text.as_bytes().to_vec())
+    }
+
+    fn run(f: AggFunc, arg: SqlType, values: &[Value]) -> Value {
+        let mut acc = Accumulator::new(f, arg, CI);
+        for v in values {
+            acc.update(v).unwrap();
+        }
+        acc.finish().unwrap()
+    }
+
+    fn text(v: Value) -> String {
+        String::from_utf8(cast::to_text(&v).unwrap_or(b"NULL".to_vec())).unwrap()
+    }
+
+    const INT: SqlType = SqlType::Int { bits: 32 };
+
+    #[test]
+    fn mysql_answers() {
+        let ints = [Value::Int(1), Value::Null, Value::Int(2), Value::Int(4)];
+        assert_eq!(run(AggFunc::Count, INT, &ints), Value::Int(3));
+        assert_eq!(run(AggFunc::CountStar, INT, &ints), Value::Int(4));
+        assert_eq!(text(run(AggFunc::Sum, INT, &ints)), "7");
+        assert_eq!(text(run(AggFunc::Avg, INT, &ints)), "2.3333");
+        assert_eq!(run(AggFunc::Min, INT, &ints), Value::Int(1));
+        assert_eq!(run(AggFunc::Max, INT, &ints), Value::Int(4));
+        assert_eq!(run(AggFunc::BitOr, INT, &ints), Value::UInt(7));
+        assert_eq!(run(AggFunc::BitAnd, INT, &ints), Value::UInt(0));
+        assert_eq!(run(AggFunc::BitXor, INT, &ints), Value::UInt(7));
+        assert_eq!(run(AggFunc::Sum, INT, &[]), Value::Null);
+        assert_eq!(run(AggFunc::Avg, INT, &[Value::Null]), Value::Null);
+        assert_eq!(run(AggFunc::Count, INT, &[]), Value::Int(0));
+        assert_eq!(run(AggFunc::Max, INT, &[]), Value::Null);
+        assert_eq!(run(AggFunc::BitAnd, INT, &[]), Value::UInt(u64::MAX));
+        let d = SqlType::Decimal {
+            precision: 5,
+            scale: 2,
+        };
+        assert_eq!(
+            text(run(AggFunc::Sum, d, &[dec("1.25"), dec("2.50")])),
+            "3.75"
+        );
+        assert_eq!(
+            text(run(AggFunc::Avg, d, &[dec("1.25"), dec("2.50")])),
+            "1.875000"
+        );
+        assert_eq!(
+            run(
+                AggFunc::Sum,
+                SqlType::Double,
+                &[Value::Double(0.5), Value::Double(1.0)]
+            ),
+            Value::Double(1.5)
+        );
+        assert_eq!(
+            run(
+                AggFunc::Avg,
+                SqlType::Double,
+                &[Value::Double(1.0), Value::Double(2.0)]
+            ),
+            Value::Double(1.5)
+        );
+        assert_eq!(
+            run(AggFunc::Max, SqlType::TEXT, &[s("a"), s("B"), s("b")]),
+            s("B")
+        );
+        assert_eq!(
+            run(AggFunc::Min, SqlType::TEXT, &[s("b"), s("A"), s("a")]),
+            s("A")
+        );
+        assert_eq!(
+            text(run(
+                AggFunc::GroupConcat,
+                SqlType::TEXT,
+                &[s("a"), Value::Null, s("b")]
+            )),
+            "a,b"
+        );
+        let mut big = Accumulator::new(AggFunc::Sum, SqlType::BIGINT, CI);
+        for _ in 0..4 {
+            big.update(&Value::Int(i64::MAX)).unwrap();
+        }
+        assert_eq!(text(big.finish().unwrap()), "36893488147419103228");
+        let max = Value::Decimal(Decimal::from_i128(i128::MAX / 2 + 1, 0).unwrap());
+        let mut over = Accumulator::new(AggFunc::Sum, d, CI);
+        over.update(&max).unwrap();
+        assert_eq!(over.update(&max).unwrap_err().mysql_code(), 1690);
+    }
+
+    #[test]
+    fn return_types() {
+        assert_eq!(
+            agg_return_type(AggFunc::Sum, INT),
+            SqlType::Decimal {
+                precision: 32,
+                scale: 0
+            }
+        );
+        assert_eq!(
+            agg_return_type(AggFunc::Sum, SqlType::BIGINT),
+            SqlType::Decimal {
+                precision: 41,
+                scale: 0
+            }
+        );
+        assert_eq!(
+            agg_return_type(AggFunc::Avg, INT),
+            SqlType::Decimal {
+                precision: 14,
+                scale: 4
+            }
+        );
+        assert_eq!(
+            agg_return_type(AggFunc::Sum, SqlType::Double),
+            SqlType::Double
+        );
+        assert_eq!(
+            agg_return_type(AggFunc::Avg, SqlType::TEXT),
+            SqlType::Double
+        );
+        assert_eq!(
+            agg_return_type(AggFunc::Count, SqlType::TEXT),
+            SqlType::BIGINT
+        );
+        assert_eq!(agg_return_type(AggFunc::Max, SqlType::Date), SqlType::Date);
+    }
+
+    #[test]
+    fn group_concat_is_bounded_on_a_character_boundary() {
+        let mut acc = Accumulator::group_concat(SqlType::TEXT, CI, b"-");
+        for _ in 0..1000 {
+            acc.update(&s("é")).unwrap();
+        }
+        let Value::Bytes(out) = acc.finish().unwrap() else {
+            panic!("not text");
+        };
+        assert!(out.len() <= GROUP_CONCAT_MAX_LEN_BYTES);
+        assert!(std::str::from_utf8(&out).is_ok());
+    }
+
+    /// Splitting the input among partial accumulators and merging gives the same
+    /// result as one accumulator.
+    #[test]
+    fn merge_agrees_with_a_single_pass() {
+        let mut rng = Rng::new(test_seed("merge_agrees_with_a_single_pass"));
+        let funcs = [
+            AggFunc::Count,
+            AggFunc::CountStar,
+            AggFunc::Sum,
+            AggFunc::Avg,
+            AggFunc::Min,
+            AggFunc::Max,
+            AggFunc::BitAnd,
+            AggFunc::BitOr,
+            AggFunc::BitXor,
+            AggFunc::GroupConcat,
+        ];
+        for _ in 0..500 {
+            let f = funcs[rng.below(funcs.len() as u64) as usize];
+            let ty = SqlType::Decimal {
+                precision: 10,
+                scale: 2,
+            };
+            let values: Vec<Value> = (0..rng.below(20))
+                .map(|_| {
+                    if rng.percent(20) {
+                        Value::Null
+                    } else {
+                        let m = rng.below(100_000) as i128 - 50_000;
+                        Value::Decimal(Decimal::from_i128(m, 2).unwrap())
+                    }
+                })
+                .collect();
+            let whole = run(f, ty, &values);
+            let parts = 1 + rng.below(4) as usize;
+            let mut merged = Accumulator::new(f, ty, CI);
+            for chunk in values.chunks(values.len().div_ceil(parts).max(1)) {
+                let mut partial = Accumulator::new(f, ty, CI);
+                for v in chunk {
+                    partial.update(v).unwrap();
+                }
+                merged.merge(&partial).unwrap();
+            }
+            assert_eq!(merged.finish().unwrap(), whole, "{f:?} over {values:?}");
+        }
+    }
 }

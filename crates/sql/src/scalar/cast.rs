@@ -703,6 +703,40 @@ pub fn char_count(text: &[u8]) -> usize {
     count
 }
 
+/// Converts a value to the variant a [`SqlType`] holds (leniently, as [`cast`]): what
+/// the executor applies to a function's result when the function may return an
+/// argument of another type (IF, COALESCE, GREATEST, ...). NULL stays NULL.
+pub fn coerce(v: Value, ty: crate::types::SqlType) -> Value {
+    use crate::types::SqlType;
+    if v.is_null() {
+        return v;
+    }
+    let target = match ty {
+        SqlType::Null => return v,
+        SqlType::Int { .. } => match v {
+            Value::Int(_) => return v,
+            _ => return Value::Int(to_i64(&v).unwrap_or(0)),
+        },
+        SqlType::UInt { .. } => match v {
+            Value::UInt(_) => return v,
+            _ => CastTarget::Unsigned,
+        },
+        SqlType::Decimal { precision, scale } => CastTarget::Decimal { precision, scale },
+        SqlType::Float => return Value::Float(to_f64(&v).unwrap_or(0.0) as f32),
+        SqlType::Double => match v {
+            Value::Double(_) => return v,
+            _ => CastTarget::Double,
+        },
+        SqlType::Date => CastTarget::Date,
+        SqlType::DateTime { fsp, .. } => CastTarget::DateTime(fsp),
+        SqlType::Text { .. } | SqlType::Blob => match v {
+            Value::Bytes(_) => return v,
+            _ => CastTarget::Char(None),
+        },
+    };
+    cast(&v, target).unwrap_or(Value::Null)
+}
+
 // --- Storing into a column ---------------------------------------------------------------
 
 fn quoted(v: &Value) -> String {

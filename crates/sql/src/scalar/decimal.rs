@@ -277,8 +277,9 @@ pub fn int_div(a: &Decimal, b: &Decimal) -> Result<Option<i128>> {
 
 /// `-a`. Total: values beyond `i128` are negated through their text.
 pub fn neg(a: &Decimal) -> Decimal {
-    if let Some(m) = a.to_i128_mantissa()
-        && let Ok(d) = Decimal::from_i128(-m, a.scale())
+    if let Some(d) = a
+        .to_i128_mantissa()
+        .and_then(|m| Decimal::from_i128(-m, a.scale()).ok())
     {
         return d;
     }

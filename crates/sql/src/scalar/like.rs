@@ -14,7 +14,7 @@
 use tarn_row::types::Collation;
 
 /// A decoded character: a Unicode scalar, or `0x110000 + byte` for an invalid byte.
-type Unit = u32;
+pub(crate) type Unit = u32;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Token {
@@ -38,7 +38,8 @@ fn fold(c: char, collation: Collation) -> Unit {
     }
 }
 
-fn decode(bytes: &[u8], collation: Collation, out: &mut Vec<Unit>) {
+/// Decodes `bytes` into characters (folded for `collation`), invalid bytes one each.
+pub(crate) fn decode(bytes: &[u8], collation: Collation, out: &mut Vec<Unit>) {
     out.clear();
     if bytes.is_ascii() {
         out.extend(bytes.iter().map(|&b| match collation {

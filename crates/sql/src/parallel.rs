@@ -1,0 +1,500 @@
+//! Parallel pipelines: scans, filters, projections and hash aggregation on all cores.
+//!
+//! A pipeline is a full scan of a table (S1: the storage layer's scan workers decode
+//! leaves into columnar batches) followed by stateless steps (filters, projections)
+//! and a sink. Each batch is a morsel: the executor's workers ([`crate::workers`])
+//! take morsels from the scan one at a time, run the steps on them, and
+//!
+//! - for a collecting sink, send the resulting chunks back tagged with the morsel's
+//!   sequence number, so the consumer can restore the scan's (primary-key) order;
+//! - for an aggregating sink, fold them into a worker-local hash table of partial
+//!   aggregates, which the consumer merges at the end ([`Accumulator::merge`]).
+//!
+//! [`open_parallel`] recognises the plans this applies to: a chain of filters and
+//! projections (and optionally an aggregation without DISTINCT) over a full,
+//! non-locking scan, whose expressions have no subqueries or correlated references
+//! (those run on the session's thread, which owns the transaction), over a table the
+//! planner expects to be larger than [`PARALLEL_MIN_ROWS`]. Point lookups and small
+//! ranges never get here: they run on the session's thread with no set-up.
+//!
+//! Bounds: each worker has at most `PARALLEL_QUEUED_CHUNKS_PER_WORKER` chunks in
+//! flight to the consumer (a bounded channel), and the consumer's reorder buffer
+//! holds at most the chunks of the morsels in flight.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+
+use parking_lot::Mutex;
+use tarn_catalog::{BatchStream, ParallelScan, RowLock};
+use tarn_common::{Error, Result};
+use tarn_row::Value;
+use tarn_row::types::Collation;
+
+use crate::chunk::Chunk;
+use crate::exec::{ExecContext, Operator, join_key};
+use crate::expr::{EvalContext, Expr};
+use crate::limits::{PARALLEL_MIN_ROWS, PARALLEL_QUEUED_CHUNKS_PER_WORKER};
+use crate::plan::{Access, AggCall, Plan};
+use crate::scalar::FnContext;
+use crate::scalar::agg::Accumulator;
+use crate::subquery::{SubqueryExpr, SubqueryRunner};
+
+/// A stateless step of a pipeline.
+#[derive(Clone)]
+enum Step {
+    Filter(Expr),
+    Project(Vec<Expr>),
+}
+
+/// The shape of a parallelisable plan: steps over a scan, bottom up.
+struct Shape<'p> {
+    scan: &'p Plan,
+    steps: Vec<Step>,
+}
+
+fn parallel_safe(e: &Expr) -> bool {
+    let mut ok = true;
+    e.visit(&mut |x| {
+        if matches!(x, Expr::Subquery(_) | Expr::Outer(_)) {
+            ok = false;
+        }
+    });
+    ok
+}
+
+/// The steps-over-a-scan shape of `plan`, if it has one.
+fn shape(plan: &Plan) -> Option<Shape<'_>> {
+    match plan {
+        Plan::Scan {
+            access: Access::Full,
+            lock: RowLock::None,
+            filter,
+            estimated_rows,
+            table,
+            ..
+        } => {
+            let rows = crate::planner::table_rows(table).max(*estimated_rows);
+            if rows < PARALLEL_MIN_ROWS as f64 || crate::workers::pool().threads() < 2 {
+                return None;
+            }
+            let mut steps = Vec::new();
+            if let Some(f) = filter {
+                if !parallel_safe(f) {
+                    return None;
+                }
+                steps.push(Step::Filter(f.clone()));
+            }
+            Some(Shape { scan: plan, steps })
+        }
+        Plan::Filter { input, predicate } if parallel_safe(predicate) => {
+            let mut s = shape(input)?;
+            s.steps.push(Step::Filter(predicate.clone()));
+            Some(s)
+        }
+        Plan::Project { input, exprs, .. } if exprs.iter().all(parallel_safe) => {
+            let mut s = shape(input)?;
+            s.steps.push(Step::Project(exprs.clone()));
+            Some(s)
+        }
+        _ => None,
+    }
+}
+
+/// EXPLAIN's note on a node that runs as a parallel pipeline ("" otherwise).
+pub fn describe(plan: &Plan) -> String {
+    let is_pipeline = match plan {
+        Plan::Aggregate { input, group, aggs, .. } => {
+            group.iter().all(parallel_safe)
+                && aggs.iter().all(|a| !a.distinct && a.arg.as_ref().is_none_or(parallel_safe))
+                && shape(input).is_some()
+        }
+        Plan::Filter { .. } | Plan::Project { .. } | Plan::Scan { .. } => shape(plan).is_some(),
+        _ => false,
+    };
+    if is_pipeline {
+        format!(" [parallel pipeline on {} workers]", crate::workers::pool().threads())
+    } else {
+        String::new()
+    }
+}
+
+/// A parallel operator for `plan`, if it is a pipeline this module runs.
+pub fn open_parallel(plan: &Plan) -> Option<Box<dyn Operator + '_>> {
+    match plan {
+        Plan::Aggregate {
+            input, group, aggs, ..
+        } if group.iter().all(parallel_safe)
+            && aggs
+                .iter()
+                .all(|a| !a.distinct && a.arg.as_ref().is_none_or(parallel_safe)) =>
+        {
+            let s = shape(input)?;
+            Some(Box::new(ParallelOp {
+                shape: s,
+                sink: SinkSpec::Aggregate {
+                    group: group.clone(),
+                    aggs: aggs.clone(),
+                },
+                state: None,
+            }))
+        }
+        Plan::Filter { .. } | Plan::Project { .. } | Plan::Scan { .. } => {
+            let s = shape(plan)?;
+            Some(Box::new(ParallelOp {
+                shape: s,
+                sink: SinkSpec::Collect,
+                state: None,
+            }))
+        }
+        _ => None,
+    }
+}
+
+#[derive(Clone)]
+enum SinkSpec {
+    Collect,
+    Aggregate { group: Vec<Expr>, aggs: Vec<AggCall> },
+}
+
+/// A group's partial aggregate.
+struct Partial {
+    keys: Vec<Value>,
+    accumulators: Vec<Accumulator>,
+}
+
+enum Message {
+    Chunk(u64, Chunk),
+    /// A morsel that produced nothing (keeps the reorder buffer moving).
+    Empty(u64),
+    Groups(HashMap<Vec<u8>, Partial>),
+    Failed(Error),
+    Done,
+}
+
+struct Running {
+    receiver: Receiver<Message>,
+    stop: Arc<AtomicBool>,
+    workers_left: usize,
+    next_sequence: u64,
+    buffered: BTreeMap<u64, Option<Chunk>>,
+    /// Aggregation: the merged groups, then the output chunks.
+    output: Option<std::vec::IntoIter<Chunk>>,
+}
+
+struct ParallelOp<'p> {
+    shape: Shape<'p>,
+    sink: SinkSpec,
+    state: Option<Running>,
+}
+
+/// What a worker job owns.
+struct Job {
+    source: Arc<Mutex<(BatchStream, u64)>>,
+    steps: Arc<Vec<Step>>,
+    sink: Arc<SinkSpec>,
+    params: Arc<Vec<Value>>,
+    functions: FnContext,
+    stop: Arc<AtomicBool>,
+    cancel_check: Arc<dyn Fn() -> Result<()> + Send + Sync>,
+    sender: SyncSender<Message>,
+}
+
+/// Parallel steps never hold subqueries ([`parallel_safe`]).
+struct NoSubqueries;
+
+impl SubqueryRunner for NoSubqueries {
+    fn eval(&self, _: &SubqueryExpr, _: &Chunk, _: &EvalContext) -> Result<Vec<Value>> {
+        Err(Error::sql(1105, "HY000", "a subquery reached a parallel pipeline"))
+    }
+}
+
+impl Job {
+    fn run(self) {
+        let result = self.work();
+        let message = match result {
+            Ok(Some(groups)) => Message::Groups(groups),
+            Ok(None) => Message::Done,
+            Err(e) => {
+                self.stop.store(true, Ordering::Relaxed);
+                Message::Failed(e)
+            }
+        };
+        let groups = matches!(message, Message::Groups(_));
+        let _ = self.sender.send(message);
+        if groups {
+            let _ = self.sender.send(Message::Done);
+        }
+    }
+
+    fn next_morsel(&self) -> Option<(u64, Result<Chunk>)> {
+        let mut source = self.source.lock();
+        let batch = source.0.next()?;
+        let sequence = source.1;
+        source.1 += 1;
+        drop(source);
+        Some((sequence, batch.map(|b| Chunk::from_batch(&b))))
+    }
+
+    fn work(&self) -> Result<Option<HashMap<Vec<u8>, Partial>>> {
+        let runner = NoSubqueries;
+        let cx = EvalContext {
+            params: &self.params,
+            outer: &[],
+            functions: &self.functions,
+            subqueries: &runner,
+        };
+        let mut groups: HashMap<Vec<u8>, Partial> = HashMap::new();
+        while !self.stop.load(Ordering::Relaxed) {
+            (self.cancel_check)()?;
+            let Some((sequence, chunk)) = self.next_morsel() else {
+                break;
+            };
+            let mut chunk = chunk?;
+            for step in self.steps.iter() {
+                if chunk.is_empty() {
+                    break;
+                }
+                chunk = match step {
+                    Step::Filter(predicate) => {
+                        let values = predicate.eval(&chunk, &cx)?;
+                        let keep: Vec<bool> = values
+                            .iter()
+                            .map(|v| crate::scalar::cast::to_bool(v) == Some(true))
+                            .collect();
+                        chunk.filter(&keep)
+                    }
+                    Step::Project(exprs) => {
+                        let n = chunk.len();
+                        let columns = exprs
+                            .iter()
+                            .map(|e| e.eval(&chunk, &cx))
+                            .collect::<Result<Vec<_>>>()?;
+                        if columns.is_empty() {
+                            Chunk::empty_rows(n)
+                        } else {
+                            Chunk::from_columns(columns, n)
+                        }
+                    }
+                };
+            }
+            match &*self.sink {
+                SinkSpec::Collect => {
+                    let message = if chunk.is_empty() {
+                        Message::Empty(sequence)
+                    } else {
+                        Message::Chunk(sequence, chunk)
+                    };
+                    if self.sender.send(message).is_err() {
+                        return Ok(None);
+                    }
+                }
+                SinkSpec::Aggregate { group, aggs } => {
+                    if !chunk.is_empty() {
+                        fold(&chunk, group, aggs, &cx, &mut groups)?;
+                    }
+                }
+            }
+        }
+        Ok(match &*self.sink {
+            SinkSpec::Collect => None,
+            SinkSpec::Aggregate { .. } => Some(groups),
+        })
+    }
+}
+
+/// Folds a chunk into partial aggregates.
+fn fold(
+    chunk: &Chunk,
+    group: &[Expr],
+    aggs: &[AggCall],
+    cx: &EvalContext,
+    groups: &mut HashMap<Vec<u8>, Partial>,
+) -> Result<()> {
+    let keys = group
+        .iter()
+        .map(|e| e.eval(chunk, cx))
+        .collect::<Result<Vec<_>>>()?;
+    let args = aggs
+        .iter()
+        .map(|a| a.arg.as_ref().map(|e| e.eval(chunk, cx)).transpose())
+        .collect::<Result<Vec<_>>>()?;
+    let mut key = Vec::new();
+    for row in 0..chunk.len() {
+        key.clear();
+        for k in &keys {
+            join_key(&k[row], Collation::CaseInsensitive, &mut key);
+            key.push(0xFE);
+        }
+        let partial = match groups.get_mut(&key) {
+            Some(p) => p,
+            None => groups.entry(key.clone()).or_insert_with(|| Partial {
+                keys: keys.iter().map(|k| k[row].clone()).collect(),
+                accumulators: aggs
+                    .iter()
+                    .map(|a| Accumulator::new(a.func, a.arg_type, a.arg_type.collation()))
+                    .collect(),
+            }),
+        };
+        for (a, acc) in partial.accumulators.iter_mut().enumerate() {
+            match &args[a] {
+                Some(column) => acc.update(&column[row])?,
+                None => acc.update(&Value::Int(1))?,
+            }
+        }
+    }
+    Ok(())
+}
+
+impl ParallelOp<'_> {
+    fn start(&mut self, cx: &ExecContext) -> Result<()> {
+        let Plan::Scan { table, .. } = self.shape.scan else {
+            unreachable!("a pipeline starts at a scan");
+        };
+        let stream = table.parallel_scan_tx(
+            &mut cx.tx.borrow_mut(),
+            ParallelScan {
+                ordered: matches!(self.sink, SinkSpec::Collect),
+                ..Default::default()
+            },
+        )?;
+        let pool = crate::workers::pool();
+        let workers = pool.threads();
+        let (sender, receiver) = sync_channel(workers * PARALLEL_QUEUED_CHUNKS_PER_WORKER);
+        let stop = Arc::new(AtomicBool::new(false));
+        let source = Arc::new(Mutex::new((stream, 0u64)));
+        let steps = Arc::new(self.shape.steps.clone());
+        let sink = Arc::new(self.sink.clone());
+        let params = Arc::new(cx.params.to_vec());
+        let cancel = cx.cancel_handle();
+        let cancel_check: Arc<dyn Fn() -> Result<()> + Send + Sync> = Arc::new(move || cancel.check());
+        for _ in 0..workers {
+            let job = Job {
+                source: source.clone(),
+                steps: steps.clone(),
+                sink: sink.clone(),
+                params: params.clone(),
+                functions: *cx.functions,
+                stop: stop.clone(),
+                cancel_check: cancel_check.clone(),
+                sender: sender.clone(),
+            };
+            pool.spawn(move || job.run());
+        }
+        self.state = Some(Running {
+            receiver,
+            stop,
+            workers_left: workers,
+            next_sequence: 0,
+            buffered: BTreeMap::new(),
+            output: None,
+        });
+        Ok(())
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        // Workers stop at their next morsel; the channel closing ends their sends.
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+impl Operator for ParallelOp<'_> {
+    fn next(&mut self, cx: &ExecContext) -> Result<Option<Chunk>> {
+        if self.state.is_none() {
+            self.start(cx)?;
+        }
+        let aggregate = match &self.sink {
+            SinkSpec::Aggregate { group, aggs } => Some((group.len(), aggs.clone())),
+            SinkSpec::Collect => None,
+        };
+        let running = self.state.as_mut().expect("started");
+        if let Some((group_len, aggs)) = aggregate {
+            if running.output.is_none() {
+                let mut merged: HashMap<Vec<u8>, Partial> = HashMap::new();
+                while running.workers_left > 0 {
+                    match running.receiver.recv() {
+                        Ok(Message::Groups(groups)) => {
+                            for (key, partial) in groups {
+                                match merged.get_mut(&key) {
+                                    Some(into) => {
+                                        for (a, b) in into.accumulators.iter_mut().zip(&partial.accumulators) {
+                                            a.merge(b)?;
+                                        }
+                                    }
+                                    None => {
+                                        cx.memory.charge(key.len() + 64 + aggs.len() * 64)?;
+                                        merged.insert(key, partial);
+                                    }
+                                }
+                            }
+                        }
+                        Ok(Message::Done) => running.workers_left -= 1,
+                        Ok(Message::Failed(e)) => return Err(e),
+                        Ok(_) => {}
+                        Err(_) => return Err(worker_lost()),
+                    }
+                }
+                if merged.is_empty() && group_len == 0 {
+                    merged.insert(
+                        Vec::new(),
+                        Partial {
+                            keys: Vec::new(),
+                            accumulators: aggs
+                                .iter()
+                                .map(|a| Accumulator::new(a.func, a.arg_type, a.arg_type.collation()))
+                                .collect(),
+                        },
+                    );
+                }
+                let width = group_len + aggs.len();
+                let mut rows = Vec::with_capacity(merged.len());
+                for (_, p) in merged {
+                    let mut row = p.keys;
+                    for a in &p.accumulators {
+                        row.push(a.finish()?);
+                    }
+                    rows.push(row);
+                }
+                let chunks = if rows.is_empty() {
+                    Vec::new()
+                } else {
+                    Chunk::from_rows(rows, width).split()
+                };
+                running.output = Some(chunks.into_iter());
+            }
+            return Ok(running.output.as_mut().and_then(Iterator::next));
+        }
+        // Collect: deliver chunks in morsel order.
+        loop {
+            if let Some(entry) = running.buffered.remove(&running.next_sequence) {
+                running.next_sequence += 1;
+                match entry {
+                    Some(chunk) => return Ok(Some(chunk)),
+                    None => continue,
+                }
+            }
+            if running.workers_left == 0 {
+                return Ok(None);
+            }
+            match running.receiver.recv() {
+                Ok(Message::Chunk(sequence, chunk)) => {
+                    running.buffered.insert(sequence, Some(chunk));
+                }
+                Ok(Message::Empty(sequence)) => {
+                    running.buffered.insert(sequence, None);
+                }
+                Ok(Message::Done) => running.workers_left -= 1,
+                Ok(Message::Failed(e)) => return Err(e),
+                Ok(Message::Groups(_)) => {}
+                Err(_) => return Err(worker_lost()),
+            }
+        }
+    }
+}
+
+fn worker_lost() -> Error {
+    Error::sql(1105, "HY000", "an executor worker stopped without finishing its morsels")
+}
