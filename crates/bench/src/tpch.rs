@@ -55,9 +55,12 @@
 //!   generated: 300 MiB, kept for the life of the process, about 0.8 s in a release
 //!   build (4 s in debug).
 
+pub mod bench;
 pub mod load;
+pub mod queries;
 mod rows;
 pub mod schema;
+pub mod tbl;
 #[cfg(test)]
 mod tests;
 

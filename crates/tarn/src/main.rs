@@ -8,6 +8,7 @@
 //! tarn [--set name=value]... bench scan [--quick] [--json] [--data-dir DIR] [--sf SF] ...
 //! tarn [--set name=value]... bench commit [--quick] [--json] [--data-dir DIR] [--seconds S] ...
 //! tarn [--set name=value]... bench locks [--quick] [--json] [--data-dir DIR] [--seconds S] ...
+//! tarn [--set name=value]... bench tpch [--quick] [--json] [--data-dir DIR] [--sf SF] [--threads 1,2] [--queries 1,3,6] ...
 //! ```
 //!
 //! Every command starts from `Settings::default()`, applies each `--set name=value` in
@@ -37,6 +38,7 @@ use tarn_bench::locks::LocksBenchOptions;
 use tarn_bench::report::Output;
 use tarn_bench::scan::ScanBenchOptions;
 use tarn_bench::secondary::SecondaryBenchOptions;
+use tarn_bench::tpch::bench::TpchBenchOptions;
 use tarn_common::settings::{IoMethod, LogDevice, Settings, parse_size_bytes};
 
 #[derive(Parser)]
@@ -173,6 +175,9 @@ enum BenchCommand {
     /// Crash recovery: a child process writes a redo log of --log-size and crashes;
     /// recovery's replay rate (log MB/s) and time, then a consistency check.
     Recovery(RecoveryArgs),
+    /// The 22 TPC-H queries through the SQL engine: seconds per query by scan threads,
+    /// each result checked against the expected answer (SF 0.01, 0.1 and 1).
+    Tpch(TpchArgs),
 }
 
 /// Options every bench takes (see the `tarn_bench` crate docs for the conventions).
@@ -313,6 +318,60 @@ struct ScanArgs {
     /// Rows per batch the scan workers fill [default: the engine's, 1024].
     #[arg(long, value_name = "N")]
     batch_rows: Option<usize>,
+}
+
+#[derive(Args)]
+struct TpchArgs {
+    #[command(flatten)]
+    common: CommonBenchArgs,
+
+    /// TPC-H scale factor [default: 1, 0.1 with --quick].
+    #[arg(long, value_name = "SF")]
+    sf: Option<f64>,
+
+    /// Scan thread counts (the scan_threads setting) [default: 1,2,... up to the core
+    /// count].
+    #[arg(long, value_delimiter = ',')]
+    threads: Option<Vec<usize>>,
+
+    /// Query numbers to run, in order [default: 1 to 22].
+    #[arg(long, value_delimiter = ',')]
+    queries: Option<Vec<usize>>,
+
+    /// Runs per query and thread count; the median is reported [default: 1].
+    #[arg(long, value_name = "N")]
+    rounds: Option<u32>,
+
+    /// Seconds a query may run before it is stopped and reported as failed
+    /// [default: 600, 60 with --quick].
+    #[arg(long, value_name = "SECONDS")]
+    timeout: Option<f64>,
+
+    /// Buffer pool size [default: 1.25x the loaded data].
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pool_size: Option<u64>,
+}
+
+fn tpch_options(args: TpchArgs, settings: Settings) -> TpchBenchOptions {
+    let mut options = TpchBenchOptions::new(settings, args.common.quick);
+    options.data_dir = args.common.data_dir;
+    if let Some(sf) = args.sf {
+        options.scale_factor = sf;
+    }
+    if let Some(threads) = args.threads {
+        options.threads = threads;
+    }
+    if let Some(queries) = args.queries {
+        options.queries = queries;
+    }
+    if let Some(rounds) = args.rounds {
+        options.rounds = rounds;
+    }
+    if let Some(timeout) = args.timeout {
+        options.timeout_seconds = timeout;
+    }
+    options.pool_size_bytes = args.pool_size;
+    options
 }
 
 fn parse_scan_mode(text: &str) -> Result<tarn_bench::scan::Mode, String> {
@@ -675,6 +734,12 @@ fn run_bench(bench: BenchCommand, settings: Settings) -> Result<(), Failure> {
             let output = Output::new(args.common.json);
             let options = secondary_options(args, settings);
             tarn_bench::secondary::run_and_print(&options, &output)?;
+            Ok(())
+        }
+        BenchCommand::Tpch(args) => {
+            let output = Output::new(args.common.json);
+            let options = tpch_options(args, settings);
+            tarn_bench::tpch::bench::run_and_print(&options, &output)?;
             Ok(())
         }
         BenchCommand::Scan(args) => {
