@@ -370,7 +370,7 @@ impl MariadbConnection {
         let client = std::env::var("TARN_SLT_MARIADB_CLIENT").unwrap_or("mariadb".into());
         let user = std::env::var("TARN_SLT_MARIADB_USER").unwrap_or("root".into());
         let mut command = format!(
-            "exec {client} --host={host} --port={port} --user={user} --batch --skip-column-names --force --unbuffered"
+            "exec {client} --host={host} --port={port} --user={user} --batch --skip-column-names --force --unbuffered --default-character-set=utf8mb4"
         );
         if let Ok(password) = std::env::var("TARN_SLT_MARIADB_PASSWORD") {
             command.push_str(&format!(" --password={password}"));
