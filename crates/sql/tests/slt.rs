@@ -32,8 +32,9 @@
 //! - `connection <name>` records (from the crate) open further sessions on the same
 //!   engine.
 //!
-//! A failure names the file and the line of the record, the SQL, and the expected and
-//! actual results.
+//! A file goes on after a failed record and reports every failure at the end, each
+//! with the file and line of the record, the SQL, and the expected and actual results
+//! (`TARN_SLT_FAIL_FAST=1` stops each file at its first failure instead).
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -143,31 +144,74 @@ fn run_file(path: &Path, target: &Target) -> Result<(), Failed> {
         parts.push(records);
     }
     match target {
-        Target::Tarn => run_on_tarn(parts),
-        Target::Mariadb(address) => run_on_mariadb(parts, address),
+        Target::Tarn => run_on_tarn(parts, &name),
+        Target::Mariadb(address) => run_on_mariadb(parts, address, &name),
     }
 }
 
-/// Runs the records of one part; the first failure ends the file.
+/// What running a file found.
+#[derive(Default)]
+struct Outcome {
+    /// Statements and queries run.
+    records_run: usize,
+    /// One report per failed record: the file and line, the SQL, expected and actual.
+    failures: Vec<String>,
+}
+
+impl Outcome {
+    fn into_result(self, file: &str) -> Result<(), Failed> {
+        if self.failures.is_empty() {
+            return Ok(());
+        }
+        let mut report = format!(
+            "{} of {} statements and queries failed in {file}:\n",
+            self.failures.len(),
+            self.records_run
+        );
+        for (index, failure) in self.failures.iter().enumerate() {
+            report.push_str(&format!(
+                "\n--- failure {} ---\n{}",
+                index + 1,
+                failure.trim_end()
+            ));
+            report.push('\n');
+        }
+        Err(report.into())
+    }
+}
+
+/// Set to stop a file at its first failure (later records often fail only because of
+/// an earlier one).
+const FAIL_FAST_VAR: &str = "TARN_SLT_FAIL_FAST";
+
+/// Runs the records of one part, going on after a failure unless `TARN_SLT_FAIL_FAST`
+/// is set. Returns false to stop the file.
 fn run_part<D, M>(
     runner: &mut Runner<D, M>,
     records: Vec<Record<DefaultColumnType>>,
     count_wanted: &AtomicBool,
-) -> Result<(), Failed>
+    outcome: &mut Outcome,
+) -> bool
 where
     D: sqllogictest::AsyncDB<ColumnType = DefaultColumnType>,
     M: sqllogictest::MakeConnection<Conn = D>,
 {
+    let fail_fast = std::env::var_os(FAIL_FAST_VAR).is_some_and(|v| !v.is_empty());
     for record in records {
-        if let Record::Halt { .. } = record {
-            break;
+        match record {
+            Record::Halt { .. } => return false,
+            Record::Statement { .. } | Record::Query { .. } => outcome.records_run += 1,
+            _ => {}
         }
         count_wanted.store(wants_count(&record), Ordering::Relaxed);
         if let Err(error) = runner.run(record) {
-            return Err(format!("{}", error.display(false)).into());
+            outcome.failures.push(format!("{}", error.display(false)));
+            if fail_fast {
+                return false;
+            }
         }
     }
-    Ok(())
+    true
 }
 
 // ------------------------------------------------------------------ Tarn
@@ -201,7 +245,8 @@ fn settings(dir: &Path) -> Settings {
     }
 }
 
-fn run_on_tarn(parts: Vec<Vec<Record<DefaultColumnType>>>) -> Result<(), Failed> {
+fn run_on_tarn(parts: Vec<Vec<Record<DefaultColumnType>>>, name: &str) -> Result<(), Failed> {
+    let mut outcome = Outcome::default();
     let dir = test_dir();
     let settings = settings(dir.path());
     let count_wanted = Arc::new(AtomicBool::new(false));
@@ -214,14 +259,16 @@ fn run_on_tarn(parts: Vec<Vec<Record<DefaultColumnType>>>) -> Result<(), Failed>
                 async move { Ok::<_, SqlError>(TarnConnection { session }) }
             });
             runner.with_column_validator(column_count_validator);
-            let result = run_part(&mut runner, records, &count_wanted);
+            let go_on = run_part(&mut runner, records, &count_wanted, &mut outcome);
             runner.shutdown();
             drop(runner);
-            result?;
+            if !go_on {
+                break;
+            }
         }
         close_engine(engine)?;
     }
-    Ok(())
+    outcome.into_result(name)
 }
 
 /// Drops the last reference to the engine, so the storage engine stops its threads and
@@ -336,7 +383,12 @@ fn value_text(value: &tarn_row::Value) -> String {
 
 // ------------------------------------------------------------------ MariaDB
 
-fn run_on_mariadb(parts: Vec<Vec<Record<DefaultColumnType>>>, address: &str) -> Result<(), Failed> {
+fn run_on_mariadb(
+    parts: Vec<Vec<Record<DefaultColumnType>>>,
+    address: &str,
+    name: &str,
+) -> Result<(), Failed> {
+    let mut outcome = Outcome::default();
     let count_wanted = Arc::new(AtomicBool::new(false));
     for records in parts {
         let address = address.to_string();
@@ -345,11 +397,13 @@ fn run_on_mariadb(parts: Vec<Vec<Record<DefaultColumnType>>>, address: &str) -> 
             let connection = MariadbConnection::connect(&address, wanted.clone());
             async move { connection }
         });
-        let result = run_part(&mut runner, records, &count_wanted);
+        let go_on = run_part(&mut runner, records, &count_wanted, &mut outcome);
         runner.shutdown();
-        result?;
+        if !go_on {
+            break;
+        }
     }
-    Ok(())
+    outcome.into_result(name)
 }
 
 /// One `mariadb` client process in batch mode: statements go to its standard input,
@@ -370,7 +424,7 @@ impl MariadbConnection {
         let client = std::env::var("TARN_SLT_MARIADB_CLIENT").unwrap_or("mariadb".into());
         let user = std::env::var("TARN_SLT_MARIADB_USER").unwrap_or("root".into());
         let mut command = format!(
-            "exec {client} --host={host} --port={port} --user={user} --batch --skip-column-names --force --unbuffered"
+            "exec {client} --host={host} --port={port} --user={user} --batch --skip-column-names --force --unbuffered --default-character-set=utf8mb4"
         );
         if let Ok(password) = std::env::var("TARN_SLT_MARIADB_PASSWORD") {
             command.push_str(&format!(" --password={password}"));
