@@ -1513,26 +1513,31 @@ impl<'c> Binder<'c> {
                 }
                 let collation = collation_of(tx, plan.columns()[0].ty);
                 (
-                    Expr::Subquery(Arc::new(SubqueryExpr::new(
-                        SubqueryKind::In {
-                            expr: x,
-                            negated: *negated,
-                            collation,
-                        },
-                        plan,
-                        correlated,
-                    ))),
+                    Expr::Subquery {
+                        subquery: Arc::new(SubqueryExpr::new(
+                            SubqueryKind::In {
+                                negated: *negated,
+                                collation,
+                            },
+                            plan,
+                            correlated,
+                        )),
+                        operand: Some(Box::new(x)),
+                    },
                     SqlType::BOOL,
                 )
             }
             E::Exists { subquery, negated } => {
                 let (plan, correlated) = self.bind_subquery(subquery, es)?;
                 (
-                    Expr::Subquery(Arc::new(SubqueryExpr::new(
-                        SubqueryKind::Exists { negated: *negated },
-                        plan,
-                        correlated,
-                    ))),
+                    Expr::Subquery {
+                        subquery: Arc::new(SubqueryExpr::new(
+                            SubqueryKind::Exists { negated: *negated },
+                            plan,
+                            correlated,
+                        )),
+                        operand: None,
+                    },
                     SqlType::BOOL,
                 )
             }
@@ -1543,7 +1548,10 @@ impl<'c> Binder<'c> {
                 }
                 let ty = plan.columns()[0].ty;
                 (
-                    Expr::Subquery(Arc::new(SubqueryExpr::new(SubqueryKind::Scalar, plan, correlated))),
+                    Expr::Subquery {
+                        subquery: Arc::new(SubqueryExpr::new(SubqueryKind::Scalar, plan, correlated)),
+                        operand: None,
+                    },
                     ty,
                 )
             }

@@ -828,6 +828,7 @@ impl crate::subquery::SubqueryRunner for NoSubqueries {
     fn eval(
         &self,
         _: &crate::subquery::SubqueryExpr,
+        _: Option<&[Value]>,
         _: &Chunk,
         _: &crate::expr::EvalContext,
     ) -> Result<Vec<Value>> {

@@ -1109,23 +1109,25 @@ impl ExecContext<'_> {
 }
 
 impl SubqueryRunner for ExecContext<'_> {
-    fn eval(&self, s: &SubqueryExpr, chunk: &Chunk, cx: &EvalContext) -> Result<Vec<Value>> {
-        let probes = match &s.kind {
-            SubqueryKind::In { expr, .. } => Some(expr.eval(chunk, cx)?),
-            _ => None,
-        };
+    fn eval(
+        &self,
+        s: &SubqueryExpr,
+        probes: Option<&[Value]>,
+        chunk: &Chunk,
+        _cx: &EvalContext,
+    ) -> Result<Vec<Value>> {
         let mut out = Vec::with_capacity(chunk.len());
         if !s.correlated {
             let result = self.cached_result(s, &[])?;
             for i in 0..chunk.len() {
-                out.push(subquery::apply(&s.kind, &result, probes.as_ref().map(|p| &p[i])));
+                out.push(subquery::apply(&s.kind, &result, probes.map(|p| &p[i])));
             }
             return Ok(out);
         }
         for i in 0..chunk.len() {
             let row = chunk.row(i);
             let result = self.cached_result(s, &row)?;
-            out.push(subquery::apply(&s.kind, &result, probes.as_ref().map(|p| &p[i])));
+            out.push(subquery::apply(&s.kind, &result, probes.map(|p| &p[i])));
         }
         Ok(out)
     }

@@ -118,8 +118,8 @@ pub fn conjoin(mut conjuncts: Vec<Expr>) -> Option<Expr> {
 fn has_correlated_subquery(e: &Expr) -> bool {
     let mut found = false;
     e.visit(&mut |x| {
-        if let Expr::Subquery(s) = x {
-            if s.correlated {
+        if let Expr::Subquery { subquery, .. } = x {
+            if subquery.correlated {
                 found = true;
             }
         }
@@ -658,7 +658,7 @@ struct ColumnBounds {
 fn is_key_value(e: &Expr) -> bool {
     let mut ok = true;
     e.visit(&mut |x| {
-        if matches!(x, Expr::Column(_) | Expr::Subquery(_)) {
+        if matches!(x, Expr::Column(_) | Expr::Subquery { .. }) {
             ok = false;
         }
     });

@@ -24,9 +24,8 @@ pub enum SubqueryKind {
     Exists {
         negated: bool,
     },
-    /// `expr [NOT] IN (subquery)`; `expr` is over the enclosing row.
+    /// `operand [NOT] IN (subquery)` (the operand is the expression's).
     In {
-        expr: Expr,
         negated: bool,
         collation: Collation,
     },
@@ -75,7 +74,14 @@ pub enum SubqueryResult {
 /// Runs subqueries for expression evaluation (the executor implements it).
 pub trait SubqueryRunner {
     /// The subquery's value for each row of `chunk` (the enclosing rows).
-    fn eval(&self, subquery: &SubqueryExpr, chunk: &Chunk, cx: &EvalContext) -> Result<Vec<Value>>;
+    /// `probes`: the IN operand's values, one per row.
+    fn eval(
+        &self,
+        subquery: &SubqueryExpr,
+        probes: Option<&[Value]>,
+        chunk: &Chunk,
+        cx: &EvalContext,
+    ) -> Result<Vec<Value>>;
 }
 
 /// Applies a subquery's result to one enclosing row (`probe`: the IN operand's value).
@@ -121,7 +127,7 @@ pub fn collect_outer(plan: &Plan, out: &mut Vec<usize>) {
     let mut visit = |e: &Expr| {
         e.visit(&mut |x| match x {
             Expr::Outer(c) => out.push(*c),
-            Expr::Subquery(s) => out.extend(s.outer_columns.iter().copied()),
+            Expr::Subquery { subquery, .. } => out.extend(subquery.outer_columns.iter().copied()),
             _ => {}
         })
     };
