@@ -408,6 +408,29 @@ impl ScanOp<'_> {
                     Some(table.read_key_tx(&mut tx, &key, *lock, *wait)?.into_iter().collect())
                 }
             },
+            Access::PrimaryKeyList(keys) => {
+                // Each key once, in key order (as an index range returns them).
+                let mut encoded = Vec::with_capacity(keys.len());
+                let mut exact = true;
+                for values in keys {
+                    match key_values(values, &def.primary_key, table, cx)? {
+                        None => exact = false,
+                        Some(None) => {}
+                        Some(Some(pk)) => encoded.push(table.encode_primary_key(&pk)?),
+                    }
+                }
+                if exact {
+                    encoded.sort();
+                    encoded.dedup();
+                    let mut rows = Vec::with_capacity(encoded.len());
+                    for key in encoded {
+                        rows.extend(table.read_key_tx(&mut tx, &key, *lock, *wait)?);
+                    }
+                    Some(rows)
+                } else {
+                    None
+                }
+            }
             Access::PrimaryRange { lower, upper } => {
                 let lo = bound_values(lower, &def.primary_key, table, cx)?;
                 let hi = bound_values(upper, &def.primary_key, table, cx)?;
@@ -1061,6 +1084,15 @@ impl ExecContext<'_> {
             SubqueryKind::Exists { .. } => {
                 let mut op = open(&s.plan)?;
                 SubqueryResult::Exists(op.next(&cx)?.is_some())
+            }
+            SubqueryKind::Quantified { .. } => {
+                let mut values = Vec::new();
+                let mut op = open(&s.plan)?;
+                while let Some(chunk) = op.next(&cx)? {
+                    self.memory.charge(chunk.memory_bytes())?;
+                    values.extend(chunk.column(0).iter().cloned());
+                }
+                SubqueryResult::Values(Arc::new(values))
             }
             SubqueryKind::In { collation, .. } => {
                 let mut keys = HashSet::new();

@@ -958,6 +958,10 @@ impl BindContext for Session {
         })
     }
 
+    fn only_full_group_by(&self) -> bool {
+        self.vars.sql_mode_has("ONLY_FULL_GROUP_BY")
+    }
+
     fn statement_text(&self) -> Option<String> {
         self.statement_text.clone()
     }

@@ -24,6 +24,12 @@ pub enum SubqueryKind {
     Exists {
         negated: bool,
     },
+    /// `operand op ALL (subquery)` / `operand op ANY | SOME (subquery)`.
+    Quantified {
+        op: crate::expr::CmpOp,
+        all: bool,
+        collation: Collation,
+    },
     /// `operand [NOT] IN (subquery)` (the operand is the expression's).
     In {
         negated: bool,
@@ -69,6 +75,8 @@ pub enum SubqueryResult {
         has_null: bool,
         empty: bool,
     },
+    /// Every value (quantified comparisons).
+    Values(std::sync::Arc<Vec<Value>>),
 }
 
 /// Runs subqueries for expression evaluation (the executor implements it).
@@ -118,6 +126,26 @@ pub fn apply(kind: &SubqueryKind, result: &SubqueryResult, probe: Option<&Value>
                 Value::Int(*negated as i64)
             }
         }
+        (SubqueryKind::Quantified { op, all, collation }, SubqueryResult::Values(values)) => {
+            let probe = probe.cloned().unwrap_or(Value::Null);
+            // ALL: false if any comparison is false, else NULL if any is unknown, else
+            // true (also for no rows). ANY: the mirror image.
+            let mut unknown = false;
+            for v in values.iter() {
+                match crate::expr::compare_values(*op, &probe, v, *collation) {
+                    Value::Null => unknown = true,
+                    Value::Int(0) if *all => return Value::Int(0),
+                    Value::Int(0) => {}
+                    _ if *all => {}
+                    _ => return Value::Int(1),
+                }
+            }
+            if unknown {
+                Value::Null
+            } else {
+                Value::Int(*all as i64)
+            }
+        }
         _ => Value::Null,
     }
 }
@@ -139,6 +167,7 @@ pub fn collect_outer(plan: &Plan, out: &mut Vec<usize>) {
             match access {
                 Access::Full => {}
                 Access::PrimaryKey(values) => values.iter().for_each(&mut visit),
+                Access::PrimaryKeyList(keys) => keys.iter().flatten().for_each(&mut visit),
                 Access::PrimaryRange { lower, upper } | Access::IndexRange { lower, upper, .. } => {
                     for b in [lower, upper] {
                         if let std::ops::Bound::Included(v) | std::ops::Bound::Excluded(v) = b {
