@@ -484,7 +484,7 @@ fn join(
     {
         let outer_rows = plan.estimated_rows();
         let table_rows = table_rows(t);
-        if outer_rows * 4.0 < table_rows {
+        if outer_rows < table_rows {
             // Inner conjuncts: its local filters plus `inner_col = Outer(outer expr)`
             // for each key whose outer side is a plain column.
             let mut filters: Vec<Expr> = right_filters
@@ -510,8 +510,20 @@ fn join(
                 }
             }
             if any_key {
-                let inner = scan_plan(t, alias, columns, hints, *lock, *wait, &filters)?;
-                if !matches!(inner, Plan::Scan { access: Access::Full, .. }) {
+                let mut inner = scan_plan(t, alias, columns, hints, *lock, *wait, &filters)?;
+                let per_lookup = match &mut inner {
+                    Plan::Scan { access, .. } => {
+                        // Each lookup reads a short range: no prefetch set-up per row.
+                        if let Access::IndexRange { prefetch, .. } = access {
+                            *prefetch = false;
+                        }
+                        lookup_rows(t, access)
+                    }
+                    _ => f64::MAX,
+                };
+                // A lookup costs about as much as scanning `LOOKUP_COST_ROWS` rows.
+                let lookups_cheaper = outer_rows * per_lookup * LOOKUP_COST_ROWS < table_rows;
+                if lookups_cheaper && !matches!(inner, Plan::Scan { access: Access::Full, .. }) {
                     let mut joined_layout = layout.clone();
                     joined_layout.extend(right_offset..right_offset + right_width);
                     let columns = plan
@@ -604,6 +616,45 @@ fn hash_join_remapped(
         keys,
         filter,
         columns,
+    }
+}
+
+/// What one random index lookup costs in rows a sequential (parallel) scan reads in the
+/// same time: the rule that decides between an index nested-loop join and a hash join.
+const LOOKUP_COST_ROWS: f64 = 20.0;
+
+/// The rows one lookup of an index nested-loop join's inner `access` returns: from the
+/// statistics' rows per key when ANALYZE ran, else 1 for a full unique key and 10 for
+/// a prefix.
+fn lookup_rows(table: &Table, access: &Access) -> f64 {
+    let prefix = |b: &Bound<Vec<Expr>>| match b {
+        Bound::Included(v) | Bound::Excluded(v) => v.len(),
+        Bound::Unbounded => 0,
+    };
+    let def = table.def();
+    let stats = table.stats();
+    match access {
+        Access::PrimaryKey(_) => 1.0,
+        Access::PrimaryKeyList(keys) => keys.len() as f64,
+        Access::Full => table_rows(table),
+        Access::PrimaryRange { lower, .. } => {
+            let k = prefix(lower);
+            match &stats {
+                Some(s) if k > 0 => s.rows_per_key(None, k).max(1.0),
+                _ if k + 1 == def.primary_key.len() => 4.0,
+                _ => 10.0,
+            }
+        }
+        Access::IndexRange { index, lower, .. } => {
+            let k = prefix(lower);
+            let position = def.indexes.iter().position(|i| &i.name == index);
+            let unique = position.is_some_and(|i| def.indexes[i].unique && k == def.indexes[i].columns.len());
+            match (&stats, position) {
+                _ if unique => 1.0,
+                (Some(s), Some(i)) if k > 0 => s.rows_per_key(Some(i), k).max(1.0),
+                _ => 10.0,
+            }
+        }
     }
 }
 
