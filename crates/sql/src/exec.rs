@@ -240,7 +240,7 @@ fn open_serial(plan: &Plan) -> Result<Box<dyn Operator + '_>> {
             keys,
             filter: filter.as_ref(),
             table: None,
-            pending: Vec::new(),
+            current: None,
         }),
         Plan::IndexJoin {
             outer,
@@ -632,8 +632,13 @@ struct HashJoinOp<'p> {
     keys: &'p [(Expr, Expr)],
     filter: Option<&'p Expr>,
     table: Option<HashTable>,
-    pending: Vec<Chunk>,
+    /// The left chunk being probed, and the next row of it to probe.
+    current: Option<(Chunk, usize)>,
 }
+
+/// A probe slice stops once its rows have this many matches (a row with more still
+/// goes alone): joined output stays near chunk size even for cross joins.
+const PROBE_PAIRS_MAX: usize = 4 * CHUNK_ROWS;
 
 impl HashJoinOp<'_> {
     fn build(&mut self, cx: &ExecContext) -> Result<()> {
@@ -744,27 +749,65 @@ impl HashJoinOp<'_> {
     }
 }
 
+impl HashJoinOp<'_> {
+    /// The end of the next probe slice of `chunk` from `start`: rows until their
+    /// matches reach `PROBE_PAIRS_MAX` (at least one row).
+    fn slice_end(&self, chunk: &Chunk, start: usize, cx: &ExecContext) -> Result<usize> {
+        let table = self.table.as_ref().expect("built before probing");
+        if self.keys.is_empty() {
+            let per_row = table.rows.len().max(1);
+            return Ok((start + (PROBE_PAIRS_MAX / per_row).max(1)).min(chunk.len()));
+        }
+        // Keyed joins rarely fan out; count matches per row only when they might.
+        let ecx = cx.eval_cx();
+        let rest = chunk.slice(start, chunk.len());
+        let key_columns = self
+            .keys
+            .iter()
+            .map(|(l, _)| l.eval(&rest, &ecx))
+            .collect::<Result<Vec<_>>>()?;
+        let mut pairs = 0usize;
+        for i in 0..rest.len() {
+            let values: Vec<&Value> = key_columns.iter().map(|c| &c[i]).collect();
+            if let Some(matches) = keys_of(&values, Collation::CaseInsensitive).and_then(|k| table.index.get(&k)) {
+                pairs += matches.len();
+            }
+            if pairs >= PROBE_PAIRS_MAX {
+                return Ok(start + i + 1);
+            }
+        }
+        Ok(chunk.len())
+    }
+}
+
 impl Operator for HashJoinOp<'_> {
     fn next(&mut self, cx: &ExecContext) -> Result<Option<Chunk>> {
         if self.table.is_none() {
             self.build(cx)?;
         }
-        if let Some(chunk) = self.pending.pop() {
-            return Ok(Some(chunk));
-        }
-        while let Some(chunk) = self.left.next(cx)? {
+        loop {
             cx.cancel.check()?;
-            let out = self.probe(chunk, cx)?;
-            if out.is_empty() {
-                continue;
+            let (chunk, start) = match self.current.take() {
+                Some(current) => current,
+                None => match self.left.next(cx)? {
+                    Some(chunk) => (chunk, 0),
+                    None => return Ok(None),
+                },
+            };
+            let end = self.slice_end(&chunk, start, cx)?;
+            let slice = if start == 0 && end == chunk.len() {
+                None
+            } else {
+                Some(chunk.slice(start, end))
+            };
+            if end < chunk.len() {
+                self.current = Some((chunk.clone(), end));
             }
-            let mut parts = out.split();
-            parts.reverse();
-            let first = parts.pop().expect("split yields a chunk");
-            self.pending = parts;
-            return Ok(Some(first));
+            let out = self.probe(slice.unwrap_or(chunk), cx)?;
+            if !out.is_empty() {
+                return Ok(Some(out));
+            }
         }
-        Ok(None)
     }
 }
 
@@ -1123,6 +1166,51 @@ impl ExecContext<'_> {
 
     fn cached_result(&self, s: &SubqueryExpr, outer: &[Value]) -> Result<SubqueryResult> {
         let id = s as *const SubqueryExpr as usize;
+        if let Some((plan, columns)) = &s.grouped {
+            // One grouped run answers every outer row whose key it saw; a key it did
+            // not see is an empty group, which the correlated plan answers below.
+            const GROUPED: &[u8] = b"\xffgrouped";
+            let cached = self.cache.borrow().get(&(id, GROUPED.to_vec())).cloned();
+            let map = match cached {
+                Some(SubqueryResult::Map(map)) => map,
+                _ => {
+                    let mut map = HashMap::new();
+                    for chunk in collect(plan, self)? {
+                        self.memory.charge(chunk.memory_bytes())?;
+                        let width = columns.len();
+                        for i in 0..chunk.len() {
+                            let mut key = Vec::new();
+                            for c in 0..width {
+                                join_key(&chunk.column(c)[i], Collation::CaseInsensitive, &mut key);
+                                key.push(0xFE);
+                            }
+                            map.insert(key, chunk.column(width)[i].clone());
+                        }
+                    }
+                    let map = Arc::new(map);
+                    self.cache
+                        .borrow_mut()
+                        .insert((id, GROUPED.to_vec()), SubqueryResult::Map(map.clone()));
+                    map
+                }
+            };
+            let probes: Vec<&Value> = columns.iter().map(|&c| outer.get(c).unwrap_or(&Value::Null)).collect();
+            if let Some(key) = keys_of(&probes, Collation::CaseInsensitive) {
+                if let Some(v) = map.get(&key) {
+                    return Ok(SubqueryResult::Scalar(v.clone()));
+                }
+            }
+            // A key with no rows (or a NULL key, which matches none): the aggregate
+            // of nothing, the same for every such key. A row of NULLs selects nothing.
+            const EMPTY: &[u8] = b"\xffempty";
+            if let Some(r) = self.cache.borrow().get(&(id, EMPTY.to_vec())) {
+                return Ok(r.clone());
+            }
+            let nulls = vec![Value::Null; outer.len().max(columns.iter().max().map_or(0, |m| m + 1))];
+            let result = self.run_subquery(s, nulls)?;
+            self.cache.borrow_mut().insert((id, EMPTY.to_vec()), result.clone());
+            return Ok(result);
+        }
         let mut key = Vec::new();
         for &c in &s.outer_columns {
             join_key(outer.get(c).unwrap_or(&Value::Null), Collation::Binary, &mut key);

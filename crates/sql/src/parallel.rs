@@ -120,8 +120,19 @@ pub fn describe(plan: &Plan) -> String {
     }
 }
 
+thread_local! {
+    /// Pipelines this thread consumes that still have workers running. While one does,
+    /// its workers may be blocked handing chunks to this thread; a pipeline opened
+    /// under it (a subquery run while the outer one streams) would queue jobs behind
+    /// them and wait for them forever, so nested pipelines run serially instead.
+    static RUNNING_PIPELINES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// A parallel operator for `plan`, if it is a pipeline this module runs.
 pub fn open_parallel(plan: &Plan) -> Option<Box<dyn Operator + '_>> {
+    if RUNNING_PIPELINES.with(|r| r.get()) > 0 {
+        return None;
+    }
     match plan {
         Plan::Aggregate {
             input, group, aggs, ..
@@ -176,6 +187,8 @@ enum Message {
 struct Running {
     receiver: Receiver<Message>,
     stop: Arc<AtomicBool>,
+    /// Still counted in `RUNNING_PIPELINES`.
+    counted: bool,
     workers_left: usize,
     next_sequence: u64,
     buffered: BTreeMap<u64, Option<Chunk>>,
@@ -382,9 +395,11 @@ impl ParallelOp<'_> {
             };
             pool.spawn(move || job.run());
         }
+        RUNNING_PIPELINES.with(|r| r.set(r.get() + 1));
         self.state = Some(Running {
             receiver,
             stop,
+            counted: true,
             workers_left: workers,
             next_sequence: 0,
             buffered: BTreeMap::new(),
@@ -394,10 +409,21 @@ impl ParallelOp<'_> {
     }
 }
 
+impl Running {
+    /// The workers are done: this thread no longer waits for them.
+    fn uncount(&mut self) {
+        if self.counted {
+            self.counted = false;
+            RUNNING_PIPELINES.with(|r| r.set(r.get() - 1));
+        }
+    }
+}
+
 impl Drop for Running {
     fn drop(&mut self) {
         // Workers stop at their next morsel; the channel closing ends their sends.
         self.stop.store(true, Ordering::Relaxed);
+        self.uncount();
     }
 }
 
@@ -431,7 +457,12 @@ impl Operator for ParallelOp<'_> {
                                 }
                             }
                         }
-                        Ok(Message::Done) => running.workers_left -= 1,
+                        Ok(Message::Done) => {
+                            running.workers_left -= 1;
+                            if running.workers_left == 0 {
+                                running.uncount();
+                            }
+                        }
                         Ok(Message::Failed(e)) => return Err(e),
                         Ok(_) => {}
                         Err(_) => return Err(worker_lost()),
@@ -486,7 +517,12 @@ impl Operator for ParallelOp<'_> {
                 Ok(Message::Empty(sequence)) => {
                     running.buffered.insert(sequence, None);
                 }
-                Ok(Message::Done) => running.workers_left -= 1,
+                Ok(Message::Done) => {
+                    running.workers_left -= 1;
+                    if running.workers_left == 0 {
+                        running.uncount();
+                    }
+                }
                 Ok(Message::Failed(e)) => return Err(e),
                 Ok(Message::Groups(_)) => {}
                 Err(_) => return Err(worker_lost()),

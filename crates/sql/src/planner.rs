@@ -102,6 +102,66 @@ pub fn split_conjuncts(expr: Expr, out: &mut Vec<Expr>) {
     }
 }
 
+/// Splits an OR into its disjuncts.
+fn split_disjuncts(expr: &Expr, out: &mut Vec<Expr>) {
+    match expr {
+        Expr::Or(a, b) => {
+            split_disjuncts(a, out);
+            split_disjuncts(b, out);
+        }
+        other => out.push(other.clone()),
+    }
+}
+
+/// `(A AND X) OR (A AND Y)` is `A AND (X OR Y)`: the conjuncts every disjunct has are
+/// taken out, so a join condition repeated in each branch of an OR (TPC-H Q19) is
+/// seen as one and can drive a hash join.
+fn factor_disjunction(expr: Expr, out: &mut Vec<Expr>) {
+    if !matches!(expr, Expr::Or(..)) {
+        out.push(expr);
+        return;
+    }
+    let mut disjuncts = Vec::new();
+    split_disjuncts(&expr, &mut disjuncts);
+    let branches: Vec<Vec<Expr>> = disjuncts
+        .into_iter()
+        .map(|d| {
+            let mut c = Vec::new();
+            split_conjuncts(d, &mut c);
+            c
+        })
+        .collect();
+    let key = |e: &Expr| format!("{e:?}");
+    let common: Vec<Expr> = branches[0]
+        .iter()
+        .filter(|c| branches[1..].iter().all(|b| b.iter().any(|x| key(x) == key(c))))
+        .cloned()
+        .collect();
+    if common.is_empty() {
+        out.push(expr);
+        return;
+    }
+    let common_keys: Vec<String> = common.iter().map(key).collect();
+    let mut rest = Vec::new();
+    for branch in branches {
+        let remaining: Vec<Expr> = branch
+            .into_iter()
+            .filter(|c| !common_keys.contains(&key(c)))
+            .collect();
+        match conjoin(remaining) {
+            // A branch that is only the common part makes the OR true.
+            None => {
+                out.extend(common);
+                return;
+            }
+            Some(e) => rest.push(e),
+        }
+    }
+    out.extend(common);
+    let first = rest.remove(0);
+    out.push(rest.into_iter().fold(first, |acc, e| Expr::Or(Box::new(acc), Box::new(e))));
+}
+
 /// ANDs conjuncts together.
 pub fn conjoin(mut conjuncts: Vec<Expr>) -> Option<Expr> {
     let first = conjuncts.pop()?;
@@ -178,7 +238,11 @@ pub fn plan_block(block: QueryBlock, width: usize) -> Result<Plan> {
 
     let mut split = Vec::new();
     for c in conjuncts {
-        split_conjuncts(c, &mut split);
+        let mut parts = Vec::new();
+        split_conjuncts(c, &mut parts);
+        for p in parts {
+            factor_disjunction(p, &mut split);
+        }
     }
     let mut conjuncts: Vec<Conjunct> = split
         .into_iter()

@@ -43,6 +43,11 @@ pub struct SubqueryExpr {
     pub kind: SubqueryKind,
     pub plan: Plan,
     pub correlated: bool,
+    /// For a scalar aggregate correlated by one equality on a column with no index
+    /// (`SELECT avg(x) FROM t WHERE t.k = outer.c`): the same query grouped by `t.k`,
+    /// run once, whose rows (key, value) answer every outer row; and the outer
+    /// column. Without it each distinct outer value would scan `t` again (TPC-H Q17).
+    pub grouped: Option<(Plan, Vec<usize>)>,
     /// The enclosing row's columns the plan reads (`Expr::Outer`), sorted.
     pub outer_columns: Vec<usize>,
 }
@@ -55,13 +60,130 @@ impl SubqueryExpr {
             outer_columns.sort_unstable();
             outer_columns.dedup();
         }
+        let grouped = match (&kind, correlated) {
+            (SubqueryKind::Scalar, true) => grouped_form(&plan),
+            _ => None,
+        };
         SubqueryExpr {
             kind,
             plan,
             correlated,
+            grouped,
             outer_columns,
         }
     }
+}
+
+/// The grouped form of `Project(Aggregate(no groups)(Scan with filter
+/// ... AND t.k1 = Outer(c1) AND t.k2 = Outer(c2) ...))` when the scan found no index to
+/// look up by and outer columns appear only in those equalities:
+/// `Project(k1, k2, ..., value)(Aggregate(group by k1, k2, ...)(Scan))`.
+fn grouped_form(plan: &Plan) -> Option<(Plan, Vec<usize>)> {
+    let Plan::Project {
+        input,
+        exprs,
+        columns,
+    } = plan
+    else {
+        return None;
+    };
+    let Plan::Aggregate {
+        input: scan,
+        group,
+        aggs,
+        columns: agg_columns,
+    } = &**input
+    else {
+        return None;
+    };
+    if !group.is_empty() || aggs.iter().any(|a| a.arg.as_ref().is_some_and(Expr::is_correlated)) {
+        return None;
+    }
+    if exprs.iter().any(Expr::is_correlated) {
+        return None;
+    }
+    let Plan::Scan {
+        table,
+        alias,
+        access,
+        filter: Some(filter),
+        lock,
+        wait,
+        columns: scan_columns,
+        ..
+    } = &**scan
+    else {
+        return None;
+    };
+    // A lookup by the correlated key (an index on it) is cheaper per outer row.
+    let mut keyed = Vec::new();
+    collect_outer(
+        &Plan::Scan {
+            table: table.clone(),
+            alias: alias.clone(),
+            access: access.clone(),
+            filter: None,
+            lock: *lock,
+            wait: *wait,
+            estimated_rows: 0.0,
+            columns: Vec::new(),
+        },
+        &mut keyed,
+    );
+    if !keyed.is_empty() {
+        return None;
+    }
+    let mut conjuncts = Vec::new();
+    crate::planner::split_conjuncts(filter.clone(), &mut conjuncts);
+    let mut keys: Vec<(usize, usize)> = Vec::new();
+    let mut rest = Vec::new();
+    for c in conjuncts {
+        if let Expr::Compare {
+            op: crate::expr::CmpOp::Eq,
+            left,
+            right,
+            ..
+        } = &c
+        {
+            if let (Expr::Column(x), Expr::Outer(o)) | (Expr::Outer(o), Expr::Column(x)) = (&**left, &**right) {
+                keys.push((*x, *o));
+                continue;
+            }
+        }
+        if c.is_correlated() {
+            return None;
+        }
+        rest.push(c);
+    }
+    if keys.is_empty() || exprs.len() != 1 {
+        return None;
+    }
+    let scan = crate::planner::scan_plan(table, alias, scan_columns, &[], *lock, *wait, &rest).ok()?;
+    let width = keys.len();
+    let mut group_columns: Vec<_> = keys.iter().map(|(x, _)| scan_columns[*x].clone()).collect();
+    group_columns.extend(agg_columns.iter().cloned());
+    let aggregate = Plan::Aggregate {
+        input: Box::new(scan),
+        group: keys.iter().map(|(x, _)| Expr::Column(*x)).collect(),
+        aggs: aggs.clone(),
+        columns: group_columns.clone(),
+    };
+    let mut project_exprs: Vec<Expr> = (0..width).map(Expr::Column).collect();
+    for e in exprs {
+        let mut e = e.clone();
+        e.remap_columns(&|c| c + width);
+        project_exprs.push(e);
+    }
+    let mut project_columns: Vec<_> = group_columns[..width].to_vec();
+    project_columns.extend(columns.iter().cloned());
+    Some((
+        Plan::Project {
+            input: Box::new(aggregate),
+            exprs: project_exprs,
+            columns: project_columns,
+        },
+        keys.iter().map(|(_, o)| *o).collect(),
+    ))
 }
 
 /// The result of running a subquery once.
@@ -77,6 +199,8 @@ pub enum SubqueryResult {
     },
     /// Every value (quantified comparisons).
     Values(std::sync::Arc<Vec<Value>>),
+    /// A grouped subquery's values by key ([`SubqueryExpr::grouped`]).
+    Map(std::sync::Arc<std::collections::HashMap<Vec<u8>, Value>>),
 }
 
 /// Runs subqueries for expression evaluation (the executor implements it).
