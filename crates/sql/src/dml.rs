@@ -971,6 +971,7 @@ fn run_insert(
         }
         affected += insert_one(session, p, tx, params, full, &mut duplicates)?;
     }
+    check_divisions_by_zero(session, p.ignore)?;
     if let Some(id) = first_generated {
         session.set_last_insert_id(id);
     }
@@ -1055,6 +1056,16 @@ fn insert_one(
     ))
 }
 
+/// Error 1365 if the statement divided by zero while `sql_mode` makes that an error
+/// for values written (INSERT IGNORE leaves it a warning). The count covers the whole
+/// statement, its WHERE and source SELECT included, as MySQL's strict mode does.
+fn check_divisions_by_zero(session: &Session, ignore: bool) -> Result<()> {
+    if !ignore && crate::scalar::arith::divisions_by_zero() > 0 && session.division_by_zero_is_error() {
+        return Err(Error::sql(1365, "22012", "Division by 0"));
+    }
+    Ok(())
+}
+
 fn rows_equal(a: &[Value], b: &[Value]) -> bool {
     a.iter()
         .zip(b)
@@ -1123,6 +1134,7 @@ fn run_update(
             }
         }
     }
+    check_divisions_by_zero(session, false)?;
     Ok(QueryResult::Ok {
         affected_rows: changed,
         last_insert_id: 0,
