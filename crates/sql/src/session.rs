@@ -392,7 +392,16 @@ impl Session {
             (max_ms > 0).then(|| Instant::now() + Duration::from_millis(max_ms));
         self.statement_text = Some(parsed.text.clone());
         crate::scalar::arith::take_divisions_by_zero();
-        let result = self.dispatch(parsed, params, bound);
+        crate::scalar::func::take_last_insert_id_set();
+        let mut result = self.dispatch(parsed, params, bound);
+        if let Some(id) = crate::scalar::func::take_last_insert_id_set() {
+            if let Ok(QueryResult::Ok { last_insert_id, .. }) = &mut result {
+                *last_insert_id = id;
+            }
+            if result.is_ok() {
+                self.last_insert_id = id;
+            }
+        }
         // What was divided by zero and not made an error: one warning each.
         let divisions_by_zero = crate::scalar::arith::take_divisions_by_zero();
         if result.is_ok() {
@@ -956,7 +965,13 @@ impl BindContext for Session {
     }
 
     fn view(&self, db: &str, name: &str) -> Result<Option<String>> {
-        Ok(self.engine.storage().view(db, name)?.map(|v| v.sql))
+        // A missing database has no views; the table lookup then reports the table
+        // (1146), as MySQL does.
+        match self.engine.storage().view(db, name) {
+            Ok(view) => Ok(view.map(|v| v.sql)),
+            Err(Error::UnknownDatabase(_)) => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 
     fn system_table(
