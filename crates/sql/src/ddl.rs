@@ -42,7 +42,14 @@ pub fn execute(session: &mut Session, statement: &ast::Statement, parsed: &Parse
         } => {
             let name = database_name(session, db_name)?;
             match session.engine().storage().create_database(&name) {
-                Err(Error::DatabaseExists(_)) if *if_not_exists => Ok(QueryResult::ok(0)),
+                Err(Error::DatabaseExists(_)) if *if_not_exists => {
+                    session.add_warning(
+                        "Note",
+                        1007,
+                        format!("Can't create database '{name}'; database exists"),
+                    );
+                    Ok(QueryResult::ok(0))
+                }
                 Err(e) => Err(e),
                 Ok(()) => Ok(QueryResult::ok(1)),
             }
@@ -145,7 +152,11 @@ fn drop(
             for n in names {
                 let name = database_name(session, n)?;
                 match storage.drop_database(&name) {
-                    Err(Error::UnknownDatabase(_)) if if_exists => {}
+                    Err(Error::UnknownDatabase(_)) if if_exists => session.add_warning(
+                        "Note",
+                        1008,
+                        format!("Can't drop database '{name}'; database doesn't exist"),
+                    ),
                     Err(Error::UnknownDatabase(name)) => {
                         return Err(Error::sql(
                             1008,
@@ -180,6 +191,10 @@ fn drop(
                     "42S02",
                     format!("Unknown table '{}'", missing.join(",")),
                 ));
+            }
+            // IF EXISTS: a note for each table that was not there.
+            for name in missing {
+                session.add_warning("Note", 1051, format!("Unknown table '{name}'"));
             }
         }
         ast::ObjectType::View => {
@@ -305,7 +320,6 @@ fn create_table(session: &mut Session, create: &ast::CreateTable) -> Result<Quer
         return Err(unsupported("CREATE TEMPORARY TABLE"));
     }
     let (db, name) = Binder::new(session).table_ref(&create.name)?;
-    let storage = session.engine().storage().clone();
     // CREATE TABLE ... LIKE: the same definition, empty.
     if let Some(like) = &create.like {
         let source = match like {
@@ -322,7 +336,7 @@ fn create_table(session: &mut Session, create: &ast::CreateTable) -> Result<Quer
         if let Some(a) = &mut def.auto_increment {
             a.start = 1;
         }
-        return finish_create(&storage, &db, def, create.if_not_exists);
+        return finish_create(session, &db, def, create.if_not_exists);
     }
     if create.query.is_some() {
         return Err(unsupported("CREATE TABLE ... SELECT"));
@@ -407,7 +421,7 @@ fn create_table(session: &mut Session, create: &ast::CreateTable) -> Result<Quer
             start: table_option_auto_increment(create)?.unwrap_or(1),
         });
     }
-    finish_create(&storage, &db, def, create.if_not_exists)
+    finish_create(session, &db, def, create.if_not_exists)
 }
 
 fn table_option_auto_increment(create: &ast::CreateTable) -> Result<Option<u64>> {
@@ -442,9 +456,13 @@ fn named_index(columns: &[Column], existing: &[IndexDef], name: Option<String>, 
     IndexDef::new(&name, &cols, unique)
 }
 
-fn finish_create(storage: &tarn_catalog::Storage, db: &str, def: TableDef, if_not_exists: bool) -> Result<QueryResult> {
-    match storage.create_table(db, def) {
-        Err(Error::TableExists(_)) if if_not_exists => Ok(QueryResult::ok(0)),
+fn finish_create(session: &mut Session, db: &str, def: TableDef, if_not_exists: bool) -> Result<QueryResult> {
+    let name = def.name.clone();
+    match session.engine().storage().create_table(db, def) {
+        Err(Error::TableExists(_)) if if_not_exists => {
+            session.add_warning("Note", 1050, format!("Table '{name}' already exists"));
+            Ok(QueryResult::ok(0))
+        }
         Err(e) => Err(e),
         Ok(_) => Ok(QueryResult::ok(0)),
     }

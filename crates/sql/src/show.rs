@@ -36,9 +36,22 @@ fn output_columns(rows: &Rows) -> Vec<OutputColumn> {
 
 /// Runs `f` with the session's view of the engine.
 fn with_view<T>(session: &Session, f: impl FnOnce(&ViewContext) -> T) -> T {
+    with_view_describing(session, true, f)
+}
+
+/// [`with_view`]; `describe_views`: whether views' columns are found by binding their
+/// queries (not while binding one: a view over information_schema.COLUMNS would
+/// otherwise describe itself without end).
+fn with_view_describing<T>(session: &Session, describe_views: bool, f: impl FnOnce(&ViewContext) -> T) -> T {
     let engine = session.engine();
     let globals = engine.globals.read();
     let processes = engine.processes();
+    let view_columns = |db: &str, name: &str| -> Result<Vec<sysviews::Column>> {
+        if !describe_views {
+            return Err(Error::sql(1356, "HY000", format!("View '{db}.{name}' is being described")));
+        }
+        view_columns(session, db, name)
+    };
     let cx = ViewContext {
         storage: engine.storage(),
         session_vars: session.variables(),
@@ -46,8 +59,79 @@ fn with_view<T>(session: &Session, f: impl FnOnce(&ViewContext) -> T) -> T {
         processes: &processes,
         current_database: session.database(),
         server: engine.server_status(),
+        view_columns: &view_columns,
     };
     f(&cx)
+}
+
+/// The columns of view `db.name`: its query bound with `db` as the current database.
+fn view_columns(session: &Session, db: &str, name: &str) -> Result<Vec<sysviews::Column>> {
+    let invalid = || {
+        Error::sql(
+            1356,
+            "HY000",
+            format!("View '{db}.{name}' references invalid table(s) or column(s) or function(s)"),
+        )
+    };
+    let view = session.engine().storage().view(db, name)?.ok_or_else(invalid)?;
+    let parsed = crate::parse::parse_one(&view.sql)?;
+    let crate::parse::Statement::Sql(statement) = parsed.statement else {
+        return Err(invalid());
+    };
+    let ast::Statement::Query(query) = *statement else {
+        return Err(invalid());
+    };
+    let cx = InDatabase { session, db };
+    let plan = Binder::new(&cx).bind_statement_query(&query).map_err(|_| invalid())?;
+    Ok(plan
+        .columns()
+        .iter()
+        .map(|c| sysviews::Column {
+            name: c.name.clone(),
+            ty: c.ty,
+        })
+        .collect())
+}
+
+/// The session's binding context with another current database (a view's), and
+/// system tables that do not describe views.
+struct InDatabase<'a> {
+    session: &'a Session,
+    db: &'a str,
+}
+
+impl BindContext for InDatabase<'_> {
+    fn current_database(&self) -> Option<String> {
+        Some(self.db.to_string())
+    }
+
+    fn table(&self, db: &str, name: &str) -> Result<Arc<tarn_catalog::Table>> {
+        self.session.table(db, name)
+    }
+
+    fn view(&self, db: &str, name: &str) -> Result<Option<String>> {
+        self.session.view(db, name)
+    }
+
+    fn system_table(&self, db: &str, name: &str) -> Option<Result<(Vec<OutputColumn>, Vec<Vec<Value>>)>> {
+        system_table_describing(self.session, false, db, name)
+    }
+
+    fn system_variable(&self, name: &str, global: bool) -> Result<Value> {
+        self.session.system_variable(name, global)
+    }
+
+    fn user_variable(&self, name: &str) -> Value {
+        self.session.user_variable(name)
+    }
+
+    fn session_function(&self, name: &str) -> Option<Value> {
+        self.session.session_function(name)
+    }
+
+    fn normalize_table_name(&self, name: &str) -> String {
+        self.session.normalize_table_name(name)
+    }
 }
 
 /// information_schema and performance_schema tables for the binder.
@@ -56,10 +140,19 @@ pub fn system_table(
     db: &str,
     name: &str,
 ) -> Option<Result<(Vec<OutputColumn>, Vec<Vec<Value>>)>> {
+    system_table_describing(session, true, db, name)
+}
+
+fn system_table_describing(
+    session: &Session,
+    describe_views: bool,
+    db: &str,
+    name: &str,
+) -> Option<Result<(Vec<OutputColumn>, Vec<Vec<Value>>)>> {
     if !crate::session::is_system_database(db) {
         return None;
     }
-    let rows = with_view(session, |cx| sysviews::system_table(cx, db, name))?;
+    let rows = with_view_describing(session, describe_views, |cx| sysviews::system_table(cx, db, name))?;
     Some(rows.map(|rows| (output_columns(&rows), rows.1)))
 }
 
