@@ -27,6 +27,9 @@ fn unsupported(what: impl std::fmt::Display) -> Error {
     )
 }
 
+/// A system table's columns and rows, as the binder takes them.
+pub type SystemTableRows = (Vec<OutputColumn>, Vec<Vec<Value>>);
+
 fn output_columns(rows: &Rows) -> Vec<OutputColumn> {
     rows.0
         .iter()
@@ -42,13 +45,21 @@ fn with_view<T>(session: &Session, f: impl FnOnce(&ViewContext) -> T) -> T {
 /// [`with_view`]; `describe_views`: whether views' columns are found by binding their
 /// queries (not while binding one: a view over information_schema.COLUMNS would
 /// otherwise describe itself without end).
-fn with_view_describing<T>(session: &Session, describe_views: bool, f: impl FnOnce(&ViewContext) -> T) -> T {
+fn with_view_describing<T>(
+    session: &Session,
+    describe_views: bool,
+    f: impl FnOnce(&ViewContext) -> T,
+) -> T {
     let engine = session.engine();
     let globals = engine.globals.read();
     let processes = engine.processes();
     let view_columns = |db: &str, name: &str| -> Result<Vec<sysviews::Column>> {
         if !describe_views {
-            return Err(Error::sql(1356, "HY000", format!("View '{db}.{name}' is being described")));
+            return Err(Error::sql(
+                1356,
+                "HY000",
+                format!("View '{db}.{name}' is being described"),
+            ));
         }
         view_columns(session, db, name)
     };
@@ -73,7 +84,11 @@ fn view_columns(session: &Session, db: &str, name: &str) -> Result<Vec<sysviews:
             format!("View '{db}.{name}' references invalid table(s) or column(s) or function(s)"),
         )
     };
-    let view = session.engine().storage().view(db, name)?.ok_or_else(invalid)?;
+    let view = session
+        .engine()
+        .storage()
+        .view(db, name)?
+        .ok_or_else(invalid)?;
     let parsed = crate::parse::parse_one(&view.sql)?;
     let crate::parse::Statement::Sql(statement) = parsed.statement else {
         return Err(invalid());
@@ -82,7 +97,9 @@ fn view_columns(session: &Session, db: &str, name: &str) -> Result<Vec<sysviews:
         return Err(invalid());
     };
     let cx = InDatabase { session, db };
-    let plan = Binder::new(&cx).bind_statement_query(&query).map_err(|_| invalid())?;
+    let plan = Binder::new(&cx)
+        .bind_statement_query(&query)
+        .map_err(|_| invalid())?;
     Ok(plan
         .columns()
         .iter()
@@ -113,7 +130,7 @@ impl BindContext for InDatabase<'_> {
         self.session.view(db, name)
     }
 
-    fn system_table(&self, db: &str, name: &str) -> Option<Result<(Vec<OutputColumn>, Vec<Vec<Value>>)>> {
+    fn system_table(&self, db: &str, name: &str) -> Option<Result<SystemTableRows>> {
         system_table_describing(self.session, false, db, name)
     }
 
@@ -135,11 +152,7 @@ impl BindContext for InDatabase<'_> {
 }
 
 /// information_schema and performance_schema tables for the binder.
-pub fn system_table(
-    session: &Session,
-    db: &str,
-    name: &str,
-) -> Option<Result<(Vec<OutputColumn>, Vec<Vec<Value>>)>> {
+pub fn system_table(session: &Session, db: &str, name: &str) -> Option<Result<SystemTableRows>> {
     system_table_describing(session, true, db, name)
 }
 
@@ -148,11 +161,13 @@ fn system_table_describing(
     describe_views: bool,
     db: &str,
     name: &str,
-) -> Option<Result<(Vec<OutputColumn>, Vec<Vec<Value>>)>> {
+) -> Option<Result<SystemTableRows>> {
     if !crate::session::is_system_database(db) {
         return None;
     }
-    let rows = with_view_describing(session, describe_views, |cx| sysviews::system_table(cx, db, name))?;
+    let rows = with_view_describing(session, describe_views, |cx| {
+        sysviews::system_table(cx, db, name)
+    })?;
     Some(rows.map(|rows| (output_columns(&rows), rows.1)))
 }
 
@@ -164,7 +179,9 @@ fn filtered(session: &mut Session, rows: Rows, filter: Option<&ShowFilter>) -> R
         None => {}
         Some(ShowFilter::Like(pattern)) => {
             data.retain(|row| match row.first() {
-                Some(Value::Bytes(b)) => like(b, pattern.as_bytes(), b'\\', Collation::CaseInsensitive),
+                Some(Value::Bytes(b)) => {
+                    like(b, pattern.as_bytes(), b'\\', Collation::CaseInsensitive)
+                }
                 _ => false,
             });
         }
@@ -189,16 +206,17 @@ fn filtered(session: &mut Session, rows: Rows, filter: Option<&ShowFilter>) -> R
 
 fn show_filter(options: &ast::ShowStatementOptions) -> Option<ShowFilter> {
     match &options.filter_position {
-        Some(ast::ShowStatementFilterPosition::Suffix(f)) | Some(ast::ShowStatementFilterPosition::Infix(f)) => {
-            convert_filter(f)
-        }
+        Some(ast::ShowStatementFilterPosition::Suffix(f))
+        | Some(ast::ShowStatementFilterPosition::Infix(f)) => convert_filter(f),
         None => None,
     }
 }
 
 fn convert_filter(f: &ast::ShowStatementFilter) -> Option<ShowFilter> {
     match f {
-        ast::ShowStatementFilter::Like(p) | ast::ShowStatementFilter::ILike(p) => Some(ShowFilter::Like(p.clone())),
+        ast::ShowStatementFilter::Like(p) | ast::ShowStatementFilter::ILike(p) => {
+            Some(ShowFilter::Like(p.clone()))
+        }
         ast::ShowStatementFilter::Where(e) => Some(ShowFilter::Where(e.clone())),
         ast::ShowStatementFilter::NoKeyword(p) => Some(ShowFilter::Like(p.clone())),
     }
@@ -236,7 +254,8 @@ pub fn show(session: &mut Session, statement: &ast::Statement) -> Result<QueryRe
         S::ShowColumns {
             full, show_options, ..
         } => {
-            let parts = show_in_name(show_options).ok_or_else(|| Error::sql(1064, "42000", "SHOW COLUMNS needs FROM table"))?;
+            let parts = show_in_name(show_options)
+                .ok_or_else(|| Error::sql(1064, "42000", "SHOW COLUMNS needs FROM table"))?;
             let (db, table) = split_table(session, &parts)?;
             let rows = with_view(session, |cx| sysviews::show_columns(cx, &db, &table, *full))?;
             filtered(session, rows, show_filter(show_options).as_ref())
@@ -253,7 +272,8 @@ pub fn show(session: &mut Session, statement: &ast::Statement) -> Result<QueryRe
                     if let Some(view) = session.engine().storage().view(&db, &table)? {
                         return Ok(create_view_rows(&view.name, &view.sql));
                     }
-                    let rows = with_view(session, |cx| sysviews::show_create_table(cx, &db, &table))?;
+                    let rows =
+                        with_view(session, |cx| sysviews::show_create_table(cx, &db, &table))?;
                     Ok(QueryResult::rows(output_columns(&rows), rows.1))
                 }
                 ast::ShowCreateObject::View => {
@@ -261,7 +281,9 @@ pub fn show(session: &mut Session, statement: &ast::Statement) -> Result<QueryRe
                         .engine()
                         .storage()
                         .view(&db, &table)?
-                        .ok_or_else(|| Error::sql(1347, "HY000", format!("'{db}.{table}' is not VIEW")))?;
+                        .ok_or_else(|| {
+                            Error::sql(1347, "HY000", format!("'{db}.{table}' is not VIEW"))
+                        })?;
                     Ok(create_view_rows(&view.name, &view.sql))
                 }
                 other => Err(unsupported(format!("SHOW CREATE {other}"))),
@@ -273,11 +295,19 @@ pub fn show(session: &mut Session, statement: &ast::Statement) -> Result<QueryRe
             } else {
                 sysviews::show_variables(session.variables())
             };
-            filtered(session, rows, filter.as_ref().and_then(convert_filter).as_ref())
+            filtered(
+                session,
+                rows,
+                filter.as_ref().and_then(convert_filter).as_ref(),
+            )
         }
         S::ShowStatus { filter, .. } => {
             let rows = with_view(session, sysviews::show_status);
-            filtered(session, rows, filter.as_ref().and_then(convert_filter).as_ref())
+            filtered(
+                session,
+                rows,
+                filter.as_ref().and_then(convert_filter).as_ref(),
+            )
         }
         S::ShowProcessList { full } => {
             let rows = with_view(session, |cx| sysviews::show_processlist(cx, *full));
@@ -285,21 +315,34 @@ pub fn show(session: &mut Session, statement: &ast::Statement) -> Result<QueryRe
         }
         S::ShowCharset(c) => {
             let rows = sysviews::show_charset();
-            filtered(session, rows, c.filter.as_ref().and_then(convert_filter).as_ref())
+            filtered(
+                session,
+                rows,
+                c.filter.as_ref().and_then(convert_filter).as_ref(),
+            )
         }
         S::ShowCollation { filter } => {
             let rows = sysviews::show_collation();
-            filtered(session, rows, filter.as_ref().and_then(convert_filter).as_ref())
+            filtered(
+                session,
+                rows,
+                filter.as_ref().and_then(convert_filter).as_ref(),
+            )
         }
         other => Err(unsupported(other)),
     }
 }
 
 fn create_view_rows(name: &str, sql: &str) -> QueryResult {
-    let columns = ["View", "Create View", "character_set_client", "collation_connection"]
-        .iter()
-        .map(|n| OutputColumn::new(*n, SqlType::TEXT, false))
-        .collect();
+    let columns = [
+        "View",
+        "Create View",
+        "character_set_client",
+        "collation_connection",
+    ]
+    .iter()
+    .map(|n| OutputColumn::new(*n, SqlType::TEXT, false))
+    .collect();
     let text = |s: &str| Value::Bytes(s.as_bytes().to_vec());
     QueryResult::rows(
         columns,
@@ -322,8 +365,15 @@ fn split_table(session: &Session, parts: &[String]) -> Result<(String, String)> 
                 .ok_or_else(|| Error::sql(1046, "3D000", "No database selected"))?,
             session.normalize_table_name(t),
         )),
-        [db, t] => Ok((session.normalize_table_name(db), session.normalize_table_name(t))),
-        _ => Err(Error::sql(1103, "42000", format!("Incorrect table name '{}'", parts.join(".")))),
+        [db, t] => Ok((
+            session.normalize_table_name(db),
+            session.normalize_table_name(t),
+        )),
+        _ => Err(Error::sql(
+            1103,
+            "42000",
+            format!("Incorrect table name '{}'", parts.join(".")),
+        )),
     }
 }
 
@@ -352,7 +402,11 @@ pub fn special(session: &mut Session, statement: &Statement) -> Result<QueryResu
             }
             let (db, table) = split_table(session, &parts)?;
             let rows = with_view(session, |cx| sysviews::show_index(cx, &db, &table))?;
-            filtered(session, rows, filter.clone().map(ShowFilter::Where).as_ref())
+            filtered(
+                session,
+                rows,
+                filter.clone().map(ShowFilter::Where).as_ref(),
+            )
         }
         Statement::ShowWarnings {
             errors_only,
@@ -435,6 +489,11 @@ pub fn special(session: &mut Session, statement: &Statement) -> Result<QueryResu
                 ]],
             ))
         }
-        other => Err(unsupported(format!("{other:?}").split([' ', '{', '(']).next().unwrap_or("statement"))),
+        other => Err(unsupported(
+            format!("{other:?}")
+                .split([' ', '{', '('])
+                .next()
+                .unwrap_or("statement"),
+        )),
     }
 }

@@ -439,7 +439,11 @@ pub fn show_tables(cx: &ViewContext, db: &str, full: bool) -> Result<Rows> {
             .map(|t| (t.name.to_string(), "SYSTEM VIEW"))
             .collect()
     } else {
-        let tables = cx.storage.tables(db)?.into_iter().map(|t| (t, "BASE TABLE"));
+        let tables = cx
+            .storage
+            .tables(db)?
+            .into_iter()
+            .map(|t| (t, "BASE TABLE"));
         let views = cx.storage.views(db)?.into_iter().map(|v| (v, "VIEW"));
         tables.chain(views).collect()
     };
