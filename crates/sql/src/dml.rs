@@ -17,6 +17,7 @@
 //!   read), through the access path the planner picks for their WHERE.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use sqlparser::ast;
@@ -682,6 +683,54 @@ fn primary_key_values(table: &Table, row: &[Value]) -> Vec<Value> {
         .collect()
 }
 
+/// The clustered keys of `rows` (rows of `table` read with exclusive locks), in
+/// order. With a primary key a row's key is its values'. A table without one is keyed
+/// by a hidden row id that rows do not carry: its rows are found again by a locking
+/// scan of the table and matched by value (rows equal in every column are
+/// interchangeable to the statement). Only the keys of matched rows are kept.
+fn row_keys(table: &Table, tx: &RefCell<Transaction>, rows: &[Vec<Value>]) -> Result<Vec<Vec<u8>>> {
+    if !table.def().primary_key.is_empty() {
+        return rows
+            .iter()
+            .map(|row| table.encode_primary_key(&primary_key_values(table, row)))
+            .collect();
+    }
+    if rows.is_empty() {
+        return Ok(Vec::new());
+    }
+    let identity = |row: &[Value]| format!("{row:?}");
+    // Row identity -> how many more rows with it are wanted, and the keys found.
+    let mut wanted: HashMap<String, (usize, Vec<Vec<u8>>)> = HashMap::new();
+    for row in rows {
+        wanted.entry(identity(row)).or_default().0 += 1;
+    }
+    table.scan_each_tx(
+        &mut tx.borrow_mut(),
+        std::ops::Bound::Unbounded,
+        std::ops::Bound::Unbounded,
+        RowLock::Exclusive,
+        WaitPolicy::Wait,
+        usize::MAX,
+        &mut |key, row| {
+            if let Some((left, keys)) = wanted.get_mut(&identity(&row)) {
+                if *left > 0 {
+                    *left -= 1;
+                    keys.push(key.to_vec());
+                }
+            }
+        },
+    )?;
+    let mut keys = Vec::with_capacity(rows.len());
+    for row in rows {
+        let key = wanted
+            .get_mut(&identity(row))
+            .and_then(|(_, keys)| keys.pop())
+            .ok_or_else(|| Error::sql(1105, "HY000", "a row to change vanished from its table"))?;
+        keys.push(key);
+    }
+    Ok(keys)
+}
+
 /// Converts every value of `row` to its column's type (strict mode).
 fn convert_row(table: &Table, row: Vec<Value>) -> Result<Vec<Value>> {
     convert_row_at(table, row, 1)
@@ -1014,8 +1063,11 @@ fn insert_one(
         let Some(existing) = existing else {
             return Err(Error::DuplicateKey { index, key });
         };
+        let existing_key = row_keys(table, tx, std::slice::from_ref(&existing))?
+            .pop()
+            .expect("a key for the row");
         if p.replace {
-            table.delete_tx(&mut tx.borrow_mut(), &primary_key_values(table, &existing))?;
+            table.delete_key_tx(&mut tx.borrow_mut(), &existing_key)?;
             deleted += 1;
             continue;
         }
@@ -1042,11 +1094,7 @@ fn insert_one(
         if rows_equal(&updated, &existing) {
             return Ok(0);
         }
-        table.update_tx(
-            &mut tx.borrow_mut(),
-            &primary_key_values(table, &existing),
-            updated,
-        )?;
+        table.update_key_tx(&mut tx.borrow_mut(), &existing_key, updated)?;
         return Ok(2);
     }
     Err(Error::sql(
@@ -1060,7 +1108,10 @@ fn insert_one(
 /// for values written (INSERT IGNORE leaves it a warning). The count covers the whole
 /// statement, its WHERE and source SELECT included, as MySQL's strict mode does.
 fn check_divisions_by_zero(session: &Session, ignore: bool) -> Result<()> {
-    if !ignore && crate::scalar::arith::divisions_by_zero() > 0 && session.division_by_zero_is_error() {
+    if !ignore
+        && crate::scalar::arith::divisions_by_zero() > 0
+        && session.division_by_zero_is_error()
+    {
         return Err(Error::sql(1365, "22012", "Division by 0"));
     }
     Ok(())
@@ -1119,17 +1170,20 @@ fn run_update(
     let mut matched = 0u64;
     let mut changed = 0u64;
     let chunks = session.with_exec(tx, params, |cx| exec::collect(&p.rows, cx))?;
+    let old_rows: Vec<Vec<Value>> = chunks.iter().flat_map(Chunk::rows).collect();
+    let mut keys = row_keys(table, tx, &old_rows)?.into_iter();
     for chunk in chunks {
         matched += chunk.len() as u64;
         let new_columns = session.with_exec(tx, params, |cx| assign(&chunk, &p.assignments, cx))?;
         for i in 0..chunk.len() {
+            let key = keys.next().expect("a key per matched row");
             let old = chunk.row(i);
             let new: Vec<Value> = new_columns.iter().map(|c| c[i].clone()).collect();
             let new = convert_row(table, new)?;
             if rows_equal(&new, &old) {
                 continue;
             }
-            if table.update_tx(&mut tx.borrow_mut(), &primary_key_values(table, &old), new)? {
+            if table.update_key_tx(&mut tx.borrow_mut(), &key, new)? {
                 changed += 1;
             }
         }
@@ -1171,12 +1225,11 @@ fn run_delete(
 ) -> Result<QueryResult> {
     let table = &p.table;
     let chunks = session.with_exec(tx, params, |cx| exec::collect(&p.rows, cx))?;
+    let rows: Vec<Vec<Value>> = chunks.iter().flat_map(Chunk::rows).collect();
     let mut deleted = 0u64;
-    for chunk in chunks {
-        for row in chunk.rows() {
-            if table.delete_tx(&mut tx.borrow_mut(), &primary_key_values(table, &row))? {
-                deleted += 1;
-            }
+    for key in row_keys(table, tx, &rows)? {
+        if table.delete_key_tx(&mut tx.borrow_mut(), &key)? {
+            deleted += 1;
         }
     }
     Ok(QueryResult::ok(deleted))
