@@ -802,7 +802,8 @@ impl Storage {
     }
 
     /// `TRUNCATE TABLE db.name`: the same definition and indexes over new, empty
-    /// files; the AUTO_INCREMENT counter starts again at the table's `start`.
+    /// files; the AUTO_INCREMENT counter starts again at 1, as MySQL's does (a start
+    /// set by `CREATE TABLE .. AUTO_INCREMENT = n` or `ALTER TABLE` is forgotten).
     ///
     /// Not online: it takes the table's exclusive lock first ([`Storage::lock_for_ddl`]),
     /// so it waits for (or, after `lock_wait_timeout`, fails with 1205 because of)
@@ -862,7 +863,13 @@ impl Storage {
         let mut state = self.state.lock();
         let old = Self::locked_table(&state, db, name, table_id)?;
         let copy_rows = new_def.is_some();
-        let mut def = new_def.unwrap_or_else(|| old.def().clone());
+        let mut def = new_def.unwrap_or_else(|| {
+            let mut def = old.def().clone();
+            if let Some(auto) = &mut def.auto_increment {
+                auto.start = 1;
+            }
+            def
+        });
         def.name = name.to_string();
         def.validate()?;
         let (new, mut catalog) = self.create_files(&mut state, db, &mut def)?;

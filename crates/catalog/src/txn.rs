@@ -527,29 +527,51 @@ impl Table {
         wait: WaitPolicy,
         limit: usize,
     ) -> Result<Vec<Vec<Value>>> {
+        let mut rows = Vec::new();
+        self.scan_each_tx(tx, lower, upper, lock, wait, limit, &mut |_, row| {
+            rows.push(row)
+        })?;
+        Ok(rows)
+    }
+
+    /// [`Table::scan_tx`], handing each row and its clustered key to `each` rather
+    /// than collecting the rows: what UPDATE and DELETE of a table without a primary
+    /// key (whose key is the hidden row id, not in the row) find rows' keys with.
+    #[allow(clippy::too_many_arguments)]
+    pub fn scan_each_tx(
+        &self,
+        tx: &mut Transaction,
+        lower: Bound<Vec<Value>>,
+        upper: Bound<Vec<Value>>,
+        lock: RowLock,
+        wait: WaitPolicy,
+        limit: usize,
+        each: &mut dyn FnMut(&[u8], Vec<Value>),
+    ) -> Result<()> {
         self.check_current()?;
         let (lower, upper) = crate::table::key_bounds(&self.pk_types, lower, upper)?;
         let lock = effective_lock(tx, lock);
-        let mut rows = Vec::new();
+        let mut count = 0;
         if lock == RowLock::None {
             let ctx = tx.ctx.clone();
             let view = tx.view();
             let mut cursor = self.clustered.range(lower, upper, Direction::Forward);
-            while rows.len() < limit {
-                let Some((_, bytes)) = cursor.next_entry()? else {
+            while count < limit {
+                let Some((key, bytes)) = cursor.next_entry()? else {
                     break;
                 };
                 if let Some(version) = self.visible_version(&ctx.sys, view, bytes.to_vec())? {
-                    rows.push(self.decode_stored(&version)?);
+                    each(key, self.decode_stored(&version)?);
+                    count += 1;
                 }
             }
-            return Ok(rows);
+            return Ok(());
         }
         self.lock_table_tx(tx, table_mode(lock))?;
         let range = LockingRange::new(tx, &self.clustered, self.table_id(), lock, wait, upper);
         // `position`: the scan continues after this key.
         let mut position = lower;
-        while rows.len() < limit {
+        while count < limit {
             let Some((key, taken)) = range.lock_next(tx, &mut position)? else {
                 break;
             };
@@ -557,11 +579,14 @@ impl Table {
                 continue;
             }
             match self.row_as_of(&key, None)? {
-                Some(row) => rows.push(row),
+                Some(row) => {
+                    each(&key, row);
+                    count += 1;
+                }
                 None => range.release_unreturned(tx, self.table_id(), &key, taken),
             }
         }
-        Ok(rows)
+        Ok(())
     }
 
     /// Rows whose index `index` values lie between `lower` and `upper`, in index order,

@@ -25,8 +25,10 @@ fn bench(c: &mut Criterion) {
         .prefix("tarn-point-select")
         .tempdir_in(std::env::var("TARN_TEST_DIR").unwrap_or_else(|_| "target".into()))
         .expect("a temporary directory");
-    let mut settings = Settings::default();
-    settings.data_dir = dir.path().to_path_buf();
+    let settings = Settings {
+        data_dir: dir.path().to_path_buf(),
+        ..Settings::default()
+    };
     let engine = Engine::open(&settings).expect("the engine opens");
     let mut session = engine.session("root", "localhost");
     session

@@ -2176,13 +2176,28 @@ impl<'c> Binder<'c> {
             if !args.is_empty() && name != "LAST_INSERT_ID" {
                 return Err(wrong_args(&name));
             }
-            if name == "LAST_INSERT_ID" && !args.is_empty() {
-                return Err(unsupported("LAST_INSERT_ID(expr)"));
+            // LAST_INSERT_ID(expr) is a function that sets it (`func::call`).
+            if args.is_empty() {
+                let ty = value_type(&v);
+                return Ok((Expr::Literal(v), ty));
             }
-            let ty = value_type(&v);
-            return Ok((Expr::Literal(v), ty));
         }
-        self.bind_function(&name, &args, es)
+        self.bind_function(&name, &args, es).map_err(|e| self.unknown_function(e, f, &name))
+    }
+
+    /// MySQL names an unknown function as written, with the database it was looked
+    /// up in: `FUNCTION db.name does not exist`.
+    fn unknown_function(&self, error: Error, f: &ast::Function, upper: &str) -> Error {
+        let message = format!("FUNCTION {upper} does not exist");
+        if error.mysql_code() != 1305 || error.to_string() != message {
+            return error;
+        }
+        let written = object_name(&f.name).join(".");
+        let full = match self.cx.current_database() {
+            Some(db) if !written.contains('.') => format!("{db}.{written}"),
+            _ => written,
+        };
+        Error::sql(1305, "42000", format!("FUNCTION {full} does not exist"))
     }
 
     fn bind_function(&mut self, name: &str, args: &[ast::Expr], es: &ExprScope) -> Result<(Expr, SqlType)> {

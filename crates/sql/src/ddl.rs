@@ -8,8 +8,8 @@
 //! leads a key).
 
 use sqlparser::ast::{self, ColumnOption, TableConstraint};
-use tarn_catalog::{IndexDef, TableDef};
 use tarn_catalog::catalog::{AutoIncrement, ViewDef};
+use tarn_catalog::{IndexDef, TableDef};
 use tarn_common::{Error, Result};
 use tarn_row::Value;
 use tarn_row::types::Column;
@@ -27,7 +27,11 @@ fn unsupported(what: impl std::fmt::Display) -> Error {
 }
 
 /// Runs a DDL (or other non-query) statement.
-pub fn execute(session: &mut Session, statement: &ast::Statement, parsed: &Parsed) -> Result<QueryResult> {
+pub fn execute(
+    session: &mut Session,
+    statement: &ast::Statement,
+    parsed: &Parsed,
+) -> Result<QueryResult> {
     use ast::Statement as S;
     match statement {
         S::CreateDatabase {
@@ -42,7 +46,14 @@ pub fn execute(session: &mut Session, statement: &ast::Statement, parsed: &Parse
         } => {
             let name = database_name(session, db_name)?;
             match session.engine().storage().create_database(&name) {
-                Err(Error::DatabaseExists(_)) if *if_not_exists => Ok(QueryResult::ok(0)),
+                Err(Error::DatabaseExists(_)) if *if_not_exists => {
+                    session.add_warning(
+                        "Note",
+                        1007,
+                        format!("Can't create database '{name}'; database exists"),
+                    );
+                    Ok(QueryResult::ok(0))
+                }
                 Err(e) => Err(e),
                 Ok(()) => Ok(QueryResult::ok(1)),
             }
@@ -64,10 +75,11 @@ pub fn execute(session: &mut Session, statement: &ast::Statement, parsed: &Parse
             let t = crate::bind::BindContext::table(session, &db, &table)?;
             let columns = index_columns(&t.def().columns, &create.columns)?;
             let name = name.unwrap_or_else(|| default_index_name(t.def(), &columns));
-            session
-                .engine()
-                .storage()
-                .create_index(&db, &table, IndexDef::new(&name, &columns, create.unique))?;
+            session.engine().storage().create_index(
+                &db,
+                &table,
+                IndexDef::new(&name, &columns, create.unique),
+            )?;
             Ok(QueryResult::ok(0))
         }
         S::AlterTable(alter) => alter_table(session, alter),
@@ -80,7 +92,9 @@ pub fn execute(session: &mut Session, statement: &ast::Statement, parsed: &Parse
                 return Err(Error::sql(
                     1353,
                     "HY000",
-                    format!("In definition of view '{name}', SELECT list and column names list have different column counts"),
+                    format!(
+                        "In definition of view '{name}', SELECT list and column names list have different column counts"
+                    ),
                 ));
             }
             let _ = &mut plan;
@@ -107,13 +121,23 @@ pub fn execute(session: &mut Session, statement: &ast::Statement, parsed: &Parse
             for r in renames {
                 let (db, old) = Binder::new(session).table_ref(&r.old_name)?;
                 let (new_db, new) = Binder::new(session).table_ref(&r.new_name)?;
-                session.engine().storage().rename_table(&db, &old, &new_db, &new)?;
+                session
+                    .engine()
+                    .storage()
+                    .rename_table(&db, &old, &new_db, &new)?;
             }
             Ok(QueryResult::ok(0))
         }
         _ => {
             let _ = parsed;
-            Err(unsupported(statement.to_string().split_whitespace().take(3).collect::<Vec<_>>().join(" ")))
+            Err(unsupported(
+                statement
+                    .to_string()
+                    .split_whitespace()
+                    .take(3)
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            ))
         }
     }
 }
@@ -123,13 +147,18 @@ fn view_sql(sql: &str, columns: &[String]) -> String {
     if columns.is_empty() {
         return sql.to_string();
     }
-    let names: Vec<String> = columns.iter().map(|c| format!("`{}`", c.replace('`', "``"))).collect();
+    let names: Vec<String> = columns
+        .iter()
+        .map(|c| format!("`{}`", c.replace('`', "``")))
+        .collect();
     format!("SELECT * FROM ({sql}) AS `__view` ({})", names.join(", "))
 }
 
 fn database_name(session: &Session, name: &ast::ObjectName) -> Result<String> {
     let name = object_name(name).join(".");
-    Ok(crate::bind::BindContext::normalize_table_name(session, &name))
+    Ok(crate::bind::BindContext::normalize_table_name(
+        session, &name,
+    ))
 }
 
 fn drop(
@@ -145,7 +174,11 @@ fn drop(
             for n in names {
                 let name = database_name(session, n)?;
                 match storage.drop_database(&name) {
-                    Err(Error::UnknownDatabase(_)) if if_exists => {}
+                    Err(Error::UnknownDatabase(_)) if if_exists => session.add_warning(
+                        "Note",
+                        1008,
+                        format!("Can't drop database '{name}'; database doesn't exist"),
+                    ),
                     Err(Error::UnknownDatabase(name)) => {
                         return Err(Error::sql(
                             1008,
@@ -181,6 +214,10 @@ fn drop(
                     format!("Unknown table '{}'", missing.join(",")),
                 ));
             }
+            // IF EXISTS: a note for each table that was not there.
+            for name in missing {
+                session.add_warning("Note", 1051, format!("Unknown table '{name}'"));
+            }
         }
         ast::ObjectType::View => {
             for n in names {
@@ -189,9 +226,8 @@ fn drop(
             }
         }
         ast::ObjectType::Index => {
-            let table = on_table.ok_or_else(|| {
-                Error::sql(1064, "42000", "DROP INDEX needs ON table")
-            })?;
+            let table =
+                on_table.ok_or_else(|| Error::sql(1064, "42000", "DROP INDEX needs ON table"))?;
             let (db, table) = Binder::new(session).table_ref(table)?;
             for n in names {
                 let name = object_name(n).pop().unwrap_or_default();
@@ -211,7 +247,10 @@ fn default_index_name(def: &TableDef, columns: &[usize]) -> String {
     if !taken(&base) {
         return base;
     }
-    (2..).map(|i| format!("{base}_{i}")).find(|n| !taken(n)).expect("a free name exists")
+    (2..)
+        .map(|i| format!("{base}_{i}"))
+        .find(|n| !taken(n))
+        .expect("a free name exists")
 }
 
 fn index_columns(columns: &[Column], list: &[ast::IndexColumn]) -> Result<Vec<usize>> {
@@ -229,7 +268,11 @@ fn index_columns(columns: &[Column], list: &[ast::IndexColumn]) -> Result<Vec<us
             .iter()
             .position(|col| col.name.eq_ignore_ascii_case(&name))
             .ok_or_else(|| {
-                Error::sql(1072, "42000", format!("Key column '{name}' doesn't exist in table"))
+                Error::sql(
+                    1072,
+                    "42000",
+                    format!("Key column '{name}' doesn't exist in table"),
+                )
             })?;
         out.push(position);
     }
@@ -276,9 +319,15 @@ fn column_spec(session: &mut Session, def: &ast::ColumnDef) -> Result<ColumnSpec
                     tarn_row::types::Collation::CaseInsensitive
                 };
             }
-            ColumnOption::CharacterSet(_) | ColumnOption::Comment(_) | ColumnOption::OnUpdate(_) => {}
+            ColumnOption::CharacterSet(_)
+            | ColumnOption::Comment(_)
+            | ColumnOption::OnUpdate(_) => {}
             ColumnOption::DialectSpecific(tokens) => {
-                let text: String = tokens.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(" ");
+                let text: String = tokens
+                    .iter()
+                    .map(|t| t.to_string())
+                    .collect::<Vec<_>>()
+                    .join(" ");
                 if text.eq_ignore_ascii_case("AUTO_INCREMENT") {
                     auto_increment = true;
                 } else {
@@ -305,11 +354,12 @@ fn create_table(session: &mut Session, create: &ast::CreateTable) -> Result<Quer
         return Err(unsupported("CREATE TEMPORARY TABLE"));
     }
     let (db, name) = Binder::new(session).table_ref(&create.name)?;
-    let storage = session.engine().storage().clone();
     // CREATE TABLE ... LIKE: the same definition, empty.
     if let Some(like) = &create.like {
         let source = match like {
-            ast::CreateTableLikeKind::Parenthesized(l) | ast::CreateTableLikeKind::Plain(l) => &l.name,
+            ast::CreateTableLikeKind::Parenthesized(l) | ast::CreateTableLikeKind::Plain(l) => {
+                &l.name
+            }
         };
         let (sdb, sname) = Binder::new(session).table_ref(source)?;
         let source = crate::bind::BindContext::table(session, &sdb, &sname)?;
@@ -322,7 +372,7 @@ fn create_table(session: &mut Session, create: &ast::CreateTable) -> Result<Quer
         if let Some(a) = &mut def.auto_increment {
             a.start = 1;
         }
-        return finish_create(&storage, &db, def, create.if_not_exists);
+        return finish_create(session, &db, def, create.if_not_exists);
     }
     if create.query.is_some() {
         return Err(unsupported("CREATE TABLE ... SELECT"));
@@ -335,8 +385,15 @@ fn create_table(session: &mut Session, create: &ast::CreateTable) -> Result<Quer
     let mut unique_columns = Vec::new();
     for (i, c) in create.columns.iter().enumerate() {
         let spec = column_spec(session, c)?;
-        if columns.iter().any(|x: &Column| x.name.eq_ignore_ascii_case(&spec.column.name)) {
-            return Err(Error::sql(1060, "42S21", format!("Duplicate column name '{}'", spec.column.name)));
+        if columns
+            .iter()
+            .any(|x: &Column| x.name.eq_ignore_ascii_case(&spec.column.name))
+        {
+            return Err(Error::sql(
+                1060,
+                "42S21",
+                format!("Duplicate column name '{}'", spec.column.name),
+            ));
         }
         if spec.primary {
             if !primary.is_empty() {
@@ -407,44 +464,67 @@ fn create_table(session: &mut Session, create: &ast::CreateTable) -> Result<Quer
             start: table_option_auto_increment(create)?.unwrap_or(1),
         });
     }
-    finish_create(&storage, &db, def, create.if_not_exists)
+    finish_create(session, &db, def, create.if_not_exists)
 }
 
 fn table_option_auto_increment(create: &ast::CreateTable) -> Result<Option<u64>> {
     let options = match &create.table_options {
-        ast::CreateTableOptions::Plain(o) | ast::CreateTableOptions::With(o) | ast::CreateTableOptions::Options(o) => o,
+        ast::CreateTableOptions::Plain(o)
+        | ast::CreateTableOptions::With(o)
+        | ast::CreateTableOptions::Options(o) => o,
         _ => return Ok(None),
     };
     for option in options {
         if let ast::SqlOption::KeyValue { key, value } = option {
             if key.value.eq_ignore_ascii_case("auto_increment") {
                 let text = value.to_string();
-                return text
-                    .parse::<u64>()
-                    .map(Some)
-                    .map_err(|_| Error::sql(1064, "42000", format!("Incorrect AUTO_INCREMENT value '{text}'")));
+                return text.parse::<u64>().map(Some).map_err(|_| {
+                    Error::sql(
+                        1064,
+                        "42000",
+                        format!("Incorrect AUTO_INCREMENT value '{text}'"),
+                    )
+                });
             }
         }
     }
     Ok(None)
 }
 
-fn named_index(columns: &[Column], existing: &[IndexDef], name: Option<String>, cols: Vec<usize>, unique: bool) -> IndexDef {
+fn named_index(
+    columns: &[Column],
+    existing: &[IndexDef],
+    name: Option<String>,
+    cols: Vec<usize>,
+    unique: bool,
+) -> IndexDef {
     let name = name.unwrap_or_else(|| {
         let base = columns[cols[0]].name.clone();
         let taken = |n: &str| existing.iter().any(|i| i.name.eq_ignore_ascii_case(n));
         if !taken(&base) {
             base
         } else {
-            (2..).map(|i| format!("{base}_{i}")).find(|n| !taken(n)).expect("a free name")
+            (2..)
+                .map(|i| format!("{base}_{i}"))
+                .find(|n| !taken(n))
+                .expect("a free name")
         }
     });
     IndexDef::new(&name, &cols, unique)
 }
 
-fn finish_create(storage: &tarn_catalog::Storage, db: &str, def: TableDef, if_not_exists: bool) -> Result<QueryResult> {
-    match storage.create_table(db, def) {
-        Err(Error::TableExists(_)) if if_not_exists => Ok(QueryResult::ok(0)),
+fn finish_create(
+    session: &mut Session,
+    db: &str,
+    def: TableDef,
+    if_not_exists: bool,
+) -> Result<QueryResult> {
+    let name = def.name.clone();
+    match session.engine().storage().create_table(db, def) {
+        Err(Error::TableExists(_)) if if_not_exists => {
+            session.add_warning("Note", 1050, format!("Table '{name}' already exists"));
+            Ok(QueryResult::ok(0))
+        }
         Err(e) => Err(e),
         Ok(_) => Ok(QueryResult::ok(0)),
     }
@@ -460,12 +540,22 @@ fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Result<QueryRe
             ast::AlterTableOperation::AddConstraint { constraint, .. } => match constraint {
                 TableConstraint::Index(ix) => {
                     let cols = index_columns(&def.columns, &ix.columns)?;
-                    let index = named_index(&def.columns, &def.indexes, ix.name.as_ref().map(|n| n.value.clone()), cols, false);
+                    let index = named_index(
+                        &def.columns,
+                        &def.indexes,
+                        ix.name.as_ref().map(|n| n.value.clone()),
+                        cols,
+                        false,
+                    );
                     storage.create_index(&db, &name, index)?;
                 }
                 TableConstraint::Unique(u) => {
                     let cols = index_columns(&def.columns, &u.columns)?;
-                    let n = u.name.as_ref().or(u.index_name.as_ref()).map(|n| n.value.clone());
+                    let n = u
+                        .name
+                        .as_ref()
+                        .or(u.index_name.as_ref())
+                        .map(|n| n.value.clone());
                     let index = named_index(&def.columns, &def.indexes, n, cols, true);
                     storage.create_index(&db, &name, index)?;
                 }
@@ -476,9 +566,13 @@ fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Result<QueryRe
             }
             ast::AlterTableOperation::AutoIncrement { value, .. } => {
                 let text = value.to_string();
-                let n: u64 = text
-                    .parse()
-                    .map_err(|_| Error::sql(1064, "42000", format!("Incorrect AUTO_INCREMENT value '{text}'")))?;
+                let n: u64 = text.parse().map_err(|_| {
+                    Error::sql(
+                        1064,
+                        "42000",
+                        format!("Incorrect AUTO_INCREMENT value '{text}'"),
+                    )
+                })?;
                 storage.set_auto_increment(&db, &name, n)?;
             }
             ast::AlterTableOperation::AddColumn {
@@ -498,7 +592,11 @@ fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Result<QueryRe
                     return Err(unsupported("ADD COLUMN with a key"));
                 }
                 if def.column_index(&spec.column.name).is_ok() {
-                    return Err(Error::sql(1060, "42S21", format!("Duplicate column name '{}'", spec.column.name)));
+                    return Err(Error::sql(
+                        1060,
+                        "42S21",
+                        format!("Duplicate column name '{}'", spec.column.name),
+                    ));
                 }
                 // Existing rows get the new column's default (or NULL).
                 let fill = match &spec.default {
@@ -522,7 +620,11 @@ fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Result<QueryRe
                 };
                 defaults.push(spec.default);
                 new_def.columns.push(spec.column);
-                new_def.column_defaults = if defaults.iter().any(Option::is_some) { defaults } else { Vec::new() };
+                new_def.column_defaults = if defaults.iter().any(Option::is_some) {
+                    defaults
+                } else {
+                    Vec::new()
+                };
                 storage.rebuild_table(&db, &name, new_def, &mut |mut row| {
                     row.push(fill.clone());
                     Ok(row)
@@ -542,11 +644,18 @@ fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Result<QueryRe
                         return Err(Error::sql(
                             1091,
                             "42000",
-                            format!("Can't DROP '{}'; check that column/key exists", column.value),
+                            format!(
+                                "Can't DROP '{}'; check that column/key exists",
+                                column.value
+                            ),
                         ));
                     };
                     if new_def.columns.len() == 1 {
-                        return Err(Error::sql(1090, "42000", "You can't delete all columns with ALTER TABLE; use DROP TABLE instead"));
+                        return Err(Error::sql(
+                            1090,
+                            "42000",
+                            "You can't delete all columns with ALTER TABLE; use DROP TABLE instead",
+                        ));
                     }
                     new_def = without_column(new_def, position)?;
                 }
@@ -587,9 +696,11 @@ fn zero_value(ty: tarn_row::types::ColumnType) -> Value {
         C::Float => Value::Float(0.0),
         C::Double => Value::Double(0.0),
         C::Date => Value::Date(tarn_row::datetime::Date::new(1970, 1, 1).expect("a valid date")),
-        C::DateTime { .. } | C::Timestamp { .. } => Value::DateTime(tarn_row::datetime::DateTime::from_date(
-            tarn_row::datetime::Date::new(1970, 1, 1).expect("a valid date"),
-        )),
+        C::DateTime { .. } | C::Timestamp { .. } => {
+            Value::DateTime(tarn_row::datetime::DateTime::from_date(
+                tarn_row::datetime::Date::new(1970, 1, 1).expect("a valid date"),
+            ))
+        }
         _ => Value::Bytes(Vec::new()),
     }
 }
@@ -598,11 +709,17 @@ fn zero_value(ty: tarn_row::types::ColumnType) -> Value {
 /// that used it is an error (MySQL drops the column from the key; Tarn refuses).
 fn without_column(mut def: TableDef, position: usize) -> Result<TableDef> {
     let name = def.columns[position].name.clone();
-    if def.primary_key.contains(&position) || def.indexes.iter().any(|i| i.columns.contains(&position)) {
-        return Err(unsupported(format!("dropping column '{name}', which a key uses")));
+    if def.primary_key.contains(&position)
+        || def.indexes.iter().any(|i| i.columns.contains(&position))
+    {
+        return Err(unsupported(format!(
+            "dropping column '{name}', which a key uses"
+        )));
     }
     if def.auto_increment.is_some_and(|a| a.column == position) {
-        return Err(unsupported(format!("dropping the AUTO_INCREMENT column '{name}'")));
+        return Err(unsupported(format!(
+            "dropping the AUTO_INCREMENT column '{name}'"
+        )));
     }
     def.columns.remove(position);
     if !def.column_defaults.is_empty() {

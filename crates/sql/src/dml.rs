@@ -17,13 +17,16 @@
 //!   read), through the access path the planner picks for their WHERE.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use sqlparser::ast;
 use tarn_catalog::{RowLock, Table, Transaction, WaitPolicy};
 use tarn_common::{Error, Result};
 use tarn_row::Value;
-use tarn_row::types::Collation;
+use tarn_row::decimal::Decimal;
+use tarn_row::limits::{BLOB_LEN_MAX_BYTES, TEXT_LEN_MAX_BYTES};
+use tarn_row::types::{Collation, ColumnType};
 
 use crate::bind::{Binder, Scope, ScopeColumn, object_name};
 use crate::chunk::Chunk;
@@ -194,13 +197,18 @@ pub fn parse_expr(text: &str) -> Result<ast::Expr> {
     if let Statement::Sql(s) = parsed.statement {
         if let ast::Statement::Query(q) = *s {
             if let ast::SetExpr::Select(select) = *q.body {
-                if let Some(ast::SelectItem::UnnamedExpr(e)) = select.projection.into_iter().next() {
+                if let Some(ast::SelectItem::UnnamedExpr(e)) = select.projection.into_iter().next()
+                {
                     return Ok(e);
                 }
             }
         }
     }
-    Err(Error::sql(1064, "42000", format!("Invalid expression '{text}'")))
+    Err(Error::sql(
+        1064,
+        "42000",
+        format!("Invalid expression '{text}'"),
+    ))
 }
 
 fn bind_insert(session: &mut Session, insert: &ast::Insert) -> Result<Bound> {
@@ -212,7 +220,11 @@ fn bind_insert(session: &mut Session, insert: &ast::Insert) -> Result<Bound> {
     let def = table.def();
     let position = |n: &str| -> Result<usize> {
         def.column_index(n).map_err(|_| {
-            Error::sql(1054, "42S22", format!("Unknown column '{n}' in 'field list'"))
+            Error::sql(
+                1054,
+                "42S22",
+                format!("Unknown column '{n}' in 'field list'"),
+            )
         })
     };
     let mut columns: Vec<usize> = Vec::new();
@@ -220,7 +232,11 @@ fn bind_insert(session: &mut Session, insert: &ast::Insert) -> Result<Bound> {
         let n = object_name(c).pop().unwrap_or_default();
         let p = position(&n)?;
         if columns.contains(&p) {
-            return Err(Error::sql(1110, "42000", format!("Column '{n}' specified twice")));
+            return Err(Error::sql(
+                1110,
+                "42000",
+                format!("Column '{n}' specified twice"),
+            ));
         }
         columns.push(p);
     }
@@ -246,7 +262,9 @@ fn bind_insert(session: &mut Session, insert: &ast::Insert) -> Result<Bound> {
             columns = (0..def.columns.len()).collect();
         }
         match &*source.body {
-            ast::SetExpr::Values(values) if source.order_by.is_none() && source.limit_clause.is_none() => {
+            ast::SetExpr::Values(values)
+                if source.order_by.is_none() && source.limit_clause.is_none() =>
+            {
                 if values.rows.len() > INSERT_ROWS_MAX {
                     return Err(Error::OutOfResources(format!(
                         "an INSERT may carry at most {INSERT_ROWS_MAX} rows"
@@ -257,7 +275,8 @@ fn bind_insert(session: &mut Session, insert: &ast::Insert) -> Result<Bound> {
                 for (i, row) in values.rows.iter().enumerate() {
                     let row = &row.content;
                     // `()` / VALUES ROW(): all defaults.
-                    if row.len() != columns.len() && !(row.is_empty() && insert.columns.is_empty()) {
+                    if row.len() != columns.len() && !(row.is_empty() && insert.columns.is_empty())
+                    {
                         return Err(Error::sql(
                             1136,
                             "21S01",
@@ -267,7 +286,10 @@ fn bind_insert(session: &mut Session, insert: &ast::Insert) -> Result<Bound> {
                     let mut bound = Vec::with_capacity(row.len());
                     for e in row {
                         bound.push(match e {
-                            ast::Expr::Identifier(id) if id.value.eq_ignore_ascii_case("default") && id.quote_style.is_none() => {
+                            ast::Expr::Identifier(id)
+                                if id.value.eq_ignore_ascii_case("default")
+                                    && id.quote_style.is_none() =>
+                            {
                                 Expr::Function {
                                     name: "__DEFAULT".into(),
                                     args: vec![],
@@ -296,9 +318,22 @@ fn bind_insert(session: &mut Session, insert: &ast::Insert) -> Result<Bound> {
     let on_duplicate = match &insert.on {
         None => None,
         Some(ast::OnInsert::DuplicateKeyUpdate(assignments)) => {
-            // Scope: the existing row, then the proposed row as `__new` for VALUES(c).
+            // Scope: the existing row, then the proposed row under names only
+            // `VALUES(c)` and the row alias reach (`proposed_name`).
             let mut scope = table_scope(&table, &name);
-            scope.columns.extend(table_scope(&table, "__new").columns);
+            scope
+                .columns
+                .extend(
+                    table_scope(&table, &name)
+                        .columns
+                        .into_iter()
+                        .map(|c| ScopeColumn {
+                            table: None,
+                            name: proposed_name(&c.name),
+                            ..c
+                        }),
+                );
+            let proposed = ProposedRow::new(insert, &table, &columns);
             let mut out = Vec::new();
             let mut binder = Binder::new(session);
             for a in assignments {
@@ -306,7 +341,7 @@ fn bind_insert(session: &mut Session, insert: &ast::Insert) -> Result<Bound> {
                     return Err(unsupported("tuple assignment"));
                 };
                 let n = object_name(n).pop().unwrap_or_default();
-                let value = rewrite_values_function(&a.value);
+                let value = proposed.rewrite(&a.value);
                 out.push((position(&n)?, binder.bind_in_scope(&value, &scope)?.0));
             }
             Some(out)
@@ -325,45 +360,171 @@ fn bind_insert(session: &mut Session, insert: &ast::Insert) -> Result<Bound> {
     }))
 }
 
-/// `VALUES(c)` in ON DUPLICATE KEY UPDATE names the proposed row's column.
-fn rewrite_values_function(e: &ast::Expr) -> ast::Expr {
-    use ast::Expr as E;
-    match e {
-        E::Function(f) if object_name(&f.name).join(".").eq_ignore_ascii_case("values") => {
-            if let ast::FunctionArguments::List(list) = &f.args {
-                if let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(arg))] = list.args.as_slice() {
-                    let column = match arg {
-                        E::Identifier(i) => i.clone(),
-                        E::CompoundIdentifier(parts) => parts.last().cloned().unwrap_or_else(|| ast::Ident::new("")),
-                        _ => return e.clone(),
-                    };
-                    return E::CompoundIdentifier(vec![ast::Ident::new("__new"), column]);
-                }
-            }
-            e.clone()
+/// The name of the proposed row's column `column` in ON DUPLICATE KEY UPDATE's scope.
+/// It starts with NUL, which no identifier can hold, so a bare name reaches only the
+/// existing row and only `VALUES(c)` (or the row alias) reaches the proposed one.
+fn proposed_name(column: &str) -> String {
+    format!("\0{column}")
+}
+
+/// How ON DUPLICATE KEY UPDATE names the proposed row: `VALUES(c)`, and with MySQL
+/// 8.0.19's row alias (`VALUES (...) AS new [(m, n)]`) `new.c` and the column aliases.
+struct ProposedRow {
+    alias: Option<String>,
+    /// Column alias and the table column it names.
+    column_aliases: Vec<(String, String)>,
+}
+
+impl ProposedRow {
+    fn new(insert: &ast::Insert, table: &Table, columns: &[usize]) -> ProposedRow {
+        let Some(aliases) = &insert.insert_alias else {
+            return ProposedRow {
+                alias: None,
+                column_aliases: Vec::new(),
+            };
+        };
+        let def = table.def();
+        let column_aliases = aliases
+            .col_aliases
+            .iter()
+            .flatten()
+            .zip(columns)
+            .map(|(a, &c)| (a.value.clone(), def.columns[c].name.clone()))
+            .collect();
+        ProposedRow {
+            alias: object_name(&aliases.row_alias).pop(),
+            column_aliases,
         }
-        E::BinaryOp { left, op, right } => E::BinaryOp {
-            left: Box::new(rewrite_values_function(left)),
-            op: op.clone(),
-            right: Box::new(rewrite_values_function(right)),
-        },
-        E::Nested(inner) => E::Nested(Box::new(rewrite_values_function(inner))),
-        E::UnaryOp { op, expr } => E::UnaryOp {
-            op: *op,
-            expr: Box::new(rewrite_values_function(expr)),
-        },
-        E::Function(f) => {
-            let mut f = f.clone();
-            if let ast::FunctionArguments::List(list) = &mut f.args {
-                for a in &mut list.args {
-                    if let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) = a {
-                        *x = rewrite_values_function(x);
+    }
+
+    fn column(&self, name: &str) -> ast::Expr {
+        let column = self
+            .column_aliases
+            .iter()
+            .find(|(a, _)| a.eq_ignore_ascii_case(name))
+            .map_or(name, |(_, c)| c.as_str());
+        ast::Expr::Identifier(ast::Ident::new(proposed_name(column)))
+    }
+
+    /// Rewrites the references to the proposed row in `e` to its scope names.
+    fn rewrite(&self, e: &ast::Expr) -> ast::Expr {
+        use ast::Expr as E;
+        let boxed = |x: &ast::Expr| Box::new(self.rewrite(x));
+        match e {
+            E::Function(f)
+                if object_name(&f.name)
+                    .join(".")
+                    .eq_ignore_ascii_case("values") =>
+            {
+                if let ast::FunctionArguments::List(list) = &f.args {
+                    if let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(arg))] =
+                        list.args.as_slice()
+                    {
+                        match arg {
+                            E::Identifier(i) => return self.column(&i.value),
+                            E::CompoundIdentifier(parts) => {
+                                if let Some(last) = parts.last() {
+                                    return self.column(&last.value);
+                                }
+                            }
+                            _ => {}
+                        }
                     }
                 }
+                e.clone()
             }
-            E::Function(f)
+            E::Identifier(i)
+                if self
+                    .column_aliases
+                    .iter()
+                    .any(|(a, _)| a.eq_ignore_ascii_case(&i.value)) =>
+            {
+                self.column(&i.value)
+            }
+            E::CompoundIdentifier(parts)
+                if parts.len() == 2
+                    && self
+                        .alias
+                        .as_deref()
+                        .is_some_and(|a| a.eq_ignore_ascii_case(&parts[0].value)) =>
+            {
+                self.column(&parts[1].value)
+            }
+            E::BinaryOp { left, op, right } => E::BinaryOp {
+                left: boxed(left),
+                op: op.clone(),
+                right: boxed(right),
+            },
+            E::Nested(inner) => E::Nested(boxed(inner)),
+            E::UnaryOp { op, expr } => E::UnaryOp {
+                op: *op,
+                expr: boxed(expr),
+            },
+            E::IsNull(x) => E::IsNull(boxed(x)),
+            E::IsNotNull(x) => E::IsNotNull(boxed(x)),
+            E::Cast {
+                kind,
+                expr,
+                data_type,
+                format,
+            } => E::Cast {
+                kind: kind.clone(),
+                expr: boxed(expr),
+                data_type: data_type.clone(),
+                format: format.clone(),
+            },
+            E::Between {
+                expr,
+                negated,
+                low,
+                high,
+            } => E::Between {
+                expr: boxed(expr),
+                negated: *negated,
+                low: boxed(low),
+                high: boxed(high),
+            },
+            E::InList {
+                expr,
+                list,
+                negated,
+            } => E::InList {
+                expr: boxed(expr),
+                list: list.iter().map(|x| self.rewrite(x)).collect(),
+                negated: *negated,
+            },
+            E::Case {
+                case_token,
+                end_token,
+                operand,
+                conditions,
+                else_result,
+            } => E::Case {
+                case_token: case_token.clone(),
+                end_token: end_token.clone(),
+                operand: operand.as_deref().map(boxed),
+                conditions: conditions
+                    .iter()
+                    .map(|w| ast::CaseWhen {
+                        condition: self.rewrite(&w.condition),
+                        result: self.rewrite(&w.result),
+                    })
+                    .collect(),
+                else_result: else_result.as_deref().map(boxed),
+            },
+            E::Function(f) => {
+                let mut f = f.clone();
+                if let ast::FunctionArguments::List(list) = &mut f.args {
+                    for a in &mut list.args {
+                        if let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) = a {
+                            *x = self.rewrite(x);
+                        }
+                    }
+                }
+                E::Function(f)
+            }
+            other => other.clone(),
         }
-        other => other.clone(),
     }
 }
 
@@ -429,7 +590,9 @@ fn single_table(session: &Session, twj: &ast::TableWithJoins) -> Result<(Arc<Tab
         return Err(unsupported("UPDATE or DELETE of a derived table"));
     };
     let (db, table_name) = Binder::new(session).table_ref(name)?;
-    let alias = alias.as_ref().map_or(table_name.clone(), |a| a.name.value.clone());
+    let alias = alias
+        .as_ref()
+        .map_or(table_name.clone(), |a| a.name.value.clone());
     let table = crate::bind::BindContext::table(session, &db, &table_name)?;
     Ok((table, alias))
 }
@@ -447,7 +610,11 @@ fn bind_update(session: &mut Session, update: &ast::Update) -> Result<Bound> {
         };
         let n = object_name(n).pop().unwrap_or_default();
         let column = table.def().column_index(&n).map_err(|_| {
-            Error::sql(1054, "42S22", format!("Unknown column '{n}' in 'field list'"))
+            Error::sql(
+                1054,
+                "42S22",
+                format!("Unknown column '{n}' in 'field list'"),
+            )
         })?;
         let (e, _) = Binder::new(session).bind_in_scope(&a.value, &scope)?;
         assignments.push((column, e));
@@ -511,11 +678,69 @@ pub fn execute(
 }
 
 fn primary_key_values(table: &Table, row: &[Value]) -> Vec<Value> {
-    table.def().primary_key.iter().map(|&c| row[c].clone()).collect()
+    table
+        .def()
+        .primary_key
+        .iter()
+        .map(|&c| row[c].clone())
+        .collect()
+}
+
+/// The clustered keys of `rows` (rows of `table` read with exclusive locks), in
+/// order. With a primary key a row's key is its values'. A table without one is keyed
+/// by a hidden row id that rows do not carry: its rows are found again by a locking
+/// scan of the table and matched by value (rows equal in every column are
+/// interchangeable to the statement). Only the keys of matched rows are kept.
+fn row_keys(table: &Table, tx: &RefCell<Transaction>, rows: &[Vec<Value>]) -> Result<Vec<Vec<u8>>> {
+    if !table.def().primary_key.is_empty() {
+        return rows
+            .iter()
+            .map(|row| table.encode_primary_key(&primary_key_values(table, row)))
+            .collect();
+    }
+    if rows.is_empty() {
+        return Ok(Vec::new());
+    }
+    let identity = |row: &[Value]| format!("{row:?}");
+    // Row identity -> how many more rows with it are wanted, and the keys found.
+    let mut wanted: HashMap<String, (usize, Vec<Vec<u8>>)> = HashMap::new();
+    for row in rows {
+        wanted.entry(identity(row)).or_default().0 += 1;
+    }
+    table.scan_each_tx(
+        &mut tx.borrow_mut(),
+        std::ops::Bound::Unbounded,
+        std::ops::Bound::Unbounded,
+        RowLock::Exclusive,
+        WaitPolicy::Wait,
+        usize::MAX,
+        &mut |key, row| {
+            if let Some((left, keys)) = wanted.get_mut(&identity(&row)) {
+                if *left > 0 {
+                    *left -= 1;
+                    keys.push(key.to_vec());
+                }
+            }
+        },
+    )?;
+    let mut keys = Vec::with_capacity(rows.len());
+    for row in rows {
+        let key = wanted
+            .get_mut(&identity(row))
+            .and_then(|(_, keys)| keys.pop())
+            .ok_or_else(|| Error::sql(1105, "HY000", "a row to change vanished from its table"))?;
+        keys.push(key);
+    }
+    Ok(keys)
 }
 
 /// Converts every value of `row` to its column's type (strict mode).
 fn convert_row(table: &Table, row: Vec<Value>) -> Result<Vec<Value>> {
+    convert_row_at(table, row, 1)
+}
+
+/// [`convert_row`] for the `row_number`th row of a statement (errors name it).
+fn convert_row_at(table: &Table, row: Vec<Value>, row_number: u64) -> Result<Vec<Value>> {
     row.into_iter()
         .zip(&table.def().columns)
         .map(|(v, c)| {
@@ -527,9 +752,160 @@ fn convert_row(table: &Table, row: Vec<Value>) -> Result<Vec<Value>> {
                 }
                 return Ok(Value::Null);
             }
-            cast::to_column(v, c.ty, &c.name)
+            cast::to_column_at(v, c.ty, &c.name, row_number)
         })
         .collect()
+}
+
+/// Converts a row for INSERT IGNORE, which turns what strict mode refuses into a
+/// warning and the nearest value the column can hold, as MySQL does: NULL into a NOT
+/// NULL column is the type's implicit default (1048), a number out of range is
+/// clipped to the range (1264), a string that is not wholly a number is read up to its
+/// numeric prefix (1366), and a string too long is cut (1265). Dates have no zero value
+/// in Tarn, so a bad date stays an error.
+fn convert_row_ignoring(
+    session: &mut Session,
+    table: &Table,
+    row: Vec<Value>,
+    row_number: u64,
+) -> Result<Vec<Value>> {
+    let mut out = Vec::with_capacity(row.len());
+    for (v, c) in row.into_iter().zip(&table.def().columns) {
+        if v.is_null() {
+            if c.nullable {
+                out.push(Value::Null);
+                continue;
+            }
+            let Some(default) = implicit_default(c.ty) else {
+                return Err(Error::NullNotAllowed {
+                    column: c.name.clone(),
+                });
+            };
+            session.add_warning(
+                "Warning",
+                1048,
+                format!("Column '{}' cannot be null", c.name),
+            );
+            out.push(default);
+            continue;
+        }
+        let error = match cast::to_column_at(v.clone(), c.ty, &c.name, row_number) {
+            Ok(x) => {
+                out.push(x);
+                continue;
+            }
+            Err(e) => e,
+        };
+        let code = error.mysql_code();
+        let Some(nearest) = nearest_storable(&v, c.ty) else {
+            return Err(error);
+        };
+        let nearest = cast::to_column_at(nearest, c.ty, &c.name, row_number)?;
+        if code == 1406 {
+            session.add_warning(
+                "Warning",
+                1265,
+                format!("Data truncated for column '{}' at row {row_number}", c.name),
+            );
+        } else {
+            session.add_warning("Warning", code, error.to_string());
+        }
+        out.push(nearest);
+    }
+    Ok(out)
+}
+
+/// The value MySQL stores for a NOT NULL column given NULL outside strict mode.
+fn implicit_default(ty: ColumnType) -> Option<Value> {
+    Some(match ty {
+        ColumnType::Float => Value::Float(0.0),
+        ColumnType::Double => Value::Double(0.0),
+        ColumnType::Decimal { .. } => Value::Int(0),
+        ColumnType::Char { .. }
+        | ColumnType::VarChar { .. }
+        | ColumnType::Text
+        | ColumnType::Blob => Value::Bytes(Vec::new()),
+        ty if ty.is_unsigned_int() => Value::UInt(0),
+        ty if ty.is_signed_int() => Value::Int(0),
+        _ => return None,
+    })
+}
+
+/// The nearest value to `v` a column of type `ty` holds, read leniently; None where
+/// there is none (dates).
+fn nearest_storable(v: &Value, ty: ColumnType) -> Option<Value> {
+    if let Some((min, max)) = ty.int_range() {
+        let n = match cast::to_decimal(v) {
+            Some(d) => d
+                .round_to_i128()
+                .unwrap_or(if d.is_negative() { min } else { max }),
+            // A double beyond any decimal.
+            None => match cast::to_f64(v) {
+                Some(f) if f < 0.0 => min,
+                Some(f) if f > 0.0 => max,
+                _ => 0,
+            },
+        };
+        let n = n.clamp(min, max);
+        return Some(if ty.is_unsigned_int() {
+            Value::UInt(n as u64)
+        } else {
+            Value::Int(n as i64)
+        });
+    }
+    match ty {
+        ColumnType::Decimal { precision, scale } => {
+            let d = cast::to_decimal(v)
+                .unwrap_or_else(|| Decimal::from_i128(0, 0).expect("zero is a decimal"));
+            if let Ok(r) = d.rescale(precision, scale) {
+                return Some(Value::Decimal(r));
+            }
+            let largest = 10i128.pow(u32::from(precision)) - 1;
+            let mantissa = if d.is_negative() { -largest } else { largest };
+            Decimal::from_i128(mantissa, scale).ok().map(Value::Decimal)
+        }
+        ColumnType::Float | ColumnType::Double => {
+            let limit = if ty == ColumnType::Float {
+                f64::from(f32::MAX)
+            } else {
+                f64::MAX
+            };
+            let f = cast::to_f64(v).unwrap_or(0.0);
+            let f = if f.is_nan() {
+                0.0
+            } else {
+                f.clamp(-limit, limit)
+            };
+            Some(Value::Double(f))
+        }
+        ColumnType::Char { len } | ColumnType::VarChar { len } => {
+            let text = cast::to_text(v)?;
+            let text = String::from_utf8_lossy(&text);
+            Some(Value::Bytes(
+                text.chars()
+                    .take(len as usize)
+                    .collect::<String>()
+                    .into_bytes(),
+            ))
+        }
+        ColumnType::Text | ColumnType::Blob => {
+            let mut bytes = cast::to_text(v)?;
+            let limit = if ty == ColumnType::Text {
+                TEXT_LEN_MAX_BYTES
+            } else {
+                BLOB_LEN_MAX_BYTES
+            } as usize;
+            bytes.truncate(limit);
+            if ty == ColumnType::Text {
+                // Cut at the last whole character.
+                if let Err(e) = std::str::from_utf8(&bytes) {
+                    bytes.truncate(e.valid_up_to());
+                }
+            }
+            Some(Value::Bytes(bytes))
+        }
+        _ => None,
+    }
 }
 
 fn run_insert(
@@ -556,7 +932,9 @@ fn run_insert(
                 .map(|r| {
                     r.iter()
                         .map(|e| match e {
-                            Expr::Function { name, args } if &**name == "__DEFAULT" && args.is_empty() => {
+                            Expr::Function { name, args }
+                                if &**name == "__DEFAULT" && args.is_empty() =>
+                            {
                                 Ok(Value::Bytes(b"\x00__DEFAULT__".to_vec()))
                             }
                             e => e.eval_row(&[], &ecx),
@@ -573,7 +951,8 @@ fn run_insert(
     let mut first_generated: Option<u64> = None;
     let mut affected = 0u64;
     let mut duplicates = 0u64;
-    for source in source_rows {
+    for (row_index, source) in source_rows.into_iter().enumerate() {
+        let row_number = row_index as u64 + 1;
         // The full row: given values, then defaults.
         let mut row: Vec<Option<Value>> = vec![None; width];
         for (&c, v) in p.columns.iter().zip(source) {
@@ -630,7 +1009,11 @@ fn run_insert(
                 first_generated.get_or_insert(id);
             }
         }
-        let full = convert_row(table, full)?;
+        let full = if p.ignore {
+            convert_row_ignoring(session, table, full, row_number)?
+        } else {
+            convert_row_at(table, full, row_number)?
+        };
         if let Some(c) = auto {
             if let Some(v) = cast::to_i64(&full[c]) {
                 if v > 0 {
@@ -640,6 +1023,7 @@ fn run_insert(
         }
         affected += insert_one(session, p, tx, params, full, &mut duplicates)?;
     }
+    check_divisions_by_zero(session, p.ignore)?;
     if let Some(id) = first_generated {
         session.set_last_insert_id(id);
     }
@@ -682,8 +1066,11 @@ fn insert_one(
         let Some(existing) = existing else {
             return Err(Error::DuplicateKey { index, key });
         };
+        let existing_key = row_keys(table, tx, std::slice::from_ref(&existing))?
+            .pop()
+            .expect("a key for the row");
         if p.replace {
-            table.delete_tx(&mut tx.borrow_mut(), &primary_key_values(table, &existing))?;
+            table.delete_key_tx(&mut tx.borrow_mut(), &existing_key)?;
             deleted += 1;
             continue;
         }
@@ -710,21 +1097,41 @@ fn insert_one(
         if rows_equal(&updated, &existing) {
             return Ok(0);
         }
-        table.update_tx(&mut tx.borrow_mut(), &primary_key_values(table, &existing), updated)?;
+        table.update_key_tx(&mut tx.borrow_mut(), &existing_key, updated)?;
         return Ok(2);
     }
-    Err(Error::sql(1062, "23000", "Duplicate entry: too many conflicting rows"))
+    Err(Error::sql(
+        1062,
+        "23000",
+        "Duplicate entry: too many conflicting rows",
+    ))
+}
+
+/// Error 1365 if the statement divided by zero while `sql_mode` makes that an error
+/// for values written (INSERT IGNORE leaves it a warning). The count covers the whole
+/// statement, its WHERE and source SELECT included, as MySQL's strict mode does.
+fn check_divisions_by_zero(session: &Session, ignore: bool) -> Result<()> {
+    if !ignore
+        && crate::scalar::arith::divisions_by_zero() > 0
+        && session.division_by_zero_is_error()
+    {
+        return Err(Error::sql(1365, "22012", "Division by 0"));
+    }
+    Ok(())
 }
 
 fn rows_equal(a: &[Value], b: &[Value]) -> bool {
-    a.iter().zip(b).all(|(x, y)| match (x.is_null(), y.is_null()) {
-        (true, true) => true,
-        (false, false) => {
-            crate::scalar::compare::compare(x, y, Collation::Binary) == Some(std::cmp::Ordering::Equal)
-                && std::mem::discriminant(x) == std::mem::discriminant(y)
-        }
-        _ => false,
-    })
+    a.iter()
+        .zip(b)
+        .all(|(x, y)| match (x.is_null(), y.is_null()) {
+            (true, true) => true,
+            (false, false) => {
+                crate::scalar::compare::compare(x, y, Collation::Binary)
+                    == Some(std::cmp::Ordering::Equal)
+                    && std::mem::discriminant(x) == std::mem::discriminant(y)
+            }
+            _ => false,
+        })
 }
 
 /// The row that holds `row`'s key in index `index` (PRIMARY or a unique index),
@@ -766,21 +1173,25 @@ fn run_update(
     let mut matched = 0u64;
     let mut changed = 0u64;
     let chunks = session.with_exec(tx, params, |cx| exec::collect(&p.rows, cx))?;
+    let old_rows: Vec<Vec<Value>> = chunks.iter().flat_map(Chunk::rows).collect();
+    let mut keys = row_keys(table, tx, &old_rows)?.into_iter();
     for chunk in chunks {
         matched += chunk.len() as u64;
         let new_columns = session.with_exec(tx, params, |cx| assign(&chunk, &p.assignments, cx))?;
         for i in 0..chunk.len() {
+            let key = keys.next().expect("a key per matched row");
             let old = chunk.row(i);
             let new: Vec<Value> = new_columns.iter().map(|c| c[i].clone()).collect();
             let new = convert_row(table, new)?;
             if rows_equal(&new, &old) {
                 continue;
             }
-            if table.update_tx(&mut tx.borrow_mut(), &primary_key_values(table, &old), new)? {
+            if table.update_key_tx(&mut tx.borrow_mut(), &key, new)? {
                 changed += 1;
             }
         }
     }
+    check_divisions_by_zero(session, false)?;
     Ok(QueryResult::Ok {
         affected_rows: changed,
         last_insert_id: 0,
@@ -790,7 +1201,11 @@ fn run_update(
 
 /// Applies SET assignments in order over a chunk of rows; later ones see earlier
 /// ones' values, as MySQL evaluates them.
-fn assign(chunk: &Chunk, assignments: &[(usize, Expr)], cx: &ExecContext) -> Result<Vec<Vec<Value>>> {
+fn assign(
+    chunk: &Chunk,
+    assignments: &[(usize, Expr)],
+    cx: &ExecContext,
+) -> Result<Vec<Vec<Value>>> {
     let mut columns: Vec<Vec<Value>> = chunk.columns().to_vec();
     let ecx = crate::expr::EvalContext {
         params: cx.params,
@@ -813,12 +1228,11 @@ fn run_delete(
 ) -> Result<QueryResult> {
     let table = &p.table;
     let chunks = session.with_exec(tx, params, |cx| exec::collect(&p.rows, cx))?;
+    let rows: Vec<Vec<Value>> = chunks.iter().flat_map(Chunk::rows).collect();
     let mut deleted = 0u64;
-    for chunk in chunks {
-        for row in chunk.rows() {
-            if table.delete_tx(&mut tx.borrow_mut(), &primary_key_values(table, &row))? {
-                deleted += 1;
-            }
+    for key in row_keys(table, tx, &rows)? {
+        if table.delete_key_tx(&mut tx.borrow_mut(), &key)? {
+            deleted += 1;
         }
     }
     Ok(QueryResult::ok(deleted))

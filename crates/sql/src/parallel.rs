@@ -181,7 +181,9 @@ enum Message {
     Empty(u64),
     Groups(HashMap<Vec<u8>, Partial>),
     Failed(Error),
-    Done,
+    /// The worker finished; it divided by zero this many times (the session's
+    /// warnings count them, see [`crate::scalar::arith`]).
+    Done { divisions_by_zero: u64 },
 }
 
 struct Running {
@@ -225,10 +227,13 @@ impl SubqueryRunner for NoSubqueries {
 
 impl Job {
     fn run(self) {
+        crate::scalar::arith::take_divisions_by_zero();
         let result = self.work();
         let message = match result {
             Ok(Some(groups)) => Message::Groups(groups),
-            Ok(None) => Message::Done,
+            Ok(None) => Message::Done {
+                divisions_by_zero: crate::scalar::arith::take_divisions_by_zero(),
+            },
             Err(e) => {
                 self.stop.store(true, Ordering::Relaxed);
                 Message::Failed(e)
@@ -237,7 +242,9 @@ impl Job {
         let groups = matches!(message, Message::Groups(_));
         let _ = self.sender.send(message);
         if groups {
-            let _ = self.sender.send(Message::Done);
+            let _ = self.sender.send(Message::Done {
+                divisions_by_zero: crate::scalar::arith::take_divisions_by_zero(),
+            });
         }
     }
 
@@ -457,7 +464,8 @@ impl Operator for ParallelOp<'_> {
                                 }
                             }
                         }
-                        Ok(Message::Done) => {
+                        Ok(Message::Done { divisions_by_zero }) => {
+                            crate::scalar::arith::add_divisions_by_zero(divisions_by_zero);
                             running.workers_left -= 1;
                             if running.workers_left == 0 {
                                 running.uncount();
@@ -517,7 +525,8 @@ impl Operator for ParallelOp<'_> {
                 Ok(Message::Empty(sequence)) => {
                     running.buffered.insert(sequence, None);
                 }
-                Ok(Message::Done) => {
+                Ok(Message::Done { divisions_by_zero }) => {
+                    crate::scalar::arith::add_divisions_by_zero(divisions_by_zero);
                     running.workers_left -= 1;
                     if running.workers_left == 0 {
                         running.uncount();

@@ -227,6 +227,14 @@ impl Session {
         }
     }
 
+    /// Whether dividing by zero in a value written is error 1365 rather than a
+    /// warning: `sql_mode` has `ERROR_FOR_DIVISION_BY_ZERO` and a strict mode.
+    pub(crate) fn division_by_zero_is_error(&self) -> bool {
+        self.vars.sql_mode_has("ERROR_FOR_DIVISION_BY_ZERO")
+            && (self.vars.sql_mode_has("STRICT_TRANS_TABLES")
+                || self.vars.sql_mode_has("STRICT_ALL_TABLES"))
+    }
+
     /// `USE db`.
     pub fn use_database(&mut self, name: &str) -> Result<()> {
         let name = self.normalize_table_name(name);
@@ -330,7 +338,9 @@ impl Session {
                 Error::sql(
                     1243,
                     "HY000",
-                    format!("Unknown prepared statement handler ({id}) given to mysqld_stmt_execute"),
+                    format!(
+                        "Unknown prepared statement handler ({id}) given to mysqld_stmt_execute"
+                    ),
                 )
             })?;
             (p.parsed.clone(), p.bound.clone())
@@ -381,7 +391,24 @@ impl Session {
         *self.entry.cancel.deadline.lock() =
             (max_ms > 0).then(|| Instant::now() + Duration::from_millis(max_ms));
         self.statement_text = Some(parsed.text.clone());
-        let result = self.dispatch(parsed, params, bound);
+        crate::scalar::arith::take_divisions_by_zero();
+        crate::scalar::func::take_last_insert_id_set();
+        let mut result = self.dispatch(parsed, params, bound);
+        if let Some(id) = crate::scalar::func::take_last_insert_id_set() {
+            if let Ok(QueryResult::Ok { last_insert_id, .. }) = &mut result {
+                *last_insert_id = id;
+            }
+            if result.is_ok() {
+                self.last_insert_id = id;
+            }
+        }
+        // What was divided by zero and not made an error: one warning each.
+        let divisions_by_zero = crate::scalar::arith::take_divisions_by_zero();
+        if result.is_ok() {
+            for _ in 0..divisions_by_zero.min(WARNINGS_MAX as u64) {
+                self.add_warning("Warning", 1365, "Division by 0".to_string());
+            }
+        }
         self.statement_text = None;
         {
             let mut state = self.entry.state.lock();
@@ -434,7 +461,12 @@ impl Session {
         }
     }
 
-    fn dispatch_sql(&mut self, statement: &ast::Statement, parsed: &Parsed, params: &[Value]) -> Result<QueryResult> {
+    fn dispatch_sql(
+        &mut self,
+        statement: &ast::Statement,
+        parsed: &Parsed,
+        params: &[Value],
+    ) -> Result<QueryResult> {
         use ast::Statement as S;
         match statement {
             S::Query(_) | S::Insert(_) | S::Update(_) | S::Delete(_) => {
@@ -464,7 +496,9 @@ impl Session {
                     .tx
                     .as_mut()
                     .ok_or_else(|| Error::UnknownSavepoint(name.value.clone()))?;
-                self.engine.storage().rollback_to_savepoint(tx, &name.value)?;
+                self.engine
+                    .storage()
+                    .rollback_to_savepoint(tx, &name.value)?;
                 Ok(QueryResult::ok(0))
             }
             S::Savepoint { name } => {
@@ -505,9 +539,7 @@ impl Session {
                 Ok(QueryResult::ok(0))
             }
             S::Explain {
-                statement,
-                analyze,
-                ..
+                statement, analyze, ..
             } => self.explain(statement, *analyze, params),
             S::LockTables { .. } | S::UnlockTables => Ok(QueryResult::ok(0)),
             S::ShowDatabases { .. }
@@ -543,7 +575,12 @@ impl Session {
         })
     }
 
-    fn explain(&mut self, statement: &ast::Statement, analyze: bool, params: &[Value]) -> Result<QueryResult> {
+    fn explain(
+        &mut self,
+        statement: &ast::Statement,
+        analyze: bool,
+        params: &[Value],
+    ) -> Result<QueryResult> {
         let text = statement.to_string();
         let parsed = parse::parse_one(&text)?;
         let bound = self.bind_statement(&parsed)?;
@@ -687,7 +724,9 @@ impl Session {
                 .vars
                 .get("div_precision_increment")
                 .and_then(|v| crate::scalar::cast::to_i64(&v))
-                .map_or(crate::scalar::arith::DIV_PRECISION_INCREMENT_DEFAULT, |v| v.clamp(0, 30) as u8),
+                .map_or(crate::scalar::arith::DIV_PRECISION_INCREMENT_DEFAULT, |v| {
+                    v.clamp(0, 30) as u8
+                }),
         }
     }
 
@@ -720,7 +759,11 @@ impl Session {
                     self.set_variable("transaction_isolation", Some(&v), global)?;
                 }
                 if let Some(ro) = read_only {
-                    self.set_variable("transaction_read_only", Some(&Value::Int(ro as i64)), global)?;
+                    self.set_variable(
+                        "transaction_read_only",
+                        Some(&Value::Int(ro as i64)),
+                        global,
+                    )?;
                 }
             }
         }
@@ -731,7 +774,10 @@ impl Session {
         let lower = name.to_ascii_lowercase();
         if global {
             let defaults = &self.engine.defaults;
-            self.engine.globals.write().set(&lower, value, true, defaults)?;
+            self.engine
+                .globals
+                .write()
+                .set(&lower, value, true, defaults)?;
             return Ok(());
         }
         let was_autocommit = self.autocommit();
@@ -759,7 +805,11 @@ impl Session {
             ast::Set::MultipleAssignments { assignments } => {
                 for a in assignments {
                     let global = matches!(a.scope, Some(ast::ContextModifier::Global));
-                    self.assign(&crate::bind::object_name(&a.name), std::slice::from_ref(&a.value), global)?;
+                    self.assign(
+                        &crate::bind::object_name(&a.name),
+                        std::slice::from_ref(&a.value),
+                        global,
+                    )?;
                 }
             }
             ast::Set::SetNames { .. } | ast::Set::SetNamesDefault {} => {}
@@ -774,7 +824,11 @@ impl Session {
 
     fn assign(&mut self, name: &[String], values: &[ast::Expr], mut global: bool) -> Result<()> {
         let [value] = values else {
-            return Err(Error::sql(1064, "42000", "You have an error in your SQL syntax: SET takes one value"));
+            return Err(Error::sql(
+                1064,
+                "42000",
+                "You have an error in your SQL syntax: SET takes one value",
+            ));
         };
         let joined = name.join(".");
         if let Some(user) = joined.strip_prefix('@').filter(|n| !n.starts_with('@')) {
@@ -799,7 +853,9 @@ impl Session {
         // SET x = DEFAULT; SET x = ON (a bare word is a string).
         let v = match value {
             ast::Expr::Identifier(id) if id.value.eq_ignore_ascii_case("default") => None,
-            ast::Expr::Identifier(id) if id.quote_style.is_none() => Some(Value::Bytes(id.value.clone().into_bytes())),
+            ast::Expr::Identifier(id) if id.quote_style.is_none() => {
+                Some(Value::Bytes(id.value.clone().into_bytes()))
+            }
             e => Some(self.eval_constant(e)?),
         };
         self.set_variable(&var, v.as_ref(), global)
@@ -883,7 +939,8 @@ pub fn now() -> DateTime {
     // Days from 0000-01-01 to 1970-01-01 in the proleptic calendar Date uses.
     let epoch = tarn_row::datetime::Date::new(1970, 1, 1).expect("a valid date");
     let base = DateTime::from_date(epoch).to_micros();
-    DateTime::from_micros(base + since.as_micros() as u64).unwrap_or_else(|_| DateTime::from_date(epoch))
+    DateTime::from_micros(base + since.as_micros() as u64)
+        .unwrap_or_else(|_| DateTime::from_date(epoch))
 }
 
 pub(crate) fn is_system_database(name: &str) -> bool {
@@ -908,7 +965,13 @@ impl BindContext for Session {
     }
 
     fn view(&self, db: &str, name: &str) -> Result<Option<String>> {
-        Ok(self.engine.storage().view(db, name)?.map(|v| v.sql))
+        // A missing database has no views; the table lookup then reports the table
+        // (1146), as MySQL does.
+        match self.engine.storage().view(db, name) {
+            Ok(view) => Ok(view.map(|v| v.sql)),
+            Err(Error::UnknownDatabase(_)) => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 
     fn system_table(
@@ -929,7 +992,10 @@ impl BindContext for Session {
                 "error_count" => Some(Value::UInt(
                     self.warnings.iter().filter(|w| w.level == "Error").count() as u64,
                 )),
-                _ => self.vars.get(name).or_else(|| self.engine.globals.read().get(name)),
+                _ => self
+                    .vars
+                    .get(name)
+                    .or_else(|| self.engine.globals.read().get(name)),
             }
         };
         value.ok_or_else(|| Error::sql(1193, "HY000", format!("Unknown system variable '{name}'")))
@@ -949,7 +1015,10 @@ impl BindContext for Session {
             "USER" | "SESSION_USER" | "SYSTEM_USER" | "CURRENT_USER" => {
                 text(&format!("{}@{}", self.entry.user, self.entry.host))
             }
-            "VERSION" => self.vars.get("version").unwrap_or_else(|| text("8.0.36-tarn-0.1")),
+            "VERSION" => self
+                .vars
+                .get("version")
+                .unwrap_or_else(|| text("8.0.36-tarn-0.1")),
             "CONNECTION_ID" => Value::UInt(self.entry.id),
             "LAST_INSERT_ID" => Value::UInt(self.last_insert_id),
             "ROW_COUNT" => Value::Int(-1),
@@ -974,4 +1043,3 @@ impl BindContext for Session {
         }
     }
 }
-

@@ -27,6 +27,9 @@ fn unsupported(what: impl std::fmt::Display) -> Error {
     )
 }
 
+/// A system table's columns and rows, as the binder takes them.
+pub type SystemTableRows = (Vec<OutputColumn>, Vec<Vec<Value>>);
+
 fn output_columns(rows: &Rows) -> Vec<OutputColumn> {
     rows.0
         .iter()
@@ -36,9 +39,30 @@ fn output_columns(rows: &Rows) -> Vec<OutputColumn> {
 
 /// Runs `f` with the session's view of the engine.
 fn with_view<T>(session: &Session, f: impl FnOnce(&ViewContext) -> T) -> T {
+    with_view_describing(session, true, f)
+}
+
+/// [`with_view`]; `describe_views`: whether views' columns are found by binding their
+/// queries (not while binding one: a view over information_schema.COLUMNS would
+/// otherwise describe itself without end).
+fn with_view_describing<T>(
+    session: &Session,
+    describe_views: bool,
+    f: impl FnOnce(&ViewContext) -> T,
+) -> T {
     let engine = session.engine();
     let globals = engine.globals.read();
     let processes = engine.processes();
+    let view_columns = |db: &str, name: &str| -> Result<Vec<sysviews::Column>> {
+        if !describe_views {
+            return Err(Error::sql(
+                1356,
+                "HY000",
+                format!("View '{db}.{name}' is being described"),
+            ));
+        }
+        view_columns(session, db, name)
+    };
     let cx = ViewContext {
         storage: engine.storage(),
         session_vars: session.variables(),
@@ -46,20 +70,104 @@ fn with_view<T>(session: &Session, f: impl FnOnce(&ViewContext) -> T) -> T {
         processes: &processes,
         current_database: session.database(),
         server: engine.server_status(),
+        view_columns: &view_columns,
     };
     f(&cx)
 }
 
+/// The columns of view `db.name`: its query bound with `db` as the current database.
+fn view_columns(session: &Session, db: &str, name: &str) -> Result<Vec<sysviews::Column>> {
+    let invalid = || {
+        Error::sql(
+            1356,
+            "HY000",
+            format!("View '{db}.{name}' references invalid table(s) or column(s) or function(s)"),
+        )
+    };
+    let view = session
+        .engine()
+        .storage()
+        .view(db, name)?
+        .ok_or_else(invalid)?;
+    let parsed = crate::parse::parse_one(&view.sql)?;
+    let crate::parse::Statement::Sql(statement) = parsed.statement else {
+        return Err(invalid());
+    };
+    let ast::Statement::Query(query) = *statement else {
+        return Err(invalid());
+    };
+    let cx = InDatabase { session, db };
+    let plan = Binder::new(&cx)
+        .bind_statement_query(&query)
+        .map_err(|_| invalid())?;
+    Ok(plan
+        .columns()
+        .iter()
+        .map(|c| sysviews::Column {
+            name: c.name.clone(),
+            ty: c.ty,
+        })
+        .collect())
+}
+
+/// The session's binding context with another current database (a view's), and
+/// system tables that do not describe views.
+struct InDatabase<'a> {
+    session: &'a Session,
+    db: &'a str,
+}
+
+impl BindContext for InDatabase<'_> {
+    fn current_database(&self) -> Option<String> {
+        Some(self.db.to_string())
+    }
+
+    fn table(&self, db: &str, name: &str) -> Result<Arc<tarn_catalog::Table>> {
+        self.session.table(db, name)
+    }
+
+    fn view(&self, db: &str, name: &str) -> Result<Option<String>> {
+        self.session.view(db, name)
+    }
+
+    fn system_table(&self, db: &str, name: &str) -> Option<Result<SystemTableRows>> {
+        system_table_describing(self.session, false, db, name)
+    }
+
+    fn system_variable(&self, name: &str, global: bool) -> Result<Value> {
+        self.session.system_variable(name, global)
+    }
+
+    fn user_variable(&self, name: &str) -> Value {
+        self.session.user_variable(name)
+    }
+
+    fn session_function(&self, name: &str) -> Option<Value> {
+        self.session.session_function(name)
+    }
+
+    fn normalize_table_name(&self, name: &str) -> String {
+        self.session.normalize_table_name(name)
+    }
+}
+
 /// information_schema and performance_schema tables for the binder.
-pub fn system_table(
+pub fn system_table(session: &Session, db: &str, name: &str) -> Option<Result<SystemTableRows>> {
+    system_table_describing(session, true, db, name)
+}
+
+fn system_table_describing(
     session: &Session,
+    describe_views: bool,
     db: &str,
     name: &str,
-) -> Option<Result<(Vec<OutputColumn>, Vec<Vec<Value>>)>> {
+) -> Option<Result<SystemTableRows>> {
     if !crate::session::is_system_database(db) {
         return None;
     }
-    let rows = with_view(session, |cx| sysviews::system_table(cx, db, name))?;
+    let rows = with_view_describing(session, describe_views, |cx| {
+        sysviews::system_table(cx, db, name)
+    })?;
     Some(rows.map(|rows| (output_columns(&rows), rows.1)))
 }
 
@@ -71,7 +179,9 @@ fn filtered(session: &mut Session, rows: Rows, filter: Option<&ShowFilter>) -> R
         None => {}
         Some(ShowFilter::Like(pattern)) => {
             data.retain(|row| match row.first() {
-                Some(Value::Bytes(b)) => like(b, pattern.as_bytes(), b'\\', Collation::CaseInsensitive),
+                Some(Value::Bytes(b)) => {
+                    like(b, pattern.as_bytes(), b'\\', Collation::CaseInsensitive)
+                }
                 _ => false,
             });
         }
@@ -96,16 +206,17 @@ fn filtered(session: &mut Session, rows: Rows, filter: Option<&ShowFilter>) -> R
 
 fn show_filter(options: &ast::ShowStatementOptions) -> Option<ShowFilter> {
     match &options.filter_position {
-        Some(ast::ShowStatementFilterPosition::Suffix(f)) | Some(ast::ShowStatementFilterPosition::Infix(f)) => {
-            convert_filter(f)
-        }
+        Some(ast::ShowStatementFilterPosition::Suffix(f))
+        | Some(ast::ShowStatementFilterPosition::Infix(f)) => convert_filter(f),
         None => None,
     }
 }
 
 fn convert_filter(f: &ast::ShowStatementFilter) -> Option<ShowFilter> {
     match f {
-        ast::ShowStatementFilter::Like(p) | ast::ShowStatementFilter::ILike(p) => Some(ShowFilter::Like(p.clone())),
+        ast::ShowStatementFilter::Like(p) | ast::ShowStatementFilter::ILike(p) => {
+            Some(ShowFilter::Like(p.clone()))
+        }
         ast::ShowStatementFilter::Where(e) => Some(ShowFilter::Where(e.clone())),
         ast::ShowStatementFilter::NoKeyword(p) => Some(ShowFilter::Like(p.clone())),
     }
@@ -143,7 +254,8 @@ pub fn show(session: &mut Session, statement: &ast::Statement) -> Result<QueryRe
         S::ShowColumns {
             full, show_options, ..
         } => {
-            let parts = show_in_name(show_options).ok_or_else(|| Error::sql(1064, "42000", "SHOW COLUMNS needs FROM table"))?;
+            let parts = show_in_name(show_options)
+                .ok_or_else(|| Error::sql(1064, "42000", "SHOW COLUMNS needs FROM table"))?;
             let (db, table) = split_table(session, &parts)?;
             let rows = with_view(session, |cx| sysviews::show_columns(cx, &db, &table, *full))?;
             filtered(session, rows, show_filter(show_options).as_ref())
@@ -160,7 +272,8 @@ pub fn show(session: &mut Session, statement: &ast::Statement) -> Result<QueryRe
                     if let Some(view) = session.engine().storage().view(&db, &table)? {
                         return Ok(create_view_rows(&view.name, &view.sql));
                     }
-                    let rows = with_view(session, |cx| sysviews::show_create_table(cx, &db, &table))?;
+                    let rows =
+                        with_view(session, |cx| sysviews::show_create_table(cx, &db, &table))?;
                     Ok(QueryResult::rows(output_columns(&rows), rows.1))
                 }
                 ast::ShowCreateObject::View => {
@@ -168,7 +281,9 @@ pub fn show(session: &mut Session, statement: &ast::Statement) -> Result<QueryRe
                         .engine()
                         .storage()
                         .view(&db, &table)?
-                        .ok_or_else(|| Error::sql(1347, "HY000", format!("'{db}.{table}' is not VIEW")))?;
+                        .ok_or_else(|| {
+                            Error::sql(1347, "HY000", format!("'{db}.{table}' is not VIEW"))
+                        })?;
                     Ok(create_view_rows(&view.name, &view.sql))
                 }
                 other => Err(unsupported(format!("SHOW CREATE {other}"))),
@@ -180,11 +295,19 @@ pub fn show(session: &mut Session, statement: &ast::Statement) -> Result<QueryRe
             } else {
                 sysviews::show_variables(session.variables())
             };
-            filtered(session, rows, filter.as_ref().and_then(convert_filter).as_ref())
+            filtered(
+                session,
+                rows,
+                filter.as_ref().and_then(convert_filter).as_ref(),
+            )
         }
         S::ShowStatus { filter, .. } => {
             let rows = with_view(session, sysviews::show_status);
-            filtered(session, rows, filter.as_ref().and_then(convert_filter).as_ref())
+            filtered(
+                session,
+                rows,
+                filter.as_ref().and_then(convert_filter).as_ref(),
+            )
         }
         S::ShowProcessList { full } => {
             let rows = with_view(session, |cx| sysviews::show_processlist(cx, *full));
@@ -192,21 +315,34 @@ pub fn show(session: &mut Session, statement: &ast::Statement) -> Result<QueryRe
         }
         S::ShowCharset(c) => {
             let rows = sysviews::show_charset();
-            filtered(session, rows, c.filter.as_ref().and_then(convert_filter).as_ref())
+            filtered(
+                session,
+                rows,
+                c.filter.as_ref().and_then(convert_filter).as_ref(),
+            )
         }
         S::ShowCollation { filter } => {
             let rows = sysviews::show_collation();
-            filtered(session, rows, filter.as_ref().and_then(convert_filter).as_ref())
+            filtered(
+                session,
+                rows,
+                filter.as_ref().and_then(convert_filter).as_ref(),
+            )
         }
         other => Err(unsupported(other)),
     }
 }
 
 fn create_view_rows(name: &str, sql: &str) -> QueryResult {
-    let columns = ["View", "Create View", "character_set_client", "collation_connection"]
-        .iter()
-        .map(|n| OutputColumn::new(*n, SqlType::TEXT, false))
-        .collect();
+    let columns = [
+        "View",
+        "Create View",
+        "character_set_client",
+        "collation_connection",
+    ]
+    .iter()
+    .map(|n| OutputColumn::new(*n, SqlType::TEXT, false))
+    .collect();
     let text = |s: &str| Value::Bytes(s.as_bytes().to_vec());
     QueryResult::rows(
         columns,
@@ -229,8 +365,15 @@ fn split_table(session: &Session, parts: &[String]) -> Result<(String, String)> 
                 .ok_or_else(|| Error::sql(1046, "3D000", "No database selected"))?,
             session.normalize_table_name(t),
         )),
-        [db, t] => Ok((session.normalize_table_name(db), session.normalize_table_name(t))),
-        _ => Err(Error::sql(1103, "42000", format!("Incorrect table name '{}'", parts.join(".")))),
+        [db, t] => Ok((
+            session.normalize_table_name(db),
+            session.normalize_table_name(t),
+        )),
+        _ => Err(Error::sql(
+            1103,
+            "42000",
+            format!("Incorrect table name '{}'", parts.join(".")),
+        )),
     }
 }
 
@@ -259,7 +402,11 @@ pub fn special(session: &mut Session, statement: &Statement) -> Result<QueryResu
             }
             let (db, table) = split_table(session, &parts)?;
             let rows = with_view(session, |cx| sysviews::show_index(cx, &db, &table))?;
-            filtered(session, rows, filter.clone().map(ShowFilter::Where).as_ref())
+            filtered(
+                session,
+                rows,
+                filter.clone().map(ShowFilter::Where).as_ref(),
+            )
         }
         Statement::ShowWarnings {
             errors_only,
@@ -342,6 +489,11 @@ pub fn special(session: &mut Session, statement: &Statement) -> Result<QueryResu
                 ]],
             ))
         }
-        other => Err(unsupported(format!("{other:?}").split([' ', '{', '(']).next().unwrap_or("statement"))),
+        other => Err(unsupported(
+            format!("{other:?}")
+                .split([' ', '{', '('])
+                .next()
+                .unwrap_or("statement"),
+        )),
     }
 }

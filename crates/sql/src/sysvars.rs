@@ -324,7 +324,7 @@ pub static VARIABLES: &[VarSpec] = &[
     var("datadir", Global, RO, K::Str, D::Computed(datadir)),
     var("date_format", Global, RO, K::Str, D::Str("%Y-%m-%d")),
     var("datetime_format", Global, RO, K::Str, D::Str("%Y-%m-%d %H:%i:%s")),
-    var("default_storage_engine", Both, RW, K::Enum(&["Tarn"]), D::Str("Tarn")),
+    var("default_storage_engine", Both, RW, K::Enum(&["InnoDB"]), D::Str("InnoDB")),
     var("div_precision_increment", Both, RW, K::UInt { min: 0, max: 30 }, D::UInt(4)),
     var("error_count", Session, RO, ANY_UINT, D::UInt(0)),
     var("explicit_defaults_for_timestamp", Both, RO, K::Bool, D::Bool(true)),

@@ -73,6 +73,9 @@ pub struct ViewContext<'a> {
     pub processes: &'a [ProcessInfo],
     pub current_database: Option<&'a str>,
     pub server: ServerStatus,
+    /// The columns of view `db.name` (its query bound with `db` as the current
+    /// database); the binder is the session's, which this module does not know.
+    pub view_columns: &'a dyn Fn(&str, &str) -> Result<Vec<Column>>,
 }
 
 /// The schema of `information_schema`.
@@ -82,7 +85,11 @@ pub const PERFORMANCE_SCHEMA: &str = "performance_schema";
 
 /// The default collation of tables, as `SHOW CREATE TABLE` names it.
 const TABLE_COLLATION: &str = "utf8mb4_0900_ai_ci";
-const ENGINE_NAME: &str = "Tarn";
+/// The engine every table reports (SHOW CREATE TABLE, SHOW TABLE STATUS,
+/// information_schema, SHOW ENGINES): MySQL's, so that clients and tools that check
+/// for a transactional engine by name (InnoDB) accept Tarn's tables, as other
+/// MySQL-compatible servers report it too.
+const ENGINE_NAME: &str = "InnoDB";
 
 // ---- Value and column helpers ----
 
@@ -427,17 +434,23 @@ pub fn show_tables(cx: &ViewContext, db: &str, full: bool) -> Result<Rows> {
     if full {
         columns.push(varchar("Table_type", 64));
     }
-    let (names, table_type) = if is_system_database(db) {
-        let names = engine_tables::system_tables_of(db)
-            .map(|t| t.name.to_string())
-            .collect::<Vec<_>>();
-        (names, "SYSTEM VIEW")
+    let mut names: Vec<(String, &str)> = if is_system_database(db) {
+        engine_tables::system_tables_of(db)
+            .map(|t| (t.name.to_string(), "SYSTEM VIEW"))
+            .collect()
     } else {
-        (cx.storage.tables(db)?, "BASE TABLE")
+        let tables = cx
+            .storage
+            .tables(db)?
+            .into_iter()
+            .map(|t| (t, "BASE TABLE"));
+        let views = cx.storage.views(db)?.into_iter().map(|v| (v, "VIEW"));
+        tables.chain(views).collect()
     };
+    names.sort();
     let rows = names
         .iter()
-        .map(|name| {
+        .map(|(name, table_type)| {
             let mut row = vec![text(name)];
             if full {
                 row.push(text(table_type));
@@ -504,6 +517,24 @@ fn describe_columns(cx: &ViewContext, db: &str, table_name: &str) -> Result<Vec<
         let system = engine_tables::find(db, table_name)
             .ok_or_else(|| Error::UnknownTable(format!("{db}.{table_name}")))?;
         return Ok((system.columns)()
+            .into_iter()
+            .map(|c| {
+                let (ty, collation) = result_column_type(c.ty);
+                DescribedColumn {
+                    name: c.name,
+                    ty,
+                    type_name: type_name(ty),
+                    collation: collation_name(ty, collation),
+                    nullable: true,
+                    key: "",
+                    default: Value::Null,
+                    extra: "",
+                }
+            })
+            .collect());
+    }
+    if cx.storage.view(db, table_name)?.is_some() {
+        return Ok((cx.view_columns)(db, table_name)?
             .into_iter()
             .map(|c| {
                 let (ty, collation) = result_column_type(c.ty);
@@ -831,7 +862,7 @@ fn engine_row() -> Vec<Value> {
     vec![
         text(ENGINE_NAME),
         text("DEFAULT"),
-        text("Transactional B+tree engine with MVCC, row locks and a redo log"),
+        text("Tarn: transactional B+tree engine with MVCC, row locks and a redo log"),
         text("YES"),
         text("NO"),
         text("YES"),
@@ -954,7 +985,7 @@ pub(crate) fn tables_columns() -> Vec<Column> {
     ]
 }
 
-/// `information_schema.TABLES`: every user table and every system table.
+/// `information_schema.TABLES`: every user table, view and system table.
 pub(crate) fn tables(cx: &ViewContext) -> Result<Vec<Vec<Value>>> {
     let mut rows = Vec::new();
     for system in engine_tables::SYSTEM_TABLES {
@@ -997,6 +1028,13 @@ pub(crate) fn tables(cx: &ViewContext) -> Result<Vec<Vec<Value>>> {
                 text(""),
                 text(""),
             ]);
+        }
+        for name in cx.storage.views(&db)? {
+            // A view has no engine, sizes or collation; its comment says VIEW.
+            let mut row = vec![text("def"), text(&db), text(&name), text("VIEW")];
+            row.extend(std::iter::repeat_n(Value::Null, 16));
+            row.push(text("VIEW"));
+            rows.push(row);
         }
     }
     Ok(rows)
@@ -1072,7 +1110,8 @@ fn type_measures(ty: ColumnType) -> [Option<u64>; 5] {
     }
 }
 
-/// `information_schema.COLUMNS`: every column of every user and system table.
+/// `information_schema.COLUMNS`: every column of every user table, view and system
+/// table (a view that no longer binds is left out).
 pub(crate) fn columns(cx: &ViewContext) -> Result<Vec<Vec<Value>>> {
     let mut tables: Vec<(String, String)> = engine_tables::SYSTEM_TABLES
         .iter()
@@ -1082,11 +1121,14 @@ pub(crate) fn columns(cx: &ViewContext) -> Result<Vec<Vec<Value>>> {
         for name in cx.storage.tables(&db)? {
             tables.push((db.clone(), name));
         }
+        for name in cx.storage.views(&db)? {
+            tables.push((db.clone(), name));
+        }
     }
     let mut rows = Vec::new();
     for (db, name) in tables {
         let Ok(described) = describe_columns(cx, &db, &name) else {
-            continue; // dropped meanwhile
+            continue; // dropped meanwhile, or a view that no longer binds
         };
         for (position, c) in described.into_iter().enumerate() {
             let measures = type_measures(c.ty);

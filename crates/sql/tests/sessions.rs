@@ -15,9 +15,11 @@ fn engine() -> (tempfile::TempDir, Arc<Engine>) {
         .prefix("sessions")
         .tempdir_in(base)
         .expect("a temporary directory");
-    let mut settings = Settings::default();
-    settings.data_dir = dir.path().to_path_buf();
-    settings.lock_wait_timeout_s = 2;
+    let settings = Settings {
+        data_dir: dir.path().to_path_buf(),
+        lock_wait_timeout_s: 2,
+        ..Settings::default()
+    };
     let engine = Engine::open(&settings).expect("the engine opens");
     (dir, engine)
 }

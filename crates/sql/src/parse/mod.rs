@@ -28,7 +28,9 @@
 //! 3. **sqlparser** with its MySQL dialect parses everything else into
 //!    [`Statement::Sql`]. A few of its results are recognised MySQL that Tarn rejects
 //!    with error 1235 (multi-table DELETE and UPDATE, `SELECT .. INTO`, `:=` outside
-//!    SET, XA, SHOW forms sqlparser does not know).
+//!    SET, XA, SHOW forms sqlparser does not know). Two synonyms are renamed token by
+//!    token first: `LOCK TABLE` to `LOCK TABLES`, `CREATE SCHEMA` to `CREATE DATABASE`
+//!    (so that it takes a character set and collation).
 //!
 //! ## Where each SHOW form lands
 //!
@@ -248,6 +250,16 @@ fn parse_statement(text: &str) -> Result<Statement> {
             .find(|t| matches!(&t.token, Token::Word(w) if w.value.eq_ignore_ascii_case("TABLE")))
         {
             t.token = Token::make_keyword("TABLES");
+        }
+    }
+    if words.len() >= 2 && words[0] == "CREATE" && words[1] == "SCHEMA" {
+        // sqlparser's CREATE SCHEMA takes no character set or collation; MySQL's is
+        // CREATE DATABASE.
+        if let Some(t) = tokens
+            .iter_mut()
+            .find(|t| matches!(&t.token, Token::Word(w) if w.value.eq_ignore_ascii_case("SCHEMA")))
+        {
+            t.token = Token::make_keyword("DATABASE");
         }
     }
     let mut parser = Parser::new(&dialect).with_tokens_with_locations(tokens);

@@ -642,3 +642,20 @@ fn random_input_never_panics() {
         let _ = parse_one(&text);
     }
 }
+
+#[test]
+fn create_schema_takes_a_character_set_and_collation() {
+    for text in [
+        "CREATE SCHEMA s CHARACTER SET utf8mb4",
+        "CREATE DATABASE s DEFAULT CHARACTER SET = utf8mb4 COLLATE utf8mb4_0900_ai_ci",
+        "create schema if not exists s default charset utf8mb4",
+    ] {
+        let Statement::Sql(s) = statement(text) else {
+            panic!("{text}: not an sqlparser statement");
+        };
+        assert!(
+            matches!(*s, ast::Statement::CreateDatabase { .. }),
+            "{text}: {s:?}"
+        );
+    }
+}

@@ -15,9 +15,16 @@
 //! Dates in arithmetic are numbers (`YYYYMMDD`, see [`super::cast::temporal_to_number`]).
 //! `/` gives `div_precision_increment` (4) more fraction digits than its dividend;
 //! `DIV` truncates toward zero to a BIGINT. Dividing by zero (`/`, `DIV`, `%`) is NULL
-//! (MySQL adds a warning; that comes later). Overflow is error 1690
+//! and counted in a per-thread counter ([`divisions_by_zero`]): the session resets it
+//! when a statement starts and turns what it counted into warnings 1365 when the
+//! statement ends, and INSERT and UPDATE in strict mode turn it into error 1365
+//! (`crate::dml`). A counter rather than a field of [`FnContext`] because the context
+//! is a `Copy` value handed to every function; parallel workers hand their counts to
+//! the session's thread with their last message (`crate::parallel`). Overflow is error 1690
 //! "BIGINT value is out of range in '(a + b)'" (with the operand values as the
 //! expression text, where MySQL shows the expression as written).
+
+use std::cell::Cell;
 
 use tarn_common::Result;
 use tarn_row::decimal::Decimal;
@@ -138,6 +145,34 @@ fn expression(op: ArithOp, a: &Value, b: &Value) -> String {
     format!("({} {} {})", text(a), op.symbol(), text(b))
 }
 
+thread_local! {
+    /// Divisions by zero evaluated on this thread since the last
+    /// [`take_divisions_by_zero`].
+    static DIVISIONS_BY_ZERO: Cell<u64> = const { Cell::new(0) };
+}
+
+/// The divisions by zero this thread evaluated since the last
+/// [`take_divisions_by_zero`].
+pub fn divisions_by_zero() -> u64 {
+    DIVISIONS_BY_ZERO.with(Cell::get)
+}
+
+/// Returns [`divisions_by_zero`] and resets it.
+pub fn take_divisions_by_zero() -> u64 {
+    DIVISIONS_BY_ZERO.with(|c| c.replace(0))
+}
+
+/// Adds divisions by zero counted on another thread (a parallel worker's).
+pub fn add_divisions_by_zero(count: u64) {
+    DIVISIONS_BY_ZERO.with(|c| c.set(c.get().saturating_add(count)));
+}
+
+/// The NULL a division by zero gives, counted.
+fn division_by_zero() -> Result<Value> {
+    add_divisions_by_zero(1);
+    Ok(Value::Null)
+}
+
 /// `a op b` with MySQL's semantics (see the module documentation). NULL in gives NULL
 /// out; division by zero is NULL; overflow is error 1690.
 pub fn binary(op: ArithOp, a: &Value, b: &Value, ctx: &FnContext) -> Result<Value> {
@@ -161,11 +196,11 @@ fn double_op(op: ArithOp, a: &Value, b: &Value) -> Result<Value> {
         ArithOp::Add => x + y,
         ArithOp::Sub => x - y,
         ArithOp::Mul => x * y,
-        ArithOp::Div if y == 0.0 => return Ok(Value::Null),
+        ArithOp::Div if y == 0.0 => return division_by_zero(),
         ArithOp::Div => x / y,
-        ArithOp::Mod if y == 0.0 => return Ok(Value::Null),
+        ArithOp::Mod if y == 0.0 => return division_by_zero(),
         ArithOp::Mod => x % y,
-        ArithOp::IntDiv if y == 0.0 => return Ok(Value::Null),
+        ArithOp::IntDiv if y == 0.0 => return division_by_zero(),
         ArithOp::IntDiv => {
             let q = (x / y).trunc();
             if !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&q) {
@@ -189,15 +224,15 @@ fn decimal_op(op: ArithOp, a: &Value, b: &Value, ctx: &FnContext) -> Result<Valu
         ArithOp::Mul => decimal::mul(&x, &y)?,
         ArithOp::Div => match decimal::div(&x, &y, ctx.div_precision_increment)? {
             Some(q) => q,
-            None => return Ok(Value::Null),
+            None => return division_by_zero(),
         },
         ArithOp::Mod => match decimal::rem(&x, &y)? {
             Some(r) => r,
-            None => return Ok(Value::Null),
+            None => return division_by_zero(),
         },
         ArithOp::IntDiv => {
             let Some(q) = decimal::int_div(&x, &y)? else {
-                return Ok(Value::Null);
+                return division_by_zero();
             };
             let unsigned = matches!(a, Value::UInt(_)) || matches!(b, Value::UInt(_));
             return int_result(q, unsigned, op, a, b);
@@ -233,7 +268,7 @@ fn int_op(op: ArithOp, a: &Value, b: &Value) -> Result<Value> {
         ArithOp::Add => x.checked_add(y),
         ArithOp::Sub => x.checked_sub(y),
         ArithOp::Mul => x.checked_mul(y),
-        ArithOp::IntDiv | ArithOp::Mod | ArithOp::Div if y == 0 => return Ok(Value::Null),
+        ArithOp::IntDiv | ArithOp::Mod | ArithOp::Div if y == 0 => return division_by_zero(),
         ArithOp::IntDiv => x.checked_div(y),
         ArithOp::Mod => x.checked_rem(y),
         // Integer `/` is DECIMAL division; `binary` never sends it here.

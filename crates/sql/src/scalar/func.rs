@@ -22,9 +22,13 @@
 //! [`call_with_collation`]. `UTC_TIMESTAMP` and `UNIX_TIMESTAMP` take the session time
 //! zone to be UTC (Tarn has no time zones yet).
 //!
+//! `LAST_INSERT_ID(expr)` returns `expr` as a BIGINT UNSIGNED and records it for the
+//! session ([`take_last_insert_id_set`]); `LAST_INSERT_ID()` is the binder's.
+//!
 //! `TRIM(LEADING|TRAILING|BOTH x FROM s)` arrives as `TRIM_LEADING(s, x)`,
 //! `TRIM_TRAILING(s, x)` or `TRIM_BOTH(s, x)` (string first); [`trim`] is public.
 
+use std::cell::Cell;
 use std::cmp::Ordering;
 
 use tarn_common::limits::SQL_STRING_RESULT_BYTES_MAX;
@@ -45,6 +49,19 @@ use crate::types::SqlType;
 
 const MANY: usize = usize::MAX;
 
+thread_local! {
+    /// The value the last `LAST_INSERT_ID(expr)` evaluated on this thread set.
+    static LAST_INSERT_ID_SET: Cell<Option<u64>> = const { Cell::new(None) };
+}
+
+/// What `LAST_INSERT_ID(expr)` set since the last call, if it ran: the session
+/// resets this when a statement starts and makes it its last insert id when the
+/// statement ends (a function cannot reach the session: [`FnContext`] is a copied
+/// value).
+pub fn take_last_insert_id_set() -> Option<u64> {
+    LAST_INSERT_ID_SET.with(Cell::take)
+}
+
 /// (fewest, most) arguments of a function, by its uppercase name.
 fn arity(name: &str) -> Option<(usize, usize)> {
     Some(match name {
@@ -57,7 +74,7 @@ fn arity(name: &str) -> Option<(usize, usize)> {
         | "MONTH" | "DAY" | "DAYOFMONTH" | "DAYOFWEEK" | "DAYOFYEAR" | "WEEKDAY" | "HOUR"
         | "MINUTE" | "SECOND" | "MICROSECOND" | "QUARTER" | "LAST_DAY" | "MONTHNAME"
         | "DAYNAME" | "TO_DAYS" | "FROM_DAYS" | "HEX" | "UNHEX" | "ASCII" | "ORD" | "ISNULL"
-        | "SPACE" => (1, 1),
+        | "SPACE" | "LAST_INSERT_ID" => (1, 1),
         "TRIM" | "ROUND" | "LOG" | "WEEK" | "YEARWEEK" | "FROM_UNIXTIME" => (1, 2),
         "IFNULL" | "NULLIF" | "LEFT" | "RIGHT" | "REPEAT" | "INSTR" | "POSITION" | "TRUNCATE"
         | "MOD" | "POWER" | "POW" | "DATEDIFF" | "DATE_FORMAT" | "STR_TO_DATE" | "TRIM_LEADING"
@@ -216,6 +233,7 @@ pub fn return_type_with_constants(
             },
             _ => SqlType::BIGINT,
         },
+        "LAST_INSERT_ID" => SqlType::UInt { bits: 64 },
         "ABS" => match arg(0) {
             SqlType::Int { .. } | SqlType::Null => SqlType::BIGINT,
             SqlType::UInt { .. } => SqlType::UInt { bits: 64 },
@@ -323,6 +341,11 @@ pub fn call_with_collation(
     let text = |i: usize| to_text(&args[i]).unwrap_or_default();
     let int = |i: usize| to_i64(&args[i]).unwrap_or(0);
     match upper.as_str() {
+        "LAST_INSERT_ID" => {
+            let id = int(0) as u64;
+            LAST_INSERT_ID_SET.with(|c| c.set(Some(id)));
+            Ok(Value::UInt(id))
+        }
         // Control flow.
         "IF" => Ok(if cast::to_bool(&args[0]) == Some(true) {
             args[1].clone()

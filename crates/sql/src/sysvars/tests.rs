@@ -406,9 +406,9 @@ fn enums_isolation_charsets_and_time_zones() {
     );
 
     assert_eq!(
-        s.set("default_storage_engine", Some(&text("tarn")), false, &g)
+        s.set("default_storage_engine", Some(&text("innodb")), false, &g)
             .unwrap(),
-        text("Tarn")
+        text("InnoDB")
     );
     assert_eq!(
         error_of(s.set("storage_engine", Some(&text("MyISAM")), false, &g)).0,

@@ -121,6 +121,7 @@ impl Fixture {
                 questions: 34,
                 connections: 5,
             },
+            view_columns: &|_, _| Ok(Vec::new()),
         }
     }
 }
@@ -292,7 +293,7 @@ fn show_create_table_as_mysql() {
   PRIMARY KEY (`id`),
   UNIQUE KEY `code` (`code`),
   KEY `by_customer` (`customer`,`created`)
-) ENGINE=Tarn AUTO_INCREMENT=5 DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_ai_ci";
+) ENGINE=InnoDB AUTO_INCREMENT=5 DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_ai_ci";
     assert_eq!(rows[0][1].to_string(), expected);
 
     let plain = TableDef::new(
@@ -302,7 +303,7 @@ fn show_create_table_as_mysql() {
     );
     assert_eq!(
         create_table_sql(&plain, None),
-        "CREATE TABLE `we``ird` (\n  `a b` double DEFAULT NULL\n) ENGINE=Tarn DEFAULT \
+        "CREATE TABLE `we``ird` (\n  `a b` double DEFAULT NULL\n) ENGINE=InnoDB DEFAULT \
          CHARSET=utf8mb4 COLLATE=utf8mb4_0900_ai_ci"
     );
 }
@@ -337,7 +338,7 @@ fn table_status_and_tables() {
     );
     let row = &rows[0];
     assert_eq!(row[0], text("orders"));
-    assert_eq!(row[1], text("Tarn"));
+    assert_eq!(row[1], text("InnoDB"));
     assert_eq!(*column_of(&columns, row, "Auto_increment"), Value::UInt(5));
     let data = column_of(&columns, row, "Data_length");
     let index = column_of(&columns, row, "Index_length");
@@ -653,9 +654,9 @@ fn variables_processlist_and_fixed_lists() {
     assert_eq!(
         shown(&rows),
         [[
-            "Tarn",
+            "InnoDB",
             "DEFAULT",
-            "Transactional B+tree engine with MVCC, row locks and a redo log",
+            "Tarn: transactional B+tree engine with MVCC, row locks and a redo log",
             "YES",
             "NO",
             "YES"
