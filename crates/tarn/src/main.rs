@@ -334,7 +334,8 @@ struct TpchArgs {
     #[arg(long, value_delimiter = ',')]
     threads: Option<Vec<usize>>,
 
-    /// Query numbers to run, in order [default: 1 to 22].
+    /// Query numbers to run, in order [default: 1 to 22, without running the ones
+    /// known to exhaust memory, which count as failed].
     #[arg(long, value_delimiter = ',')]
     queries: Option<Vec<usize>>,
 
@@ -346,6 +347,11 @@ struct TpchArgs {
     /// [default: 600, 60 with --quick].
     #[arg(long, value_name = "SECONDS")]
     timeout: Option<f64>,
+
+    /// Stop a query (KILL QUERY) once the process's resident memory passes SIZE
+    /// [default: half the machine's memory].
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    memory_max: Option<u64>,
 
     /// Buffer pool size [default: 1.25x the loaded data].
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
@@ -363,6 +369,7 @@ fn tpch_options(args: TpchArgs, settings: Settings) -> TpchBenchOptions {
     }
     if let Some(queries) = args.queries {
         options.queries = queries;
+        options.skip_runaway = false;
     }
     if let Some(rounds) = args.rounds {
         options.rounds = rounds;
@@ -371,6 +378,9 @@ fn tpch_options(args: TpchArgs, settings: Settings) -> TpchBenchOptions {
         options.timeout_seconds = timeout;
     }
     options.pool_size_bytes = args.pool_size;
+    if let Some(bytes) = args.memory_max {
+        options.memory_max_bytes = bytes;
+    }
     options
 }
 
