@@ -38,9 +38,11 @@ fn data_dir() -> tempfile::TempDir {
 #[test]
 fn tpch_queries_return_the_expected_answers_at_sf_0_01() {
     let dir = data_dir();
-    let mut settings = Settings::default();
-    settings.data_dir = dir.path().to_path_buf();
-    settings.scan_threads = 2;
+    let settings = Settings {
+        data_dir: dir.path().to_path_buf(),
+        scan_threads: 2,
+        ..Settings::default()
+    };
     let storage = Arc::new(Storage::open(&settings).expect("opens the storage engine"));
     ensure_loaded(&storage, SCALE_FACTOR, &Output::new(false)).expect("loads TPC-H SF 0.01");
     let engine = Engine::with_storage(storage);

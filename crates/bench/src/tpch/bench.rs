@@ -37,7 +37,9 @@ use tarn_sql::{Engine, QueryResult, Session};
 
 use super::load::{DATABASE, ensure_loaded};
 use super::queries::{self, Answer, AnswerSource, QUERY_COUNT};
-use crate::report::{BenchDocument, Output, Table as TextTable, data_dir_fate, format_number, ratio};
+use crate::report::{
+    BenchDocument, Output, Table as TextTable, data_dir_fate, format_number, ratio,
+};
 use crate::stats::lower_median_by;
 use crate::workdir::WorkDir;
 use crate::{BenchError, Result, check_rounds};
@@ -106,7 +108,9 @@ impl TpchBenchOptions {
     fn check(&self) -> Result<()> {
         super::check_sf_option(self.scale_factor)?;
         if self.threads.is_empty() {
-            return Err(BenchError::Options("--threads selects no thread count".into()));
+            return Err(BenchError::Options(
+                "--threads selects no thread count".into(),
+            ));
         }
         if let Some(bad) = self
             .threads
@@ -273,7 +277,13 @@ pub fn run_query(
     let started = Instant::now();
     let outcome = std::thread::scope(|scope| {
         scope.spawn(|| {
-            watch_memory(&engine, connection_id, memory_max_bytes, &done, &over_memory)
+            watch_memory(
+                &engine,
+                connection_id,
+                memory_max_bytes,
+                &done,
+                &over_memory,
+            )
         });
         let outcome =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| session.execute(&text)));
@@ -542,7 +552,12 @@ fn measure(
     let mut mismatch = None;
     let mut panicked = false;
     for _ in 0..options.rounds {
-        let run = run_query(session, number, options.scale_factor, options.memory_max_bytes)?;
+        let run = run_query(
+            session,
+            number,
+            options.scale_factor,
+            options.memory_max_bytes,
+        )?;
         panicked = run.panicked;
         match run.result {
             Err(message) => {
@@ -717,7 +732,11 @@ pub fn run_and_print(options: &TpchBenchOptions, output: &Output) -> Result<Tpch
          everywhere: {}{}",
         s.queries_correct,
         s.queries_run,
-        if s.answers.is_none() { " (no answers)" } else { "" },
+        if s.answers.is_none() {
+            " (no answers)"
+        } else {
+            ""
+        },
         s.queries_wrong,
         s.queries_failed,
         s.total_seconds_by_threads
@@ -728,7 +747,12 @@ pub fn run_and_print(options: &TpchBenchOptions, output: &Output) -> Result<Tpch
         s.speedup_max_threads
             .map_or_else(String::new, |x| format!(" (speedup {x:.2}x)"))
     ));
-    output.json(&BenchDocument::new("tpch", &report.config, &report.rows, &report.summary))?;
+    output.json(&BenchDocument::new(
+        "tpch",
+        &report.config,
+        &report.rows,
+        &report.summary,
+    ))?;
     Ok(report)
 }
 
@@ -740,7 +764,10 @@ fn render_table(report: &TpchReport) -> TextTable {
     headers.extend(["rows".into(), "result".into()]);
     let header_refs: Vec<&str> = headers.iter().map(String::as_str).collect();
     let mut table = TextTable::new(
-        format!("TPC-H SF {}: seconds per query by scan threads", report.config.scale_factor),
+        format!(
+            "TPC-H SF {}: seconds per query by scan threads",
+            report.config.scale_factor
+        ),
         &header_refs,
     );
     for &number in &report.config.queries {
@@ -772,7 +799,11 @@ fn verdict_cell(rows: &[&TpchRow]) -> String {
     };
     let detail = row.error.as_deref().or(row.mismatch.as_deref());
     match detail {
-        Some(detail) => format!("{}: {}", row.verdict.name(), shorten(detail, TABLE_DETAIL_CHARS)),
+        Some(detail) => format!(
+            "{}: {}",
+            row.verdict.name(),
+            shorten(detail, TABLE_DETAIL_CHARS)
+        ),
         None => row.verdict.name().into(),
     }
 }

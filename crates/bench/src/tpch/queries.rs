@@ -103,7 +103,6 @@ const STORED_ANSWERS: [(f64, [&str; QUERY_COUNT]); 2] = [
     (0.1, answer_files!("sf0.1")),
 ];
 
-
 /// SF 1 answers that replace two of tpchgen's reference answers, which are wrong as
 /// printed (checked by `scripts/tpch-answers --check-sf1`): the reference Q11 prints
 /// `ps_partkey` cut to its first 4 characters (`1297` for 129760; all 1,048 values and
@@ -215,7 +214,9 @@ impl Answer {
     pub fn parse(text: &str) -> Answer {
         let mut lines = text.lines().filter(|line| !line.trim().is_empty());
         let split = |line: &str| -> Vec<String> {
-            line.split('|').map(|cell| cell.trim().to_string()).collect()
+            line.split('|')
+                .map(|cell| cell.trim().to_string())
+                .collect()
         };
         let columns = lines.next().map(split).unwrap_or_default();
         let rows = lines
@@ -332,15 +333,15 @@ fn rows_match(want: &[Option<String>], got: &[Option<String>]) -> bool {
 
 fn same_rows_in_some_order(expected: &Answer, actual: &Answer) -> bool {
     let mut unused: Vec<&Vec<Option<String>>> = actual.rows.iter().collect();
-    expected.rows.iter().all(|want| {
-        match unused.iter().position(|got| rows_match(want, got)) {
+    expected.rows.iter().all(
+        |want| match unused.iter().position(|got| rows_match(want, got)) {
             Some(position) => {
                 unused.swap_remove(position);
                 true
             }
             None => false,
-        }
-    })
+        },
+    )
 }
 
 /// Whether two cells match: equal text, or numbers within each side's rounding.
@@ -356,8 +357,8 @@ pub fn cells_match(want: &Option<String>, got: &Option<String>) -> bool {
     let (Some(a), Some(b)) = (parse_number(want), parse_number(got)) else {
         return false;
     };
-    let slack = half_last_digit(want).max(half_last_digit(got))
-        + RELATIVE_TOLERANCE * a.abs().max(b.abs());
+    let slack =
+        half_last_digit(want).max(half_last_digit(got)) + RELATIVE_TOLERANCE * a.abs().max(b.abs());
     (a - b).abs() <= slack * (1.0 + 1e-12)
 }
 
@@ -376,7 +377,9 @@ fn half_last_digit(text: &str) -> f64 {
     if text.contains(['e', 'E']) {
         return 0.0;
     }
-    let decimals = text.split_once('.').map_or(0, |(_, fraction)| fraction.len());
+    let decimals = text
+        .split_once('.')
+        .map_or(0, |(_, fraction)| fraction.len());
     0.5 * 10f64.powi(-(decimals as i32))
 }
 
@@ -393,7 +396,10 @@ mod tests {
         for number in 1..=QUERY_COUNT {
             let text = query_text(number, 0.1).unwrap();
             assert!(text.contains("select"), "Q{number}");
-            assert!(!text.contains('{'), "Q{number} has an unsubstituted parameter");
+            assert!(
+                !text.contains('{'),
+                "Q{number} has an unsubstituted parameter"
+            );
             for sf in [0.01, 0.1, 1.0] {
                 let (answer, _) = expected_answer(number, sf).unwrap();
                 assert!(!answer.columns.is_empty(), "Q{number} SF {sf}");
@@ -431,9 +437,15 @@ mod tests {
     #[test]
     fn compare_reports_counts_values_and_order() {
         let expected = Answer::parse("a|b\n1|x\n2|y\n");
-        assert_eq!(compare(&expected, &Answer::parse("a|b\n1.0|x\n2|y\n")), Ok(()));
+        assert_eq!(
+            compare(&expected, &Answer::parse("a|b\n1.0|x\n2|y\n")),
+            Ok(())
+        );
         let wrong_count = compare(&expected, &Answer::parse("a|b\n1|x\n")).unwrap_err();
-        assert!(wrong_count.starts_with("1 rows, expected 2"), "{wrong_count}");
+        assert!(
+            wrong_count.starts_with("1 rows, expected 2"),
+            "{wrong_count}"
+        );
         let reordered = compare(&expected, &Answer::parse("a|b\n2|y\n1|x\n")).unwrap_err();
         assert!(reordered.contains("another order"), "{reordered}");
         let wrong = compare(&expected, &Answer::parse("a|b\n1|x\n3|y\n")).unwrap_err();
