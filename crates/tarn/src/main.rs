@@ -325,7 +325,8 @@ struct TpchArgs {
     #[command(flatten)]
     common: CommonBenchArgs,
 
-    /// TPC-H scale factor [default: 1, 0.1 with --quick].
+    /// TPC-H scale factor; answers exist for 0.01, 0.1 and 1 [default: 0.1, 0.01
+    /// with --quick].
     #[arg(long, value_name = "SF")]
     sf: Option<f64>,
 
@@ -344,7 +345,7 @@ struct TpchArgs {
     rounds: Option<u32>,
 
     /// Seconds a query may run before it is stopped and reported as failed
-    /// [default: 600, 60 with --quick].
+    /// [default: 300, 30 with --quick].
     #[arg(long, value_name = "SECONDS")]
     timeout: Option<f64>,
 
