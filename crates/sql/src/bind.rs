@@ -68,6 +68,10 @@ pub trait BindContext {
     fn statement_text(&self) -> Option<String> {
         None
     }
+    /// sql_mode has ONLY_FULL_GROUP_BY (1055 / 1140 for ungrouped columns).
+    fn only_full_group_by(&self) -> bool {
+        false
+    }
 }
 
 /// A column visible to expressions.
@@ -77,6 +81,15 @@ pub struct ScopeColumn {
     pub name: String,
     pub ty: SqlType,
     pub nullable: bool,
+    /// The right side's copy of a USING / NATURAL join column: reachable only by its
+    /// qualified name, and left out of `*` (MySQL shows the joined column once).
+    pub hidden: bool,
+    /// A USING / NATURAL join column of the left side: `*` lists it first.
+    pub using_first: bool,
+    /// The scope positions of this column's table's primary key (columns functionally
+    /// determine the others of their row: ONLY_FULL_GROUP_BY allows them once the
+    /// key is grouped).
+    pub key: Option<Arc<Vec<usize>>>,
 }
 
 /// The columns a clause's expressions can name, in input order.
@@ -95,6 +108,9 @@ impl Scope {
                     name: c.name.clone(),
                     ty: c.ty,
                     nullable: c.nullable,
+                    hidden: false,
+                    using_first: false,
+                    key: None,
                 })
                 .collect(),
         }
@@ -111,6 +127,8 @@ impl Scope {
                 if c.table.as_deref() != Some(t) {
                     continue;
                 }
+            } else if c.hidden {
+                continue;
             }
             if found.is_some() {
                 return Err(Error::sql(
@@ -144,6 +162,8 @@ struct ExprScope<'s> {
     agg: Option<&'s RefCell<AggState>>,
     /// Select-list aliases visible here (HAVING, ORDER BY): name -> output position.
     aliases: &'s [(String, usize)],
+    /// Select items by alias, for HAVING (a MySQL extension: `HAVING total > 6`).
+    select_items: &'s [(String, Expr, SqlType)],
 }
 
 /// Binds statements for one session.
@@ -298,6 +318,7 @@ impl<'c> Binder<'c> {
                     correlated,
                     agg: None,
                     aliases: &aliases,
+                    select_items: &[],
                 };
                 let expr = self.order_key(&item.expr, &es, plan.width())?;
                 keys.push(SortKey {
@@ -442,6 +463,7 @@ impl<'c> Binder<'c> {
             correlated,
             agg: None,
             aliases: &[],
+            select_items: &[],
         };
         let mut rows = Vec::with_capacity(values.rows.len());
         let mut types: Vec<SqlType> = Vec::new();
@@ -503,6 +525,7 @@ impl<'c> Binder<'c> {
                 correlated,
                 agg: None,
                 aliases: &[],
+                select_items: &[],
             };
             let (predicate, _) = self.bind_expr(selection, &es)?;
             block.conjuncts.push(predicate);
@@ -515,6 +538,7 @@ impl<'c> Binder<'c> {
                 correlated,
                 agg: None,
                 aliases: &[],
+                select_items: &[],
             };
             let (predicate, _) = self.bind_expr(&on, &es)?;
             match relation {
@@ -594,6 +618,7 @@ impl<'c> Binder<'c> {
                     correlated,
                     agg: None,
                     aliases: &[],
+                    select_items: &[],
                 };
                 let bound = self.bind_expr(&target, &es)?;
                 let mut s = state.borrow_mut();
@@ -617,6 +642,7 @@ impl<'c> Binder<'c> {
                 correlated,
                 agg: agg_state.as_ref(),
                 aliases: &[],
+                select_items: &[],
             };
             let (expr, ty) = self.bind_expr(item, &es)?;
             let mut column = OutputColumn::new(
@@ -643,6 +669,11 @@ impl<'c> Binder<'c> {
             .collect();
 
         // HAVING (post-aggregation; may name select aliases).
+        let select_items: Vec<(String, Expr, SqlType)> = columns
+            .iter()
+            .zip(&exprs)
+            .map(|(c, e)| (c.name.clone(), e.clone(), c.ty))
+            .collect();
         let mut having = None;
         if let Some(h) = &select.having {
             let es = ExprScope {
@@ -655,6 +686,7 @@ impl<'c> Binder<'c> {
                 correlated,
                 agg: agg_state.as_ref(),
                 aliases: &aliases,
+                select_items: &select_items,
             };
             having = Some(self.bind_having(h, &es, &exprs)?);
         }
@@ -681,6 +713,7 @@ impl<'c> Binder<'c> {
                 correlated,
                 agg: agg_state.as_ref(),
                 aliases: &[],
+                select_items: &[],
             };
             let (expr, ty) = self.bind_expr(&item.expr, &es)?;
             // The same expression as a select item sorts by that item.
@@ -841,7 +874,9 @@ impl<'c> Binder<'c> {
                     if scope.columns.is_empty() {
                         return Err(Error::sql(1096, "HY000", "No tables used"));
                     }
-                    for c in &scope.columns {
+                    let first = scope.columns.iter().filter(|c| c.using_first);
+                    let rest = scope.columns.iter().filter(|c| !c.using_first && !c.hidden);
+                    for c in first.chain(rest) {
                         items.push((column_expr(c), Some(c.name.clone())));
                     }
                 }
@@ -880,38 +915,72 @@ impl<'c> Binder<'c> {
         outer: Option<&Scope>,
         correlated: &Cell<bool>,
     ) -> Result<()> {
+        let first_relation = block.relations.len();
         self.bind_factor(&item.relation, block, scope, outer, correlated)?;
         for join in &item.joins {
-            let (kind, constraint) = match &join.join_operator {
-                ast::JoinOperator::Join(c) | ast::JoinOperator::Inner(c) => (JoinKind::Inner, c),
-                ast::JoinOperator::CrossJoin(c) => (JoinKind::Inner, c),
+            // RIGHT JOIN: the left side is the one padded with NULLs.
+            let (kind, right, constraint) = match &join.join_operator {
+                ast::JoinOperator::Join(c) | ast::JoinOperator::Inner(c) => (JoinKind::Inner, false, c),
+                ast::JoinOperator::CrossJoin(c) => (JoinKind::Inner, false, c),
                 ast::JoinOperator::Left(c) | ast::JoinOperator::LeftOuter(c) => {
-                    (JoinKind::Left, c)
+                    (JoinKind::Left, false, c)
                 }
-                ast::JoinOperator::StraightJoin(c) => (JoinKind::Inner, c),
-                other => return Err(unsupported(format!("{other:?}").split('(').next().unwrap_or("join"))),
+                ast::JoinOperator::Right(c) | ast::JoinOperator::RightOuter(c) => {
+                    (JoinKind::Left, true, c)
+                }
+                ast::JoinOperator::StraightJoin(c) => (JoinKind::Inner, false, c),
+                other => {
+                    return Err(unsupported(
+                        format!("{other:?}").split('(').next().unwrap_or("join"),
+                    ));
+                }
             };
             let before = scope.columns.len();
             let relation_index = block.relations.len();
             self.bind_factor(&join.relation, block, scope, outer, correlated)?;
-            let on = match constraint {
-                ast::JoinConstraint::On(e) => Some(e.clone()),
-                ast::JoinConstraint::None => None,
-                ast::JoinConstraint::Using(names) => {
-                    // USING (a, b): equalities between the previous relations' column and
-                    // the new relation's.
+            // USING (a, b) and NATURAL: equalities between the left side's column and
+            // the new relation's; the joined column shows once.
+            let using: Option<Vec<String>> = match constraint {
+                ast::JoinConstraint::Using(names) => Some(
+                    names
+                        .iter()
+                        .map(|n| object_name(n).pop().unwrap_or_default())
+                        .collect(),
+                ),
+                ast::JoinConstraint::Natural => Some(
+                    scope.columns[before..]
+                        .iter()
+                        .filter(|c| {
+                            scope.columns[..before]
+                                .iter()
+                                .any(|l| !l.hidden && l.name.eq_ignore_ascii_case(&c.name))
+                        })
+                        .map(|c| c.name.clone())
+                        .collect(),
+                ),
+                _ => None,
+            };
+            let on = match (constraint, using) {
+                (ast::JoinConstraint::On(e), _) => Some(e.clone()),
+                (_, Some(names)) => {
                     let mut condition: Option<ast::Expr> = None;
                     for name in names {
-                        let name = object_name(name).pop().unwrap_or_default();
-                        let left = scope.columns[..before]
+                        let left_position = scope.columns[..before]
                             .iter()
-                            .rev()
-                            .find(|c| c.name.eq_ignore_ascii_case(&name))
+                            .rposition(|c| !c.hidden && c.name.eq_ignore_ascii_case(&name))
                             .ok_or_else(|| unknown_column(&name, "from clause"))?;
-                        let right = scope.columns[before..]
-                            .iter()
-                            .find(|c| c.name.eq_ignore_ascii_case(&name))
-                            .ok_or_else(|| unknown_column(&name, "from clause"))?;
+                        let right_position = before
+                            + scope.columns[before..]
+                                .iter()
+                                .position(|c| c.name.eq_ignore_ascii_case(&name))
+                                .ok_or_else(|| unknown_column(&name, "from clause"))?;
+                        let (shown, hidden) = if right {
+                            (right_position, left_position)
+                        } else {
+                            (left_position, right_position)
+                        };
+                        scope.columns[shown].using_first = true;
+                        scope.columns[hidden].hidden = true;
                         let qualified = |c: &ScopeColumn| {
                             ast::Expr::CompoundIdentifier(vec![
                                 ast::Ident::new(c.table.clone().unwrap_or_default()),
@@ -919,9 +988,9 @@ impl<'c> Binder<'c> {
                             ])
                         };
                         let eq = ast::Expr::BinaryOp {
-                            left: Box::new(qualified(left)),
+                            left: Box::new(qualified(&scope.columns[left_position])),
                             op: BinaryOperator::Eq,
-                            right: Box::new(qualified(right)),
+                            right: Box::new(qualified(&scope.columns[right_position])),
                         };
                         condition = Some(match condition {
                             None => eq,
@@ -934,18 +1003,35 @@ impl<'c> Binder<'c> {
                     }
                     condition
                 }
-                ast::JoinConstraint::Natural => return Err(unsupported("NATURAL JOIN")),
+                _ => None,
             };
             if kind == JoinKind::Left {
+                // The relation padded with NULLs: the new one, or for RIGHT JOIN the
+                // single relation on the left.
+                let nullable = if right {
+                    if relation_index - first_relation != 1
+                        || block.left_joins.iter().any(|l| l.relation == first_relation)
+                    {
+                        return Err(unsupported("RIGHT JOIN of a join"));
+                    }
+                    first_relation
+                } else {
+                    relation_index
+                };
                 block.left_joins.push(LeftJoin {
-                    relation: relation_index,
+                    relation: nullable,
                     on: Vec::new(),
                 });
-                for column in &mut scope.columns[before..] {
+                let range = if right {
+                    block.relations[first_relation].offset()..before
+                } else {
+                    before..scope.columns.len()
+                };
+                for column in &mut scope.columns[range] {
                     column.nullable = true;
                 }
                 if let Some(on) = on {
-                    block.pending_on.push((Some(relation_index), on));
+                    block.pending_on.push((Some(nullable), on));
                 }
             } else if let Some(on) = on {
                 block.pending_on.push((None, on));
@@ -989,7 +1075,7 @@ impl<'c> Binder<'c> {
                             c
                         })
                         .collect();
-                    push_scope(scope, &columns);
+                    push_scope(scope, &columns)?;
                     block.relations.push(FromRelation::Plan {
                         plan: Plan::Rows {
                             rows: Arc::new(rows),
@@ -1001,7 +1087,7 @@ impl<'c> Binder<'c> {
                 }
                 if let Some(sql) = self.cx.view(&db, &table_name)? {
                     let plan = self.bind_view(&sql, &alias_name)?;
-                    push_scope(scope, plan.columns());
+                    push_scope(scope, plan.columns())?;
                     block.relations.push(FromRelation::Plan { plan, offset });
                     return Ok(());
                 }
@@ -1018,7 +1104,13 @@ impl<'c> Binder<'c> {
                         nullable: c.nullable,
                     })
                     .collect();
-                push_scope(scope, &columns);
+                push_scope(scope, &columns)?;
+                if !table.def().primary_key.is_empty() {
+                    let key = Arc::new(table.def().primary_key.iter().map(|c| offset + c).collect::<Vec<_>>());
+                    for column in &mut scope.columns[offset..] {
+                        column.key = Some(key.clone());
+                    }
+                }
                 let hints = index_hints
                     .iter()
                     .map(|h| crate::planner::IndexHint {
@@ -1070,7 +1162,7 @@ impl<'c> Binder<'c> {
                 (self.lock, self.wait) = saved;
                 let _ = (outer, correlated);
                 rename_output(&mut plan, &alias.name.value, &alias.columns)?;
-                push_scope(scope, plan.columns());
+                push_scope(scope, plan.columns())?;
                 block.relations.push(FromRelation::Plan { plan, offset });
             }
             ast::TableFactor::NestedJoin {
@@ -1118,6 +1210,7 @@ impl<'c> Binder<'c> {
             correlated: &correlated,
             agg: None,
             aliases: &[],
+            select_items: &[],
         };
         self.bind_expr(e, &es)
     }
@@ -1131,6 +1224,7 @@ impl<'c> Binder<'c> {
             correlated: &correlated,
             agg: None,
             aliases: &[],
+            select_items: &[],
         };
         self.bind_expr(e, &es)
     }
@@ -1144,6 +1238,9 @@ impl<'c> Binder<'c> {
         if let Some(state) = es.agg {
             let input = state.borrow().input.clone();
             let Some(c) = input.resolve(table, name)? else {
+                if let Some(found) = self.select_item(table, name, es) {
+                    return Ok(found);
+                }
                 return self.outer_ref(table, name, es);
             };
             // A grouped column reads the group key; any other takes a value of its
@@ -1151,6 +1248,38 @@ impl<'c> Binder<'c> {
             let mut s = state.borrow_mut();
             if let Some(g) = s.group.iter().position(|(e, _)| matches!(e, Expr::Column(x) if *x == c)) {
                 return Ok((Expr::Column(g), s.group[g].1));
+            }
+            if self.cx.only_full_group_by() {
+                // Allowed if the column's table's primary key is grouped (the key
+                // determines the row).
+                let grouped = |p: usize| s.group.iter().any(|(e, _)| matches!(e, Expr::Column(x) if *x == p));
+                let dependent = input.columns[c]
+                    .key
+                    .as_ref()
+                    .is_some_and(|key| key.iter().all(|&p| grouped(p)));
+                if !dependent {
+                    let qualified = match &input.columns[c].table {
+                        Some(t) => format!("{t}.{}", input.columns[c].name),
+                        None => input.columns[c].name.clone(),
+                    };
+                    return Err(if s.group.is_empty() {
+                        Error::sql(
+                            1140,
+                            "42000",
+                            format!(
+                                "In aggregated query without GROUP BY, expression contains nonaggregated column '{qualified}'; this is incompatible with sql_mode=only_full_group_by"
+                            ),
+                        )
+                    } else {
+                        Error::sql(
+                            1055,
+                            "42000",
+                            format!(
+                                "Expression is not in GROUP BY clause and contains nonaggregated column '{qualified}' which is not functionally dependent on columns in GROUP BY clause; this is incompatible with sql_mode=only_full_group_by"
+                            ),
+                        )
+                    });
+                }
             }
             let ty = input.columns[c].ty;
             let text = format!("any_value({name})");
@@ -1173,13 +1302,21 @@ impl<'c> Binder<'c> {
             let column = &es.scope.columns[c];
             return Ok((Expr::Column(c), column.ty));
         }
-        // HAVING / ORDER BY may name a select alias.
-        if table.is_none() {
-            if let Some((_, position)) = es.aliases.iter().find(|(a, _)| a.eq_ignore_ascii_case(name)) {
-                let _ = position;
-            }
+        if let Some(found) = self.select_item(table, name, es) {
+            return Ok(found);
         }
         self.outer_ref(table, name, es)
+    }
+
+    /// A select item named by its alias (HAVING).
+    fn select_item(&self, table: Option<&str>, name: &str, es: &ExprScope) -> Option<(Expr, SqlType)> {
+        if table.is_some() {
+            return None;
+        }
+        es.select_items
+            .iter()
+            .find(|(alias, _, _)| alias.eq_ignore_ascii_case(name))
+            .map(|(_, e, ty)| (e.clone(), *ty))
     }
 
     fn outer_ref(&self, table: Option<&str>, name: &str, es: &ExprScope) -> Result<(Expr, SqlType)> {
@@ -1258,6 +1395,7 @@ impl<'c> Binder<'c> {
                     correlated: es.correlated,
                     agg: None,
                     aliases: &[],
+                    select_items: &[],
                 };
                 if has_aggregate(a) {
                     return Err(Error::sql(1111, "HY000", "Invalid use of group function"));
@@ -1513,26 +1651,73 @@ impl<'c> Binder<'c> {
                 }
                 let collation = collation_of(tx, plan.columns()[0].ty);
                 (
-                    Expr::Subquery(Arc::new(SubqueryExpr::new(
-                        SubqueryKind::In {
-                            expr: x,
-                            negated: *negated,
-                            collation,
-                        },
-                        plan,
-                        correlated,
-                    ))),
+                    Expr::Subquery {
+                        subquery: Arc::new(SubqueryExpr::new(
+                            SubqueryKind::In {
+                                negated: *negated,
+                                collation,
+                            },
+                            plan,
+                            correlated,
+                        )),
+                        operand: Some(Box::new(x)),
+                    },
+                    SqlType::BOOL,
+                )
+            }
+            E::AnyOp {
+                left,
+                compare_op,
+                right,
+                ..
+            }
+            | E::AllOp {
+                left,
+                compare_op,
+                right,
+            } => {
+                let all = matches!(e, E::AllOp { .. });
+                let ast::Expr::Subquery(q) = &**right else {
+                    return Err(unsupported("ANY / ALL over something other than a subquery"));
+                };
+                let op = match compare_op {
+                    BinaryOperator::Eq => CmpOp::Eq,
+                    BinaryOperator::NotEq => CmpOp::NotEq,
+                    BinaryOperator::Lt => CmpOp::Lt,
+                    BinaryOperator::LtEq => CmpOp::LtEq,
+                    BinaryOperator::Gt => CmpOp::Gt,
+                    BinaryOperator::GtEq => CmpOp::GtEq,
+                    other => return Err(unsupported(format!("{other} ANY / ALL"))),
+                };
+                let (x, tx) = self.bind_expr(left, es)?;
+                let (plan, correlated) = self.bind_subquery(q, es)?;
+                if plan.width() != 1 {
+                    return Err(Error::sql(1241, "21000", "Operand should contain 1 column(s)"));
+                }
+                let collation = collation_of(tx, plan.columns()[0].ty);
+                (
+                    Expr::Subquery {
+                        subquery: Arc::new(SubqueryExpr::new(
+                            SubqueryKind::Quantified { op, all, collation },
+                            plan,
+                            correlated,
+                        )),
+                        operand: Some(Box::new(x)),
+                    },
                     SqlType::BOOL,
                 )
             }
             E::Exists { subquery, negated } => {
                 let (plan, correlated) = self.bind_subquery(subquery, es)?;
                 (
-                    Expr::Subquery(Arc::new(SubqueryExpr::new(
-                        SubqueryKind::Exists { negated: *negated },
-                        plan,
-                        correlated,
-                    ))),
+                    Expr::Subquery {
+                        subquery: Arc::new(SubqueryExpr::new(
+                            SubqueryKind::Exists { negated: *negated },
+                            plan,
+                            correlated,
+                        )),
+                        operand: None,
+                    },
                     SqlType::BOOL,
                 )
             }
@@ -1543,7 +1728,10 @@ impl<'c> Binder<'c> {
                 }
                 let ty = plan.columns()[0].ty;
                 (
-                    Expr::Subquery(Arc::new(SubqueryExpr::new(SubqueryKind::Scalar, plan, correlated))),
+                    Expr::Subquery {
+                        subquery: Arc::new(SubqueryExpr::new(SubqueryKind::Scalar, plan, correlated)),
+                        operand: None,
+                    },
                     ty,
                 )
             }
@@ -1793,6 +1981,9 @@ impl<'c> Binder<'c> {
                 return self.date_add(d, td, interval, false, es);
             }
         }
+        if let (ast::Expr::Tuple(ls), ast::Expr::Tuple(rs)) = (left, right) {
+            return self.row_comparison(ls, op, rs, es);
+        }
         let (l, tl) = self.bind_expr(left, es)?;
         let (r, tr) = self.bind_expr(right, es)?;
         let arith = |op: ArithOp| {
@@ -1856,6 +2047,74 @@ impl<'c> Binder<'c> {
             }
             other => return Err(unsupported(other)),
         })
+    }
+
+    /// `(a, b) op (c, d)`: equality is the AND of the pairs' equalities; an ordering
+    /// compares lexicographically: `a < c OR (a = c AND b < d)`.
+    fn row_comparison(
+        &mut self,
+        left: &[ast::Expr],
+        op: &BinaryOperator,
+        right: &[ast::Expr],
+        es: &ExprScope,
+    ) -> Result<(Expr, SqlType)> {
+        if left.len() != right.len() {
+            return Err(Error::sql(
+                1241,
+                "21000",
+                format!("Operand should contain {} column(s)", left.len()),
+            ));
+        }
+        let mut pairs = Vec::new();
+        for (l, r) in left.iter().zip(right) {
+            let (l, tl) = self.bind_expr(l, es)?;
+            let (r, tr) = self.bind_expr(r, es)?;
+            pairs.push((l, r, collation_of(tl, tr)));
+        }
+        let compare = |op: CmpOp, (l, r, c): &(Expr, Expr, Collation)| Expr::Compare {
+            op,
+            left: Box::new(l.clone()),
+            right: Box::new(r.clone()),
+            collation: *c,
+        };
+        let all_equal = |pairs: &[(Expr, Expr, Collation)], op: CmpOp| {
+            pairs
+                .iter()
+                .map(|p| compare(op, p))
+                .reduce(|a, b| Expr::And(Box::new(a), Box::new(b)))
+                .unwrap_or(Expr::literal_bool(true))
+        };
+        let ordering = |strict: CmpOp, last: CmpOp| -> Expr {
+            // From the last pair back: p_n.last, then p_i.strict OR (p_i = AND rest).
+            let mut acc: Option<Expr> = None;
+            for (i, p) in pairs.iter().enumerate().rev() {
+                acc = Some(match acc {
+                    None => compare(if i == pairs.len() - 1 { last } else { strict }, p),
+                    Some(rest) => Expr::Or(
+                        Box::new(compare(strict, p)),
+                        Box::new(Expr::And(Box::new(compare(CmpOp::Eq, p)), Box::new(rest))),
+                    ),
+                });
+            }
+            acc.unwrap_or(Expr::literal_bool(true))
+        };
+        let expr = match op {
+            BinaryOperator::Eq => all_equal(&pairs, CmpOp::Eq),
+            BinaryOperator::Spaceship => all_equal(&pairs, CmpOp::NullSafeEq),
+            BinaryOperator::NotEq => Expr::Not(Box::new(all_equal(&pairs, CmpOp::Eq))),
+            BinaryOperator::Lt => ordering(CmpOp::Lt, CmpOp::Lt),
+            BinaryOperator::LtEq => ordering(CmpOp::Lt, CmpOp::LtEq),
+            BinaryOperator::Gt => ordering(CmpOp::Gt, CmpOp::Gt),
+            BinaryOperator::GtEq => ordering(CmpOp::Gt, CmpOp::GtEq),
+            _ => {
+                return Err(Error::sql(
+                    1241,
+                    "21000",
+                    "Operand should contain 1 column(s)",
+                ));
+            }
+        };
+        Ok((expr, SqlType::BOOL))
     }
 
     fn date_add(
@@ -2035,13 +2294,22 @@ fn wrong_args(name: &str) -> Error {
     )
 }
 
-fn push_scope(scope: &mut Scope, columns: &[OutputColumn]) {
+fn push_scope(scope: &mut Scope, columns: &[OutputColumn]) -> Result<()> {
+    if let Some(alias) = columns.first().and_then(|c| c.table.as_ref()) {
+        if scope.columns.iter().any(|c| c.table.as_ref() == Some(alias)) {
+            return Err(Error::sql(1066, "42000", format!("Not unique table/alias: '{alias}'")));
+        }
+    }
     scope.columns.extend(columns.iter().map(|c| ScopeColumn {
         table: c.table.clone(),
         name: c.name.clone(),
         ty: c.ty,
         nullable: c.nullable,
+        hidden: false,
+        using_first: false,
+        key: None,
     }));
+    Ok(())
 }
 
 /// Names a derived table's (or view's) output columns for the outer query.

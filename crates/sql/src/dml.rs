@@ -134,6 +134,9 @@ fn table_scope(table: &Table, alias: &str) -> Scope {
                 name: c.name.clone(),
                 ty: SqlType::of_column(c.ty, c.collation),
                 nullable: c.nullable,
+                hidden: false,
+                using_first: false,
+                key: None,
             })
             .collect(),
     }
@@ -828,6 +831,7 @@ impl crate::subquery::SubqueryRunner for NoSubqueries {
     fn eval(
         &self,
         _: &crate::subquery::SubqueryExpr,
+        _: Option<&[Value]>,
         _: &Chunk,
         _: &crate::expr::EvalContext,
     ) -> Result<Vec<Value>> {

@@ -408,6 +408,29 @@ impl ScanOp<'_> {
                     Some(table.read_key_tx(&mut tx, &key, *lock, *wait)?.into_iter().collect())
                 }
             },
+            Access::PrimaryKeyList(keys) => {
+                // Each key once, in key order (as an index range returns them).
+                let mut encoded = Vec::with_capacity(keys.len());
+                let mut exact = true;
+                for values in keys {
+                    match key_values(values, &def.primary_key, table, cx)? {
+                        None => exact = false,
+                        Some(None) => {}
+                        Some(Some(pk)) => encoded.push(table.encode_primary_key(&pk)?),
+                    }
+                }
+                if exact {
+                    encoded.sort();
+                    encoded.dedup();
+                    let mut rows = Vec::with_capacity(encoded.len());
+                    for key in encoded {
+                        rows.extend(table.read_key_tx(&mut tx, &key, *lock, *wait)?);
+                    }
+                    Some(rows)
+                } else {
+                    None
+                }
+            }
             Access::PrimaryRange { lower, upper } => {
                 let lo = bound_values(lower, &def.primary_key, table, cx)?;
                 let hi = bound_values(upper, &def.primary_key, table, cx)?;
@@ -1062,6 +1085,15 @@ impl ExecContext<'_> {
                 let mut op = open(&s.plan)?;
                 SubqueryResult::Exists(op.next(&cx)?.is_some())
             }
+            SubqueryKind::Quantified { .. } => {
+                let mut values = Vec::new();
+                let mut op = open(&s.plan)?;
+                while let Some(chunk) = op.next(&cx)? {
+                    self.memory.charge(chunk.memory_bytes())?;
+                    values.extend(chunk.column(0).iter().cloned());
+                }
+                SubqueryResult::Values(Arc::new(values))
+            }
             SubqueryKind::In { collation, .. } => {
                 let mut keys = HashSet::new();
                 let mut has_null = false;
@@ -1109,23 +1141,25 @@ impl ExecContext<'_> {
 }
 
 impl SubqueryRunner for ExecContext<'_> {
-    fn eval(&self, s: &SubqueryExpr, chunk: &Chunk, cx: &EvalContext) -> Result<Vec<Value>> {
-        let probes = match &s.kind {
-            SubqueryKind::In { expr, .. } => Some(expr.eval(chunk, cx)?),
-            _ => None,
-        };
+    fn eval(
+        &self,
+        s: &SubqueryExpr,
+        probes: Option<&[Value]>,
+        chunk: &Chunk,
+        _cx: &EvalContext,
+    ) -> Result<Vec<Value>> {
         let mut out = Vec::with_capacity(chunk.len());
         if !s.correlated {
             let result = self.cached_result(s, &[])?;
             for i in 0..chunk.len() {
-                out.push(subquery::apply(&s.kind, &result, probes.as_ref().map(|p| &p[i])));
+                out.push(subquery::apply(&s.kind, &result, probes.map(|p| &p[i])));
             }
             return Ok(out);
         }
         for i in 0..chunk.len() {
             let row = chunk.row(i);
             let result = self.cached_result(s, &row)?;
-            out.push(subquery::apply(&s.kind, &result, probes.as_ref().map(|p| &p[i])));
+            out.push(subquery::apply(&s.kind, &result, probes.map(|p| &p[i])));
         }
         Ok(out)
     }

@@ -165,8 +165,12 @@ pub enum Expr {
         unit: IntervalUnit,
         expr: Box<Expr>,
     },
-    /// A subquery: scalar, IN, EXISTS.
-    Subquery(Arc<SubqueryExpr>),
+    /// A subquery: scalar, IN, EXISTS. `operand`: IN's left side, over the
+    /// enclosing row.
+    Subquery {
+        subquery: Arc<SubqueryExpr>,
+        operand: Option<Box<Expr>>,
+    },
     /// Converts a value to the type a CASE, IF or COALESCE declares (its branches may
     /// return values of other types).
     Coerce {
@@ -208,7 +212,7 @@ impl Expr {
         self.visit(&mut |e| {
             if matches!(
                 e,
-                Expr::Column(_) | Expr::Outer(_) | Expr::Param(_) | Expr::Subquery(_)
+                Expr::Column(_) | Expr::Outer(_) | Expr::Param(_) | Expr::Subquery { .. }
             ) {
                 constant = false;
             }
@@ -221,7 +225,7 @@ impl Expr {
         let mut correlated = false;
         self.visit(&mut |e| match e {
             Expr::Outer(_) => correlated = true,
-            Expr::Subquery(s) if s.correlated => correlated = true,
+            Expr::Subquery { subquery, .. } if subquery.correlated => correlated = true,
             _ => {}
         });
         correlated
@@ -250,7 +254,10 @@ impl Expr {
             | Expr::Outer(_)
             | Expr::Literal(_)
             | Expr::Param(_)
-            | Expr::Subquery(_) => vec![],
+            | Expr::Subquery { operand: None, .. } => vec![],
+            Expr::Subquery {
+                operand: Some(e), ..
+            } => vec![e],
             Expr::Arith { left, right, .. }
             | Expr::Compare { left, right, .. }
             | Expr::And(left, right)
@@ -293,7 +300,10 @@ impl Expr {
             | Expr::Outer(_)
             | Expr::Literal(_)
             | Expr::Param(_)
-            | Expr::Subquery(_) => {}
+            | Expr::Subquery { operand: None, .. } => {}
+            Expr::Subquery {
+                operand: Some(e), ..
+            } => e.visit_mut(f),
             Expr::Arith { left, right, .. }
             | Expr::Compare { left, right, .. }
             | Expr::And(left, right)
@@ -650,7 +660,10 @@ impl Expr {
                 .iter()
                 .map(|v| date::extract(*unit, v))
                 .collect::<Result<_>>()?,
-            Expr::Subquery(s) => cx.subqueries.eval(s, chunk, cx)?,
+            Expr::Subquery { subquery, operand } => {
+                let probes = operand.as_ref().map(|e| e.eval(chunk, cx)).transpose()?;
+                cx.subqueries.eval(subquery, probes.as_deref(), chunk, cx)?
+            }
             Expr::Coerce { expr, ty } => expr
                 .eval(chunk, cx)?
                 .into_iter()

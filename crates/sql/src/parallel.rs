@@ -57,7 +57,7 @@ struct Shape<'p> {
 fn parallel_safe(e: &Expr) -> bool {
     let mut ok = true;
     e.visit(&mut |x| {
-        if matches!(x, Expr::Subquery(_) | Expr::Outer(_)) {
+        if matches!(x, Expr::Subquery { .. } | Expr::Outer(_)) {
             ok = false;
         }
     });
@@ -205,7 +205,7 @@ struct Job {
 struct NoSubqueries;
 
 impl SubqueryRunner for NoSubqueries {
-    fn eval(&self, _: &SubqueryExpr, _: &Chunk, _: &EvalContext) -> Result<Vec<Value>> {
+    fn eval(&self, _: &SubqueryExpr, _: Option<&[Value]>, _: &Chunk, _: &EvalContext) -> Result<Vec<Value>> {
         Err(Error::sql(1105, "HY000", "a subquery reached a parallel pipeline"))
     }
 }

@@ -52,6 +52,9 @@ pub enum Access {
     /// One row by its full primary key (values evaluated when the scan opens; they may
     /// be parameters or correlated references).
     PrimaryKey(Vec<Expr>),
+    /// Several rows by full primary keys (`pk IN (...)`, or equalities on a prefix and
+    /// IN on the last column), read in key order.
+    PrimaryKeyList(Vec<Vec<Expr>>),
     /// A range of the clustered index on a prefix of the primary key.
     PrimaryRange {
         lower: Bound<Vec<Expr>>,
@@ -72,6 +75,7 @@ impl Access {
         match self {
             Access::Full => "full scan (parallel)".into(),
             Access::PrimaryKey(_) => "PRIMARY point lookup".into(),
+            Access::PrimaryKeyList(keys) => format!("PRIMARY lookups of {} keys", keys.len()),
             Access::PrimaryRange { .. } => "PRIMARY range".into(),
             Access::IndexRange {
                 index, prefetch, ..

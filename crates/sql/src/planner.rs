@@ -60,7 +60,7 @@ pub enum FromRelation {
 }
 
 impl FromRelation {
-    fn offset(&self) -> usize {
+    pub fn offset(&self) -> usize {
         match self {
             FromRelation::Table { offset, .. } | FromRelation::Plan { offset, .. } => *offset,
         }
@@ -118,8 +118,8 @@ pub fn conjoin(mut conjuncts: Vec<Expr>) -> Option<Expr> {
 fn has_correlated_subquery(e: &Expr) -> bool {
     let mut found = false;
     e.visit(&mut |x| {
-        if let Expr::Subquery(s) = x {
-            if s.correlated {
+        if let Expr::Subquery { subquery, .. } = x {
+            if subquery.correlated {
                 found = true;
             }
         }
@@ -649,6 +649,8 @@ pub fn scan_plan(
 #[derive(Clone, Default)]
 struct ColumnBounds {
     eq: Option<Expr>,
+    /// `column IN (values)`.
+    list: Option<Vec<Expr>>,
     lower: Option<(Expr, bool)>,
     upper: Option<(Expr, bool)>,
 }
@@ -658,7 +660,7 @@ struct ColumnBounds {
 fn is_key_value(e: &Expr) -> bool {
     let mut ok = true;
     e.visit(&mut |x| {
-        if matches!(x, Expr::Column(_) | Expr::Subquery(_)) {
+        if matches!(x, Expr::Column(_) | Expr::Subquery { .. }) {
             ok = false;
         }
     });
@@ -668,6 +670,20 @@ fn is_key_value(e: &Expr) -> bool {
 fn column_bounds(filters: &[Expr], width: usize) -> Vec<ColumnBounds> {
     let mut bounds = vec![ColumnBounds::default(); width];
     for f in filters {
+        if let Expr::InList {
+            expr,
+            list,
+            negated: false,
+            ..
+        } = f
+        {
+            if let Expr::Column(c) = **expr {
+                if list.iter().all(is_key_value) && !list.is_empty() {
+                    bounds[c].list = Some(list.clone());
+                }
+            }
+            continue;
+        }
         let Expr::Compare {
             op, left, right, ..
         } = f
@@ -779,6 +795,24 @@ pub fn choose_access(table: &Table, filters: &[Expr], hints: &[IndexHint]) -> (A
         if k == def.primary_key.len() {
             if let Bound::Included(values) = lower {
                 return (Access::PrimaryKey(values), 1.0);
+            }
+        }
+        if k + 1 == def.primary_key.len() {
+            if let Some(list) = &bounds[def.primary_key[k]].list {
+                let prefix: Vec<Expr> = def.primary_key[..k]
+                    .iter()
+                    .map(|&c| bounds[c].eq.clone().expect("an equality on each prefix column"))
+                    .collect();
+                let keys: Vec<Vec<Expr>> = list
+                    .iter()
+                    .map(|v| {
+                        let mut key = prefix.clone();
+                        key.push(v.clone());
+                        key
+                    })
+                    .collect();
+                let n = keys.len() as f64;
+                return (Access::PrimaryKeyList(keys), n);
             }
         }
         if k > 0 || ranged {

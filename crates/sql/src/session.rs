@@ -97,7 +97,7 @@ pub struct Warning {
 
 /// A prepared statement.
 pub struct Prepared {
-    pub parsed: Parsed,
+    pub parsed: Arc<Parsed>,
     /// The bound form, for statements that have one.
     bound: Option<Arc<crate::dml::Bound>>,
     /// The result columns (empty for statements without a result set).
@@ -307,7 +307,7 @@ impl Session {
         self.prepared.insert(
             id,
             Prepared {
-                parsed,
+                parsed: Arc::new(parsed),
                 bound,
                 columns,
             },
@@ -373,7 +373,7 @@ impl Session {
         {
             let mut state = self.entry.state.lock();
             state.command = "Query";
-            state.info = Some(parsed.text.chars().take(1024).collect());
+            state.info = Some(parsed.text.clone());
             state.since = Some(Instant::now());
         }
         self.entry.cancel.killed.store(false, Ordering::Relaxed);
@@ -956,6 +956,10 @@ impl BindContext for Session {
             "FOUND_ROWS" => Value::UInt(0),
             _ => return None,
         })
+    }
+
+    fn only_full_group_by(&self) -> bool {
+        self.vars.sql_mode_has("ONLY_FULL_GROUP_BY")
     }
 
     fn statement_text(&self) -> Option<String> {

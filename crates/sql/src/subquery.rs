@@ -24,9 +24,14 @@ pub enum SubqueryKind {
     Exists {
         negated: bool,
     },
-    /// `expr [NOT] IN (subquery)`; `expr` is over the enclosing row.
+    /// `operand op ALL (subquery)` / `operand op ANY | SOME (subquery)`.
+    Quantified {
+        op: crate::expr::CmpOp,
+        all: bool,
+        collation: Collation,
+    },
+    /// `operand [NOT] IN (subquery)` (the operand is the expression's).
     In {
-        expr: Expr,
         negated: bool,
         collation: Collation,
     },
@@ -70,12 +75,21 @@ pub enum SubqueryResult {
         has_null: bool,
         empty: bool,
     },
+    /// Every value (quantified comparisons).
+    Values(std::sync::Arc<Vec<Value>>),
 }
 
 /// Runs subqueries for expression evaluation (the executor implements it).
 pub trait SubqueryRunner {
     /// The subquery's value for each row of `chunk` (the enclosing rows).
-    fn eval(&self, subquery: &SubqueryExpr, chunk: &Chunk, cx: &EvalContext) -> Result<Vec<Value>>;
+    /// `probes`: the IN operand's values, one per row.
+    fn eval(
+        &self,
+        subquery: &SubqueryExpr,
+        probes: Option<&[Value]>,
+        chunk: &Chunk,
+        cx: &EvalContext,
+    ) -> Result<Vec<Value>>;
 }
 
 /// Applies a subquery's result to one enclosing row (`probe`: the IN operand's value).
@@ -112,6 +126,26 @@ pub fn apply(kind: &SubqueryKind, result: &SubqueryResult, probe: Option<&Value>
                 Value::Int(*negated as i64)
             }
         }
+        (SubqueryKind::Quantified { op, all, collation }, SubqueryResult::Values(values)) => {
+            let probe = probe.cloned().unwrap_or(Value::Null);
+            // ALL: false if any comparison is false, else NULL if any is unknown, else
+            // true (also for no rows). ANY: the mirror image.
+            let mut unknown = false;
+            for v in values.iter() {
+                match crate::expr::compare_values(*op, &probe, v, *collation) {
+                    Value::Null => unknown = true,
+                    Value::Int(0) if *all => return Value::Int(0),
+                    Value::Int(0) => {}
+                    _ if *all => {}
+                    _ => return Value::Int(1),
+                }
+            }
+            if unknown {
+                Value::Null
+            } else {
+                Value::Int(*all as i64)
+            }
+        }
         _ => Value::Null,
     }
 }
@@ -121,7 +155,7 @@ pub fn collect_outer(plan: &Plan, out: &mut Vec<usize>) {
     let mut visit = |e: &Expr| {
         e.visit(&mut |x| match x {
             Expr::Outer(c) => out.push(*c),
-            Expr::Subquery(s) => out.extend(s.outer_columns.iter().copied()),
+            Expr::Subquery { subquery, .. } => out.extend(subquery.outer_columns.iter().copied()),
             _ => {}
         })
     };
@@ -133,6 +167,7 @@ pub fn collect_outer(plan: &Plan, out: &mut Vec<usize>) {
             match access {
                 Access::Full => {}
                 Access::PrimaryKey(values) => values.iter().for_each(&mut visit),
+                Access::PrimaryKeyList(keys) => keys.iter().flatten().for_each(&mut visit),
                 Access::PrimaryRange { lower, upper } | Access::IndexRange { lower, upper, .. } => {
                     for b in [lower, upper] {
                         if let std::ops::Bound::Included(v) | std::ops::Bound::Excluded(v) = b {
