@@ -32,7 +32,8 @@ fn flag<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
 
 fn scale_factor(args: &[String]) -> Result<f64, String> {
     let text = flag(args, "--sf").ok_or("--sf is required")?;
-    text.parse().map_err(|_| format!("--sf {text} is not a number"))
+    text.parse()
+        .map_err(|_| format!("--sf {text} is not a number"))
 }
 
 fn run(args: &[String]) -> Result<ExitCode, String> {
@@ -53,7 +54,8 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
                 .get(1)
                 .and_then(|n| n.parse().ok())
                 .ok_or("query needs a query number")?;
-            let text = queries::query_text(number, scale_factor(args)?).map_err(|e| e.to_string())?;
+            let text =
+                queries::query_text(number, scale_factor(args)?).map_err(|e| e.to_string())?;
             print!("{text}");
             Ok(ExitCode::SUCCESS)
         }
@@ -68,7 +70,11 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
                 let text = std::fs::read_to_string(&path)
                     .map_err(|e| format!("reading '{}': {e}", path.display()))?;
                 match queries::compare(&expected, &Answer::parse(&text)) {
-                    Ok(()) => println!("Q{number:02} matches ({} rows; {})", expected.rows.len(), source.name()),
+                    Ok(()) => println!(
+                        "Q{number:02} matches ({} rows; {})",
+                        expected.rows.len(),
+                        source.name()
+                    ),
                     Err(diff) => {
                         failed += 1;
                         println!("Q{number:02} DIFFERS: {diff}");
@@ -76,8 +82,15 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
                 }
             }
             println!("{} passed, {failed} failed", QUERY_COUNT - failed);
-            Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+            Ok(if failed == 0 {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
         }
-        _ => Err("usage: tpch_oracle tbl --sf X --out DIR | query N --sf X | check --sf X --answers DIR".into()),
+        _ => Err(
+            "usage: tpch_oracle tbl --sf X --out DIR | query N --sf X | check --sf X --answers DIR"
+                .into(),
+        ),
     }
 }

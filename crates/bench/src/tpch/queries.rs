@@ -103,7 +103,6 @@ const STORED_ANSWERS: [(f64, [&str; QUERY_COUNT]); 2] = [
     (0.1, answer_files!("sf0.1")),
 ];
 
-
 /// SF 1 answers that replace two of tpchgen's reference answers, which are wrong as
 /// printed (checked by `scripts/tpch-answers --check-sf1`): the reference Q11 prints
 /// `ps_partkey` cut to its first 4 characters (`1297` for 129760; all 1,048 values and
@@ -119,14 +118,41 @@ const SF1_CORRECTIONS: [(usize, &str); 2] = [
 /// (`tests/tpch_queries.rs`) checks every other query and fails if one of them
 /// regresses; it prints the listed queries that pass, so this list can shrink. The
 /// README's TPC-H status table is this list.
-pub const KNOWN_FAILING: &[(usize, &str)] = &[];
+pub const KNOWN_FAILING: &[KnownFailure] = &[
+    KnownFailure {
+        query: 18,
+        reason: "engine panic (index out of bounds at crates/sql/src/chunk.rs:79): the \
+                 planner pushes `o_orderkey in (select l_orderkey ... having ...)` down to \
+                 the customer scan, whose 8-column chunk then meets the probe's column 8 \
+                 (o_orderkey in the joined row): pushdown ignores the columns of an IN \
+                 subquery's left-hand expression",
+        runs_away: false,
+    },
+    KnownFailure {
+        query: 19,
+        reason: "runs out of memory: the planner does not factor the join predicate \
+                 `p_partkey = l_partkey` common to the three OR branches, so part x \
+                 lineitem is a nested loop join (120M pairs at SF 0.01) whose output is held \
+                 in memory (about 1 GB/s until the machine's memory is gone) without being \
+                 charged to query_memory_max_bytes or checking KILL/max_execution_time",
+        runs_away: true,
+    },
+];
 
-/// The reason query `number` is listed in [`KNOWN_FAILING`], if it is.
-pub fn known_failure(number: usize) -> Option<&'static str> {
-    KNOWN_FAILING
-        .iter()
-        .find(|(n, _)| *n == number)
-        .map(|(_, reason)| *reason)
+/// A query listed as not returning its answer yet.
+#[derive(Clone, Copy, Debug)]
+pub struct KnownFailure {
+    pub query: usize,
+    /// What goes wrong, and the diagnosis.
+    pub reason: &'static str,
+    /// Running it exhausts the machine (memory) in a way the bench cannot stop: the
+    /// test and the bench's default run skip it (`--queries` naming it runs it).
+    pub runs_away: bool,
+}
+
+/// The entry of query `number` in [`KNOWN_FAILING`], if it is listed.
+pub fn known_failure(number: usize) -> Option<&'static KnownFailure> {
+    KNOWN_FAILING.iter().find(|f| f.query == number)
 }
 
 /// Checks a query number (1 ..= 22).
@@ -188,7 +214,9 @@ impl Answer {
     pub fn parse(text: &str) -> Answer {
         let mut lines = text.lines().filter(|line| !line.trim().is_empty());
         let split = |line: &str| -> Vec<String> {
-            line.split('|').map(|cell| cell.trim().to_string()).collect()
+            line.split('|')
+                .map(|cell| cell.trim().to_string())
+                .collect()
         };
         let columns = lines.next().map(split).unwrap_or_default();
         let rows = lines
@@ -305,15 +333,15 @@ fn rows_match(want: &[Option<String>], got: &[Option<String>]) -> bool {
 
 fn same_rows_in_some_order(expected: &Answer, actual: &Answer) -> bool {
     let mut unused: Vec<&Vec<Option<String>>> = actual.rows.iter().collect();
-    expected.rows.iter().all(|want| {
-        match unused.iter().position(|got| rows_match(want, got)) {
+    expected.rows.iter().all(
+        |want| match unused.iter().position(|got| rows_match(want, got)) {
             Some(position) => {
                 unused.swap_remove(position);
                 true
             }
             None => false,
-        }
-    })
+        },
+    )
 }
 
 /// Whether two cells match: equal text, or numbers within each side's rounding.
@@ -329,8 +357,8 @@ pub fn cells_match(want: &Option<String>, got: &Option<String>) -> bool {
     let (Some(a), Some(b)) = (parse_number(want), parse_number(got)) else {
         return false;
     };
-    let slack = half_last_digit(want).max(half_last_digit(got))
-        + RELATIVE_TOLERANCE * a.abs().max(b.abs());
+    let slack =
+        half_last_digit(want).max(half_last_digit(got)) + RELATIVE_TOLERANCE * a.abs().max(b.abs());
     (a - b).abs() <= slack * (1.0 + 1e-12)
 }
 
@@ -349,7 +377,9 @@ fn half_last_digit(text: &str) -> f64 {
     if text.contains(['e', 'E']) {
         return 0.0;
     }
-    let decimals = text.split_once('.').map_or(0, |(_, fraction)| fraction.len());
+    let decimals = text
+        .split_once('.')
+        .map_or(0, |(_, fraction)| fraction.len());
     0.5 * 10f64.powi(-(decimals as i32))
 }
 
@@ -366,7 +396,10 @@ mod tests {
         for number in 1..=QUERY_COUNT {
             let text = query_text(number, 0.1).unwrap();
             assert!(text.contains("select"), "Q{number}");
-            assert!(!text.contains('{'), "Q{number} has an unsubstituted parameter");
+            assert!(
+                !text.contains('{'),
+                "Q{number} has an unsubstituted parameter"
+            );
             for sf in [0.01, 0.1, 1.0] {
                 let (answer, _) = expected_answer(number, sf).unwrap();
                 assert!(!answer.columns.is_empty(), "Q{number} SF {sf}");
@@ -404,9 +437,15 @@ mod tests {
     #[test]
     fn compare_reports_counts_values_and_order() {
         let expected = Answer::parse("a|b\n1|x\n2|y\n");
-        assert_eq!(compare(&expected, &Answer::parse("a|b\n1.0|x\n2|y\n")), Ok(()));
+        assert_eq!(
+            compare(&expected, &Answer::parse("a|b\n1.0|x\n2|y\n")),
+            Ok(())
+        );
         let wrong_count = compare(&expected, &Answer::parse("a|b\n1|x\n")).unwrap_err();
-        assert!(wrong_count.starts_with("1 rows, expected 2"), "{wrong_count}");
+        assert!(
+            wrong_count.starts_with("1 rows, expected 2"),
+            "{wrong_count}"
+        );
         let reordered = compare(&expected, &Answer::parse("a|b\n2|y\n1|x\n")).unwrap_err();
         assert!(reordered.contains("another order"), "{reordered}");
         let wrong = compare(&expected, &Answer::parse("a|b\n1|x\n3|y\n")).unwrap_err();

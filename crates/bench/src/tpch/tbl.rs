@@ -24,7 +24,8 @@ const CHUNK_ROWS: usize = 8192;
 /// Writes the eight tables at `scale_factor` into `dir` (created if missing) with
 /// `threads` generator threads; returns each table's row count.
 pub fn write_tables(scale_factor: f64, dir: &Path, threads: usize) -> Result<Vec<(String, u64)>> {
-    std::fs::create_dir_all(dir).map_err(|source| os(format!("creating '{}'", dir.display()), source))?;
+    std::fs::create_dir_all(dir)
+        .map_err(|source| os(format!("creating '{}'", dir.display()), source))?;
     let mut counts = Vec::new();
     let mut schema = String::new();
     for table in super::tables() {
@@ -34,27 +35,31 @@ pub fn write_tables(scale_factor: f64, dir: &Path, threads: usize) -> Result<Vec
             .map_err(|source| os(format!("creating '{}'", path.display()), source))?;
         let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
         let mut line = String::new();
-        let rows = super::generate_parallel(table.name, scale_factor, threads, CHUNK_ROWS, |chunk| {
-            for row in chunk {
-                line.clear();
-                for (index, value) in row.iter().enumerate() {
-                    if index > 0 {
-                        line.push('|');
+        let rows =
+            super::generate_parallel(table.name, scale_factor, threads, CHUNK_ROWS, |chunk| {
+                for row in chunk {
+                    line.clear();
+                    for (index, value) in row.iter().enumerate() {
+                        if index > 0 {
+                            line.push('|');
+                        }
+                        let _ = write!(line, "{value}");
                     }
-                    let _ = write!(line, "{value}");
+                    line.push('\n');
+                    out.write_all(line.as_bytes())
+                        .map_err(|source| os(format!("writing '{}'", path.display()), source))?;
                 }
-                line.push('\n');
-                out.write_all(line.as_bytes())
-                    .map_err(|source| os(format!("writing '{}'", path.display()), source))?;
-            }
-            Ok(())
-        })?;
+                Ok(())
+            })?;
         out.flush()
             .map_err(|source| os(format!("writing '{}'", path.display()), source))?;
         counts.push((table.name.to_string(), rows));
     }
     write_file(&dir.join("schema.sql"), &schema)?;
-    let listing: String = counts.iter().map(|(name, rows)| format!("{name} {rows}\n")).collect();
+    let listing: String = counts
+        .iter()
+        .map(|(name, rows)| format!("{name} {rows}\n"))
+        .collect();
     write_file(&dir.join("rows.txt"), &listing)?;
     Ok(counts)
 }
@@ -63,7 +68,12 @@ pub fn write_tables(scale_factor: f64, dir: &Path, threads: usize) -> Result<Vec
 pub fn create_table(table: &TpchTable) -> String {
     let mut text = format!("create table {} (\n", table.name);
     for column in &table.columns {
-        let _ = writeln!(text, "    {} {} not null,", column.name, portable_type(&column.ty));
+        let _ = writeln!(
+            text,
+            "    {} {} not null,",
+            column.name,
+            portable_type(&column.ty)
+        );
     }
     let key: Vec<&str> = table
         .primary_key
