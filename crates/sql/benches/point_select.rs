@@ -38,7 +38,12 @@ fn bench(c: &mut Criterion) {
         .expect("the schema is created");
     let mut values = Vec::new();
     for id in 1..=ROWS {
-        values.push(format!("({id}, {}, '{:0>119}', '{:0>59}')", id % 100, id, id));
+        values.push(format!(
+            "({id}, {}, '{:0>119}', '{:0>59}')",
+            id % 100,
+            id,
+            id
+        ));
         if values.len() == 500 {
             session
                 .execute(&format!("INSERT INTO sbtest VALUES {}", values.join(",")))
@@ -60,7 +65,11 @@ fn bench(c: &mut Criterion) {
         })
     });
     c.bench_function("parse_point_select", |b| {
-        b.iter(|| black_box(tarn_sql::parse::parse_one("SELECT c FROM sbtest WHERE id = 42").expect("parses")))
+        b.iter(|| {
+            black_box(
+                tarn_sql::parse::parse_one("SELECT c FROM sbtest WHERE id = 42").expect("parses"),
+            )
+        })
     });
     c.bench_function("text_point_select", |b| {
         b.iter(|| {

@@ -54,7 +54,7 @@ pub trait BindContext {
         &self,
         db: &str,
         name: &str,
-    ) -> Option<Result<(Vec<OutputColumn>, Vec<Vec<Value>>)>>;
+    ) -> Option<Result<crate::show::SystemTableRows>>;
     /// `@@name`, `@@session.name`, `@@global.name`.
     fn system_variable(&self, name: &str, global: bool) -> Result<Value>;
     fn user_variable(&self, name: &str) -> Value;
@@ -222,9 +222,10 @@ impl<'c> Binder<'c> {
         let parts = object_name(name);
         match parts.as_slice() {
             [table] => {
-                let db = self.cx.current_database().ok_or_else(|| {
-                    Error::sql(1046, "3D000", "No database selected")
-                })?;
+                let db = self
+                    .cx
+                    .current_database()
+                    .ok_or_else(|| Error::sql(1046, "3D000", "No database selected"))?;
                 Ok((db, self.cx.normalize_table_name(table)))
             }
             [db, table] => Ok((
@@ -365,7 +366,11 @@ impl<'c> Binder<'c> {
         Ok(match &query.limit_clause {
             None => (0, None),
             Some(ast::LimitClause::LimitOffset { limit, offset, .. }) => (
-                offset.as_ref().map(|o| number(&o.value)).transpose()?.unwrap_or(0),
+                offset
+                    .as_ref()
+                    .map(|o| number(&o.value))
+                    .transpose()?
+                    .unwrap_or(0),
                 limit.as_ref().map(number).transpose()?,
             ),
             Some(ast::LimitClause::OffsetCommaLimit { offset, limit }) => {
@@ -483,7 +488,10 @@ impl<'c> Binder<'c> {
                 return Err(Error::sql(
                     1136,
                     "21S01",
-                    format!("Column count doesn't match value count at row {}", rows.len() + 1),
+                    format!(
+                        "Column count doesn't match value count at row {}",
+                        rows.len() + 1
+                    ),
                 ));
             }
             rows.push(bound);
@@ -592,9 +600,9 @@ impl<'c> Binder<'c> {
                     ast::Expr::Value(v) => match &v.value {
                         ast::Value::Number(n, _) => {
                             let pos: usize = n.parse().unwrap_or(0);
-                            let item = items.get(pos.wrapping_sub(1)).ok_or_else(|| {
-                                unknown_column(n, "group statement")
-                            })?;
+                            let item = items
+                                .get(pos.wrapping_sub(1))
+                                .ok_or_else(|| unknown_column(n, "group statement"))?;
                             item.0.clone()
                         }
                         _ => g.clone(),
@@ -605,7 +613,9 @@ impl<'c> Binder<'c> {
                         items
                             .iter()
                             .find(|(_, alias)| {
-                                alias.as_deref().is_some_and(|a| a.eq_ignore_ascii_case(&id.value))
+                                alias
+                                    .as_deref()
+                                    .is_some_and(|a| a.eq_ignore_ascii_case(&id.value))
                             })
                             .map(|(e, _)| e.clone())
                             .unwrap_or_else(|| g.clone())
@@ -887,7 +897,11 @@ impl<'c> Binder<'c> {
                     };
                     let table = self.cx.normalize_table_name(name.last().map_or("", |s| s));
                     let mut any = false;
-                    for c in scope.columns.iter().filter(|c| c.table.as_deref() == Some(&table)) {
+                    for c in scope
+                        .columns
+                        .iter()
+                        .filter(|c| c.table.as_deref() == Some(&table))
+                    {
                         items.push((column_expr(c), Some(c.name.clone())));
                         any = true;
                     }
@@ -920,7 +934,9 @@ impl<'c> Binder<'c> {
         for join in &item.joins {
             // RIGHT JOIN: the left side is the one padded with NULLs.
             let (kind, right, constraint) = match &join.join_operator {
-                ast::JoinOperator::Join(c) | ast::JoinOperator::Inner(c) => (JoinKind::Inner, false, c),
+                ast::JoinOperator::Join(c) | ast::JoinOperator::Inner(c) => {
+                    (JoinKind::Inner, false, c)
+                }
                 ast::JoinOperator::CrossJoin(c) => (JoinKind::Inner, false, c),
                 ast::JoinOperator::Left(c) | ast::JoinOperator::LeftOuter(c) => {
                     (JoinKind::Left, false, c)
@@ -1010,7 +1026,10 @@ impl<'c> Binder<'c> {
                 // single relation on the left.
                 let nullable = if right {
                     if relation_index - first_relation != 1
-                        || block.left_joins.iter().any(|l| l.relation == first_relation)
+                        || block
+                            .left_joins
+                            .iter()
+                            .any(|l| l.relation == first_relation)
                     {
                         return Err(unsupported("RIGHT JOIN of a join"));
                     }
@@ -1106,7 +1125,14 @@ impl<'c> Binder<'c> {
                     .collect();
                 push_scope(scope, &columns)?;
                 if !table.def().primary_key.is_empty() {
-                    let key = Arc::new(table.def().primary_key.iter().map(|c| offset + c).collect::<Vec<_>>());
+                    let key = Arc::new(
+                        table
+                            .def()
+                            .primary_key
+                            .iter()
+                            .map(|c| offset + c)
+                            .collect::<Vec<_>>(),
+                    );
                     for column in &mut scope.columns[offset..] {
                         column.key = Some(key.clone());
                     }
@@ -1120,7 +1146,8 @@ impl<'c> Binder<'c> {
                     .collect();
                 for h in index_hints {
                     for i in &h.index_names {
-                        if !i.value.eq_ignore_ascii_case("primary") && table.index(&i.value).is_err()
+                        if !i.value.eq_ignore_ascii_case("primary")
+                            && table.index(&i.value).is_err()
                         {
                             return Err(Error::sql(
                                 1176,
@@ -1183,10 +1210,18 @@ impl<'c> Binder<'c> {
     fn bind_view(&mut self, sql: &str, alias: &str) -> Result<Plan> {
         let parsed = crate::parse::parse_one(sql)?;
         let crate::parse::Statement::Sql(statement) = parsed.statement else {
-            return Err(Error::sql(1356, "HY000", format!("View '{alias}' is invalid")));
+            return Err(Error::sql(
+                1356,
+                "HY000",
+                format!("View '{alias}' is invalid"),
+            ));
         };
         let ast::Statement::Query(query) = *statement else {
-            return Err(Error::sql(1356, "HY000", format!("View '{alias}' is invalid")));
+            return Err(Error::sql(
+                1356,
+                "HY000",
+                format!("View '{alias}' is invalid"),
+            ));
         };
         let correlated = Cell::new(false);
         let saved = (self.lock, self.wait);
@@ -1246,13 +1281,21 @@ impl<'c> Binder<'c> {
             // A grouped column reads the group key; any other takes a value of its
             // group.
             let mut s = state.borrow_mut();
-            if let Some(g) = s.group.iter().position(|(e, _)| matches!(e, Expr::Column(x) if *x == c)) {
+            if let Some(g) = s
+                .group
+                .iter()
+                .position(|(e, _)| matches!(e, Expr::Column(x) if *x == c))
+            {
                 return Ok((Expr::Column(g), s.group[g].1));
             }
             if self.cx.only_full_group_by() {
                 // Allowed if the column's table's primary key is grouped (the key
                 // determines the row).
-                let grouped = |p: usize| s.group.iter().any(|(e, _)| matches!(e, Expr::Column(x) if *x == p));
+                let grouped = |p: usize| {
+                    s.group
+                        .iter()
+                        .any(|(e, _)| matches!(e, Expr::Column(x) if *x == p))
+                };
                 let dependent = input.columns[c]
                     .key
                     .as_ref()
@@ -1309,7 +1352,12 @@ impl<'c> Binder<'c> {
     }
 
     /// A select item named by its alias (HAVING).
-    fn select_item(&self, table: Option<&str>, name: &str, es: &ExprScope) -> Option<(Expr, SqlType)> {
+    fn select_item(
+        &self,
+        table: Option<&str>,
+        name: &str,
+        es: &ExprScope,
+    ) -> Option<(Expr, SqlType)> {
         if table.is_some() {
             return None;
         }
@@ -1319,7 +1367,12 @@ impl<'c> Binder<'c> {
             .map(|(_, e, ty)| (e.clone(), *ty))
     }
 
-    fn outer_ref(&self, table: Option<&str>, name: &str, es: &ExprScope) -> Result<(Expr, SqlType)> {
+    fn outer_ref(
+        &self,
+        table: Option<&str>,
+        name: &str,
+        es: &ExprScope,
+    ) -> Result<(Expr, SqlType)> {
         if let Some(outer) = es.outer {
             if let Some(c) = outer.resolve(table, name)? {
                 es.correlated.set(true);
@@ -1333,7 +1386,11 @@ impl<'c> Binder<'c> {
         Err(unknown_column(&full, "field list"))
     }
 
-    fn bind_args(&mut self, args: &[ast::Expr], es: &ExprScope) -> Result<(Vec<Expr>, Vec<SqlType>)> {
+    fn bind_args(
+        &mut self,
+        args: &[ast::Expr],
+        es: &ExprScope,
+    ) -> Result<(Vec<Expr>, Vec<SqlType>)> {
         let mut exprs = Vec::with_capacity(args.len());
         let mut types = Vec::with_capacity(args.len());
         for a in args {
@@ -1382,7 +1439,10 @@ impl<'c> Binder<'c> {
         let FunctionArguments::List(list) = &f.args else {
             return Err(wrong_args(text));
         };
-        let distinct = matches!(list.duplicate_treatment, Some(ast::DuplicateTreatment::Distinct));
+        let distinct = matches!(
+            list.duplicate_treatment,
+            Some(ast::DuplicateTreatment::Distinct)
+        );
         let (func, arg, arg_type) = match list.args.as_slice() {
             [FunctionArg::Unnamed(FunctionArgExpr::Wildcard)] if func == AggFunc::Count => {
                 (AggFunc::CountStar, None, SqlType::BIGINT)
@@ -1459,7 +1519,9 @@ impl<'c> Binder<'c> {
             E::Value(v) => literal(&v.value)?,
             E::TypedString(ts) => {
                 let text = match &ts.value.value {
-                    ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => s.clone(),
+                    ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => {
+                        s.clone()
+                    }
                     other => other.to_string(),
                 };
                 match &ts.data_type {
@@ -1604,10 +1666,18 @@ impl<'c> Binder<'c> {
                     let mut rows = Vec::new();
                     for item in list {
                         let E::Tuple(values) = item else {
-                            return Err(Error::sql(1241, "21000", format!("Operand should contain {} column(s)", row.len())));
+                            return Err(Error::sql(
+                                1241,
+                                "21000",
+                                format!("Operand should contain {} column(s)", row.len()),
+                            ));
                         };
                         if values.len() != row.len() {
-                            return Err(Error::sql(1241, "21000", format!("Operand should contain {} column(s)", row.len())));
+                            return Err(Error::sql(
+                                1241,
+                                "21000",
+                                format!("Operand should contain {} column(s)", row.len()),
+                            ));
                         }
                         rows.push(self.bind_args(values, es)?.0);
                     }
@@ -1647,7 +1717,11 @@ impl<'c> Binder<'c> {
                 let (x, tx) = self.bind_expr(expr, es)?;
                 let (plan, correlated) = self.bind_subquery(subquery, es)?;
                 if plan.width() != 1 {
-                    return Err(Error::sql(1241, "21000", "Operand should contain 1 column(s)"));
+                    return Err(Error::sql(
+                        1241,
+                        "21000",
+                        "Operand should contain 1 column(s)",
+                    ));
                 }
                 let collation = collation_of(tx, plan.columns()[0].ty);
                 (
@@ -1678,7 +1752,9 @@ impl<'c> Binder<'c> {
             } => {
                 let all = matches!(e, E::AllOp { .. });
                 let ast::Expr::Subquery(q) = &**right else {
-                    return Err(unsupported("ANY / ALL over something other than a subquery"));
+                    return Err(unsupported(
+                        "ANY / ALL over something other than a subquery",
+                    ));
                 };
                 let op = match compare_op {
                     BinaryOperator::Eq => CmpOp::Eq,
@@ -1692,7 +1768,11 @@ impl<'c> Binder<'c> {
                 let (x, tx) = self.bind_expr(left, es)?;
                 let (plan, correlated) = self.bind_subquery(q, es)?;
                 if plan.width() != 1 {
-                    return Err(Error::sql(1241, "21000", "Operand should contain 1 column(s)"));
+                    return Err(Error::sql(
+                        1241,
+                        "21000",
+                        "Operand should contain 1 column(s)",
+                    ));
                 }
                 let collation = collation_of(tx, plan.columns()[0].ty);
                 (
@@ -1724,12 +1804,20 @@ impl<'c> Binder<'c> {
             E::Subquery(q) => {
                 let (plan, correlated) = self.bind_subquery(q, es)?;
                 if plan.width() != 1 {
-                    return Err(Error::sql(1241, "21000", "Operand should contain 1 column(s)"));
+                    return Err(Error::sql(
+                        1241,
+                        "21000",
+                        "Operand should contain 1 column(s)",
+                    ));
                 }
                 let ty = plan.columns()[0].ty;
                 (
                     Expr::Subquery {
-                        subquery: Arc::new(SubqueryExpr::new(SubqueryKind::Scalar, plan, correlated)),
+                        subquery: Arc::new(SubqueryExpr::new(
+                            SubqueryKind::Scalar,
+                            plan,
+                            correlated,
+                        )),
                         operand: None,
                     },
                     ty,
@@ -1756,9 +1844,13 @@ impl<'c> Binder<'c> {
                     Some(E::Value(v)) => match &v.value {
                         ast::Value::SingleQuotedString(s) if s.len() == 1 => s.as_bytes()[0],
                         ast::Value::SingleQuotedString(s) if s.is_empty() => 0,
-                        _ => return Err(Error::sql(1210, "HY000", "Incorrect arguments to ESCAPE")),
+                        _ => {
+                            return Err(Error::sql(1210, "HY000", "Incorrect arguments to ESCAPE"));
+                        }
                     },
-                    Some(_) => return Err(Error::sql(1210, "HY000", "Incorrect arguments to ESCAPE")),
+                    Some(_) => {
+                        return Err(Error::sql(1210, "HY000", "Incorrect arguments to ESCAPE"));
+                    }
                 };
                 let collation = if matches!(e, E::ILike { .. }) {
                     Collation::CaseInsensitive
@@ -1782,7 +1874,10 @@ impl<'c> Binder<'c> {
                 else_result,
                 ..
             } => {
-                let operand = operand.as_ref().map(|o| self.bind_expr(o, es)).transpose()?;
+                let operand = operand
+                    .as_ref()
+                    .map(|o| self.bind_expr(o, es))
+                    .transpose()?;
                 let mut whens = Vec::new();
                 let mut ty = SqlType::Null;
                 for when in conditions {
@@ -1852,7 +1947,9 @@ impl<'c> Binder<'c> {
                     Collation::CaseInsensitive
                 };
                 let ty = match ty {
-                    SqlType::Text { len_chars, fixed, .. } => SqlType::Text {
+                    SqlType::Text {
+                        len_chars, fixed, ..
+                    } => SqlType::Text {
                         len_chars,
                         collation,
                         fixed,
@@ -1913,7 +2010,11 @@ impl<'c> Binder<'c> {
             E::Function(f) => self.bind_function_call(f, es)?,
             E::Tuple(items) if items.len() == 1 => self.bind_expr(&items[0], es)?,
             E::Tuple(_) => {
-                return Err(Error::sql(1241, "21000", "Operand should contain 1 column(s)"));
+                return Err(Error::sql(
+                    1241,
+                    "21000",
+                    "Operand should contain 1 column(s)",
+                ));
             }
             E::Interval(_) => {
                 return Err(Error::sql(
@@ -1931,7 +2032,10 @@ impl<'c> Binder<'c> {
         let lower = name.to_ascii_lowercase();
         let (global, name) = if let Some(n) = lower.strip_prefix("global.") {
             (true, n.to_string())
-        } else if let Some(n) = lower.strip_prefix("session.").or(lower.strip_prefix("local.")) {
+        } else if let Some(n) = lower
+            .strip_prefix("session.")
+            .or(lower.strip_prefix("local."))
+        {
             (false, n.to_string())
         } else {
             (false, lower.clone())
@@ -2029,7 +2133,11 @@ impl<'c> Binder<'c> {
                 Expr::Or(Box::new(l), Box::new(r)),
                 SqlType::BOOL,
             ),
-            B::BitwiseAnd | B::BitwiseOr | B::BitwiseXor | B::PGBitwiseShiftLeft | B::PGBitwiseShiftRight => {
+            B::BitwiseAnd
+            | B::BitwiseOr
+            | B::BitwiseXor
+            | B::PGBitwiseShiftLeft
+            | B::PGBitwiseShiftRight => {
                 let name = match op {
                     B::BitwiseAnd => "&",
                     B::BitwiseOr => "|",
@@ -2133,7 +2241,8 @@ impl<'c> Binder<'c> {
             (None, u) => u,
             (Some(last), first) => {
                 let name = format!("{first:?}_{:?}", date_unit(last)?).to_ascii_uppercase();
-                date::parse_unit(&name).ok_or_else(|| unsupported(format!("INTERVAL unit {name}")))?
+                date::parse_unit(&name)
+                    .ok_or_else(|| unsupported(format!("INTERVAL unit {name}")))?
             }
         };
         let (amount, _) = self.bind_expr(&interval.value, es)?;
@@ -2182,7 +2291,8 @@ impl<'c> Binder<'c> {
                 return Ok((Expr::Literal(v), ty));
             }
         }
-        self.bind_function(&name, &args, es).map_err(|e| self.unknown_function(e, f, &name))
+        self.bind_function(&name, &args, es)
+            .map_err(|e| self.unknown_function(e, f, &name))
     }
 
     /// MySQL names an unknown function as written, with the database it was looked
@@ -2200,7 +2310,12 @@ impl<'c> Binder<'c> {
         Error::sql(1305, "42000", format!("FUNCTION {full} does not exist"))
     }
 
-    fn bind_function(&mut self, name: &str, args: &[ast::Expr], es: &ExprScope) -> Result<(Expr, SqlType)> {
+    fn bind_function(
+        &mut self,
+        name: &str,
+        args: &[ast::Expr],
+        es: &ExprScope,
+    ) -> Result<(Expr, SqlType)> {
         let upper = name.to_ascii_uppercase();
         match upper.as_str() {
             "DATE_ADD" | "DATE_SUB" | "ADDDATE" | "SUBDATE" if args.len() == 2 => {
@@ -2255,7 +2370,10 @@ impl<'c> Binder<'c> {
                 }
                 let (a, ta) = self.bind_expr(&args[0], es)?;
                 let (b, tb) = self.bind_expr(&args[1], es)?;
-                return Ok((Expr::NullIf(Box::new(a), Box::new(b), collation_of(ta, tb)), ta));
+                return Ok((
+                    Expr::NullIf(Box::new(a), Box::new(b), collation_of(ta, tb)),
+                    ta,
+                ));
             }
             "EXTRACT" => return Err(wrong_args(name)),
             _ => {}
@@ -2269,7 +2387,6 @@ impl<'c> Binder<'c> {
             })
             .collect();
         let ty = func::return_type_with_constants(&upper, &types, &constants)?;
-        let ty = ty;
         Ok((
             Expr::Function {
                 name: upper.into(),
@@ -2311,8 +2428,16 @@ fn wrong_args(name: &str) -> Error {
 
 fn push_scope(scope: &mut Scope, columns: &[OutputColumn]) -> Result<()> {
     if let Some(alias) = columns.first().and_then(|c| c.table.as_ref()) {
-        if scope.columns.iter().any(|c| c.table.as_ref() == Some(alias)) {
-            return Err(Error::sql(1066, "42000", format!("Not unique table/alias: '{alias}'")));
+        if scope
+            .columns
+            .iter()
+            .any(|c| c.table.as_ref() == Some(alias))
+        {
+            return Err(Error::sql(
+                1066,
+                "42000",
+                format!("Not unique table/alias: '{alias}'"),
+            ));
         }
     }
     scope.columns.extend(columns.iter().map(|c| ScopeColumn {
@@ -2346,8 +2471,15 @@ fn rename_output(plan: &mut Plan, alias: &str, names: &[ast::TableAliasColumnDef
     }
     // Duplicate names make references ambiguous, as MySQL refuses them.
     for (i, c) in columns.iter().enumerate() {
-        if columns[..i].iter().any(|d| d.name.eq_ignore_ascii_case(&c.name)) {
-            return Err(Error::sql(1060, "42S21", format!("Duplicate column name '{}'", c.name)));
+        if columns[..i]
+            .iter()
+            .any(|d| d.name.eq_ignore_ascii_case(&c.name))
+        {
+            return Err(Error::sql(
+                1060,
+                "42S21",
+                format!("Duplicate column name '{}'", c.name),
+            ));
         }
     }
     let input = std::mem::replace(
@@ -2369,7 +2501,10 @@ impl Binder<'_> {
     /// The name MySQL gives an unaliased select item: its text as written.
     fn display_name(&self, e: &ast::Expr) -> String {
         use sqlparser::ast::Spanned;
-        if !matches!(e, ast::Expr::Identifier(_) | ast::Expr::CompoundIdentifier(_) | ast::Expr::Value(_)) {
+        if !matches!(
+            e,
+            ast::Expr::Identifier(_) | ast::Expr::CompoundIdentifier(_) | ast::Expr::Value(_)
+        ) {
             if let Some(text) = self.cx.statement_text() {
                 let extend_start = matches!(
                     e,
@@ -2422,7 +2557,10 @@ fn span_text(text: &str, span: sqlparser::tokenizer::Span, extend_start: bool) -
             col += 1;
         }
     };
-    let (mut a, mut b) = (offset(span.start.line, span.start.column)?, offset(span.end.line, span.end.column)?);
+    let (mut a, mut b) = (
+        offset(span.start.line, span.start.column)?,
+        offset(span.end.line, span.end.column)?,
+    );
     if a >= b || b > text.len() {
         return None;
     }
@@ -2512,17 +2650,27 @@ fn span_text(text: &str, span: sqlparser::tokenizer::Span, extend_start: bool) -
         }
         break;
     }
-    text.get(a..b).map(|t| t.trim().to_string()).filter(|t| !t.is_empty())
+    text.get(a..b)
+        .map(|t| t.trim().to_string())
+        .filter(|t| !t.is_empty())
 }
 
 /// The name MySQL gives an unaliased select item: its text.
 fn display_name(e: &ast::Expr) -> String {
     match e {
         ast::Expr::Identifier(i) => i.value.clone(),
-        ast::Expr::CompoundIdentifier(parts) if parts.first().is_some_and(|p| p.value.starts_with('@')) => {
-            parts.iter().map(|p| p.value.as_str()).collect::<Vec<_>>().join(".")
+        ast::Expr::CompoundIdentifier(parts)
+            if parts.first().is_some_and(|p| p.value.starts_with('@')) =>
+        {
+            parts
+                .iter()
+                .map(|p| p.value.as_str())
+                .collect::<Vec<_>>()
+                .join(".")
         }
-        ast::Expr::CompoundIdentifier(parts) => parts.last().map(|p| p.value.clone()).unwrap_or_default(),
+        ast::Expr::CompoundIdentifier(parts) => {
+            parts.last().map(|p| p.value.clone()).unwrap_or_default()
+        }
         ast::Expr::Value(v) => match &v.value {
             ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => s.clone(),
             other => other.to_string(),
@@ -2647,20 +2795,25 @@ fn literal(v: &ast::Value) -> Result<(Expr, SqlType)> {
             Value::Bytes(s.clone().into_bytes())
         }
         ast::Value::HexStringLiteral(h) => {
-            let bytes = decode_hex(h)
-                .ok_or_else(|| Error::sql(1064, "42000", format!("Invalid hexadecimal literal X'{h}'")))?;
+            let bytes = decode_hex(h).ok_or_else(|| {
+                Error::sql(1064, "42000", format!("Invalid hexadecimal literal X'{h}'"))
+            })?;
             return Ok((Expr::Literal(Value::Bytes(bytes)), SqlType::Blob));
         }
-        ast::Value::SingleQuotedByteStringLiteral(s) | ast::Value::DoubleQuotedByteStringLiteral(s) => {
+        ast::Value::SingleQuotedByteStringLiteral(s)
+        | ast::Value::DoubleQuotedByteStringLiteral(s) => {
             // b'0101': a bit string.
             let mut n: u64 = 0;
             for c in s.chars() {
                 let bit = c.to_digit(2).ok_or_else(|| {
                     Error::sql(1064, "42000", format!("Invalid binary literal b'{s}'"))
                 })?;
-                n = n.checked_mul(2).and_then(|n| n.checked_add(bit as u64)).ok_or_else(|| {
-                    Error::sql(1064, "42000", format!("Binary literal b'{s}' is too long"))
-                })?;
+                n = n
+                    .checked_mul(2)
+                    .and_then(|n| n.checked_add(bit as u64))
+                    .ok_or_else(|| {
+                        Error::sql(1064, "42000", format!("Binary literal b'{s}' is too long"))
+                    })?;
             }
             Value::UInt(n)
         }
@@ -2668,9 +2821,9 @@ fn literal(v: &ast::Value) -> Result<(Expr, SqlType)> {
         ast::Value::Null => Value::Null,
         ast::Value::Placeholder(p) => {
             let digits: String = p.chars().filter(|c| c.is_ascii_digit()).collect();
-            let n: usize = digits.parse().map_err(|_| {
-                Error::sql(1064, "42000", format!("Unexpected placeholder '{p}'"))
-            })?;
+            let n: usize = digits
+                .parse()
+                .map_err(|_| Error::sql(1064, "42000", format!("Unexpected placeholder '{p}'")))?;
             return Ok((Expr::Param(n.saturating_sub(1)), SqlType::TEXT));
         }
         other => return Err(unsupported(format!("literal {other}"))),
@@ -2725,7 +2878,16 @@ pub fn unify(a: SqlType, b: SqlType) -> SqlType {
             precision: 20,
             scale: 0,
         },
-        (T::Decimal { precision: p1, scale: s1 }, T::Decimal { precision: p2, scale: s2 }) => {
+        (
+            T::Decimal {
+                precision: p1,
+                scale: s1,
+            },
+            T::Decimal {
+                precision: p2,
+                scale: s2,
+            },
+        ) => {
             let scale = s1.max(s2);
             let int_digits = (p1 - s1).max(p2 - s2);
             T::Decimal {
@@ -2733,7 +2895,9 @@ pub fn unify(a: SqlType, b: SqlType) -> SqlType {
                 scale,
             }
         }
-        (T::Decimal { precision, scale }, x) | (x, T::Decimal { precision, scale }) if x.is_integer() => {
+        (T::Decimal { precision, scale }, x) | (x, T::Decimal { precision, scale })
+            if x.is_integer() =>
+        {
             T::Decimal {
                 precision: (precision.max(20 + scale)).min(65),
                 scale,
@@ -2774,7 +2938,8 @@ pub fn unify(a: SqlType, b: SqlType) -> SqlType {
 
 /// How two operands compare as strings: binary if either is binary.
 pub fn collation_of(a: SqlType, b: SqlType) -> Collation {
-    let binary = |t: SqlType| t == SqlType::Blob || t.collation() == Collation::Binary && t.is_string();
+    let binary =
+        |t: SqlType| t == SqlType::Blob || t.collation() == Collation::Binary && t.is_string();
     if binary(a) || binary(b) {
         Collation::Binary
     } else {
@@ -2821,7 +2986,8 @@ fn date_unit(field: &ast::DateTimeField) -> Result<IntervalUnit> {
         F::Quarter => "QUARTER",
         other => {
             let text = other.to_string().to_ascii_uppercase();
-            return date::parse_unit(&text).ok_or_else(|| unsupported(format!("interval unit {text}")));
+            return date::parse_unit(&text)
+                .ok_or_else(|| unsupported(format!("interval unit {text}")));
         }
     };
     date::parse_unit(name).ok_or_else(|| unsupported(format!("interval unit {name}")))

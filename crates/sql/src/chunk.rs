@@ -134,7 +134,11 @@ impl Chunk {
         let end = end.min(self.len);
         let start = start.min(end);
         Chunk {
-            columns: self.columns.iter().map(|c| c[start..end].to_vec()).collect(),
+            columns: self
+                .columns
+                .iter()
+                .map(|c| c[start..end].to_vec())
+                .collect(),
             len: end - start,
         }
     }

@@ -114,19 +114,36 @@ pub fn column_type(ty: &DataType) -> Result<(ColumnType, Collation)> {
         DataType::Date => (C::Date, bin),
         DataType::Datetime(p) => (C::DateTime { fsp: fsp(p)? }, bin),
         DataType::Timestamp(p, _) => (C::Timestamp { fsp: fsp(p)? }, bin),
-        DataType::Char(len) | DataType::Character(len) => (C::Char { len: char_len(len, 1)? }, ci),
+        DataType::Char(len) | DataType::Character(len) => (
+            C::Char {
+                len: char_len(len, 1)?,
+            },
+            ci,
+        ),
         DataType::Varchar(len)
         | DataType::Nvarchar(len)
         | DataType::CharVarying(len)
         | DataType::CharacterVarying(len) => match len {
-            None => return Err(Error::sql(
-                1064,
-                "42000",
-                "You have an error in your SQL syntax: VARCHAR needs a length",
-            )),
-            _ => (C::VarChar { len: char_len(len, 0)? }, ci),
+            None => {
+                return Err(Error::sql(
+                    1064,
+                    "42000",
+                    "You have an error in your SQL syntax: VARCHAR needs a length",
+                ));
+            }
+            _ => (
+                C::VarChar {
+                    len: char_len(len, 0)?,
+                },
+                ci,
+            ),
         },
-        DataType::Binary(len) => (C::Char { len: len.unwrap_or(1) as u32 }, bin),
+        DataType::Binary(len) => (
+            C::Char {
+                len: len.unwrap_or(1) as u32,
+            },
+            bin,
+        ),
         DataType::Varbinary(_) => (C::VarChar { len: 65_535 }, bin),
         DataType::Text
         | DataType::TinyText

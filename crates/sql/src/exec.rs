@@ -350,7 +350,12 @@ struct ScanOp<'p> {
 /// Converts key values to the key columns' types exactly; None if one cannot be
 /// (then the scan reads everything and the filter decides), Some(None) if one is
 /// NULL (nothing matches).
-fn key_values(values: &[Expr], columns: &[usize], table: &Table, cx: &ExecContext) -> Result<Option<Option<Vec<Value>>>> {
+fn key_values(
+    values: &[Expr],
+    columns: &[usize],
+    table: &Table,
+    cx: &ExecContext,
+) -> Result<Option<Option<Vec<Value>>>> {
     let mut out = Vec::with_capacity(values.len());
     for (expr, &c) in values.iter().zip(columns) {
         let v = expr.eval_row(&[], &cx.eval_cx())?;
@@ -405,7 +410,12 @@ impl ScanOp<'_> {
                 Some(None) => Some(Vec::new()),
                 Some(Some(pk)) => {
                     let key = table.encode_primary_key(&pk)?;
-                    Some(table.read_key_tx(&mut tx, &key, *lock, *wait)?.into_iter().collect())
+                    Some(
+                        table
+                            .read_key_tx(&mut tx, &key, *lock, *wait)?
+                            .into_iter()
+                            .collect(),
+                    )
                 }
             },
             Access::PrimaryKeyList(keys) => {
@@ -454,10 +464,25 @@ impl ScanOp<'_> {
                 match (lo, hi) {
                     (Some(Some(lo)), Some(Some(hi))) => {
                         if *prefetch && *lock == RowLock::None {
-                            let scan = table.index_scan_tx(&mut tx, index, lo, hi, Direction::Forward, None)?;
+                            let scan = table.index_scan_tx(
+                                &mut tx,
+                                index,
+                                lo,
+                                hi,
+                                Direction::Forward,
+                                None,
+                            )?;
                             Some(scan.collect_rows()?)
                         } else {
-                            Some(table.index_range_tx(&mut tx, index, lo, hi, *lock, *wait, usize::MAX)?)
+                            Some(table.index_range_tx(
+                                &mut tx,
+                                index,
+                                lo,
+                                hi,
+                                *lock,
+                                *wait,
+                                usize::MAX,
+                            )?)
                         }
                     }
                     (Some(None), _) | (_, Some(None)) => Some(Vec::new()),
@@ -472,7 +497,14 @@ impl ScanOp<'_> {
         }
         // The whole table.
         if *lock != RowLock::None {
-            let rows = table.scan_tx(&mut tx, Bound::Unbounded, Bound::Unbounded, *lock, *wait, usize::MAX)?;
+            let rows = table.scan_tx(
+                &mut tx,
+                Bound::Unbounded,
+                Bound::Unbounded,
+                *lock,
+                *wait,
+                usize::MAX,
+            )?;
             cx.memory.charge(rows.iter().map(|r| r.len() * 32).sum())?;
             self.state = ScanState::Rows(rows.into_iter());
             return Ok(());
@@ -491,7 +523,10 @@ impl ScanOp<'_> {
 
 impl Operator for ScanOp<'_> {
     fn next(&mut self, cx: &ExecContext) -> Result<Option<Chunk>> {
-        let Plan::Scan { filter, columns, .. } = self.plan else {
+        let Plan::Scan {
+            filter, columns, ..
+        } = self.plan
+        else {
             unreachable!("a ScanOp runs a Scan");
         };
         if let ScanState::NotStarted = self.state {
@@ -550,7 +585,11 @@ impl Operator for ValuesOp<'_> {
         let rows = self
             .rows
             .iter()
-            .map(|r| r.iter().map(|e| e.eval_row(&[], &ecx)).collect::<Result<Vec<_>>>())
+            .map(|r| {
+                r.iter()
+                    .map(|e| e.eval_row(&[], &ecx))
+                    .collect::<Result<Vec<_>>>()
+            })
             .collect::<Result<Vec<_>>>()?;
         Ok(Some(Chunk::from_rows(rows, width)))
     }
@@ -701,7 +740,9 @@ impl HashJoinOp<'_> {
         if joined.width() < chunk.width() + self.right_width {
             // An empty build side has no columns yet.
             joined = Chunk::from_columns(
-                (0..chunk.width() + self.right_width).map(|_| Vec::new()).collect(),
+                (0..chunk.width() + self.right_width)
+                    .map(|_| Vec::new())
+                    .collect(),
                 0,
             );
         }
@@ -737,7 +778,9 @@ impl HashJoinOp<'_> {
                     joined
                 } else {
                     let nulls = Chunk::from_columns(
-                        (0..self.right_width).map(|_| vec![Value::Null; unmatched.len()]).collect(),
+                        (0..self.right_width)
+                            .map(|_| vec![Value::Null; unmatched.len()])
+                            .collect(),
                         unmatched.len(),
                     );
                     let mut out = joined;
@@ -769,7 +812,9 @@ impl HashJoinOp<'_> {
         let mut pairs = 0usize;
         for i in 0..rest.len() {
             let values: Vec<&Value> = key_columns.iter().map(|c| &c[i]).collect();
-            if let Some(matches) = keys_of(&values, Collation::CaseInsensitive).and_then(|k| table.index.get(&k)) {
+            if let Some(matches) =
+                keys_of(&values, Collation::CaseInsensitive).and_then(|k| table.index.get(&k))
+            {
                 pairs += matches.len();
             }
             if pairs >= PROBE_PAIRS_MAX {
@@ -1005,8 +1050,13 @@ impl SortOp<'_> {
         let mut order: Vec<usize> = (0..all.len()).collect();
         order.sort_by(|&a, &b| {
             for (k, column) in self.keys.iter().zip(&key_columns) {
-                let ordering = compare::sort_cmp(&column[a], &column[b], Collation::CaseInsensitive);
-                let ordering = if k.descending { ordering.reverse() } else { ordering };
+                let ordering =
+                    compare::sort_cmp(&column[a], &column[b], Collation::CaseInsensitive);
+                let ordering = if k.descending {
+                    ordering.reverse()
+                } else {
+                    ordering
+                };
                 if ordering != std::cmp::Ordering::Equal {
                     return ordering;
                 }
@@ -1118,7 +1168,11 @@ impl ExecContext<'_> {
                 while let Some(chunk) = op.next(&cx)? {
                     seen += chunk.len();
                     if seen > 1 {
-                        return Err(Error::sql(1242, "21000", "Subquery returns more than 1 row"));
+                        return Err(Error::sql(
+                            1242,
+                            "21000",
+                            "Subquery returns more than 1 row",
+                        ));
                     }
                     value = chunk.column(0)[0].clone();
                 }
@@ -1194,7 +1248,10 @@ impl ExecContext<'_> {
                     map
                 }
             };
-            let probes: Vec<&Value> = columns.iter().map(|&c| outer.get(c).unwrap_or(&Value::Null)).collect();
+            let probes: Vec<&Value> = columns
+                .iter()
+                .map(|&c| outer.get(c).unwrap_or(&Value::Null))
+                .collect();
             if let Some(key) = keys_of(&probes, Collation::CaseInsensitive) {
                 if let Some(v) = map.get(&key) {
                     return Ok(SubqueryResult::Scalar(v.clone()));
@@ -1206,14 +1263,21 @@ impl ExecContext<'_> {
             if let Some(r) = self.cache.borrow().get(&(id, EMPTY.to_vec())) {
                 return Ok(r.clone());
             }
-            let nulls = vec![Value::Null; outer.len().max(columns.iter().max().map_or(0, |m| m + 1))];
+            let nulls =
+                vec![Value::Null; outer.len().max(columns.iter().max().map_or(0, |m| m + 1))];
             let result = self.run_subquery(s, nulls)?;
-            self.cache.borrow_mut().insert((id, EMPTY.to_vec()), result.clone());
+            self.cache
+                .borrow_mut()
+                .insert((id, EMPTY.to_vec()), result.clone());
             return Ok(result);
         }
         let mut key = Vec::new();
         for &c in &s.outer_columns {
-            join_key(outer.get(c).unwrap_or(&Value::Null), Collation::Binary, &mut key);
+            join_key(
+                outer.get(c).unwrap_or(&Value::Null),
+                Collation::Binary,
+                &mut key,
+            );
             key.push(0xFE);
         }
         if let Some(r) = self.cache.borrow().get(&(id, key.clone())) {
@@ -1268,15 +1332,15 @@ pub fn explain_analyze(plan: &Plan, cx: &ExecContext) -> Result<Vec<String>> {
     let elapsed = started.elapsed();
     let profile = profile.into_inner();
     let mut lines = Vec::new();
-    plan.explain_with(0, &mut lines, &|node: &Plan| {
-        match profile.get(&(node as *const Plan as usize)) {
-            Some((rows, ns)) => format!(
-                "{} (actual rows={rows} time={:.3} ms)",
-                crate::parallel::describe(node),
-                *ns as f64 / 1e6
-            ),
-            None => " (inside the parallel pipeline above, or never executed)".to_string(),
-        }
+    plan.explain_with(0, &mut lines, &|node: &Plan| match profile
+        .get(&(node as *const Plan as usize))
+    {
+        Some((rows, ns)) => format!(
+            "{} (actual rows={rows} time={:.3} ms)",
+            crate::parallel::describe(node),
+            *ns as f64 / 1e6
+        ),
+        None => " (inside the parallel pipeline above, or never executed)".to_string(),
     });
     lines.push(format!(
         "Total: {:.3} ms, {} bytes of operator memory",

@@ -539,8 +539,7 @@ impl Expr {
                         for candidate in &list_values {
                             let mut all = Some(true);
                             for (a, b) in row_values.iter().zip(candidate) {
-                                match compare::compare(&a[i], &b[i], Collation::CaseInsensitive)
-                                {
+                                match compare::compare(&a[i], &b[i], Collation::CaseInsensitive) {
                                     Some(Ordering::Equal) => {}
                                     Some(_) => {
                                         all = Some(false);

@@ -105,16 +105,23 @@ fn shape(plan: &Plan) -> Option<Shape<'_>> {
 /// EXPLAIN's note on a node that runs as a parallel pipeline ("" otherwise).
 pub fn describe(plan: &Plan) -> String {
     let is_pipeline = match plan {
-        Plan::Aggregate { input, group, aggs, .. } => {
+        Plan::Aggregate {
+            input, group, aggs, ..
+        } => {
             group.iter().all(parallel_safe)
-                && aggs.iter().all(|a| !a.distinct && a.arg.as_ref().is_none_or(parallel_safe))
+                && aggs
+                    .iter()
+                    .all(|a| !a.distinct && a.arg.as_ref().is_none_or(parallel_safe))
                 && shape(input).is_some()
         }
         Plan::Filter { .. } | Plan::Project { .. } | Plan::Scan { .. } => shape(plan).is_some(),
         _ => false,
     };
     if is_pipeline {
-        format!(" [parallel pipeline on {} workers]", crate::workers::pool().threads())
+        format!(
+            " [parallel pipeline on {} workers]",
+            crate::workers::pool().threads()
+        )
     } else {
         String::new()
     }
@@ -166,7 +173,10 @@ pub fn open_parallel(plan: &Plan) -> Option<Box<dyn Operator + '_>> {
 #[derive(Clone)]
 enum SinkSpec {
     Collect,
-    Aggregate { group: Vec<Expr>, aggs: Vec<AggCall> },
+    Aggregate {
+        group: Vec<Expr>,
+        aggs: Vec<AggCall>,
+    },
 }
 
 /// A group's partial aggregate.
@@ -183,7 +193,9 @@ enum Message {
     Failed(Error),
     /// The worker finished; it divided by zero this many times (the session's
     /// warnings count them, see [`crate::scalar::arith`]).
-    Done { divisions_by_zero: u64 },
+    Done {
+        divisions_by_zero: u64,
+    },
 }
 
 struct Running {
@@ -220,8 +232,18 @@ struct Job {
 struct NoSubqueries;
 
 impl SubqueryRunner for NoSubqueries {
-    fn eval(&self, _: &SubqueryExpr, _: Option<&[Value]>, _: &Chunk, _: &EvalContext) -> Result<Vec<Value>> {
-        Err(Error::sql(1105, "HY000", "a subquery reached a parallel pipeline"))
+    fn eval(
+        &self,
+        _: &SubqueryExpr,
+        _: Option<&[Value]>,
+        _: &Chunk,
+        _: &EvalContext,
+    ) -> Result<Vec<Value>> {
+        Err(Error::sql(
+            1105,
+            "HY000",
+            "a subquery reached a parallel pipeline",
+        ))
     }
 }
 
@@ -388,7 +410,8 @@ impl ParallelOp<'_> {
         let sink = Arc::new(self.sink.clone());
         let params = Arc::new(cx.params.to_vec());
         let cancel = cx.cancel_handle();
-        let cancel_check: Arc<dyn Fn() -> Result<()> + Send + Sync> = Arc::new(move || cancel.check());
+        let cancel_check: Arc<dyn Fn() -> Result<()> + Send + Sync> =
+            Arc::new(move || cancel.check());
         for _ in 0..workers {
             let job = Job {
                 source: source.clone(),
@@ -453,7 +476,9 @@ impl Operator for ParallelOp<'_> {
                             for (key, partial) in groups {
                                 match merged.get_mut(&key) {
                                     Some(into) => {
-                                        for (a, b) in into.accumulators.iter_mut().zip(&partial.accumulators) {
+                                        for (a, b) in
+                                            into.accumulators.iter_mut().zip(&partial.accumulators)
+                                        {
                                             a.merge(b)?;
                                         }
                                     }
@@ -483,7 +508,9 @@ impl Operator for ParallelOp<'_> {
                             keys: Vec::new(),
                             accumulators: aggs
                                 .iter()
-                                .map(|a| Accumulator::new(a.func, a.arg_type, a.arg_type.collation()))
+                                .map(|a| {
+                                    Accumulator::new(a.func, a.arg_type, a.arg_type.collation())
+                                })
                                 .collect(),
                         },
                     );
@@ -541,5 +568,9 @@ impl Operator for ParallelOp<'_> {
 }
 
 fn worker_lost() -> Error {
-    Error::sql(1105, "HY000", "an executor worker stopped without finishing its morsels")
+    Error::sql(
+        1105,
+        "HY000",
+        "an executor worker stopped without finishing its morsels",
+    )
 }

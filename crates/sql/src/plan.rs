@@ -259,7 +259,12 @@ impl Plan {
     }
 
     /// EXPLAIN's lines, each followed by `annotate(node)` (EXPLAIN ANALYZE's figures).
-    pub fn explain_with(&self, depth: usize, out: &mut Vec<String>, annotate: &dyn Fn(&Plan) -> String) {
+    pub fn explain_with(
+        &self,
+        depth: usize,
+        out: &mut Vec<String>,
+        annotate: &dyn Fn(&Plan) -> String,
+    ) {
         let pad = "  ".repeat(depth);
         let line = match self {
             Plan::Scan {
@@ -312,7 +317,11 @@ impl Plan {
             ),
             Plan::Distinct { .. } => "Distinct".into(),
             Plan::Union { all, inputs, .. } => {
-                format!("Union{} ({} inputs)", if *all { " all" } else { "" }, inputs.len())
+                format!(
+                    "Union{} ({} inputs)",
+                    if *all { " all" } else { "" },
+                    inputs.len()
+                )
             }
         };
         out.push(format!("{pad}{line}{}", annotate(self)));

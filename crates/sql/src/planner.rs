@@ -74,6 +74,17 @@ impl FromRelation {
     }
 }
 
+/// A base table relation as the join step needs it: handle, alias, columns, hints,
+/// and the statement's locking clause.
+type BaseTable = (
+    Arc<Table>,
+    String,
+    Vec<OutputColumn>,
+    Vec<IndexHint>,
+    RowLock,
+    WaitPolicy,
+);
+
 /// A LEFT JOIN of relation `relation` with its ON conjuncts.
 pub struct LeftJoin {
     pub relation: usize,
@@ -134,7 +145,11 @@ fn factor_disjunction(expr: Expr, out: &mut Vec<Expr>) {
     let key = |e: &Expr| format!("{e:?}");
     let common: Vec<Expr> = branches[0]
         .iter()
-        .filter(|c| branches[1..].iter().all(|b| b.iter().any(|x| key(x) == key(c))))
+        .filter(|c| {
+            branches[1..]
+                .iter()
+                .all(|b| b.iter().any(|x| key(x) == key(c)))
+        })
         .cloned()
         .collect();
     if common.is_empty() {
@@ -159,7 +174,10 @@ fn factor_disjunction(expr: Expr, out: &mut Vec<Expr>) {
     }
     out.extend(common);
     let first = rest.remove(0);
-    out.push(rest.into_iter().fold(first, |acc, e| Expr::Or(Box::new(acc), Box::new(e))));
+    out.push(
+        rest.into_iter()
+            .fold(first, |acc, e| Expr::Or(Box::new(acc), Box::new(e))),
+    );
 }
 
 /// ANDs conjuncts together.
@@ -233,8 +251,8 @@ pub fn plan_block(block: QueryBlock, width: usize) -> Result<Plan> {
     let left_joined: Vec<bool> = (0..n)
         .map(|r| left_joins.iter().any(|l| l.relation == r))
         .collect();
-    let correlated_block = conjuncts.iter().any(has_outer)
-        || left_joins.iter().flat_map(|l| &l.on).any(has_outer);
+    let correlated_block =
+        conjuncts.iter().any(has_outer) || left_joins.iter().flat_map(|l| &l.on).any(has_outer);
 
     let mut split = Vec::new();
     for c in conjuncts {
@@ -301,8 +319,7 @@ pub fn plan_block(block: QueryBlock, width: usize) -> Result<Plan> {
     // Base plans with their local filters and access paths.
     let mut bases: Vec<Option<Plan>> = Vec::with_capacity(n);
     let mut offsets = Vec::with_capacity(n);
-    let mut table_info: Vec<Option<(Arc<Table>, String, Vec<OutputColumn>, Vec<IndexHint>, RowLock, WaitPolicy)>> =
-        Vec::with_capacity(n);
+    let mut table_info: Vec<Option<BaseTable>> = Vec::with_capacity(n);
     for (r, rel) in relations.into_iter().enumerate() {
         let offset = rel.offset();
         offsets.push(offset);
@@ -358,7 +375,11 @@ pub fn plan_block(block: QueryBlock, width: usize) -> Result<Plan> {
     apply_ready(&mut plan, &mut conjuncts, &placed, &layout);
 
     while placed.len() < inner.len() {
-        let candidates: Vec<usize> = inner.iter().copied().filter(|r| !placed.contains(r)).collect();
+        let candidates: Vec<usize> = inner
+            .iter()
+            .copied()
+            .filter(|r| !placed.contains(r))
+            .collect();
         let connected = |r: usize| {
             conjuncts.iter().any(|c| {
                 !c.applied
@@ -372,10 +393,16 @@ pub fn plan_block(block: QueryBlock, width: usize) -> Result<Plan> {
             .iter()
             .copied()
             .filter(|&r| connected(r))
-            .min_by(|&a, &b| estimate(a).partial_cmp(&estimate(b)).unwrap_or(std::cmp::Ordering::Equal))
+            .min_by(|&a, &b| {
+                estimate(a)
+                    .partial_cmp(&estimate(b))
+                    .unwrap_or(std::cmp::Ordering::Equal)
+            })
             .or_else(|| {
                 candidates.iter().copied().min_by(|&a, &b| {
-                    estimate(a).partial_cmp(&estimate(b)).unwrap_or(std::cmp::Ordering::Equal)
+                    estimate(a)
+                        .partial_cmp(&estimate(b))
+                        .unwrap_or(std::cmp::Ordering::Equal)
                 })
             })
             .expect("candidates remain");
@@ -421,7 +448,9 @@ pub fn plan_block(block: QueryBlock, width: usize) -> Result<Plan> {
         let mut rest = Vec::new();
         for c in join_on[r].drain(..) {
             match equi_sides(&c.expr, &owner, &placed, r) {
-                Some(pair) if c.relations.iter().all(|x| *x == r || placed.contains(x)) => keys.push(pair),
+                Some(pair) if c.relations.iter().all(|x| *x == r || placed.contains(x)) => {
+                    keys.push(pair)
+                }
                 _ => rest.push(c.expr),
             }
         }
@@ -431,7 +460,16 @@ pub fn plan_block(block: QueryBlock, width: usize) -> Result<Plan> {
             f.remap_columns(&|c| position(&joined_layout, c));
             f
         });
-        plan = hash_join(plan, &mut layout, right, offsets[r], right_width, keys, JoinKind::Left, filter);
+        plan = hash_join(
+            plan,
+            &mut layout,
+            right,
+            offsets[r],
+            right_width,
+            keys,
+            JoinKind::Left,
+            filter,
+        );
         placed.push(r);
         apply_ready(&mut plan, &mut conjuncts, &placed, &layout);
     }
@@ -442,7 +480,9 @@ pub fn plan_block(block: QueryBlock, width: usize) -> Result<Plan> {
         let columns: Vec<OutputColumn> = (0..width)
             .map(|c| plan.columns()[position(&layout, c)].clone())
             .collect();
-        let exprs = (0..width).map(|c| Expr::Column(position(&layout, c))).collect();
+        let exprs = (0..width)
+            .map(|c| Expr::Column(position(&layout, c)))
+            .collect();
         plan = Plan::Project {
             input: Box::new(plan),
             exprs,
@@ -538,7 +578,7 @@ fn join(
     right_width: usize,
     keys: Vec<(Expr, Expr)>,
     kind: JoinKind,
-    table: Option<&(Arc<Table>, String, Vec<OutputColumn>, Vec<IndexHint>, RowLock, WaitPolicy)>,
+    table: Option<&BaseTable>,
     right_filters: &[Expr],
     correlated_block: bool,
 ) -> Result<Plan> {
@@ -587,7 +627,15 @@ fn join(
                 };
                 // A lookup costs about as much as scanning `LOOKUP_COST_ROWS` rows.
                 let lookups_cheaper = outer_rows * per_lookup * LOOKUP_COST_ROWS < table_rows;
-                if lookups_cheaper && !matches!(inner, Plan::Scan { access: Access::Full, .. }) {
+                if lookups_cheaper
+                    && !matches!(
+                        inner,
+                        Plan::Scan {
+                            access: Access::Full,
+                            ..
+                        }
+                    )
+                {
                     let mut joined_layout = layout.clone();
                     joined_layout.extend(right_offset..right_offset + right_width);
                     let columns = plan
@@ -617,10 +665,18 @@ fn join(
         })
         .collect::<Vec<_>>();
     // Build the hash table on the smaller side (inner joins may swap).
-    if kind == JoinKind::Inner && right.estimated_rows() > plan.estimated_rows() * 2.0 && !keys.is_empty() {
+    if kind == JoinKind::Inner
+        && right.estimated_rows() > plan.estimated_rows() * 2.0
+        && !keys.is_empty()
+    {
         let swapped: Vec<(Expr, Expr)> = keys.into_iter().map(|(l, r)| (r, l)).collect();
         let left_width = plan.width();
-        let columns = right.columns().iter().chain(plan.columns()).cloned().collect();
+        let columns = right
+            .columns()
+            .iter()
+            .chain(plan.columns())
+            .cloned()
+            .collect();
         let mut new_layout: Vec<usize> = (right_offset..right_offset + right_width).collect();
         new_layout.extend(layout.iter().copied());
         *layout = new_layout;
@@ -634,7 +690,16 @@ fn join(
             columns,
         });
     }
-    Ok(hash_join_remapped(plan, layout, right, right_offset, right_width, keys, kind, None))
+    Ok(hash_join_remapped(
+        plan,
+        layout,
+        right,
+        right_offset,
+        right_width,
+        keys,
+        kind,
+        None,
+    ))
 }
 
 /// A hash join with keys still in scope positions.
@@ -657,7 +722,16 @@ fn hash_join(
             (l, r)
         })
         .collect();
-    hash_join_remapped(plan, layout, right, right_offset, right_width, keys, kind, filter)
+    hash_join_remapped(
+        plan,
+        layout,
+        right,
+        right_offset,
+        right_width,
+        keys,
+        kind,
+        filter,
+    )
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -671,7 +745,12 @@ fn hash_join_remapped(
     kind: JoinKind,
     filter: Option<Expr>,
 ) -> Plan {
-    let columns = plan.columns().iter().chain(right.columns()).cloned().collect();
+    let columns = plan
+        .columns()
+        .iter()
+        .chain(right.columns())
+        .cloned()
+        .collect();
     layout.extend(right_offset..right_offset + right_width);
     Plan::Join {
         left: Box::new(plan),
@@ -712,7 +791,8 @@ fn lookup_rows(table: &Table, access: &Access) -> f64 {
         Access::IndexRange { index, lower, .. } => {
             let k = prefix(lower);
             let position = def.indexes.iter().position(|i| &i.name == index);
-            let unique = position.is_some_and(|i| def.indexes[i].unique && k == def.indexes[i].columns.len());
+            let unique = position
+                .is_some_and(|i| def.indexes[i].unique && k == def.indexes[i].columns.len());
             match (&stats, position) {
                 _ if unique => 1.0,
                 (Some(s), Some(i)) if k > 0 => s.rows_per_key(Some(i), k).max(1.0),
@@ -825,7 +905,10 @@ fn column_bounds(filters: &[Expr], width: usize) -> Vec<ColumnBounds> {
 
 /// Bounds on a key with columns `key`: equalities on a prefix, then a range on the
 /// next column. Returns (lower, upper, equality prefix length, has range).
-fn key_range(key: &[usize], bounds: &[ColumnBounds]) -> (Bound<Vec<Expr>>, Bound<Vec<Expr>>, usize, bool) {
+fn key_range(
+    key: &[usize],
+    bounds: &[ColumnBounds],
+) -> (Bound<Vec<Expr>>, Bound<Vec<Expr>>, usize, bool) {
     let mut prefix = Vec::new();
     for &c in key {
         match &bounds[c].eq {
@@ -891,7 +974,11 @@ pub fn choose_access(table: &Table, filters: &[Expr], hints: &[IndexHint]) -> (A
             let listed = h.indexes.iter().any(|i| i.eq_ignore_ascii_case(name));
             match h.kind {
                 TableIndexHintType::Ignore if listed => ok = false,
-                TableIndexHintType::Use | TableIndexHintType::Force if !listed && !h.indexes.is_empty() => ok = false,
+                TableIndexHintType::Use | TableIndexHintType::Force
+                    if !listed && !h.indexes.is_empty() =>
+                {
+                    ok = false
+                }
                 _ => {}
             }
         }
@@ -916,7 +1003,12 @@ pub fn choose_access(table: &Table, filters: &[Expr], hints: &[IndexHint]) -> (A
             if let Some(list) = &bounds[def.primary_key[k]].list {
                 let prefix: Vec<Expr> = def.primary_key[..k]
                     .iter()
-                    .map(|&c| bounds[c].eq.clone().expect("an equality on each prefix column"))
+                    .map(|&c| {
+                        bounds[c]
+                            .eq
+                            .clone()
+                            .expect("an equality on each prefix column")
+                    })
                     .collect();
                 let keys: Vec<Vec<Expr>> = list
                     .iter()
@@ -939,7 +1031,11 @@ pub fn choose_access(table: &Table, filters: &[Expr], hints: &[IndexHint]) -> (A
                 s *= RANGE_SELECTIVITY;
             }
             let est = (rows * s).max(1.0);
-            consider(Access::PrimaryRange { lower, upper }, est.min(filtered.max(est)), est);
+            consider(
+                Access::PrimaryRange { lower, upper },
+                est.min(filtered.max(est)),
+                est,
+            );
         }
     }
     // Secondary indexes.
@@ -977,7 +1073,9 @@ pub fn choose_access(table: &Table, filters: &[Expr], hints: &[IndexHint]) -> (A
         );
     }
     match best {
-        Some((access, est, cost)) if cost < rows || forced => (access, est.min(rows).max(filtered.min(est))),
+        Some((access, est, cost)) if cost < rows || forced => {
+            (access, est.min(rows).max(filtered.min(est)))
+        }
         _ => (Access::Full, filtered),
     }
 }

@@ -96,7 +96,11 @@ fn grouped_form(plan: &Plan) -> Option<(Plan, Vec<usize>)> {
     else {
         return None;
     };
-    if !group.is_empty() || aggs.iter().any(|a| a.arg.as_ref().is_some_and(Expr::is_correlated)) {
+    if !group.is_empty()
+        || aggs
+            .iter()
+            .any(|a| a.arg.as_ref().is_some_and(Expr::is_correlated))
+    {
         return None;
     }
     if exprs.iter().any(Expr::is_correlated) {
@@ -145,7 +149,9 @@ fn grouped_form(plan: &Plan) -> Option<(Plan, Vec<usize>)> {
             ..
         } = &c
         {
-            if let (Expr::Column(x), Expr::Outer(o)) | (Expr::Outer(o), Expr::Column(x)) = (&**left, &**right) {
+            if let (Expr::Column(x), Expr::Outer(o)) | (Expr::Outer(o), Expr::Column(x)) =
+                (&**left, &**right)
+            {
                 keys.push((*x, *o));
                 continue;
             }
@@ -158,7 +164,8 @@ fn grouped_form(plan: &Plan) -> Option<(Plan, Vec<usize>)> {
     if keys.is_empty() || exprs.len() != 1 {
         return None;
     }
-    let scan = crate::planner::scan_plan(table, alias, scan_columns, &[], *lock, *wait, &rest).ok()?;
+    let scan =
+        crate::planner::scan_plan(table, alias, scan_columns, &[], *lock, *wait, &rest).ok()?;
     let width = keys.len();
     let mut group_columns: Vec<_> = keys.iter().map(|(x, _)| scan_columns[*x].clone()).collect();
     group_columns.extend(agg_columns.iter().cloned());

@@ -18,16 +18,26 @@ pub enum SqlType {
     Null,
     /// A signed integer (`Value::Int`); `bits` is 8, 16, 32 or 64 (what the column
     /// was, for describing results; arithmetic is always on 64 bits).
-    Int { bits: u8 },
+    Int {
+        bits: u8,
+    },
     /// An unsigned integer (`Value::UInt`).
-    UInt { bits: u8 },
+    UInt {
+        bits: u8,
+    },
     /// Exact decimal (`Value::Decimal`): `precision` 1..=65, `scale` 0..=30.
-    Decimal { precision: u8, scale: u8 },
+    Decimal {
+        precision: u8,
+        scale: u8,
+    },
     Float,
     Double,
     Date,
     /// DATETIME (and TIMESTAMP, described as itself when `timestamp`).
-    DateTime { fsp: u8, timestamp: bool },
+    DateTime {
+        fsp: u8,
+        timestamp: bool,
+    },
     /// Text (`Value::Bytes`, UTF-8). `len_chars`: the declared or derived maximum
     /// length (`None`: TEXT-sized); `fixed`: CHAR.
     Text {

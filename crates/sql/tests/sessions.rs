@@ -9,7 +9,8 @@ use tarn_row::Value;
 use tarn_sql::{Engine, QueryResult, Session};
 
 fn engine() -> (tempfile::TempDir, Arc<Engine>) {
-    let base = std::env::var("TARN_TEST_DIR").unwrap_or_else(|_| std::env::temp_dir().display().to_string());
+    let base = std::env::var("TARN_TEST_DIR")
+        .unwrap_or_else(|_| std::env::temp_dir().display().to_string());
     std::fs::create_dir_all(&base).expect("the test directory exists");
     let dir = tempfile::Builder::new()
         .prefix("sessions")
@@ -25,7 +26,9 @@ fn engine() -> (tempfile::TempDir, Arc<Engine>) {
 }
 
 fn rows(session: &mut Session, sql: &str) -> Vec<Vec<Value>> {
-    let mut results = session.execute(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    let mut results = session
+        .execute(sql)
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
     results.pop().map(|r| r.all_rows()).unwrap_or_default()
 }
 
@@ -61,25 +64,50 @@ fn prepared_statements_run_many_times_with_new_parameters() {
     let (_dir, engine) = engine();
     let mut s = engine.session("root", "localhost");
     setup(&mut s);
-    let select = s.prepare("SELECT v FROM kv WHERE id = ?").expect("prepares");
+    let select = s
+        .prepare("SELECT v FROM kv WHERE id = ?")
+        .expect("prepares");
     assert_eq!(s.prepared(select).expect("kept").parsed.param_count, 1);
     for (id, v) in [(1, 10), (2, 20), (3, 30)] {
         let r = s.execute_prepared(select, &[Value::Int(id)]).expect("runs");
         assert_eq!(r.all_rows(), vec![vec![Value::Int(v)]]);
     }
-    let update = s.prepare("UPDATE kv SET v = v + ? WHERE id = ?").expect("prepares");
-    let r = s.execute_prepared(update, &[Value::Int(5), Value::Int(2)]).expect("runs");
-    assert!(matches!(r, QueryResult::Ok { affected_rows: 1, .. }), "{r:?}");
+    let update = s
+        .prepare("UPDATE kv SET v = v + ? WHERE id = ?")
+        .expect("prepares");
+    let r = s
+        .execute_prepared(update, &[Value::Int(5), Value::Int(2)])
+        .expect("runs");
+    assert!(
+        matches!(
+            r,
+            QueryResult::Ok {
+                affected_rows: 1,
+                ..
+            }
+        ),
+        "{r:?}"
+    );
     assert_eq!(ints(&mut s, "SELECT v FROM kv WHERE id = 2"), vec![25]);
     // A wrong parameter count is MySQL's 1210.
-    let e = s.execute_prepared(select, &[]).expect_err("needs one parameter");
+    let e = s
+        .execute_prepared(select, &[])
+        .expect_err("needs one parameter");
     assert_eq!(e.mysql_code(), 1210);
     // A definition change is picked up: the statement binds again.
-    s.execute("ALTER TABLE kv ADD INDEX v_2 (v)").expect("an index is added");
-    let r = s.execute_prepared(select, &[Value::Int(3)]).expect("runs after DDL");
+    s.execute("ALTER TABLE kv ADD INDEX v_2 (v)")
+        .expect("an index is added");
+    let r = s
+        .execute_prepared(select, &[Value::Int(3)])
+        .expect("runs after DDL");
     assert_eq!(r.all_rows(), vec![vec![Value::Int(30)]]);
     s.close_prepared(select);
-    assert_eq!(s.execute_prepared(select, &[Value::Int(1)]).expect_err("closed").mysql_code(), 1243);
+    assert_eq!(
+        s.execute_prepared(select, &[Value::Int(1)])
+            .expect_err("closed")
+            .mysql_code(),
+        1243
+    );
 }
 
 #[test]
@@ -91,10 +119,19 @@ fn uncommitted_changes_are_invisible_to_other_sessions_until_commit() {
     b.execute("USE t").expect("use");
     a.execute("BEGIN; UPDATE kv SET v = 11 WHERE id = 1; INSERT INTO kv VALUES (4, 40)")
         .expect("writes");
-    assert_eq!(ints(&mut b, "SELECT v FROM kv ORDER BY id"), vec![10, 20, 30]);
-    assert_eq!(ints(&mut a, "SELECT v FROM kv ORDER BY id"), vec![11, 20, 30, 40]);
+    assert_eq!(
+        ints(&mut b, "SELECT v FROM kv ORDER BY id"),
+        vec![10, 20, 30]
+    );
+    assert_eq!(
+        ints(&mut a, "SELECT v FROM kv ORDER BY id"),
+        vec![11, 20, 30, 40]
+    );
     a.execute("COMMIT").expect("commits");
-    assert_eq!(ints(&mut b, "SELECT v FROM kv ORDER BY id"), vec![11, 20, 30, 40]);
+    assert_eq!(
+        ints(&mut b, "SELECT v FROM kv ORDER BY id"),
+        vec![11, 20, 30, 40]
+    );
 }
 
 #[test]
@@ -104,12 +141,14 @@ fn autocommit_off_opens_a_transaction_implicitly() {
     let mut b = engine.session("root", "localhost");
     setup(&mut a);
     b.execute("USE t").expect("use");
-    a.execute("SET autocommit = 0; DELETE FROM kv WHERE id = 3").expect("deletes");
+    a.execute("SET autocommit = 0; DELETE FROM kv WHERE id = 3")
+        .expect("deletes");
     assert!(a.in_transaction());
     assert_eq!(ints(&mut b, "SELECT count(*) FROM kv"), vec![3]);
     a.execute("ROLLBACK").expect("rolls back");
     assert_eq!(ints(&mut a, "SELECT count(*) FROM kv"), vec![3]);
-    a.execute("DELETE FROM kv WHERE id = 3; SET autocommit = 1").expect("commits by SET");
+    a.execute("DELETE FROM kv WHERE id = 3; SET autocommit = 1")
+        .expect("commits by SET");
     assert!(!a.in_transaction());
     assert_eq!(ints(&mut b, "SELECT count(*) FROM kv"), vec![2]);
 }
@@ -121,9 +160,13 @@ fn locking_reads_wait_fail_with_nowait_and_skip_locked_rows() {
     let mut b = engine.session("root", "localhost");
     setup(&mut a);
     b.execute("USE t").expect("use");
-    a.execute("BEGIN; SELECT * FROM kv WHERE id = 2 FOR UPDATE").expect("locks row 2");
+    a.execute("BEGIN; SELECT * FROM kv WHERE id = 2 FOR UPDATE")
+        .expect("locks row 2");
     b.execute("BEGIN").expect("begins");
-    assert_eq!(code(b.execute("SELECT * FROM kv WHERE id = 2 FOR UPDATE NOWAIT")), 3572);
+    assert_eq!(
+        code(b.execute("SELECT * FROM kv WHERE id = 2 FOR UPDATE NOWAIT")),
+        3572
+    );
     assert_eq!(
         ints(&mut b, "SELECT id FROM kv FOR UPDATE SKIP LOCKED"),
         vec![1, 3]
@@ -147,9 +190,11 @@ fn a_killed_query_stops_with_1317_and_the_session_goes_on() {
     setup(&mut a);
     // A query that runs long enough to be killed: a correlated subquery per row of a
     // cross join.
-    a.execute("CREATE TABLE big (id INT PRIMARY KEY)").expect("creates");
+    a.execute("CREATE TABLE big (id INT PRIMARY KEY)")
+        .expect("creates");
     let values: Vec<String> = (1..=2000).map(|i| format!("({i})")).collect();
-    a.execute(&format!("INSERT INTO big VALUES {}", values.join(","))).expect("loads");
+    a.execute(&format!("INSERT INTO big VALUES {}", values.join(",")))
+        .expect("loads");
     let id = a.connection_id();
     let killer = {
         let engine = engine.clone();
@@ -171,9 +216,11 @@ fn max_execution_time_stops_a_long_query_with_3024() {
     let (_dir, engine) = engine();
     let mut a = engine.session("root", "localhost");
     setup(&mut a);
-    a.execute("CREATE TABLE big (id INT PRIMARY KEY)").expect("creates");
+    a.execute("CREATE TABLE big (id INT PRIMARY KEY)")
+        .expect("creates");
     let values: Vec<String> = (1..=2000).map(|i| format!("({i})")).collect();
-    a.execute(&format!("INSERT INTO big VALUES {}", values.join(","))).expect("loads");
+    a.execute(&format!("INSERT INTO big VALUES {}", values.join(",")))
+        .expect("loads");
     a.execute("SET max_execution_time = 200").expect("sets");
     let e = a
         .execute("SELECT count(*) FROM big x, big y WHERE x.id + y.id > 0")
@@ -188,29 +235,46 @@ fn a_query_over_its_memory_bound_fails_with_1038() {
     let (_dir, engine) = engine();
     let mut a = engine.session("root", "localhost");
     setup(&mut a);
-    a.execute("CREATE TABLE big (id INT PRIMARY KEY, s VARCHAR(200))").expect("creates");
-    let values: Vec<String> = (1..=5000).map(|i| format!("({i}, REPEAT('x', 200))")).collect();
-    a.execute(&format!("INSERT INTO big VALUES {}", values.join(","))).expect("loads");
-    a.execute("SET query_memory_max_bytes = 1048576").expect("sets 1 MiB");
+    a.execute("CREATE TABLE big (id INT PRIMARY KEY, s VARCHAR(200))")
+        .expect("creates");
+    let values: Vec<String> = (1..=5000)
+        .map(|i| format!("({i}, REPEAT('x', 200))"))
+        .collect();
+    a.execute(&format!("INSERT INTO big VALUES {}", values.join(",")))
+        .expect("loads");
+    a.execute("SET query_memory_max_bytes = 1048576")
+        .expect("sets 1 MiB");
     let e = a
         .execute("SELECT s FROM big ORDER BY s DESC, id")
         .expect_err("the sort needs more than 1 MiB");
     assert_eq!(e.mysql_code(), 1038, "{e}");
-    a.execute("SET query_memory_max_bytes = DEFAULT").expect("resets");
-    assert_eq!(rows(&mut a, "SELECT s FROM big ORDER BY s DESC, id").len(), 5000);
+    a.execute("SET query_memory_max_bytes = DEFAULT")
+        .expect("resets");
+    assert_eq!(
+        rows(&mut a, "SELECT s FROM big ORDER BY s DESC, id").len(),
+        5000
+    );
 }
 
 #[test]
 fn last_insert_id_is_the_first_generated_value_of_a_multi_row_insert() {
     let (_dir, engine) = engine();
     let mut a = engine.session("root", "localhost");
-    a.execute("CREATE DATABASE t; USE t; CREATE TABLE ai (id BIGINT AUTO_INCREMENT PRIMARY KEY, v INT)")
-        .expect("creates");
-    a.execute("INSERT INTO ai (v) VALUES (1), (2), (3)").expect("inserts");
+    a.execute(
+        "CREATE DATABASE t; USE t; CREATE TABLE ai (id BIGINT AUTO_INCREMENT PRIMARY KEY, v INT)",
+    )
+    .expect("creates");
+    a.execute("INSERT INTO ai (v) VALUES (1), (2), (3)")
+        .expect("inserts");
     assert_eq!(ints(&mut a, "SELECT LAST_INSERT_ID()"), vec![1]);
-    a.execute("INSERT INTO ai (v) VALUES (4), (5)").expect("inserts");
+    a.execute("INSERT INTO ai (v) VALUES (4), (5)")
+        .expect("inserts");
     assert_eq!(ints(&mut a, "SELECT LAST_INSERT_ID()"), vec![4]);
     assert_eq!(a.last_insert_id(), 4);
-    a.execute("INSERT INTO ai VALUES (0, 6), (NULL, 7), (100, 8), (NULL, 9)").expect("inserts");
-    assert_eq!(ints(&mut a, "SELECT id FROM ai ORDER BY id"), vec![1, 2, 3, 4, 5, 6, 7, 100, 101]);
+    a.execute("INSERT INTO ai VALUES (0, 6), (NULL, 7), (100, 8), (NULL, 9)")
+        .expect("inserts");
+    assert_eq!(
+        ints(&mut a, "SELECT id FROM ai ORDER BY id"),
+        vec![1, 2, 3, 4, 5, 6, 7, 100, 101]
+    );
 }

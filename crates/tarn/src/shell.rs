@@ -62,7 +62,8 @@ fn print_result(result: &QueryResult, table: bool, out: &mut impl Write) -> std:
                     writeln!(out, "Empty set")?;
                     return Ok(());
                 }
-                let cells: Vec<Vec<String>> = rows.iter().map(|r| r.iter().map(text).collect()).collect();
+                let cells: Vec<Vec<String>> =
+                    rows.iter().map(|r| r.iter().map(text).collect()).collect();
                 let widths: Vec<usize> = columns
                     .iter()
                     .enumerate()
@@ -75,7 +76,11 @@ fn print_result(result: &QueryResult, table: bool, out: &mut impl Write) -> std:
                             .unwrap_or(0)
                     })
                     .collect();
-                let rule: String = widths.iter().map(|w| format!("+{}", "-".repeat(w + 2))).collect::<String>() + "+";
+                let rule: String = widths
+                    .iter()
+                    .map(|w| format!("+{}", "-".repeat(w + 2)))
+                    .collect::<String>()
+                    + "+";
                 let line = |values: &[String]| -> String {
                     values
                         .iter()
@@ -185,11 +190,11 @@ fn complete(buffer: &str) -> bool {
 /// Runs the shell; returns the process exit status.
 pub fn run(engine: std::sync::Arc<Engine>, options: ShellOptions) -> u8 {
     let mut session = engine.session("root", "localhost");
-    if let Some(db) = &options.database {
-        if let Err(e) = session.use_database(db) {
-            print_error(&e);
-            return 1;
-        }
+    if let Some(db) = &options.database
+        && let Err(e) = session.use_database(db)
+    {
+        print_error(&e);
+        return 1;
     }
     let stdin = std::io::stdin();
     let interactive = options.execute.is_none() && stdin.is_terminal();

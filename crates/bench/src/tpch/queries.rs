@@ -118,26 +118,7 @@ const SF1_CORRECTIONS: [(usize, &str); 2] = [
 /// (`tests/tpch_queries.rs`) checks every other query and fails if one of them
 /// regresses; it prints the listed queries that pass, so this list can shrink. The
 /// README's TPC-H status table is this list.
-pub const KNOWN_FAILING: &[KnownFailure] = &[
-    KnownFailure {
-        query: 18,
-        reason: "engine panic (index out of bounds at crates/sql/src/chunk.rs:79): the \
-                 planner pushes `o_orderkey in (select l_orderkey ... having ...)` down to \
-                 the customer scan, whose 8-column chunk then meets the probe's column 8 \
-                 (o_orderkey in the joined row): pushdown ignores the columns of an IN \
-                 subquery's left-hand expression",
-        runs_away: false,
-    },
-    KnownFailure {
-        query: 19,
-        reason: "runs out of memory: the planner does not factor the join predicate \
-                 `p_partkey = l_partkey` common to the three OR branches, so part x \
-                 lineitem is a nested loop join (120M pairs at SF 0.01) whose output is held \
-                 in memory (about 1 GB/s until the machine's memory is gone) without being \
-                 charged to query_memory_max_bytes or checking KILL/max_execution_time",
-        runs_away: true,
-    },
-];
+pub const KNOWN_FAILING: &[KnownFailure] = &[];
 
 /// A query listed as not returning its answer yet.
 #[derive(Clone, Copy, Debug)]
