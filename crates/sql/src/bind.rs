@@ -50,11 +50,7 @@ pub trait BindContext {
     /// A view's SELECT text, if `db.name` is a view.
     fn view(&self, db: &str, name: &str) -> Result<Option<String>>;
     /// A system table (information_schema, performance_schema): its columns and rows.
-    fn system_table(
-        &self,
-        db: &str,
-        name: &str,
-    ) -> Option<Result<crate::show::SystemTableRows>>;
+    fn system_table(&self, db: &str, name: &str) -> Option<Result<crate::show::SystemTableRows>>;
     /// `@@name`, `@@session.name`, `@@global.name`.
     fn system_variable(&self, name: &str, global: bool) -> Result<Value>;
     fn user_variable(&self, name: &str) -> Value;
@@ -173,6 +169,9 @@ pub struct Binder<'c> {
     /// The locking clause of the statement being bound (FOR UPDATE / FOR SHARE).
     lock: RowLock,
     wait: WaitPolicy,
+    /// While a view's query is bound: the view's database, which its unqualified
+    /// table names mean (not the session's current one).
+    database: Option<String>,
 }
 
 fn unsupported(what: impl std::fmt::Display) -> Error {
@@ -214,6 +213,7 @@ impl<'c> Binder<'c> {
             depth: 0,
             lock: RowLock::None,
             wait: WaitPolicy::Wait,
+            database: None,
         }
     }
 
@@ -223,8 +223,9 @@ impl<'c> Binder<'c> {
         match parts.as_slice() {
             [table] => {
                 let db = self
-                    .cx
-                    .current_database()
+                    .database
+                    .clone()
+                    .or_else(|| self.cx.current_database())
                     .ok_or_else(|| Error::sql(1046, "3D000", "No database selected"))?;
                 Ok((db, self.cx.normalize_table_name(table)))
             }
@@ -1105,7 +1106,10 @@ impl<'c> Binder<'c> {
                     return Ok(());
                 }
                 if let Some(sql) = self.cx.view(&db, &table_name)? {
-                    let plan = self.bind_view(&sql, &alias_name)?;
+                    let saved = self.database.replace(db.clone());
+                    let plan = self.bind_view(&sql, &alias_name);
+                    self.database = saved;
+                    let plan = plan?;
                     push_scope(scope, plan.columns())?;
                     block.relations.push(FromRelation::Plan { plan, offset });
                     return Ok(());
@@ -2303,7 +2307,7 @@ impl<'c> Binder<'c> {
             return error;
         }
         let written = object_name(&f.name).join(".");
-        let full = match self.cx.current_database() {
+        let full = match self.database.clone().or_else(|| self.cx.current_database()) {
             Some(db) if !written.contains('.') => format!("{db}.{written}"),
             _ => written,
         };
