@@ -131,7 +131,7 @@ impl<'a> ExecContext<'a> {
         self.cancel.clone()
     }
 
-    fn eval_cx(&'a self) -> EvalContext<'a> {
+    pub(crate) fn eval_cx(&'a self) -> EvalContext<'a> {
         EvalContext {
             params: self.params,
             outer: &self.outer,
@@ -657,10 +657,132 @@ impl Operator for ProjectOp<'_> {
 // ------------------------------------------------------------------ joins
 
 /// The build side of a hash join.
-struct HashTable {
+pub(crate) struct HashTable {
     rows: Chunk,
     /// Key -> row positions in `rows`.
     index: HashMap<Vec<u8>, Vec<u32>>,
+}
+
+/// Builds a hash join's table from its build side (`keys`: the build side's key
+/// expressions; none: a nested-loop join's table of every row).
+pub(crate) fn build_hash_table(
+    input: &mut dyn Operator,
+    keys: &[Expr],
+    cx: &ExecContext,
+) -> Result<HashTable> {
+    let mut rows = Chunk::default();
+    let mut index: HashMap<Vec<u8>, Vec<u32>> = HashMap::new();
+    let ecx = cx.eval_cx();
+    while let Some(chunk) = input.next(cx)? {
+        cx.cancel.check()?;
+        cx.memory.charge(chunk.memory_bytes() + chunk.len() * 48)?;
+        let key_columns = keys
+            .iter()
+            .map(|e| e.eval(&chunk, &ecx))
+            .collect::<Result<Vec<_>>>()?;
+        let base = rows.len();
+        for i in 0..chunk.len() {
+            let values: Vec<&Value> = key_columns.iter().map(|c| &c[i]).collect();
+            if keys.is_empty() {
+                index.entry(Vec::new()).or_default().push((base + i) as u32);
+            } else if let Some(key) = keys_of(&values, Collation::CaseInsensitive) {
+                index.entry(key).or_default().push((base + i) as u32);
+            }
+        }
+        rows.append(chunk);
+    }
+    if keys.is_empty() {
+        index.entry(Vec::new()).or_default();
+    }
+    Ok(HashTable { rows, index })
+}
+
+/// Joins a chunk of probe-side rows with a built hash table: `keys` are the probe
+/// side's key expressions, `filter` is over the joined row (for LEFT JOIN it is part
+/// of the ON condition), `right_width` the build side's width.
+pub(crate) fn probe_hash_table(
+    table: &HashTable,
+    keys: &[Expr],
+    filter: Option<&Expr>,
+    kind: JoinKind,
+    right_width: usize,
+    chunk: Chunk,
+    ecx: &EvalContext,
+) -> Result<Chunk> {
+    let key_columns = keys
+        .iter()
+        .map(|e| e.eval(&chunk, ecx))
+        .collect::<Result<Vec<_>>>()?;
+    // Candidate pairs (left row, right row).
+    let mut left_rows = Vec::new();
+    let mut right_rows = Vec::new();
+    for i in 0..chunk.len() {
+        let values: Vec<&Value> = key_columns.iter().map(|c| &c[i]).collect();
+        let key = if keys.is_empty() {
+            Some(Vec::new())
+        } else {
+            keys_of(&values, Collation::CaseInsensitive)
+        };
+        if let Some(matches) = key.and_then(|k| table.index.get(&k)) {
+            for &r in matches {
+                left_rows.push(i);
+                right_rows.push(r as usize);
+            }
+        }
+    }
+    let mut joined = chunk.take(&left_rows).zip(table.rows.take(&right_rows));
+    if joined.width() < chunk.width() + right_width {
+        // An empty build side has no columns yet.
+        joined = Chunk::from_columns(
+            (0..chunk.width() + right_width)
+                .map(|_| Vec::new())
+                .collect(),
+            0,
+        );
+    }
+    let mut matched = vec![false; chunk.len()];
+    let joined = match filter {
+        Some(f) => {
+            let values = f.eval(&joined, ecx)?;
+            let keep: Vec<bool> = values.iter().map(truthy).collect();
+            for (k, &l) in keep.iter().zip(&left_rows) {
+                if *k {
+                    matched[l] = true;
+                }
+            }
+            joined.filter(&keep)
+        }
+        None => {
+            for &l in &left_rows {
+                matched[l] = true;
+            }
+            joined
+        }
+    };
+    Ok(match kind {
+        JoinKind::Inner => joined,
+        JoinKind::Semi => chunk.filter(&matched),
+        JoinKind::Anti => {
+            let unmatched: Vec<bool> = matched.iter().map(|m| !m).collect();
+            chunk.filter(&unmatched)
+        }
+        JoinKind::Left => {
+            let unmatched: Vec<usize> = (0..chunk.len()).filter(|&i| !matched[i]).collect();
+            if unmatched.is_empty() {
+                joined
+            } else {
+                let nulls = Chunk::from_columns(
+                    (0..right_width)
+                        .map(|_| vec![Value::Null; unmatched.len()])
+                        .collect(),
+                    unmatched.len(),
+                );
+                let mut out = joined;
+                out.append(chunk.take(&unmatched).zip(nulls));
+                out
+            }
+        }
+    })
 }
 
 struct HashJoinOp<'p> {
@@ -682,113 +804,23 @@ const PROBE_PAIRS_MAX: usize = 4 * CHUNK_ROWS;
 impl HashJoinOp<'_> {
     fn build(&mut self, cx: &ExecContext) -> Result<()> {
         let mut right = self.right.take().expect("the build side is read once");
-        let mut rows = Chunk::default();
-        let mut index: HashMap<Vec<u8>, Vec<u32>> = HashMap::new();
-        let ecx = cx.eval_cx();
-        while let Some(chunk) = right.next(cx)? {
-            cx.cancel.check()?;
-            cx.memory.charge(chunk.memory_bytes() + chunk.len() * 48)?;
-            let key_columns = self
-                .keys
-                .iter()
-                .map(|(_, r)| r.eval(&chunk, &ecx))
-                .collect::<Result<Vec<_>>>()?;
-            let base = rows.len();
-            for i in 0..chunk.len() {
-                let values: Vec<&Value> = key_columns.iter().map(|c| &c[i]).collect();
-                if let Some(key) = keys_of(&values, Collation::CaseInsensitive) {
-                    index.entry(key).or_default().push((base + i) as u32);
-                } else if self.keys.is_empty() {
-                    index.entry(Vec::new()).or_default().push((base + i) as u32);
-                }
-            }
-            rows.append(chunk);
-        }
-        if self.keys.is_empty() {
-            index.entry(Vec::new()).or_default();
-        }
-        self.table = Some(HashTable { rows, index });
+        let keys: Vec<Expr> = self.keys.iter().map(|(_, r)| r.clone()).collect();
+        self.table = Some(build_hash_table(right.as_mut(), &keys, cx)?);
         Ok(())
     }
 
     fn probe(&self, chunk: Chunk, cx: &ExecContext) -> Result<Chunk> {
         let table = self.table.as_ref().expect("built before probing");
-        let ecx = cx.eval_cx();
-        let key_columns = self
-            .keys
-            .iter()
-            .map(|(l, _)| l.eval(&chunk, &ecx))
-            .collect::<Result<Vec<_>>>()?;
-        // Candidate pairs (left row, right row).
-        let mut left_rows = Vec::new();
-        let mut right_rows = Vec::new();
-        for i in 0..chunk.len() {
-            let values: Vec<&Value> = key_columns.iter().map(|c| &c[i]).collect();
-            let key = if self.keys.is_empty() {
-                Some(Vec::new())
-            } else {
-                keys_of(&values, Collation::CaseInsensitive)
-            };
-            if let Some(matches) = key.and_then(|k| table.index.get(&k)) {
-                for &r in matches {
-                    left_rows.push(i);
-                    right_rows.push(r as usize);
-                }
-            }
-        }
-        let mut joined = chunk.take(&left_rows).zip(table.rows.take(&right_rows));
-        if joined.width() < chunk.width() + self.right_width {
-            // An empty build side has no columns yet.
-            joined = Chunk::from_columns(
-                (0..chunk.width() + self.right_width)
-                    .map(|_| Vec::new())
-                    .collect(),
-                0,
-            );
-        }
-        let mut matched = vec![false; chunk.len()];
-        let joined = match self.filter {
-            Some(f) => {
-                let values = f.eval(&joined, &ecx)?;
-                let keep: Vec<bool> = values.iter().map(truthy).collect();
-                for (k, &l) in keep.iter().zip(&left_rows) {
-                    if *k {
-                        matched[l] = true;
-                    }
-                }
-                joined.filter(&keep)
-            }
-            None => {
-                for &l in &left_rows {
-                    matched[l] = true;
-                }
-                joined
-            }
-        };
-        Ok(match self.kind {
-            JoinKind::Inner => joined,
-            JoinKind::Semi => chunk.filter(&matched),
-            JoinKind::Anti => {
-                let unmatched: Vec<bool> = matched.iter().map(|m| !m).collect();
-                chunk.filter(&unmatched)
-            }
-            JoinKind::Left => {
-                let unmatched: Vec<usize> = (0..chunk.len()).filter(|&i| !matched[i]).collect();
-                if unmatched.is_empty() {
-                    joined
-                } else {
-                    let nulls = Chunk::from_columns(
-                        (0..self.right_width)
-                            .map(|_| vec![Value::Null; unmatched.len()])
-                            .collect(),
-                        unmatched.len(),
-                    );
-                    let mut out = joined;
-                    out.append(chunk.take(&unmatched).zip(nulls));
-                    out
-                }
-            }
-        })
+        let keys: Vec<Expr> = self.keys.iter().map(|(l, _)| l.clone()).collect();
+        probe_hash_table(
+            table,
+            &keys,
+            self.filter,
+            self.kind,
+            self.right_width,
+            chunk,
+            &cx.eval_cx(),
+        )
     }
 }
 

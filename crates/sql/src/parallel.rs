@@ -33,25 +33,48 @@ use tarn_row::Value;
 use tarn_row::types::Collation;
 
 use crate::chunk::Chunk;
-use crate::exec::{ExecContext, Operator, join_key};
+use crate::exec::{ExecContext, HashTable, Operator, build_hash_table, join_key};
 use crate::expr::{EvalContext, Expr};
 use crate::limits::{PARALLEL_MIN_ROWS, PARALLEL_QUEUED_CHUNKS_PER_WORKER};
-use crate::plan::{Access, AggCall, Plan};
+use crate::plan::{Access, AggCall, JoinKind, Plan};
 use crate::scalar::FnContext;
 use crate::scalar::agg::Accumulator;
 use crate::subquery::{SubqueryExpr, SubqueryRunner};
 
-/// A stateless step of a pipeline.
+/// A step of a pipeline: stateless, or a probe of a hash table built before the
+/// workers start (shared read-only by all of them).
 #[derive(Clone)]
 enum Step {
     Filter(Expr),
     Project(Vec<Expr>),
+    Probe(Arc<Probe>),
+}
+
+struct Probe {
+    table: HashTable,
+    keys: Vec<Expr>,
+    filter: Option<Expr>,
+    kind: JoinKind,
+    right_width: usize,
+}
+
+/// A step as the plan describes it: a probe's hash table is built when the
+/// pipeline starts.
+enum PendingStep<'p> {
+    Ready(Step),
+    Build {
+        right: &'p Plan,
+        right_keys: Vec<Expr>,
+        left_keys: Vec<Expr>,
+        filter: Option<Expr>,
+        kind: JoinKind,
+    },
 }
 
 /// The shape of a parallelisable plan: steps over a scan, bottom up.
 struct Shape<'p> {
     scan: &'p Plan,
-    steps: Vec<Step>,
+    steps: Vec<PendingStep<'p>>,
 }
 
 fn parallel_safe(e: &Expr) -> bool {
@@ -84,18 +107,45 @@ fn shape(plan: &Plan) -> Option<Shape<'_>> {
                 if !parallel_safe(f) {
                     return None;
                 }
-                steps.push(Step::Filter(f.clone()));
+                steps.push(PendingStep::Ready(Step::Filter(f.clone())));
             }
             Some(Shape { scan: plan, steps })
         }
         Plan::Filter { input, predicate } if parallel_safe(predicate) => {
             let mut s = shape(input)?;
-            s.steps.push(Step::Filter(predicate.clone()));
+            s.steps
+                .push(PendingStep::Ready(Step::Filter(predicate.clone())));
             Some(s)
         }
         Plan::Project { input, exprs, .. } if exprs.iter().all(parallel_safe) => {
             let mut s = shape(input)?;
-            s.steps.push(Step::Project(exprs.clone()));
+            s.steps
+                .push(PendingStep::Ready(Step::Project(exprs.clone())));
+            Some(s)
+        }
+        // A hash join probes with the pipeline's rows: its build side runs first (on
+        // the session's thread, itself in parallel if it is a pipeline).
+        Plan::Join {
+            left,
+            right,
+            kind,
+            keys,
+            filter,
+            ..
+        } if !keys.is_empty()
+            && keys
+                .iter()
+                .all(|(l, r)| parallel_safe(l) && parallel_safe(r))
+            && filter.as_ref().is_none_or(parallel_safe) =>
+        {
+            let mut s = shape(left)?;
+            s.steps.push(PendingStep::Build {
+                right,
+                right_keys: keys.iter().map(|(_, r)| r.clone()).collect(),
+                left_keys: keys.iter().map(|(l, _)| l.clone()).collect(),
+                filter: filter.clone(),
+                kind: *kind,
+            });
             Some(s)
         }
         _ => None,
@@ -114,7 +164,9 @@ pub fn describe(plan: &Plan) -> String {
                     .all(|a| !a.distinct && a.arg.as_ref().is_none_or(parallel_safe))
                 && shape(input).is_some()
         }
-        Plan::Filter { .. } | Plan::Project { .. } | Plan::Scan { .. } => shape(plan).is_some(),
+        Plan::Filter { .. } | Plan::Project { .. } | Plan::Scan { .. } | Plan::Join { .. } => {
+            shape(plan).is_some()
+        }
         _ => false,
     };
     if is_pipeline {
@@ -158,7 +210,7 @@ pub fn open_parallel(plan: &Plan) -> Option<Box<dyn Operator + '_>> {
                 state: None,
             }))
         }
-        Plan::Filter { .. } | Plan::Project { .. } | Plan::Scan { .. } => {
+        Plan::Filter { .. } | Plan::Project { .. } | Plan::Scan { .. } | Plan::Join { .. } => {
             let s = shape(plan)?;
             Some(Box::new(ParallelOp {
                 shape: s,
@@ -307,6 +359,15 @@ impl Job {
                             .collect();
                         chunk.filter(&keep)
                     }
+                    Step::Probe(probe) => crate::exec::probe_hash_table(
+                        &probe.table,
+                        &probe.keys,
+                        probe.filter.as_ref(),
+                        probe.kind,
+                        probe.right_width,
+                        chunk,
+                        &cx,
+                    )?,
                     Step::Project(exprs) => {
                         let n = chunk.len();
                         let columns = exprs
@@ -406,7 +467,31 @@ impl ParallelOp<'_> {
         let (sender, receiver) = sync_channel(workers * PARALLEL_QUEUED_CHUNKS_PER_WORKER);
         let stop = Arc::new(AtomicBool::new(false));
         let source = Arc::new(Mutex::new((stream, 0u64)));
-        let steps = Arc::new(self.shape.steps.clone());
+        // Build the probes' hash tables before the scan's morsels flow.
+        let mut steps = Vec::with_capacity(self.shape.steps.len());
+        for step in &self.shape.steps {
+            steps.push(match step {
+                PendingStep::Ready(step) => step.clone(),
+                PendingStep::Build {
+                    right,
+                    right_keys,
+                    left_keys,
+                    filter,
+                    kind,
+                } => {
+                    let mut build = crate::exec::open(right)?;
+                    let table = build_hash_table(build.as_mut(), right_keys, cx)?;
+                    Step::Probe(Arc::new(Probe {
+                        table,
+                        keys: left_keys.clone(),
+                        filter: filter.clone(),
+                        kind: *kind,
+                        right_width: right.width(),
+                    }))
+                }
+            });
+        }
+        let steps = Arc::new(steps);
         let sink = Arc::new(self.sink.clone());
         let params = Arc::new(cx.params.to_vec());
         let cancel = cx.cancel_handle();
