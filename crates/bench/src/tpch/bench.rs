@@ -534,7 +534,9 @@ pub fn run(options: &TpchBenchOptions, output: &Output) -> Result<TpchReport> {
                 && let Some(failure) =
                     queries::known_failure(number, options.scale_factor).filter(|f| f.runs_away)
             {
-                output.progress(&format!("Q{number:02} T={threads}: skipped (runs away)"));
+                output.progress(&format!(
+                    "Q{number:02} T={threads}: not run (listed as running away)"
+                ));
                 rows.push(skipped_row(number, threads, failure));
                 continue;
             }
@@ -670,7 +672,8 @@ fn skipped_row(number: usize, threads: usize, failure: &queries::KnownFailure) -
         verdict: Verdict::Error,
         correct: Some(false),
         error: Some(format!(
-            "not run: known to exhaust the machine ({}); name it in --queries to run it",
+            "not run: known to hang or exhaust memory at this scale factor ({}); name it in \
+             --queries to run it",
             failure.reason
         )),
         mismatch: None,
