@@ -5,13 +5,14 @@
 //! query in one session, and compares each result with the stored answer. A query not
 //! listed in `KNOWN_FAILING` must match: the test fails naming every one that does not.
 //! The listed queries are run too (except those marked `runs_away`, which would
-//! exhaust the machine) and the test prints those that now pass, so the list can
-//! shrink.
+//! exhaust the machine or hang) and the test prints those that now pass, so the list
+//! can shrink. A query that hangs past its `max_execution_time` ends the test process
+//! with a message naming it (`run_query`'s hang guard).
 
 use std::sync::Arc;
 
 use tarn_bench::report::Output;
-use tarn_bench::tpch::bench::{run_query, tpch_session};
+use tarn_bench::tpch::bench::{QueryGuard, run_query, tpch_session};
 use tarn_bench::tpch::load::ensure_loaded;
 use tarn_bench::tpch::queries::{self, QUERY_COUNT};
 use tarn_catalog::Storage;
@@ -51,13 +52,17 @@ fn tpch_queries_return_the_expected_answers_at_sf_0_01() {
     let mut regressions = Vec::new();
     let mut now_passing = Vec::new();
     for number in 1..=QUERY_COUNT {
-        let known = queries::known_failure(number);
+        let known = queries::known_failure(number, SCALE_FACTOR);
         if known.is_some_and(|f| f.runs_away) {
             eprintln!("Q{number:02}: not run (listed as running away)");
             continue;
         }
         let (expected, _) = queries::expected_answer(number, SCALE_FACTOR).expect("answers exist");
-        let run = run_query(&mut session, number, SCALE_FACTOR, MEMORY_MAX_BYTES).expect("runs");
+        let guard = QueryGuard {
+            memory_max_bytes: MEMORY_MAX_BYTES,
+            timeout_seconds: TIMEOUT_SECONDS,
+        };
+        let run = run_query(&mut session, number, SCALE_FACTOR, &guard).expect("runs");
         if run.panicked {
             session = tpch_session(&engine, TIMEOUT_SECONDS).expect("opens a new session");
         }

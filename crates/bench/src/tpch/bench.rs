@@ -9,7 +9,10 @@
 //! `max_execution_time` (`--timeout`) and stopped (KILL QUERY) if the process's
 //! resident memory passes `--memory-max` (default: half the machine's memory), and
 //! an engine panic caught and reported as the query's error (the session is then
-//! replaced). Each (query, T) row reports the median time, the
+//! replaced). A query still running a minute past its `max_execution_time` means the
+//! engine hung: the bench then names it and exits (status 3). Queries that
+//! `KNOWN_FAILING` marks as running away at this scale factor are not run unless
+//! `--queries` names them; they count as failed. Each (query, T) row reports the median time, the
 //! row count and the verdict: `ok` when every round's result matches the expected
 //! answer ([`super::queries::compare`]), `wrong` with the first difference, `error`
 //! with the engine's error, or `-` when no answer exists for the scale factor (SF 0.01,
@@ -265,7 +268,7 @@ pub fn run_query(
     session: &mut Session,
     number: usize,
     scale_factor: f64,
-    memory_max_bytes: u64,
+    guard: &QueryGuard,
 ) -> Result<QueryRun> {
     let text = queries::query_text(number, scale_factor)?;
     record_panics();
@@ -282,11 +285,12 @@ pub fn run_query(
             watch_memory(
                 &engine,
                 connection_id,
-                memory_max_bytes,
+                guard.memory_max_bytes,
                 &done,
                 &over_memory,
-            )
+            );
         });
+        scope.spawn(|| watch_hang(number, guard.timeout_seconds, &done));
         let outcome =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| session.execute(&text)));
         done.store(true, Ordering::Relaxed);
@@ -301,7 +305,7 @@ pub fn run_query(
                 "stopped by the bench (KILL QUERY): the process's resident memory reached {} MiB, \
                  over the bench's bound of {} MiB",
                 rss >> 20,
-                memory_max_bytes >> 20
+                guard.memory_max_bytes >> 20
             )),
             panicked: false,
         });
@@ -334,6 +338,43 @@ pub fn run_query(
         result,
         panicked: false,
     })
+}
+
+/// The bounds [`run_query`] holds a query to, besides the session's own
+/// `max_execution_time` (which [`tpch_session`] sets to `timeout_seconds`).
+#[derive(Clone, Copy, Debug)]
+pub struct QueryGuard {
+    /// The query is stopped (KILL QUERY) once the process's resident memory passes
+    /// this.
+    pub memory_max_bytes: u64,
+    /// The session's `max_execution_time`, in seconds.
+    pub timeout_seconds: f64,
+}
+
+/// How long past its `max_execution_time` a statement may go on before
+/// [`watch_hang`] declares the engine hung.
+const HANG_GRACE: Duration = Duration::from_secs(60);
+
+/// Until `done`, waits; if the statement runs [`HANG_GRACE`] past `timeout_seconds`,
+/// the engine ignored its `max_execution_time` (a deadlock, or an operator that never
+/// checks for cancellation): nothing can get the session or the engine's workers
+/// back, so this names the query and exits the process (status 3) rather than hang
+/// forever.
+fn watch_hang(number: usize, timeout_seconds: f64, done: &AtomicBool) {
+    let hang_after = Duration::from_secs_f64(timeout_seconds) + HANG_GRACE;
+    let started = Instant::now();
+    while !done.load(Ordering::Relaxed) {
+        if started.elapsed() > hang_after {
+            eprintln!(
+                "error: TPC-H Q{number} is still running {} s after its max_execution_time \
+                 ({timeout_seconds} s): the engine hung; exiting (list it in KNOWN_FAILING \
+                 with runs_away)",
+                HANG_GRACE.as_secs()
+            );
+            std::process::exit(3);
+        }
+        std::thread::sleep(MEMORY_POLL);
+    }
 }
 
 /// How often [`watch_memory`] reads the process's resident memory.
@@ -490,9 +531,12 @@ pub fn run(options: &TpchBenchOptions, output: &Output) -> Result<TpchReport> {
         warm(&mut session, output)?;
         for &number in &options.queries {
             if options.skip_runaway
-                && let Some(failure) = queries::known_failure(number).filter(|f| f.runs_away)
+                && let Some(failure) =
+                    queries::known_failure(number, options.scale_factor).filter(|f| f.runs_away)
             {
-                output.progress(&format!("Q{number:02} T={threads}: skipped (runs away)"));
+                output.progress(&format!(
+                    "Q{number:02} T={threads}: not run (listed as running away)"
+                ));
                 rows.push(skipped_row(number, threads, failure));
                 continue;
             }
@@ -553,13 +597,12 @@ fn measure(
     let mut error = None;
     let mut mismatch = None;
     let mut panicked = false;
+    let guard = QueryGuard {
+        memory_max_bytes: options.memory_max_bytes,
+        timeout_seconds: options.timeout_seconds,
+    };
     for _ in 0..options.rounds {
-        let run = run_query(
-            session,
-            number,
-            options.scale_factor,
-            options.memory_max_bytes,
-        )?;
+        let run = run_query(session, number, options.scale_factor, &guard)?;
         panicked = run.panicked;
         match run.result {
             Err(message) => {
@@ -613,7 +656,7 @@ fn measure(
         },
         error,
         mismatch,
-        known_failure: queries::known_failure(number).map(|f| f.reason),
+        known_failure: queries::known_failure(number, options.scale_factor).map(|f| f.reason),
     };
     Ok((row, panicked))
 }
@@ -629,7 +672,8 @@ fn skipped_row(number: usize, threads: usize, failure: &queries::KnownFailure) -
         verdict: Verdict::Error,
         correct: Some(false),
         error: Some(format!(
-            "not run: known to exhaust the machine ({}); name it in --queries to run it",
+            "not run: known to hang or exhaust memory at this scale factor ({}); name it in \
+             --queries to run it",
             failure.reason
         )),
         mismatch: None,
