@@ -1079,28 +1079,100 @@ impl SortOp<'_> {
             }
             all.append(chunk);
         }
-        let mut order: Vec<usize> = (0..all.len()).collect();
-        order.sort_by(|&a, &b| {
-            for (k, column) in self.keys.iter().zip(&key_columns) {
-                let ordering =
-                    compare::sort_cmp(&column[a], &column[b], Collation::CaseInsensitive);
-                let ordering = if k.descending {
-                    ordering.reverse()
-                } else {
-                    ordering
-                };
-                if ordering != std::cmp::Ordering::Equal {
-                    return ordering;
-                }
-            }
-            std::cmp::Ordering::Equal
-        });
+        let descending: Vec<bool> = self.keys.iter().map(|k| k.descending).collect();
+        let order = sort_rows(Arc::new(SortKeys {
+            columns: key_columns,
+            descending,
+        }))?;
         Ok(if all.is_empty() {
             Vec::new()
         } else {
             all.take(&order).split()
         })
     }
+}
+
+/// The sort keys of every row, shared with the sort's workers.
+struct SortKeys {
+    columns: Vec<Vec<Value>>,
+    descending: Vec<bool>,
+}
+
+impl SortKeys {
+    fn len(&self) -> usize {
+        self.columns.first().map_or(0, Vec::len)
+    }
+
+    fn cmp(&self, a: usize, b: usize) -> std::cmp::Ordering {
+        for (column, &descending) in self.columns.iter().zip(&self.descending) {
+            let ordering = compare::sort_cmp(&column[a], &column[b], Collation::CaseInsensitive);
+            let ordering = if descending {
+                ordering.reverse()
+            } else {
+                ordering
+            };
+            if ordering != std::cmp::Ordering::Equal {
+                return ordering;
+            }
+        }
+        // Equal keys keep their input order (a stable sort, as runs merge).
+        a.cmp(&b)
+    }
+}
+
+/// The row order of a sort. Past `PARALLEL_SORT_ROWS_MIN` rows the executor's workers
+/// each sort a run of the rows and the session's thread merges the runs.
+fn sort_rows(keys: Arc<SortKeys>) -> Result<Vec<usize>> {
+    let n = keys.len();
+    let pool = crate::workers::pool();
+    let runs = pool.threads();
+    if n < crate::limits::PARALLEL_SORT_ROWS_MIN || runs < 2 || crate::parallel::pipeline_running()
+    {
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_unstable_by(|&a, &b| keys.cmp(a, b));
+        return Ok(order);
+    }
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let per_run = n.div_ceil(runs);
+    for r in 0..runs {
+        let (keys, sender) = (keys.clone(), sender.clone());
+        let range = (r * per_run).min(n)..((r + 1) * per_run).min(n);
+        pool.spawn(move || {
+            let mut run: Vec<usize> = range.collect();
+            run.sort_unstable_by(|&a, &b| keys.cmp(a, b));
+            let _ = sender.send(run);
+        });
+    }
+    drop(sender);
+    let mut sorted: Vec<Vec<usize>> = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        sorted.push(receiver.recv().map_err(|_| {
+            Error::sql(
+                1105,
+                "HY000",
+                "a sort worker stopped without finishing its run",
+            )
+        })?);
+    }
+    // Merge the runs: pick the smallest head each time (few runs: a linear scan).
+    let mut heads = vec![0usize; sorted.len()];
+    let mut order = Vec::with_capacity(n);
+    while order.len() < n {
+        let mut best: Option<usize> = None;
+        for (r, run) in sorted.iter().enumerate() {
+            if heads[r] < run.len()
+                && best.is_none_or(|b| {
+                    keys.cmp(run[heads[r]], sorted[b][heads[b]]) == std::cmp::Ordering::Less
+                })
+            {
+                best = Some(r);
+            }
+        }
+        let b = best.expect("a run has rows left");
+        order.push(sorted[b][heads[b]]);
+        heads[b] += 1;
+    }
+    Ok(order)
 }
 
 impl Operator for SortOp<'_> {

@@ -187,6 +187,12 @@ thread_local! {
     static RUNNING_PIPELINES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
+/// True while this thread consumes a pipeline whose workers run: work it would hand
+/// to the pool now must run on this thread instead (see `RUNNING_PIPELINES`).
+pub fn pipeline_running() -> bool {
+    RUNNING_PIPELINES.with(|r| r.get()) > 0
+}
+
 /// A parallel operator for `plan`, if it is a pipeline this module runs.
 pub fn open_parallel(plan: &Plan) -> Option<Box<dyn Operator + '_>> {
     if RUNNING_PIPELINES.with(|r| r.get()) > 0 {

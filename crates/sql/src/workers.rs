@@ -10,7 +10,10 @@
 //!   runs on the submitting thread instead, so a burst of queries degrades to serial
 //!   execution rather than growing memory or deadlocking;
 //! - a job never waits for another job (parallel operators consume their workers'
-//!   output on the session's own thread), so the pool cannot deadlock on itself.
+//!   output on the session's own thread), so the pool cannot deadlock on itself;
+//! - a session thread that consumes a running pipeline submits no further jobs
+//!   (`parallel::pipeline_running`): that pipeline's workers may be blocked handing it
+//!   chunks, and new jobs would queue behind them while it waits for those jobs.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, OnceLock};

@@ -278,3 +278,76 @@ fn last_insert_id_is_the_first_generated_value_of_a_multi_row_insert() {
         vec![1, 2, 3, 4, 5, 6, 7, 100, 101]
     );
 }
+
+#[test]
+fn parallel_pipelines_and_sorts_agree_with_the_definition() {
+    let (_dir, engine) = engine();
+    let mut a = engine.session("root", "localhost");
+    a.execute("CREATE DATABASE t; USE t; CREATE TABLE big (id INT PRIMARY KEY, g INT NOT NULL, v INT NOT NULL); CREATE TABLE small (g INT PRIMARY KEY, name VARCHAR(10))")
+        .expect("creates");
+    // 40,000 rows: past PARALLEL_MIN_ROWS (a parallel pipeline) and
+    // PARALLEL_SORT_ROWS_MIN (a parallel sort). v is a permutation of the ids.
+    const ROWS: i64 = 40_000;
+    let v = |id: i64| (id * 7919) % ROWS;
+    for start in (0..ROWS).step_by(2000) {
+        let values: Vec<String> = (start..start + 2000)
+            .map(|id| format!("({id}, {}, {})", id % 7, v(id)))
+            .collect();
+        a.execute(&format!("INSERT INTO big VALUES {}", values.join(",")))
+            .expect("loads");
+    }
+    a.execute("INSERT INTO small VALUES (0,'a'),(1,'b'),(2,'c'),(3,'d'),(4,'e'),(5,'f')")
+        .expect("loads");
+    let plan = rows(
+        &mut a,
+        "EXPLAIN SELECT g, count(*), sum(v) FROM big GROUP BY g",
+    );
+    let text: String = plan
+        .iter()
+        .map(|r| {
+            tarn_sql::scalar::cast::to_text(&r[0])
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .unwrap_or_default()
+                + "\n"
+        })
+        .collect();
+    // One worker per core: on a 1-core machine everything runs serially.
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) > 1 {
+        assert!(text.contains("parallel pipeline"), "{text}");
+    }
+    // Hash aggregation in parallel: the same groups as computed here.
+    let got = rows(
+        &mut a,
+        "SELECT g, count(*), sum(v) FROM big WHERE v % 2 = 0 GROUP BY g ORDER BY g",
+    );
+    for (g, row) in got.iter().enumerate() {
+        let ids = (0..ROWS).filter(|id| id % 7 == g as i64 && v(*id) % 2 == 0);
+        let (count, sum) = ids.fold((0i64, 0i64), |(c, s), id| (c + 1, s + v(id)));
+        assert_eq!(row[0], Value::Int(g as i64));
+        assert_eq!(
+            tarn_sql::scalar::cast::to_i64(&row[1]),
+            Some(count),
+            "group {g}"
+        );
+        assert_eq!(
+            tarn_sql::scalar::cast::to_i64(&row[2]),
+            Some(sum),
+            "group {g}"
+        );
+    }
+    // A parallel probe of a hash join (the inner join drops g = 6).
+    assert_eq!(
+        ints(
+            &mut a,
+            "SELECT count(*) FROM big JOIN small ON big.g = small.g"
+        ),
+        vec![(0..ROWS).filter(|id| id % 7 != 6).count() as i64]
+    );
+    // A parallel sort, in order and complete; equal keys keep their order.
+    let sorted = ints(&mut a, "SELECT v FROM big ORDER BY v DESC");
+    assert_eq!(sorted, (0..ROWS).rev().collect::<Vec<_>>());
+    let by_group = ints(&mut a, "SELECT id FROM big ORDER BY g, id");
+    let mut expected: Vec<i64> = (0..ROWS).collect();
+    expected.sort_by_key(|id| (id % 7, *id));
+    assert_eq!(by_group, expected);
+}
