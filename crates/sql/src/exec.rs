@@ -658,43 +658,158 @@ impl Operator for ProjectOp<'_> {
 
 /// The build side of a hash join.
 pub(crate) struct HashTable {
-    rows: Chunk,
-    /// Key -> row positions in `rows`.
-    index: HashMap<Vec<u8>, Vec<u32>>,
+    rows: Arc<Chunk>,
+    /// Key -> row positions in `rows`, split into partitions by the key's hash (one
+    /// per builder, so a parallel build fills them without sharing).
+    partitions: Vec<HashMap<Vec<u8>, Vec<u32>>>,
+}
+
+/// The partition of a key among `partitions`.
+fn partition_of(key: &[u8], partitions: usize) -> usize {
+    use std::hash::{Hash, Hasher};
+    if partitions == 1 {
+        return 0;
+    }
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    key.hash(&mut hasher);
+    (hasher.finish() % partitions as u64) as usize
+}
+
+impl HashTable {
+    fn lookup(&self, key: &[u8]) -> Option<&Vec<u32>> {
+        self.partitions[partition_of(key, self.partitions.len())].get(key)
+    }
 }
 
 /// Builds a hash join's table from its build side (`keys`: the build side's key
-/// expressions; none: a nested-loop join's table of every row).
+/// expressions; none: a nested-loop join's table of every row). The build side is
+/// read first; past `PARALLEL_BUILD_ROWS_MIN` rows the executor's workers compute the
+/// keys of a share of the rows each, then fill one partition each.
 pub(crate) fn build_hash_table(
     input: &mut dyn Operator,
     keys: &[Expr],
     cx: &ExecContext,
 ) -> Result<HashTable> {
     let mut rows = Chunk::default();
-    let mut index: HashMap<Vec<u8>, Vec<u32>> = HashMap::new();
-    let ecx = cx.eval_cx();
     while let Some(chunk) = input.next(cx)? {
         cx.cancel.check()?;
         cx.memory.charge(chunk.memory_bytes() + chunk.len() * 48)?;
-        let key_columns = keys
-            .iter()
-            .map(|e| e.eval(&chunk, &ecx))
-            .collect::<Result<Vec<_>>>()?;
-        let base = rows.len();
-        for i in 0..chunk.len() {
-            let values: Vec<&Value> = key_columns.iter().map(|c| &c[i]).collect();
-            if keys.is_empty() {
-                index.entry(Vec::new()).or_default().push((base + i) as u32);
-            } else if let Some(key) = keys_of(&values, Collation::CaseInsensitive) {
-                index.entry(key).or_default().push((base + i) as u32);
-            }
-        }
         rows.append(chunk);
     }
+    let rows = Arc::new(rows);
     if keys.is_empty() {
-        index.entry(Vec::new()).or_default();
+        let all = (0..rows.len() as u32).collect();
+        return Ok(HashTable {
+            rows,
+            partitions: vec![HashMap::from([(Vec::new(), all)])],
+        });
     }
-    Ok(HashTable { rows, index })
+    let pool = crate::workers::pool();
+    let workers = pool.threads();
+    let parallel = rows.len() >= crate::limits::PARALLEL_BUILD_ROWS_MIN
+        && workers > 1
+        && !crate::parallel::pipeline_running()
+        && keys.iter().all(crate::parallel::parallel_safe);
+    if !parallel {
+        let ecx = cx.eval_cx();
+        let mut index: HashMap<Vec<u8>, Vec<u32>> = HashMap::new();
+        let key_columns = keys
+            .iter()
+            .map(|e| e.eval(&rows, &ecx))
+            .collect::<Result<Vec<_>>>()?;
+        for i in 0..rows.len() {
+            let values: Vec<&Value> = key_columns.iter().map(|c| &c[i]).collect();
+            if let Some(key) = keys_of(&values, Collation::CaseInsensitive) {
+                index.entry(key).or_default().push(i as u32);
+            }
+        }
+        return Ok(HashTable {
+            rows,
+            partitions: vec![index],
+        });
+    }
+    // Phase 1: each worker computes the keys of a share of the rows and buckets them
+    // by partition.
+    type Buckets = Vec<Vec<(u32, Vec<u8>)>>;
+    let keys = Arc::new(keys.to_vec());
+    let params = Arc::new(cx.params.to_vec());
+    let functions = *cx.functions;
+    let (sender, receiver) = std::sync::mpsc::channel::<(usize, Result<Buckets>)>();
+    let per_worker = rows.len().div_ceil(workers);
+    for w in 0..workers {
+        let (rows, keys, params, sender) =
+            (rows.clone(), keys.clone(), params.clone(), sender.clone());
+        pool.spawn(move || {
+            let start = (w * per_worker).min(rows.len());
+            let end = ((w + 1) * per_worker).min(rows.len());
+            let result = (|| -> Result<Buckets> {
+                let share = rows.slice(start, end);
+                let runner = crate::parallel::NoSubqueries;
+                let ecx = EvalContext {
+                    params: &params,
+                    outer: &[],
+                    functions: &functions,
+                    subqueries: &runner,
+                };
+                let key_columns = keys
+                    .iter()
+                    .map(|e| e.eval(&share, &ecx))
+                    .collect::<Result<Vec<_>>>()?;
+                let mut buckets: Buckets = (0..workers).map(|_| Vec::new()).collect();
+                for i in 0..share.len() {
+                    let values: Vec<&Value> = key_columns.iter().map(|c| &c[i]).collect();
+                    if let Some(key) = keys_of(&values, Collation::CaseInsensitive) {
+                        let p = partition_of(&key, workers);
+                        buckets[p].push(((start + i) as u32, key));
+                    }
+                }
+                Ok(buckets)
+            })();
+            let _ = sender.send((w, result));
+        });
+    }
+    drop(sender);
+    let mut shares: Vec<Option<Buckets>> = (0..workers).map(|_| None).collect();
+    for _ in 0..workers {
+        let (w, result) = receiver.recv().map_err(|_| build_worker_lost())?;
+        shares[w] = Some(result?);
+    }
+    // Phase 2: each worker fills one partition from every share, in row order.
+    let mut by_partition: Vec<Buckets> = (0..workers).map(|_| Vec::new()).collect();
+    for share in shares.into_iter().flatten() {
+        for (p, bucket) in share.into_iter().enumerate() {
+            by_partition[p].push(bucket);
+        }
+    }
+    let (sender, receiver) = std::sync::mpsc::channel();
+    for (p, buckets) in by_partition.into_iter().enumerate() {
+        let sender = sender.clone();
+        pool.spawn(move || {
+            let mut index: HashMap<Vec<u8>, Vec<u32>> = HashMap::new();
+            for bucket in buckets {
+                for (row, key) in bucket {
+                    index.entry(key).or_default().push(row);
+                }
+            }
+            let _ = sender.send((p, index));
+        });
+    }
+    drop(sender);
+    let mut partitions: Vec<HashMap<Vec<u8>, Vec<u32>>> =
+        (0..workers).map(|_| HashMap::new()).collect();
+    for _ in 0..workers {
+        let (p, index) = receiver.recv().map_err(|_| build_worker_lost())?;
+        partitions[p] = index;
+    }
+    Ok(HashTable { rows, partitions })
+}
+
+fn build_worker_lost() -> Error {
+    Error::sql(
+        1105,
+        "HY000",
+        "a hash-join build worker stopped without finishing",
+    )
 }
 
 /// Joins a chunk of probe-side rows with a built hash table: `keys` are the probe
@@ -723,7 +838,7 @@ pub(crate) fn probe_hash_table(
         } else {
             keys_of(&values, Collation::CaseInsensitive)
         };
-        if let Some(matches) = key.and_then(|k| table.index.get(&k)) {
+        if let Some(matches) = key.and_then(|k| table.lookup(&k)) {
             for &r in matches {
                 left_rows.push(i);
                 right_rows.push(r as usize);
@@ -845,7 +960,7 @@ impl HashJoinOp<'_> {
         for i in 0..rest.len() {
             let values: Vec<&Value> = key_columns.iter().map(|c| &c[i]).collect();
             if let Some(matches) =
-                keys_of(&values, Collation::CaseInsensitive).and_then(|k| table.index.get(&k))
+                keys_of(&values, Collation::CaseInsensitive).and_then(|k| table.lookup(&k))
             {
                 pairs += matches.len();
             }

@@ -38,6 +38,10 @@ pub const EXEC_QUEUED_JOBS_MAX: usize = 4096;
 /// thread: a parallel pipeline's set-up would cost more than it saves.
 pub const PARALLEL_MIN_ROWS: u64 = 16_384;
 
+/// Hash-join build sides of at least this many rows are keyed and indexed by the
+/// executor's workers.
+pub const PARALLEL_BUILD_ROWS_MIN: usize = 16_384;
+
 /// Sorts of at least this many rows are split into runs sorted by the executor's
 /// workers and merged.
 pub const PARALLEL_SORT_ROWS_MIN: usize = 32_768;

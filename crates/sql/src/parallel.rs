@@ -77,7 +77,7 @@ struct Shape<'p> {
     steps: Vec<PendingStep<'p>>,
 }
 
-fn parallel_safe(e: &Expr) -> bool {
+pub(crate) fn parallel_safe(e: &Expr) -> bool {
     let mut ok = true;
     e.visit(&mut |x| {
         if matches!(x, Expr::Subquery { .. } | Expr::Outer(_)) {
@@ -287,7 +287,7 @@ struct Job {
 }
 
 /// Parallel steps never hold subqueries ([`parallel_safe`]).
-struct NoSubqueries;
+pub(crate) struct NoSubqueries;
 
 impl SubqueryRunner for NoSubqueries {
     fn eval(

@@ -270,21 +270,19 @@ impl Session {
         }
     }
 
-    /// Runs the statements of `sql` one by one, handing each result to `each`; stops
-    /// after an error or when `each` returns false.
+    /// Runs the statements of `sql` one by one, handing each result (or error, a
+    /// syntax error included) to `each`; stops when `each` returns false. Statements
+    /// after the one that failed run only if `each` says to go on (`--force`).
     pub fn execute_each(&mut self, sql: &str, each: &mut dyn FnMut(Result<QueryResult>) -> bool) {
-        let statements = match parse::parse(sql) {
-            Ok(s) => s,
-            Err(e) => {
-                self.warnings.clear();
-                each(Err(e));
-                return;
-            }
-        };
-        for parsed in statements {
-            let result = self.run_statement(&parsed, &[], None);
-            let failed = result.is_err();
-            if !each(result) || failed {
+        for parsed in parse::parse_each(sql) {
+            let result = match parsed {
+                Ok(parsed) => self.run_statement(&parsed, &[], None),
+                Err(e) => {
+                    self.warnings.clear();
+                    Err(e)
+                }
+            };
+            if !each(result) {
                 return;
             }
         }

@@ -38,6 +38,9 @@ fn ints(session: &mut Session, sql: &str) -> Vec<i64> {
         .map(|r| match &r[0] {
             Value::Int(v) => *v,
             Value::UInt(v) => *v as i64,
+            Value::Decimal(_) => {
+                tarn_sql::scalar::cast::to_i64(&r[0]).expect("an integral decimal")
+            }
             other => panic!("{sql}: not an integer: {other:?}"),
         })
         .collect()
@@ -342,6 +345,21 @@ fn parallel_pipelines_and_sorts_agree_with_the_definition() {
             "SELECT count(*) FROM big JOIN small ON big.g = small.g"
         ),
         vec![(0..ROWS).filter(|id| id % 7 != 6).count() as i64]
+    );
+    // A hash join whose build side is large enough to be built by the workers.
+    assert_eq!(
+        ints(
+            &mut a,
+            "SELECT count(*), sum(b1.g) FROM big b1 JOIN big b2 ON b1.id = b2.v"
+        ),
+        vec![ROWS]
+    );
+    assert_eq!(
+        ints(
+            &mut a,
+            "SELECT sum(b2.id) FROM big b1 JOIN big b2 ON b1.id = b2.v WHERE b1.id < 100"
+        ),
+        vec![(0..ROWS).filter(|id| v(*id) < 100).sum::<i64>()]
     );
     // A parallel sort, in order and complete; equal keys keep their order.
     let sorted = ints(&mut a, "SELECT v FROM big ORDER BY v DESC");

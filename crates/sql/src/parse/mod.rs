@@ -184,29 +184,37 @@ pub enum ShowFilter {
 /// Splits `sql` into statements (`;`-separated, aware of quotes and comments; a
 /// trailing `;` is fine) and parses each.
 pub fn parse(sql: &str) -> Result<Vec<Parsed>> {
+    parse_each(sql).into_iter().collect()
+}
+
+/// Splits `sql` into statements and parses each on its own: a statement with a syntax
+/// error is an `Err` in its place, and the statements before it still parse (a script
+/// runs up to its first bad statement, as the mysql client runs one).
+pub fn parse_each(sql: &str) -> Vec<Result<Parsed>> {
     if sql.len() > SQL_TEXT_BYTES_MAX {
-        return Err(Error::sql(
+        return vec![Err(Error::sql(
             1153,
             "08S01",
             "Got a packet bigger than 'max_allowed_packet' bytes",
-        ));
+        ))];
     }
     let pieces = scan::split(sql);
-    let mut parsed = Vec::new();
-    for piece in pieces.into_iter().filter(|p| !p.text.is_empty()) {
-        parsed.push(parse_piece(piece)?);
-    }
+    let mut parsed: Vec<Result<Parsed>> = pieces
+        .into_iter()
+        .filter(|p| !p.text.is_empty())
+        .map(parse_piece)
+        .collect();
     if parsed.is_empty() {
         if sql.trim().is_empty() {
-            return Err(Error::sql(1065, "42000", "Query was empty"));
+            return vec![Err(Error::sql(1065, "42000", "Query was empty"))];
         }
-        parsed.push(Parsed {
+        parsed.push(Ok(Parsed {
             statement: Statement::Empty,
             text: String::new(),
             param_count: 0,
-        });
+        }));
     }
-    Ok(parsed)
+    parsed
 }
 
 /// Exactly one statement (a second one is an error): what COM_STMT_PREPARE uses.
