@@ -50,6 +50,8 @@ pub struct Engine {
     started: Instant,
     /// Statements run (SHOW STATUS Questions).
     pub(crate) questions: AtomicU64,
+    /// Tables whose statistics a background ANALYZE is refreshing.
+    analyzing: Arc<Mutex<std::collections::HashSet<(String, String)>>>,
 }
 
 impl Engine {
@@ -70,6 +72,7 @@ impl Engine {
             next_connection_id: AtomicU64::new(1),
             started: Instant::now(),
             questions: AtomicU64::new(0),
+            analyzing: Arc::new(Mutex::new(std::collections::HashSet::new())),
         })
     }
 
@@ -80,6 +83,29 @@ impl Engine {
     /// Seconds since the engine started (SHOW STATUS Uptime).
     pub fn uptime_s(&self) -> u64 {
         self.started.elapsed().as_secs()
+    }
+
+    /// Keeps the planner's statistics current, as InnoDB's automatic recalculation
+    /// does: when a table of at least `AUTO_ANALYZE_ROWS_MIN` rows has no statistics,
+    /// or more than a tenth of its rows changed since they were taken
+    /// (`Table::stats_stale`), a statement that uses it schedules ANALYZE TABLE on the
+    /// executor's pool and goes on with the old figures. The check is two atomic
+    /// reads; at most one ANALYZE per table is in flight.
+    pub fn refresh_statistics(&self, table: &tarn_catalog::Table) {
+        if table.estimated_rows() < crate::limits::AUTO_ANALYZE_ROWS_MIN || !table.stats_stale() {
+            return;
+        }
+        let key = (table.database().to_string(), table.def().name.clone());
+        if !self.analyzing.lock().insert(key.clone()) {
+            return;
+        }
+        let (storage, analyzing) = (self.storage.clone(), self.analyzing.clone());
+        crate::workers::pool().spawn(move || {
+            if let Err(e) = storage.analyze_table(&key.0, &key.1) {
+                tracing::debug!("automatic ANALYZE of {}.{} failed: {e}", key.0, key.1);
+            }
+            analyzing.lock().remove(&key);
+        });
     }
 
     /// The server-wide counters SHOW STATUS reports.

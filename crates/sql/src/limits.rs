@@ -49,5 +49,9 @@ pub const PARALLEL_SORT_ROWS_MIN: usize = 32_768;
 /// Chunks each worker of a parallel pipeline may have in flight to the consumer.
 pub const PARALLEL_QUEUED_CHUNKS_PER_WORKER: usize = 4;
 
+/// Tables of fewer rows are not analyzed automatically (the planner's defaults serve
+/// them); larger ones are when their statistics are missing or stale.
+pub const AUTO_ANALYZE_ROWS_MIN: u64 = 1000;
+
 /// Rows a point or small range access reads before the planner would rather scan.
 pub const SMALL_RANGE_ROWS: u64 = 4096;

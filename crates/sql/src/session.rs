@@ -954,12 +954,14 @@ impl BindContext for Session {
     }
 
     fn table(&self, db: &str, name: &str) -> Result<Arc<Table>> {
-        self.engine.storage().table(db, name).map_err(|e| match e {
+        let table = self.engine.storage().table(db, name).map_err(|e| match e {
             Error::UnknownTable(_) | Error::UnknownDatabase(_) => {
                 Error::UnknownTable(format!("{db}.{name}"))
             }
             e => e,
-        })
+        })?;
+        self.engine.refresh_statistics(&table);
+        Ok(table)
     }
 
     fn view(&self, db: &str, name: &str) -> Result<Option<String>> {

@@ -368,4 +368,16 @@ fn parallel_pipelines_and_sorts_agree_with_the_definition() {
     let mut expected: Vec<i64> = (0..ROWS).collect();
     expected.sort_by_key(|id| (id % 7, *id));
     assert_eq!(by_group, expected);
+    // The statements above found `big` without statistics: a background ANALYZE took
+    // them (Engine::refresh_statistics).
+    let table = engine
+        .storage()
+        .table("t", "big")
+        .expect("the table exists");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while table.stats().is_none() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let stats = table.stats().expect("statistics were taken automatically");
+    assert_eq!(stats.rows, ROWS as u64);
 }
