@@ -1717,32 +1717,10 @@ impl<'c> Binder<'c> {
                 expr,
                 subquery,
                 negated,
-            } => {
-                let (x, tx) = self.bind_expr(expr, es)?;
-                let (plan, correlated) = self.bind_subquery(subquery, es)?;
-                if plan.width() != 1 {
-                    return Err(Error::sql(
-                        1241,
-                        "21000",
-                        "Operand should contain 1 column(s)",
-                    ));
-                }
-                let collation = collation_of(tx, plan.columns()[0].ty);
-                (
-                    Expr::Subquery {
-                        subquery: Arc::new(SubqueryExpr::new(
-                            SubqueryKind::In {
-                                negated: *negated,
-                                collation,
-                            },
-                            plan,
-                            correlated,
-                        )),
-                        operand: Some(Box::new(x)),
-                    },
-                    SqlType::BOOL,
-                )
-            }
+            } => self.compare_with_subquery(expr, subquery, es, |collation| SubqueryKind::In {
+                negated: *negated,
+                collation,
+            })?,
             E::AnyOp {
                 left,
                 compare_op,
@@ -1769,27 +1747,11 @@ impl<'c> Binder<'c> {
                     BinaryOperator::GtEq => CmpOp::GtEq,
                     other => return Err(unsupported(format!("{other} ANY / ALL"))),
                 };
-                let (x, tx) = self.bind_expr(left, es)?;
-                let (plan, correlated) = self.bind_subquery(q, es)?;
-                if plan.width() != 1 {
-                    return Err(Error::sql(
-                        1241,
-                        "21000",
-                        "Operand should contain 1 column(s)",
-                    ));
-                }
-                let collation = collation_of(tx, plan.columns()[0].ty);
-                (
-                    Expr::Subquery {
-                        subquery: Arc::new(SubqueryExpr::new(
-                            SubqueryKind::Quantified { op, all, collation },
-                            plan,
-                            correlated,
-                        )),
-                        operand: Some(Box::new(x)),
-                    },
-                    SqlType::BOOL,
-                )
+                self.compare_with_subquery(left, q, es, |collation| SubqueryKind::Quantified {
+                    op,
+                    all,
+                    collation,
+                })?
             }
             E::Exists { subquery, negated } => {
                 let (plan, correlated) = self.bind_subquery(subquery, es)?;
@@ -2030,6 +1992,34 @@ impl<'c> Binder<'c> {
             E::RLike { .. } => return Err(unsupported("REGEXP")),
             other => return Err(unsupported(other)),
         })
+    }
+
+    /// `operand IN (query)` and `operand op ANY | ALL (query)`: the query must return
+    /// one column; `kind` gets the collation the comparison uses.
+    fn compare_with_subquery(
+        &mut self,
+        operand: &ast::Expr,
+        query: &ast::Query,
+        es: &ExprScope,
+        kind: impl FnOnce(Collation) -> SubqueryKind,
+    ) -> Result<(Expr, SqlType)> {
+        let (x, tx) = self.bind_expr(operand, es)?;
+        let (plan, correlated) = self.bind_subquery(query, es)?;
+        if plan.width() != 1 {
+            return Err(Error::sql(
+                1241,
+                "21000",
+                "Operand should contain 1 column(s)",
+            ));
+        }
+        let collation = collation_of(tx, plan.columns()[0].ty);
+        Ok((
+            Expr::Subquery {
+                subquery: Arc::new(SubqueryExpr::new(kind(collation), plan, correlated)),
+                operand: Some(Box::new(x)),
+            },
+            SqlType::BOOL,
+        ))
     }
 
     fn system_variable(&self, name: &str) -> Result<(Expr, SqlType)> {

@@ -764,29 +764,35 @@ pub fn show_table_status(cx: &ViewContext, db: &str) -> Result<Rows> {
         let Ok(table) = table(cx, db, &name) else {
             continue; // dropped meanwhile
         };
-        let f = table_figures(cx, &table);
-        rows.push(vec![
-            text(&name),
-            text(ENGINE_NAME),
-            Value::Int(10),
-            text("Dynamic"),
-            uint(f.rows),
-            uint(avg_row_length(&f)),
-            opt_uint(f.data_length_bytes),
-            uint(0),
-            opt_uint(f.index_length_bytes),
-            Value::Null,
-            opt_uint(f.auto_increment_next),
-            Value::Null,
-            Value::Null,
-            Value::Null,
-            text(TABLE_COLLATION),
-            Value::Null,
-            text(""),
-            text(""),
-        ]);
+        rows.push(table_status_row(cx, &name, &table));
     }
     Ok((table_status_columns(), rows))
+}
+
+/// A table's SHOW TABLE STATUS row (information_schema.TABLES has the same figures
+/// after its own first columns).
+fn table_status_row(cx: &ViewContext, name: &str, table: &Table) -> Vec<Value> {
+    let f = table_figures(cx, table);
+    vec![
+        text(name),
+        text(ENGINE_NAME),
+        Value::Int(10),
+        text("Dynamic"),
+        uint(f.rows),
+        uint(avg_row_length(&f)),
+        opt_uint(f.data_length_bytes),
+        uint(0),
+        opt_uint(f.index_length_bytes),
+        Value::Null,
+        opt_uint(f.auto_increment_next),
+        Value::Null,
+        Value::Null,
+        Value::Null,
+        text(TABLE_COLLATION),
+        Value::Null,
+        text(""),
+        text(""),
+    ]
 }
 
 /// `SHOW [SESSION | GLOBAL] VARIABLES`: `Variable_name`, `Value` (booleans as
@@ -1004,30 +1010,11 @@ pub(crate) fn tables(cx: &ViewContext) -> Result<Vec<Vec<Value>>> {
             let Ok(table) = table(cx, &db, &name) else {
                 continue;
             };
-            let f = table_figures(cx, &table);
-            rows.push(vec![
-                text("def"),
-                text(&db),
-                text(&name),
-                text("BASE TABLE"),
-                text(ENGINE_NAME),
-                Value::Int(10),
-                text("Dynamic"),
-                uint(f.rows),
-                uint(avg_row_length(&f)),
-                opt_uint(f.data_length_bytes),
-                uint(0),
-                opt_uint(f.index_length_bytes),
-                Value::Null,
-                opt_uint(f.auto_increment_next),
-                Value::Null,
-                Value::Null,
-                Value::Null,
-                text(TABLE_COLLATION),
-                Value::Null,
-                text(""),
-                text(""),
-            ]);
+            // TABLE_CATALOG, TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, then the figures
+            // of SHOW TABLE STATUS after its Name.
+            let mut row = vec![text("def"), text(&db), text(&name), text("BASE TABLE")];
+            row.extend(table_status_row(cx, &name, &table).into_iter().skip(1));
+            rows.push(row);
         }
         for name in cx.storage.views(&db)? {
             // A view has no engine, sizes or collation; its comment says VIEW.
