@@ -697,6 +697,13 @@ pub(crate) fn build_hash_table(
         rows.append(chunk);
     }
     let rows = Arc::new(rows);
+    if rows.is_empty() {
+        // An empty build side has no columns to evaluate keys over: no key matches.
+        return Ok(HashTable {
+            rows,
+            partitions: vec![HashMap::new()],
+        });
+    }
     if keys.is_empty() {
         let all = (0..rows.len() as u32).collect();
         return Ok(HashTable {
