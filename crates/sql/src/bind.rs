@@ -1873,18 +1873,8 @@ impl<'c> Binder<'c> {
             }
             E::Cast {
                 expr, data_type, ..
-            } => {
-                let (x, _) = self.bind_expr(expr, es)?;
-                let target = crate::ddl_types::cast_target(data_type)?;
-                (
-                    Expr::Cast {
-                        expr: Box::new(x),
-                        target,
-                    },
-                    crate::ddl_types::cast_type(target),
-                )
             }
-            E::Convert {
+            | E::Convert {
                 expr,
                 data_type: Some(data_type),
                 ..

@@ -190,30 +190,6 @@ pub fn cast_target(ty: &DataType) -> Result<CastTarget> {
     })
 }
 
-/// The SQL text of a column type, as SHOW CREATE TABLE and SHOW COLUMNS print it.
-pub fn type_name(ty: ColumnType) -> String {
-    use ColumnType as C;
-    let unsigned = |u: bool| if u { " unsigned" } else { "" };
-    match ty {
-        C::TinyInt { unsigned: u } => format!("tinyint{}", unsigned(u)),
-        C::SmallInt { unsigned: u } => format!("smallint{}", unsigned(u)),
-        C::Int { unsigned: u } => format!("int{}", unsigned(u)),
-        C::BigInt { unsigned: u } => format!("bigint{}", unsigned(u)),
-        C::Decimal { precision, scale } => format!("decimal({precision},{scale})"),
-        C::Float => "float".into(),
-        C::Double => "double".into(),
-        C::Date => "date".into(),
-        C::DateTime { fsp: 0 } => "datetime".into(),
-        C::DateTime { fsp } => format!("datetime({fsp})"),
-        C::Timestamp { fsp: 0 } => "timestamp".into(),
-        C::Timestamp { fsp } => format!("timestamp({fsp})"),
-        C::Char { len } => format!("char({len})"),
-        C::VarChar { len } => format!("varchar({len})"),
-        C::Text => "text".into(),
-        C::Blob => "blob".into(),
-    }
-}
-
 /// The type of CAST(x AS target).
 pub fn cast_type(target: CastTarget) -> crate::types::SqlType {
     use crate::types::SqlType;

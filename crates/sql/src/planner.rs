@@ -656,14 +656,7 @@ fn join(
             }
         }
     }
-    let keys = keys
-        .into_iter()
-        .map(|(mut l, mut r)| {
-            l.remap_columns(&|c| position(layout, c));
-            r.remap_columns(&|c| c - right_offset);
-            (l, r)
-        })
-        .collect::<Vec<_>>();
+    let keys = remap_keys(keys, layout, right_offset);
     // Build the hash table on the smaller side (inner joins may swap).
     if kind == JoinKind::Inner
         && right.estimated_rows() > plan.estimated_rows() * 2.0
@@ -702,6 +695,18 @@ fn join(
     ))
 }
 
+/// Join keys from scope positions to the joined plans' own: the left side's by the
+/// current layout, the right side's from its offset.
+fn remap_keys(keys: Vec<(Expr, Expr)>, layout: &[usize], right_offset: usize) -> Vec<(Expr, Expr)> {
+    keys.into_iter()
+        .map(|(mut l, mut r)| {
+            l.remap_columns(&|c| position(layout, c));
+            r.remap_columns(&|c| c - right_offset);
+            (l, r)
+        })
+        .collect()
+}
+
 /// A hash join with keys still in scope positions.
 #[allow(clippy::too_many_arguments)]
 fn hash_join(
@@ -714,14 +719,7 @@ fn hash_join(
     kind: JoinKind,
     filter: Option<Expr>,
 ) -> Plan {
-    let keys = keys
-        .into_iter()
-        .map(|(mut l, mut r)| {
-            l.remap_columns(&|c| position(layout, c));
-            r.remap_columns(&|c| c - right_offset);
-            (l, r)
-        })
-        .collect();
+    let keys = remap_keys(keys, layout, right_offset);
     hash_join_remapped(
         plan,
         layout,

@@ -512,43 +512,35 @@ struct DescribedColumn {
     extra: &'static str,
 }
 
+/// A column of a system table or a view: typed by its expression, nullable, with no
+/// key or default.
+fn computed_column(name: String, ty: SqlType) -> DescribedColumn {
+    let (ty, collation) = result_column_type(ty);
+    DescribedColumn {
+        name,
+        ty,
+        type_name: type_name(ty),
+        collation: collation_name(ty, collation),
+        nullable: true,
+        key: "",
+        default: Value::Null,
+        extra: "",
+    }
+}
+
 fn describe_columns(cx: &ViewContext, db: &str, table_name: &str) -> Result<Vec<DescribedColumn>> {
     if is_system_database(db) {
         let system = engine_tables::find(db, table_name)
             .ok_or_else(|| Error::UnknownTable(format!("{db}.{table_name}")))?;
         return Ok((system.columns)()
             .into_iter()
-            .map(|c| {
-                let (ty, collation) = result_column_type(c.ty);
-                DescribedColumn {
-                    name: c.name,
-                    ty,
-                    type_name: type_name(ty),
-                    collation: collation_name(ty, collation),
-                    nullable: true,
-                    key: "",
-                    default: Value::Null,
-                    extra: "",
-                }
-            })
+            .map(|c| computed_column(c.name, c.ty))
             .collect());
     }
     if cx.storage.view(db, table_name)?.is_some() {
         return Ok((cx.view_columns)(db, table_name)?
             .into_iter()
-            .map(|c| {
-                let (ty, collation) = result_column_type(c.ty);
-                DescribedColumn {
-                    name: c.name,
-                    ty,
-                    type_name: type_name(ty),
-                    collation: collation_name(ty, collation),
-                    nullable: true,
-                    key: "",
-                    default: Value::Null,
-                    extra: "",
-                }
-            })
+            .map(|c| computed_column(c.name, c.ty))
             .collect());
     }
     let table = table(cx, db, table_name)?;
