@@ -1,0 +1,1 @@
+//! The MySQL client/server protocol codec.

@@ -1,0 +1,1 @@
+//! Listener and connections.
