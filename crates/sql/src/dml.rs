@@ -668,6 +668,20 @@ pub fn execute(
     match bound {
         Bound::Query(plan) => {
             let columns = plan.columns().to_vec();
+            if let Some(mut sink) = session.row_sink.take() {
+                let streamed = session.with_exec(tx, params, |cx| {
+                    sink.begin(&columns)?;
+                    let mut op = exec::open(plan)?;
+                    let mut rows = 0u64;
+                    while let Some(chunk) = op.next(cx)? {
+                        rows += chunk.len() as u64;
+                        sink.chunk(chunk)?;
+                    }
+                    Ok(rows)
+                });
+                session.row_sink = Some(sink);
+                return Ok(QueryResult::Streamed { rows: streamed? });
+            }
             let chunks = session.with_exec(tx, params, |cx| exec::collect(plan, cx))?;
             Ok(QueryResult::Rows { columns, chunks })
         }

@@ -39,5 +39,5 @@ pub mod types;
 pub mod workers;
 
 pub use engine::Engine;
-pub use session::{QueryResult, Session};
+pub use session::{QueryResult, RowSink, Session};
 pub use types::SqlType;

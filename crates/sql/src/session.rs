@@ -49,6 +49,9 @@ pub enum QueryResult {
         columns: Vec<OutputColumn>,
         chunks: Vec<Chunk>,
     },
+    /// A result set handed chunk by chunk to the session's [`RowSink`] as it was
+    /// produced (see [`Session::set_row_sink`]); `rows` were sent.
+    Streamed { rows: u64 },
     /// A statement without a result set.
     Ok {
         affected_rows: u64,
@@ -82,9 +85,22 @@ impl QueryResult {
     pub fn all_rows(&self) -> Vec<Vec<Value>> {
         match self {
             QueryResult::Rows { chunks, .. } => chunks.iter().flat_map(|c| c.rows()).collect(),
-            QueryResult::Ok { .. } => Vec::new(),
+            QueryResult::Ok { .. } | QueryResult::Streamed { .. } => Vec::new(),
         }
     }
+}
+
+/// Where a session streams the result sets of its queries, chunk by chunk, instead
+/// of collecting them (the server's result sender). Only a statement's own result
+/// set streams: SHOW, EXPLAIN and subqueries still collect theirs.
+///
+/// An error from the sink stops the query (the client went away, or the per-result
+/// bound was hit) and becomes the statement's error.
+pub trait RowSink: Send {
+    /// The result's columns, before any rows.
+    fn begin(&mut self, columns: &[OutputColumn]) -> Result<()>;
+    /// The next chunk of rows, in result order.
+    fn chunk(&mut self, chunk: Chunk) -> Result<()>;
 }
 
 /// A warning or note of the last statement (SHOW WARNINGS).
@@ -127,6 +143,8 @@ pub struct Session {
     next_statement_id: u32,
     /// The text of the statement being run (for result column names).
     statement_text: Option<String>,
+    /// Where query results stream, if anywhere (the server sets one).
+    pub(crate) row_sink: Option<Box<dyn RowSink>>,
 }
 
 impl Drop for Session {
@@ -163,7 +181,13 @@ impl Session {
             prepared: HashMap::new(),
             next_statement_id: 1,
             statement_text: None,
+            row_sink: None,
         }
+    }
+
+    /// Streams the result sets of later queries to `sink` (None: collect them).
+    pub fn set_row_sink(&mut self, sink: Option<Box<dyn RowSink>>) {
+        self.row_sink = sink;
     }
 
     pub fn connection_id(&self) -> u64 {

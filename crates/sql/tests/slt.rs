@@ -337,6 +337,7 @@ impl sqllogictest::DB for TarnConnection {
             Some(QueryResult::Ok { affected_rows, .. }) => {
                 DBOutput::StatementComplete(affected_rows)
             }
+            Some(QueryResult::Streamed { .. }) => unreachable!("the runner sets no row sink"),
             Some(result @ QueryResult::Rows { .. }) => {
                 let QueryResult::Rows { columns, .. } = &result else {
                     unreachable!()

@@ -37,6 +37,8 @@ fn text(v: &Value) -> String {
 
 fn print_result(result: &QueryResult, table: bool, out: &mut impl Write) -> std::io::Result<()> {
     match result {
+        // The shell sets no row sink: its results are collected.
+        QueryResult::Streamed { .. } => {}
         QueryResult::Ok {
             affected_rows,
             info,

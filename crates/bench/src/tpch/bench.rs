@@ -471,7 +471,7 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
 pub fn result_text(result: &QueryResult) -> Answer {
     let columns = match result {
         QueryResult::Rows { columns, .. } => columns.iter().map(|c| c.name.clone()).collect(),
-        QueryResult::Ok { .. } => Vec::new(),
+        QueryResult::Ok { .. } | QueryResult::Streamed { .. } => Vec::new(),
     };
     let rows = result
         .all_rows()
