@@ -14,6 +14,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod config;
 pub mod counter;
 pub mod error;
 pub mod ids;

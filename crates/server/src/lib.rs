@@ -2,9 +2,17 @@
 //!
 //! - [`protocol`]: the wire codec, written by hand: packet framing, the handshake,
 //!   authentication scrambles, OK/ERR/EOF, column definitions, text and binary rows.
-//! - [`server`]: the listener and one async task per connection; statements run on
-//!   a bounded pool of statement threads, never on the network threads.
+//! - [`server`]: the listener and what connections share.
+//! - [`connection`]: one connection's handshake and command loop; statements run on
+//!   statement threads, never on the network threads.
+//! - [`send`]: a connection's output, and rows encoded in parallel (S1, §3).
+//! - [`tls`]: certificates and the rustls configuration.
+//! - [`limits`]: every bound the server keeps.
 
+pub mod connection;
+pub mod limits;
 pub mod protocol;
+pub mod send;
 pub mod server;
+pub mod text;
 pub mod tls;

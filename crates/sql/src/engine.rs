@@ -119,7 +119,18 @@ impl Engine {
 
     /// Starts a session for `user` connected from `host`.
     pub fn session(self: &Arc<Self>, user: &str, host: &str) -> Session {
-        let id = self.next_connection_id.fetch_add(1, Ordering::Relaxed);
+        let id = self.reserve_connection_id();
+        self.session_with_id(user, host, id)
+    }
+
+    /// A fresh connection id (the server announces it in the handshake, before the
+    /// session exists).
+    pub fn reserve_connection_id(&self) -> u64 {
+        self.next_connection_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Starts a session under an id from [`Engine::reserve_connection_id`].
+    pub fn session_with_id(self: &Arc<Self>, user: &str, host: &str, id: u64) -> Session {
         let entry = Arc::new(SessionEntry {
             id,
             user: user.to_string(),
@@ -136,8 +147,45 @@ impl Engine {
         Session::new(self.clone(), entry)
     }
 
-    pub(crate) fn unregister(&self, id: u64) {
-        self.sessions.lock().remove(&id);
+    /// Removes a session's entry; a newer session under the same id (the server's
+    /// COM_CHANGE_USER) keeps its own.
+    pub(crate) fn unregister(&self, entry: &Arc<SessionEntry>) {
+        let mut sessions = self.sessions.lock();
+        if sessions.get(&entry.id).is_some_and(|e| Arc::ptr_eq(e, entry)) {
+            sessions.remove(&entry.id);
+        }
+    }
+
+    /// Sets a global system variable from text at start-up (the config file and
+    /// flags), read-only ones included; SQL's SET GLOBAL still refuses those.
+    pub fn set_global(&self, name: &str, value: &str) -> Result<()> {
+        use tarn_row::Value;
+        let text = Value::Bytes(value.as_bytes().to_vec());
+        let mut globals = self.globals.write();
+        match globals.set(name, Some(&text), true, &self.defaults) {
+            Ok(_) => Ok(()),
+            Err(e) if e.mysql_code() == 1238 => {
+                let typed = match value.parse::<u64>() {
+                    Ok(n) => Value::UInt(n),
+                    Err(_) => text,
+                };
+                globals.set_internal(&name.to_ascii_lowercase(), typed);
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// A global system variable as a number (None if unset or not a number).
+    pub fn global_u64(&self, name: &str) -> Option<u64> {
+        let value = self.globals.read().get(name)?;
+        crate::scalar::cast::to_i64(&value).map(|v| v.max(0) as u64)
+    }
+
+    /// A global system variable as text (None if unknown or NULL).
+    pub fn global_text(&self, name: &str) -> Option<String> {
+        let value = self.globals.read().get(name)?;
+        crate::scalar::cast::to_text(&value).map(|t| String::from_utf8_lossy(&t).into_owned())
     }
 
     /// The process list (SHOW PROCESSLIST, information_schema.PROCESSLIST).

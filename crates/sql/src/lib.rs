@@ -16,6 +16,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod accounts;
 pub mod bind;
 pub mod chunk;
 pub mod ddl;

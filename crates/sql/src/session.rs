@@ -152,7 +152,23 @@ impl Drop for Session {
         if let Some(tx) = self.tx.take() {
             let _ = self.engine.storage().rollback(tx);
         }
-        self.engine.unregister(self.entry.id);
+        self.engine.unregister(&self.entry);
+    }
+}
+
+/// Whether a statement may be prepared. MySQL refuses (1295) the SQL-level
+/// PREPARE / EXECUTE / DEALLOCATE inside a prepared statement; clients such as
+/// sysbench fall back to text queries on 1295.
+fn preparable(statement: &Statement) -> bool {
+    match statement {
+        Statement::Empty => false,
+        Statement::Sql(s) => !matches!(
+            **s,
+            ast::Statement::Prepare { .. }
+                | ast::Statement::Execute { .. }
+                | ast::Statement::Deallocate { .. }
+        ),
+        _ => true,
     }
 }
 
@@ -183,6 +199,22 @@ impl Session {
             statement_text: None,
             row_sink: None,
         }
+    }
+
+    /// COM_RESET_CONNECTION: rolls back, and starts over as a new session of the same
+    /// account with the same connection id and current database: session variables
+    /// from the globals, no user variables, prepared statements or warnings.
+    pub fn reset(&mut self) {
+        if let Some(tx) = self.tx.take() {
+            let _ = self.engine.storage().rollback(tx);
+        }
+        self.vars = SystemVariables::session_from(&self.engine.globals.read());
+        self.user_vars.clear();
+        self.tx_explicit = false;
+        self.next_tx = NextTransaction::default();
+        self.last_insert_id = 0;
+        self.warnings.clear();
+        self.prepared.clear();
     }
 
     /// Streams the result sets of later queries to `sink` (None: collect them).
@@ -312,6 +344,12 @@ impl Session {
         }
     }
 
+    /// Runs one statement of [`crate::parse::parse_each`]'s output (the server runs
+    /// multi-statements this way, to see the session between them).
+    pub fn execute_parsed(&mut self, parsed: &Parsed) -> Result<QueryResult> {
+        self.run_statement(parsed, &[], None)
+    }
+
     /// Prepares one statement; returns its id.
     pub fn prepare(&mut self, sql: &str) -> Result<u32> {
         if self.prepared.len() >= PREPARED_STATEMENTS_PER_SESSION_MAX {
@@ -324,6 +362,13 @@ impl Session {
             ));
         }
         let parsed = parse::parse_one(sql)?;
+        if !preparable(&parsed.statement) {
+            return Err(Error::sql(
+                1295,
+                "HY000",
+                "This command is not supported in the prepared statement protocol yet",
+            ));
+        }
         let (bound, columns) = match crate::dml::bindable(&parsed) {
             true => {
                 let bound = self.bind_statement(&parsed)?;

@@ -23,6 +23,7 @@
 #![forbid(unsafe_code)]
 
 mod init;
+mod serve;
 mod shell;
 
 use std::io::IsTerminal;
@@ -69,6 +70,8 @@ enum Command {
         #[command(subcommand)]
         data: LoadCommand,
     },
+    /// The MySQL protocol server: `mariadb -h 127.0.0.1 -P 3306 -u root` connects.
+    Serve(ServeArgs),
     /// A SQL shell on the data directory: `-e "SQL"`, a script on stdin, or an
     /// interactive prompt.
     Sql(SqlArgs),
@@ -76,6 +79,23 @@ enum Command {
     /// of the crash tests and the recovery bench).
     #[command(hide = true)]
     CrashWorker(CrashWorkerArgs),
+}
+
+#[derive(Args)]
+struct ServeArgs {
+    /// A TOML file of settings and system variables (`buffer_pool_size = "1G"`,
+    /// `max_connections = 500`); flags and `--set` override it.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// The data directory [default: tarn-data, created on first start].
+    #[arg(long, value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+    /// The address to listen on [default: 127.0.0.1].
+    #[arg(long, value_name = "ADDRESS")]
+    bind: Option<String>,
+    /// The TCP port [default: 3306; 0 picks a free one].
+    #[arg(long)]
+    port: Option<u16>,
 }
 
 #[derive(Args)]
@@ -605,6 +625,16 @@ fn init_tracing(default_level: &str) {
 }
 
 fn run(cli: Cli) -> Result<(), Failure> {
+    if let Command::Serve(args) = cli.command {
+        // `--set` may name system variables as well as engine settings here.
+        return Ok(serve::run(serve::ServeOptions {
+            config: args.config,
+            data_dir: args.data_dir,
+            bind: args.bind,
+            port: args.port,
+            assignments: cli.set,
+        })?);
+    }
     let mut settings = Settings::default();
     settings.apply_assignments(cli.set.iter().map(String::as_str))?;
     match cli.command {
@@ -624,6 +654,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Load {
             data: LoadCommand::Tpch(args),
         } => load_tpch(args, settings),
+        Command::Serve(_) => unreachable!("handled above"),
         Command::Sql(args) => {
             if let Some(dir) = args.data_dir {
                 settings.data_dir = dir;

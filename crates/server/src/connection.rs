@@ -1,0 +1,843 @@
+//! One client connection: the handshake, authentication and the command loop.
+//!
+//! A connection is an async task on the network threads. It does protocol I/O
+//! only; every command that touches the engine runs on a statement thread
+//! (`tokio::task::spawn_blocking`), which owns the connection's [`Conn`] state for
+//! the command's duration and writes the answer into the connection's output (see
+//! [`crate::send`]). While a command runs, the task forwards output buffers to the
+//! socket and watches the socket: a client that closes it stops the statement
+//! (KILL QUERY), which releases its locks through statement rollback.
+//!
+//! Errors that break the protocol (a wrong sequence number, a packet over
+//! `max_allowed_packet`, a malformed handshake) end the connection with an ERR
+//! packet where the protocol allows one; they never reach the engine or other
+//! connections.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+use tarn_common::{Error, Result};
+use tarn_sql::accounts::{Account, AuthPlugin};
+use tarn_sql::{QueryResult, Session};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::net::TcpStream;
+use tokio::sync::mpsc::Receiver;
+
+use crate::limits::{CONNECT_TIMEOUT_S, LONG_DATA_BYTES_MAX, RESULT_BUFFERS_IN_FLIGHT};
+use crate::protocol::handshake::{self, HandshakeResponse};
+use crate::protocol::packet::{self, ReadError, read_payload};
+use crate::protocol::stmt::{ParamState, decode_params};
+use crate::protocol::{Malformed, Reader, auth, caps, command, results, status};
+use crate::send::{Output, ResultSender, RowFormat, Stream};
+use crate::server::Shared;
+
+/// Any byte stream a connection runs over (TCP, or TLS over TCP).
+pub trait ByteStream: AsyncRead + AsyncWrite + Unpin + Send {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> ByteStream for T {}
+
+type Boxed = Box<dyn ByteStream>;
+
+fn access_denied(user: &str, host: &str, with_password: bool) -> Error {
+    Error::sql(
+        1045,
+        "28000",
+        format!(
+            "Access denied for user '{user}'@'{host}' (using password: {})",
+            if with_password { "YES" } else { "NO" }
+        ),
+    )
+}
+
+fn protocol_error(e: &ReadError) -> Option<Error> {
+    match e {
+        ReadError::TooLarge { .. } => Some(Error::sql(
+            1153,
+            "08S01",
+            "Got a packet bigger than 'max_allowed_packet' bytes",
+        )),
+        ReadError::OutOfOrder { .. } => {
+            Some(Error::sql(1156, "08S01", "Got packets out of order"))
+        }
+        ReadError::Closed | ReadError::Io(_) => None,
+    }
+}
+
+fn malformed(m: Malformed) -> Error {
+    Error::sql(1047, "08S01", format!("Unknown command or {m}"))
+}
+
+/// Sends one packet with sequence number `seq` (then incremented).
+async fn send_packet<S: AsyncWrite + Unpin>(s: &mut S, seq: &mut u8, payload: &[u8]) -> std::io::Result<()> {
+    let mut buf = Vec::with_capacity(payload.len() + 4);
+    packet::put(&mut buf, payload);
+    *seq = packet::stamp_sequence(&mut buf, *seq);
+    s.write_all(&buf).await?;
+    s.flush().await
+}
+
+async fn send_error<S: AsyncWrite + Unpin>(s: &mut S, seq: &mut u8, e: &Error) {
+    let mut buf = Vec::new();
+    results::err(&mut buf, e.mysql_code(), e.sqlstate(), &e.to_string());
+    *seq = packet::stamp_sequence(&mut buf, *seq);
+    let _ = s.write_all(&buf).await;
+    let _ = s.flush().await;
+}
+
+/// The host part accounts match against: loopback is `localhost`.
+fn client_host(peer: &SocketAddr) -> String {
+    if peer.ip().is_loopback() {
+        "localhost".to_string()
+    } else {
+        peer.ip().to_string()
+    }
+}
+
+/// Serves one accepted socket to the end.
+pub async fn run(shared: Arc<Shared>, tcp: TcpStream, peer: SocketAddr) {
+    let _ = tcp.set_nodelay(true);
+    let mut tcp = tcp;
+    let engine = shared.engine.clone();
+    let max = engine.global_u64("max_connections").unwrap_or(151);
+    // The counter is decremented by `Shared::connection_closed` when this returns.
+    if shared.connections.load(Ordering::Relaxed) > max {
+        shared.aborted_connects.fetch_add(1, Ordering::Relaxed);
+        let mut seq = 0;
+        send_error(&mut tcp, &mut seq, &Error::sql(1040, "08004", "Too many connections")).await;
+        return;
+    }
+    let id = engine.reserve_connection_id();
+    let host = client_host(&peer);
+    let handshake = tokio::time::timeout(
+        Duration::from_secs(CONNECT_TIMEOUT_S),
+        handshake(&shared, tcp, &host, id),
+    )
+    .await;
+    let (stream, conn, rx) = match handshake {
+        Ok(Ok(established)) => established,
+        Ok(Err(())) | Err(_) => {
+            shared.aborted_connects.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+    };
+    command_loop(&shared, stream, conn, rx, &host, peer).await;
+}
+
+/// What a connection keeps between commands. Moved to a statement thread for each
+/// command.
+pub struct Conn {
+    pub shared: Arc<Shared>,
+    pub session: Session,
+    pub account: Account,
+    pub stream: Arc<Mutex<Stream>>,
+    pub capabilities: u32,
+    /// Parameter types and long data per prepared statement.
+    pub params: HashMap<u32, ParamState>,
+}
+
+/// Ends the command loop or not.
+#[derive(PartialEq, Eq)]
+enum Flow {
+    Continue,
+    Close,
+}
+
+async fn handshake(
+    shared: &Arc<Shared>,
+    mut tcp: TcpStream,
+    host: &str,
+    id: u64,
+) -> std::result::Result<(Boxed, Conn, Receiver<Vec<u8>>), ()> {
+    let engine = &shared.engine;
+    let mut nonce = auth::nonce();
+    let mut capabilities = caps::SERVER;
+    if shared.tls.is_some() {
+        capabilities |= caps::SSL;
+    }
+    let version = tarn_sql::sysvars::SERVER_VERSION;
+    let greeting = handshake::greeting(
+        version,
+        id as u32,
+        &nonce,
+        capabilities,
+        status::AUTOCOMMIT,
+        auth::NATIVE_PASSWORD,
+    );
+    let mut seq = 0u8;
+    send_packet(&mut tcp, &mut seq, &greeting).await.map_err(|_| ())?;
+    let limit = engine.global_u64("max_allowed_packet").unwrap_or(64 << 20) as usize;
+    let mut payload = Vec::new();
+    if let Err(e) = read_payload(&mut tcp, &mut seq, limit, &mut payload).await {
+        if let Some(err) = protocol_error(&e) {
+            send_error(&mut tcp, &mut seq, &err).await;
+        }
+        return Err(());
+    }
+    let bad_handshake = || Error::sql(1043, "08S01", "Bad handshake");
+    let mut response = match handshake::parse_response(&payload) {
+        Ok(r) => r,
+        Err(_) => {
+            send_error(&mut tcp, &mut seq, &bad_handshake()).await;
+            return Err(());
+        }
+    };
+    let mut stream: Boxed;
+    let tls = response.ssl_request;
+    if tls {
+        let Some(acceptor) = &shared.tls else {
+            send_error(&mut tcp, &mut seq, &bad_handshake()).await;
+            return Err(());
+        };
+        let tls_stream = acceptor.accept(tcp).await.map_err(|e| {
+            tracing::debug!("TLS handshake with a client failed: {e}");
+        })?;
+        stream = Box::new(tls_stream);
+        if let Err(e) = read_payload(&mut stream, &mut seq, limit, &mut payload).await {
+            if let Some(err) = protocol_error(&e) {
+                send_error(&mut stream, &mut seq, &err).await;
+            }
+            return Err(());
+        }
+        response = match handshake::parse_response(&payload) {
+            Ok(r) if !r.ssl_request => r,
+            _ => {
+                send_error(&mut stream, &mut seq, &bad_handshake()).await;
+                return Err(());
+            }
+        };
+    } else {
+        stream = Box::new(tcp);
+    }
+    let client_caps = response.capabilities & capabilities;
+    let account = match authenticate(shared, &mut stream, &mut seq, &mut nonce, &response, host, tls).await {
+        Ok(account) => account,
+        Err(e) => {
+            send_error(&mut stream, &mut seq, &e).await;
+            return Err(());
+        }
+    };
+    let mut session = engine.session_for(&account, host, id);
+    if let Some(db) = &response.database {
+        if let Err(e) = session.use_database(db) {
+            send_error(&mut stream, &mut seq, &e).await;
+            drop_session(session);
+            return Err(());
+        }
+    }
+    if client_caps & caps::INTERACTIVE != 0 {
+        if let Some(t) = engine.global_u64("interactive_timeout") {
+            let _ = session.execute(&format!("SET SESSION wait_timeout = {t}"));
+        }
+    }
+    let mut ok = Vec::new();
+    results::ok(&mut ok, 0, 0, 0, status::AUTOCOMMIT, 0, "");
+    seq = packet::stamp_sequence(&mut ok, seq);
+    let _ = seq;
+    if stream.write_all(&ok).await.is_err() || stream.flush().await.is_err() {
+        drop_session(session);
+        return Err(());
+    }
+    let (tx, rx) = tokio::sync::mpsc::channel(RESULT_BUFFERS_IN_FLIGHT);
+    let output = Output::new(tx, client_caps & caps::DEPRECATE_EOF != 0);
+    let stream_state = Arc::new(Mutex::new(Stream::new(output, shared.encoders.clone())));
+    session.set_row_sink(Some(Box::new(ResultSender(stream_state.clone()))));
+    let conn = Conn {
+        shared: shared.clone(),
+        session,
+        account,
+        stream: stream_state,
+        capabilities: client_caps,
+        params: HashMap::new(),
+    };
+    Ok((stream, conn, rx))
+}
+
+/// Drops a session on a statement thread (a rollback may do I/O).
+fn drop_session(session: Session) {
+    tokio::task::spawn_blocking(move || drop(session));
+}
+
+/// Runs the authentication exchange for `response` and returns the account.
+async fn authenticate<S: AsyncRead + AsyncWrite + Unpin>(
+    shared: &Shared,
+    stream: &mut S,
+    seq: &mut u8,
+    nonce: &mut [u8; 20],
+    response: &HandshakeResponse,
+    host: &str,
+    tls: bool,
+) -> Result<Account> {
+    let user = &response.user;
+    let denied = || access_denied(user, host, !response.auth_response.is_empty());
+    let Some(account) = shared.engine.find_account(user, host) else {
+        return Err(denied());
+    };
+    let limit = 64 * 1024;
+    let mut answer = response.auth_response.clone();
+    let client_plugin = response
+        .auth_plugin
+        .as_deref()
+        .unwrap_or(auth::NATIVE_PASSWORD);
+    let wanted = account.plugin.name();
+    let io_error = |_| Error::sql(2013, "HY000", "Lost connection during authentication");
+    if client_plugin != wanted {
+        send_packet(stream, seq, &handshake::auth_switch(wanted, nonce))
+            .await
+            .map_err(io_error)?;
+        read_payload(stream, seq, limit, &mut answer)
+            .await
+            .map_err(|_| denied())?;
+    }
+    let stored = account.stored_hash.as_deref();
+    let ok = match (account.plugin, stored) {
+        (_, None) => answer.is_empty() || answer == [0],
+        (AuthPlugin::NativePassword, Some(h)) => auth::verify_native(nonce, h, &answer),
+        (AuthPlugin::CachingSha2Password, Some(h)) => {
+            let key = (account.user.clone(), account.host.clone());
+            if tls && !shared.sha2_full_auth_done.lock().contains(&key) {
+                // The full path: the password itself, safe only inside TLS.
+                send_packet(stream, seq, &[1, auth::SHA2_PERFORM_FULL_AUTHENTICATION])
+                    .await
+                    .map_err(io_error)?;
+                let mut password = Vec::new();
+                read_payload(stream, seq, limit, &mut password)
+                    .await
+                    .map_err(|_| denied())?;
+                let ok = auth::verify_sha2_cleartext(h, &password);
+                if ok {
+                    shared.sha2_full_auth_done.lock().insert(key);
+                }
+                ok
+            } else {
+                let ok = auth::verify_sha2_scramble(nonce, h, &answer);
+                if ok {
+                    send_packet(stream, seq, &[1, auth::SHA2_FAST_AUTH_SUCCESS])
+                        .await
+                        .map_err(io_error)?;
+                }
+                ok
+            }
+        }
+    };
+    // A fresh challenge for a later COM_CHANGE_USER.
+    *nonce = auth::nonce();
+    if ok { Ok(account) } else { Err(denied()) }
+}
+
+async fn command_loop(
+    shared: &Arc<Shared>,
+    stream: Boxed,
+    mut conn: Conn,
+    mut rx: Receiver<Vec<u8>>,
+    host: &str,
+    peer: SocketAddr,
+) {
+    let id = conn.session.connection_id();
+    let (reader, mut writer) = tokio::io::split(stream);
+    let mut reader = BufReader::with_capacity(64 * 1024, reader);
+    let mut payload = Vec::new();
+    let engine = shared.engine.clone();
+    tracing::debug!("connection {id} from {peer} as {}", conn.account.user);
+    'commands: loop {
+        // Idle: wait for the next command, checking for KILL, shutdown and
+        // wait_timeout once a second.
+        let idle_since = Instant::now();
+        loop {
+            match tokio::time::timeout(Duration::from_secs(1), reader.fill_buf()).await {
+                Ok(Ok([])) | Ok(Err(_)) => break 'commands,
+                Ok(Ok(_)) => break,
+                Err(_) => {
+                    if conn.session.is_killed() || shared.shutting_down.load(Ordering::Relaxed) {
+                        break 'commands;
+                    }
+                    let wait_timeout_s = conn
+                        .session
+                        .variables()
+                        .get("wait_timeout")
+                        .and_then(|v| tarn_sql::scalar::cast::to_i64(&v))
+                        .unwrap_or(28_800)
+                        .max(1) as u64;
+                    if idle_since.elapsed() >= Duration::from_secs(wait_timeout_s) {
+                        let mut seq = 0;
+                        let e = Error::sql(
+                            4031,
+                            "HY000",
+                            "The client was disconnected by the server because of inactivity. See wait_timeout and interactive_timeout for configuring this behavior.",
+                        );
+                        send_error(&mut writer, &mut seq, &e).await;
+                        break 'commands;
+                    }
+                }
+            }
+        }
+        let mut seq = 0u8;
+        let limit = conn
+            .session
+            .variables()
+            .get("max_allowed_packet")
+            .and_then(|v| tarn_sql::scalar::cast::to_i64(&v))
+            .unwrap_or(64 << 20) as usize;
+        let read = tokio::time::timeout(
+            Duration::from_secs(shared.net_read_timeout_s()),
+            read_payload(&mut reader, &mut seq, limit, &mut payload),
+        )
+        .await;
+        match read {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                if let Some(err) = protocol_error(&e) {
+                    send_error(&mut writer, &mut seq, &err).await;
+                }
+                break;
+            }
+            Err(_) => break,
+        }
+        if payload.first() == Some(&command::QUIT) {
+            break;
+        }
+        if payload.first() == Some(&command::CHANGE_USER) {
+            // Authentication needs the socket: done here, not on a statement thread.
+            let mut both = tokio::io::join(&mut reader, &mut writer);
+            match change_user(&mut conn, &mut both, &mut seq, &payload[1..], host).await {
+                Flow::Continue => continue,
+                Flow::Close => break,
+            }
+        }
+        conn.stream.lock().output.seq = seq;
+        let command_payload = std::mem::take(&mut payload);
+        let mut job = tokio::task::spawn_blocking(move || {
+            let flow = conn.command(&command_payload);
+            (conn, command_payload, flow)
+        });
+        let mut watching = true;
+        let mut write_failed = false;
+        let mut client_gone = false;
+        let (returned, flow) = loop {
+            tokio::select! {
+                biased;
+                Some(buf) = rx.recv() => {
+                    if !write_failed && writer.write_all(&buf).await.is_err() {
+                        write_failed = true;
+                        let _ = engine.kill(id, false);
+                    }
+                }
+                done = &mut job => match done {
+                    Ok((c, p, flow)) => {
+                        payload = p;
+                        break (c, flow);
+                    }
+                    Err(e) => {
+                        tracing::error!("connection {id}: a statement thread failed: {e}");
+                        return;
+                    }
+                },
+                r = reader.fill_buf(), if watching => {
+                    watching = false;
+                    if matches!(r, Ok([]) | Err(_)) {
+                        // The client went away mid-command: stop the statement.
+                        client_gone = true;
+                        let _ = engine.kill(id, false);
+                    }
+                }
+            }
+        };
+        conn = returned;
+        while let Ok(buf) = rx.try_recv() {
+            if !write_failed && writer.write_all(&buf).await.is_err() {
+                write_failed = true;
+            }
+        }
+        if write_failed || client_gone || flow == Flow::Close || conn.session.is_killed() {
+            break;
+        }
+    }
+    let _ = writer.shutdown().await;
+    tokio::task::spawn_blocking(move || drop(conn));
+}
+
+/// COM_CHANGE_USER: authenticates as another account and replaces the session
+/// (rolling back the old one), keeping the connection id.
+async fn change_user<S: AsyncRead + AsyncWrite + Unpin + Send>(
+    conn: &mut Conn,
+    stream: &mut S,
+    seq: &mut u8,
+    payload: &[u8],
+    host: &str,
+) -> Flow {
+    let shared = conn.shared.clone();
+    let response = match handshake::parse_change_user(payload, conn.capabilities) {
+        Ok(r) => r,
+        Err(m) => {
+            send_error(stream, seq, &malformed(m)).await;
+            return Flow::Close;
+        }
+    };
+    // Always challenge afresh: the client's first answer was made with the
+    // handshake's nonce, which has been used.
+    let user = response.user.clone();
+    let Some(account) = shared.engine.find_account(&user, host) else {
+        send_error(stream, seq, &access_denied(&user, host, true)).await;
+        return Flow::Close;
+    };
+    let mut nonce = auth::nonce();
+    if send_packet(stream, seq, &handshake::auth_switch(account.plugin.name(), &nonce))
+        .await
+        .is_err()
+    {
+        return Flow::Close;
+    }
+    let mut answer = Vec::new();
+    if read_payload(stream, seq, 64 * 1024, &mut answer).await.is_err() {
+        return Flow::Close;
+    }
+    let switched = HandshakeResponse {
+        user: user.clone(),
+        auth_response: answer,
+        auth_plugin: Some(account.plugin.name().to_string()),
+        ..response.clone()
+    };
+    let authenticated = authenticate(&shared, stream, seq, &mut nonce, &switched, host, false).await;
+    let account = match authenticated {
+        Ok(a) => a,
+        Err(e) => {
+            send_error(stream, seq, &e).await;
+            return Flow::Close;
+        }
+    };
+    let id = conn.session.connection_id();
+    let mut session = shared.engine.session_for(&account, host, id);
+    if let Some(db) = &response.database {
+        if let Err(e) = session.use_database(db) {
+            send_error(stream, seq, &e).await;
+            return Flow::Close;
+        }
+    }
+    session.set_row_sink(Some(Box::new(ResultSender(conn.stream.clone()))));
+    let old = std::mem::replace(&mut conn.session, session);
+    drop_session(old);
+    conn.account = account;
+    conn.params.clear();
+    let mut ok = Vec::new();
+    results::ok(&mut ok, 0, 0, 0, status::AUTOCOMMIT, 0, "");
+    *seq = packet::stamp_sequence(&mut ok, *seq);
+    if stream.write_all(&ok).await.is_err() || stream.flush().await.is_err() {
+        return Flow::Close;
+    }
+    Flow::Continue
+}
+
+impl Conn {
+    fn status(&self) -> u16 {
+        let mut flags = 0;
+        if self.session.autocommit() {
+            flags |= status::AUTOCOMMIT;
+        }
+        if self.session.in_transaction() {
+            flags |= status::IN_TRANS;
+        }
+        flags
+    }
+
+    fn warnings(&self) -> u16 {
+        self.session.warnings().len().min(u16::MAX as usize) as u16
+    }
+
+    fn send_threads(&self) -> usize {
+        self.session
+            .variables()
+            .get("send_threads")
+            .and_then(|v| tarn_sql::scalar::cast::to_i64(&v))
+            .map_or(0, |v| v.max(0) as usize)
+    }
+
+    fn ok(&self) {
+        let (status, warnings) = (self.status(), self.warnings());
+        self.stream.lock().output.ok(0, 0, status, warnings, "");
+    }
+
+    fn err(&self, e: &Error) {
+        let mut stream = self.stream.lock();
+        stream.discard();
+        stream.output.err(e);
+    }
+
+    /// Runs one command (on a statement thread) and flushes its answer.
+    fn command(&mut self, payload: &[u8]) -> Flow {
+        let flow = self.dispatch(payload);
+        if self.stream.lock().output.flush().is_err() {
+            return Flow::Close;
+        }
+        flow
+    }
+
+    fn dispatch(&mut self, payload: &[u8]) -> Flow {
+        let Some((&cmd, body)) = payload.split_first() else {
+            self.err(&malformed(Malformed("an empty command packet")));
+            return Flow::Close;
+        };
+        match cmd {
+            command::QUERY => self.query(body),
+            command::INIT_DB => {
+                let db = String::from_utf8_lossy(body);
+                match self.session.use_database(&db) {
+                    Ok(()) => self.ok(),
+                    Err(e) => self.err(&e),
+                }
+            }
+            command::PING => self.ok(),
+            command::STATISTICS => {
+                let s = self.session.engine().server_status();
+                let text = format!(
+                    "Uptime: {}  Threads: {}  Questions: {}  Slow queries: 0  Opens: 0  Flush tables: 0  Open tables: 0  Queries per second avg: {:.3}",
+                    s.uptime_s,
+                    self.shared.connections.load(Ordering::Relaxed),
+                    s.questions,
+                    s.questions as f64 / s.uptime_s.max(1) as f64
+                );
+                self.stream
+                    .lock()
+                    .output
+                    .packets(|b| packet::put(b, text.as_bytes()));
+            }
+            command::FIELD_LIST => self.field_list(body),
+            command::PROCESS_KILL => match Reader::new(body).u32() {
+                Ok(target) => match self.session.engine().kill(target as u64, true) {
+                    Ok(()) => self.ok(),
+                    Err(e) => self.err(&e),
+                },
+                Err(m) => self.err(&malformed(m)),
+            },
+            command::RESET_CONNECTION => {
+                self.session.reset();
+                self.params.clear();
+                self.ok();
+            }
+            command::SET_OPTION => match Reader::new(body).u16() {
+                Ok(0) => {
+                    self.capabilities |= caps::MULTI_STATEMENTS;
+                    let status = self.status();
+                    self.stream.lock().output.packets(|b| results::eof(b, status, 0));
+                }
+                Ok(1) => {
+                    self.capabilities &= !caps::MULTI_STATEMENTS;
+                    let status = self.status();
+                    self.stream.lock().output.packets(|b| results::eof(b, status, 0));
+                }
+                _ => self.err(&Error::sql(1047, "08S01", "Unknown command")),
+            },
+            command::STMT_PREPARE => self.prepare(body),
+            command::STMT_EXECUTE => self.execute(body),
+            command::STMT_SEND_LONG_DATA => self.long_data(body),
+            command::STMT_CLOSE => {
+                if let Ok(id) = Reader::new(body).u32() {
+                    self.session.close_prepared(id);
+                    self.params.remove(&id);
+                }
+            }
+            command::STMT_RESET => match Reader::new(body).u32() {
+                Ok(id) if self.session.prepared(id).is_some() => {
+                    if let Some(state) = self.params.get_mut(&id) {
+                        state.long_data.iter_mut().for_each(|d| *d = None);
+                    }
+                    self.ok();
+                }
+                Ok(id) => self.err(&unknown_statement(id, "mysqld_stmt_reset")),
+                Err(m) => self.err(&malformed(m)),
+            },
+            _ => self.err(&Error::sql(1047, "08S01", "Unknown command")),
+        }
+        Flow::Continue
+    }
+
+    /// Ends one statement's answer: rows' terminator, OK or ERR.
+    fn finish_statement(&mut self, result: Result<QueryResult>, format: RowFormat, more: bool) -> bool {
+        let warnings = self.warnings();
+        let mut status = self.status();
+        if more {
+            status |= status::MORE_RESULTS_EXISTS;
+        }
+        let mut stream = self.stream.lock();
+        let outcome = match result {
+            Ok(QueryResult::Rows { columns, chunks }) => {
+                // A collected result (SHOW, EXPLAIN, ...): sent through the same path.
+                stream.start_statement(format, 1, status);
+                stream
+                    .begin_result(&columns)
+                    .and_then(|()| chunks.into_iter().try_for_each(|c| stream.add_chunk(c)))
+                    .map(|()| true)
+            }
+            Ok(QueryResult::Streamed { .. }) => stream.drain().map(|()| true),
+            Ok(QueryResult::Ok {
+                affected_rows,
+                last_insert_id,
+                info,
+            }) => {
+                stream.output.ok(affected_rows, last_insert_id, status, warnings, &info);
+                Ok(false)
+            }
+            Err(e) => Err(e),
+        };
+        match outcome {
+            Ok(true) => {
+                stream.output.end_of_rows(status, warnings);
+                true
+            }
+            Ok(false) => true,
+            Err(e) => {
+                stream.discard();
+                stream.output.err(&e);
+                false
+            }
+        }
+    }
+
+    fn query(&mut self, body: &[u8]) {
+        let sql = crate::text::query_text(body);
+        let statements = tarn_sql::parse::parse_each(&sql);
+        if statements.len() > 1 && self.capabilities & caps::MULTI_STATEMENTS == 0 {
+            let second = statements[1].as_ref().map(|p| p.text.clone()).unwrap_or_default();
+            let near: String = second.chars().take(80).collect();
+            self.err(&Error::sql(
+                1064,
+                "42000",
+                format!(
+                    "You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use near '{near}' at line 1"
+                ),
+            ));
+            return;
+        }
+        let count = statements.len();
+        let threads = self.send_threads();
+        for (i, parsed) in statements.into_iter().enumerate() {
+            let status = self.status();
+            self.stream.lock().start_statement(RowFormat::Text, threads, status);
+            let result = parsed.and_then(|p| self.session.execute_parsed(&p));
+            if !self.finish_statement(result, RowFormat::Text, i + 1 < count) {
+                return;
+            }
+        }
+    }
+
+    fn field_list(&mut self, body: &[u8]) {
+        let mut r = Reader::new(body);
+        let table = String::from_utf8_lossy(r.null_terminated()).into_owned();
+        let sql = format!("SELECT * FROM `{}` LIMIT 0", table.replace('`', "``"));
+        let columns = match self.session.prepare(&sql) {
+            Ok(id) => {
+                let columns = self.session.prepared(id).map(|p| p.columns.clone()).unwrap_or_default();
+                self.session.close_prepared(id);
+                columns
+            }
+            Err(e) => return self.err(&e),
+        };
+        let status = self.status();
+        let mut stream = self.stream.lock();
+        stream.output.packets(|b| {
+            for column in &columns {
+                let start = b.len();
+                results::column_definition(b, column, "");
+                // COM_FIELD_LIST adds the default value (none: a NULL marker).
+                b.push(0xfb);
+                let len = b.len() - start - 4;
+                b[start..start + 3].copy_from_slice(&(len as u32).to_le_bytes()[..3]);
+            }
+        });
+        stream.output.end_of_rows(status, 0);
+    }
+
+    fn prepare(&mut self, body: &[u8]) {
+        let sql = crate::text::query_text(body);
+        let id = match self.session.prepare(&sql) {
+            Ok(id) => id,
+            Err(e) => return self.err(&e),
+        };
+        let Some(prepared) = self.session.prepared(id) else {
+            return self.err(&unknown_statement(id, "mysqld_stmt_prepare"));
+        };
+        let param_count = prepared.parsed.param_count;
+        let columns = prepared.columns.clone();
+        self.params.insert(id, ParamState::new(param_count));
+        let (status, warnings) = (self.status(), self.warnings());
+        let mut stream = self.stream.lock();
+        let deprecate_eof = stream.output.deprecate_eof;
+        stream.output.packets(|b| {
+            let start = packet::begin(b);
+            b.push(0);
+            b.extend_from_slice(&id.to_le_bytes());
+            b.extend_from_slice(&(columns.len() as u16).to_le_bytes());
+            b.extend_from_slice(&(param_count as u16).to_le_bytes());
+            b.push(0);
+            b.extend_from_slice(&warnings.to_le_bytes());
+            packet::finish(b, start);
+            for _ in 0..param_count {
+                results::parameter_definition(b);
+            }
+            if param_count > 0 && !deprecate_eof {
+                results::eof(b, status, 0);
+            }
+            for column in &columns {
+                results::column_definition(b, column, "");
+            }
+            if !columns.is_empty() && !deprecate_eof {
+                results::eof(b, status, 0);
+            }
+        });
+    }
+
+    fn execute(&mut self, body: &[u8]) {
+        let mut r = Reader::new(body);
+        let id = match r.u32() {
+            Ok(id) => id,
+            Err(m) => return self.err(&malformed(m)),
+        };
+        let Some(param_count) = self.session.prepared(id).map(|p| p.parsed.param_count) else {
+            return self.err(&unknown_statement(id, "mysqld_stmt_execute"));
+        };
+        let state = self
+            .params
+            .entry(id)
+            .or_insert_with(|| ParamState::new(param_count));
+        let params = match decode_params(&mut r, param_count, state) {
+            Ok(p) => p,
+            Err(m) => {
+                return self.err(&Error::sql(
+                    1210,
+                    "HY000",
+                    format!("Incorrect arguments to mysqld_stmt_execute ({m})"),
+                ));
+            }
+        };
+        let threads = self.send_threads();
+        let status = self.status();
+        self.stream.lock().start_statement(RowFormat::Binary, threads, status);
+        let result = self.session.execute_prepared(id, &params);
+        self.finish_statement(result, RowFormat::Binary, false);
+    }
+
+    fn long_data(&mut self, body: &[u8]) {
+        let mut r = Reader::new(body);
+        let (Ok(id), Ok(param)) = (r.u32(), r.u16()) else {
+            return;
+        };
+        let data = r.rest();
+        if let Some(state) = self.params.get_mut(&id) {
+            if let Some(slot) = state.long_data.get_mut(param as usize) {
+                let buf = slot.get_or_insert_with(Vec::new);
+                if buf.len() + data.len() <= LONG_DATA_BYTES_MAX {
+                    buf.extend_from_slice(data);
+                }
+            }
+        }
+    }
+}
+
+fn unknown_statement(id: u32, what: &str) -> Error {
+    Error::sql(
+        1243,
+        "HY000",
+        format!("Unknown prepared statement handler ({id}) given to {what}"),
+    )
+}

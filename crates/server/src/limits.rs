@@ -1,0 +1,29 @@
+//! Every bound the server keeps, in one place. The SQL layer's are in
+//! `tarn_sql::limits`, the engine's in `tarn_common::limits`.
+
+/// The most connections `max_connections` may allow (MySQL's own ceiling).
+pub const CONNECTIONS_MAX: u64 = 100_000;
+
+/// Threads that run statements at once. A statement holds one while it runs,
+/// including while it waits for a row lock, so this bounds how many statements can
+/// wait at once; idle connections hold none.
+pub const STATEMENT_THREADS_MAX: usize = 4096;
+
+/// Seconds a client has to finish the handshake (MySQL's `connect_timeout`).
+pub const CONNECT_TIMEOUT_S: u64 = 10;
+
+/// A connection's output buffer is handed to the network once it holds this many
+/// bytes (and at the end of every statement).
+pub const RESULT_FLUSH_BYTES: usize = 256 * 1024;
+
+/// Buffers of at most about `RESULT_FLUSH_BYTES` each waiting for the network, per
+/// connection: with the bytes being encoded, the per-connection result buffer
+/// bound. A client that stops reading stops its statement here.
+pub const RESULT_BUFFERS_IN_FLIGHT: usize = 8;
+
+/// Chunks (of up to `tarn_sql::limits::CHUNK_ROWS` rows) one result may have being
+/// encoded per encoding thread.
+pub const ENCODE_JOBS_PER_THREAD: usize = 2;
+
+/// Bytes of COM_STMT_SEND_LONG_DATA one statement parameter may collect.
+pub const LONG_DATA_BYTES_MAX: usize = 1 << 30;
