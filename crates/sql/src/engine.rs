@@ -160,7 +160,10 @@ impl Engine {
     /// flags), read-only ones included; SQL's SET GLOBAL still refuses those.
     pub fn set_global(&self, name: &str, value: &str) -> Result<()> {
         use tarn_row::Value;
-        let text = Value::Bytes(value.as_bytes().to_vec());
+        let text = match value.parse::<u64>() {
+            Ok(n) => Value::UInt(n),
+            Err(_) => Value::Bytes(value.as_bytes().to_vec()),
+        };
         let mut globals = self.globals.write();
         match globals.set(name, Some(&text), true, &self.defaults) {
             Ok(_) => Ok(()),

@@ -361,14 +361,26 @@ impl Session {
                 ),
             ));
         }
-        let parsed = parse::parse_one(sql)?;
-        if !preparable(&parsed.statement) {
+        let first_word = sql
+            .trim_start()
+            .split(|c: char| !c.is_ascii_alphabetic())
+            .next()
+            .unwrap_or("");
+        let sql_level_ps = ["PREPARE", "EXECUTE", "DEALLOCATE"]
+            .iter()
+            .any(|k| first_word.eq_ignore_ascii_case(k));
+        let parsed = if sql_level_ps {
+            None
+        } else {
+            Some(parse::parse_one(sql)?)
+        };
+        let Some(parsed) = parsed.filter(|p| preparable(&p.statement)) else {
             return Err(Error::sql(
                 1295,
                 "HY000",
                 "This command is not supported in the prepared statement protocol yet",
             ));
-        }
+        };
         let (bound, columns) = match crate::dml::bindable(&parsed) {
             true => {
                 let bound = self.bind_statement(&parsed)?;

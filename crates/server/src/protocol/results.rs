@@ -41,7 +41,11 @@ pub fn ok(
     put_lenenc_int(out, last_insert_id);
     out.extend_from_slice(&status.to_le_bytes());
     out.extend_from_slice(&warnings.to_le_bytes());
-    out.extend_from_slice(info.as_bytes());
+    // Servers send the info length-encoded (MySQL's net_send_ok), and libmariadb
+    // reads it so, whatever the protocol documentation says.
+    if !info.is_empty() {
+        put_lenenc_bytes(out, info.as_bytes());
+    }
     finish(out, start);
 }
 

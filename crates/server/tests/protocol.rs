@@ -1,0 +1,444 @@
+//! The server over real sockets, byte by byte: handshake and authentication, bad
+//! packets, limits, multi-statements, prepared statements with binary rows, large
+//! packets, and a client that disconnects holding locks.
+//!
+//! Each test starts a server on a free port over a fresh data directory. The
+//! client here is deliberately raw (built from the protocol module's pieces) so
+//! it can send what real clients never would; the real clients' tests are in
+//! `crates/tarn/tests/clients.rs`.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tarn_common::settings::Settings;
+use tarn_server::protocol::{Reader, auth, caps, column_type, packet, put_lenenc_bytes};
+use tarn_server::server::{Shared, serve};
+
+struct TestServer {
+    address: SocketAddr,
+    _runtime: tokio::runtime::Runtime,
+    _dir: tempfile::TempDir,
+    engine: Arc<tarn_sql::Engine>,
+}
+
+fn test_dir() -> tempfile::TempDir {
+    let base = std::env::var_os("TARN_TEST_DIR").map(std::path::PathBuf::from);
+    match base {
+        Some(base) => {
+            std::fs::create_dir_all(&base).unwrap();
+            tempfile::tempdir_in(base).unwrap()
+        }
+        None => tempfile::tempdir().unwrap(),
+    }
+}
+
+fn start(globals: &[(&str, &str)]) -> TestServer {
+    let dir = test_dir();
+    let mut settings = Settings::default();
+    settings.data_dir = dir.path().to_path_buf();
+    settings.buffer_pool_size_bytes = 16 << 20;
+    settings.set("io_method", "buffered").unwrap();
+    let engine = tarn_sql::Engine::open(&settings).unwrap();
+    for (name, value) in globals {
+        engine.set_global(name, value).unwrap();
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let shared = Shared::new(engine.clone(), None, 2);
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let address = listener.local_addr().unwrap();
+    runtime.spawn(serve(
+        shared,
+        listener,
+        std::future::pending(),
+        Duration::from_secs(1),
+    ));
+    TestServer {
+        address,
+        _runtime: runtime,
+        _dir: dir,
+        engine,
+    }
+}
+
+/// A raw client: whole packets in and out, sequence numbers tracked.
+struct Client {
+    socket: TcpStream,
+    seq: u8,
+}
+
+#[derive(Debug)]
+enum Reply {
+    Ok { affected_rows: u64, status: u16 },
+    Err { code: u16, message: String },
+    /// A result set: rows as lists of optional texts (or binary payloads).
+    Rows { rows: Vec<Vec<u8>>, status: u16, columns: Vec<u8> },
+}
+
+impl Client {
+    fn connect(address: SocketAddr) -> Client {
+        let socket = TcpStream::connect(address).unwrap();
+        socket
+            .set_read_timeout(Some(Duration::from_secs(20)))
+            .unwrap();
+        Client { socket, seq: 0 }
+    }
+
+    fn read(&mut self) -> Option<Vec<u8>> {
+        let mut header = [0u8; 4];
+        self.socket.read_exact(&mut header).ok()?;
+        let len = u32::from_le_bytes([header[0], header[1], header[2], 0]) as usize;
+        assert_eq!(header[3], self.seq, "the server's sequence number");
+        self.seq = self.seq.wrapping_add(1);
+        let mut payload = vec![0; len];
+        self.socket.read_exact(&mut payload).ok()?;
+        if len == packet::MAX_PAYLOAD_BYTES {
+            payload.extend(self.read()?);
+        }
+        Some(payload)
+    }
+
+    fn write(&mut self, payload: &[u8]) {
+        let mut buf = Vec::new();
+        packet::put(&mut buf, payload);
+        self.seq = packet::stamp_sequence(&mut buf, self.seq);
+        self.socket.write_all(&buf).unwrap();
+    }
+
+    /// Logs in with mysql_native_password.
+    fn login(address: SocketAddr, user: &str, password: &str) -> Result<Client, (u16, String)> {
+        let mut c = Client::connect(address);
+        let greeting = c.read().expect("a greeting");
+        if greeting[0] == 0xff {
+            return Err(error_of(&greeting));
+        }
+        let mut r = Reader::new(&greeting);
+        assert_eq!(r.u8().unwrap(), 10);
+        r.null_terminated();
+        r.u32().unwrap();
+        let mut nonce = [0u8; 20];
+        nonce[..8].copy_from_slice(r.bytes(8, "").unwrap());
+        r.bytes(1 + 2 + 1 + 2 + 2 + 1 + 10, "").unwrap();
+        nonce[8..].copy_from_slice(r.bytes(12, "").unwrap());
+        let capabilities = caps::PROTOCOL_41
+            | caps::SECURE_CONNECTION
+            | caps::PLUGIN_AUTH
+            | caps::PLUGIN_AUTH_LENENC_CLIENT_DATA
+            | caps::MULTI_STATEMENTS
+            | caps::MULTI_RESULTS
+            | caps::TRANSACTIONS;
+        let mut p = Vec::new();
+        p.extend_from_slice(&capabilities.to_le_bytes());
+        p.extend_from_slice(&(1u32 << 30).to_le_bytes());
+        p.push(45);
+        p.extend_from_slice(&[0; 23]);
+        p.extend_from_slice(user.as_bytes());
+        p.push(0);
+        let scramble = if password.is_empty() {
+            Vec::new()
+        } else {
+            auth::native_scramble(&nonce, password.as_bytes()).to_vec()
+        };
+        put_lenenc_bytes(&mut p, &scramble);
+        p.extend_from_slice(b"mysql_native_password\0");
+        c.write(&p);
+        let reply = c.read().expect("an answer to the login");
+        match reply[0] {
+            0 => Ok(c),
+            _ => Err(error_of(&reply)),
+        }
+    }
+
+    fn root(address: SocketAddr) -> Client {
+        Client::login(address, "root", "").expect("root logs in")
+    }
+
+    fn command(&mut self, payload: &[u8]) {
+        self.seq = 0;
+        self.write(payload);
+    }
+
+    fn query(&mut self, sql: &str) -> Reply {
+        let mut p = vec![0x03];
+        p.extend_from_slice(sql.as_bytes());
+        self.command(&p);
+        self.reply()
+    }
+
+    fn reply(&mut self) -> Reply {
+        let first = self.read().expect("a reply");
+        match first[0] {
+            0x00 => ok_of(&first),
+            0xff => {
+                let (code, message) = error_of(&first);
+                Reply::Err { code, message }
+            }
+            _ => {
+                let count = Reader::new(&first).lenenc_int().unwrap() as usize;
+                let mut columns = Vec::new();
+                for _ in 0..count {
+                    let def = self.read().unwrap();
+                    let mut r = Reader::new(&def);
+                    for _ in 0..6 {
+                        r.lenenc_bytes().unwrap();
+                    }
+                    r.bytes(1 + 2 + 4, "").unwrap();
+                    columns.push(r.u8().unwrap());
+                }
+                let eof = self.read().unwrap();
+                assert_eq!(eof[0], 0xfe, "EOF after the column definitions");
+                let mut rows = Vec::new();
+                loop {
+                    let p = self.read().unwrap();
+                    if p[0] == 0xfe && p.len() < 9 {
+                        let status = u16::from_le_bytes([p[3], p[4]]);
+                        return Reply::Rows {
+                            rows,
+                            status,
+                            columns,
+                        };
+                    }
+                    if p[0] == 0xff {
+                        let (code, message) = error_of(&p);
+                        return Reply::Err { code, message };
+                    }
+                    rows.push(p);
+                }
+            }
+        }
+    }
+}
+
+fn ok_of(p: &[u8]) -> Reply {
+    let mut r = Reader::new(&p[1..]);
+    let affected_rows = r.lenenc_int().unwrap();
+    r.lenenc_int().unwrap();
+    Reply::Ok {
+        affected_rows,
+        status: r.u16().unwrap(),
+    }
+}
+
+fn error_of(p: &[u8]) -> (u16, String) {
+    assert_eq!(p[0], 0xff, "an ERR packet: {p:?}");
+    let code = u16::from_le_bytes([p[1], p[2]]);
+    let message = String::from_utf8_lossy(&p[9..]).into_owned();
+    (code, message)
+}
+
+/// The text cells of a text-protocol row.
+fn cells(row: &[u8]) -> Vec<Option<String>> {
+    let mut r = Reader::new(row);
+    let mut out = Vec::new();
+    while !r.is_empty() {
+        if row[row.len() - r.remaining()] == 0xfb {
+            r.u8().unwrap();
+            out.push(None);
+        } else {
+            out.push(Some(
+                String::from_utf8_lossy(r.lenenc_bytes().unwrap()).into_owned(),
+            ));
+        }
+    }
+    out
+}
+
+fn expect_err(reply: Reply, code: u16) -> String {
+    match reply {
+        Reply::Err { code: c, message } if c == code => message,
+        other => panic!("expected error {code}, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_query_returns_typed_rows_and_status_flags() {
+    let server = start(&[]);
+    let mut c = Client::root(server.address);
+    match c.query("SELECT 1 + 1, 'a', NULL, CAST(2.50 AS DECIMAL(4,2))") {
+        Reply::Rows {
+            rows,
+            status,
+            columns,
+        } => {
+            assert_eq!(
+                cells(&rows[0]),
+                vec![Some("2".into()), Some("a".into()), None, Some("2.50".into())]
+            );
+            assert_eq!(status & 2, 2, "autocommit");
+            assert_eq!(columns[0], column_type::LONGLONG);
+            assert_eq!(columns[3], column_type::NEWDECIMAL);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(c.query("BEGIN"), Reply::Ok { status, .. } if status & 1 == 1));
+    assert!(matches!(c.query("COMMIT"), Reply::Ok { status, .. } if status & 1 == 0));
+    expect_err(c.query("SELEC 1"), 1064);
+    expect_err(c.query("SELECT * FROM nowhere.t"), 1146);
+}
+
+#[test]
+fn multi_statements_set_more_results_and_stop_at_the_first_error() {
+    let server = start(&[]);
+    let mut c = Client::root(server.address);
+    c.command(b"\x03CREATE DATABASE d; SELECT 1; SELECT * FROM d.missing; SELECT 2");
+    assert!(matches!(c.reply(), Reply::Ok { status, .. } if status & 8 == 8));
+    assert!(matches!(c.reply(), Reply::Rows { status, .. } if status & 8 == 8));
+    expect_err(c.reply(), 1146);
+    // Nothing more: the connection answers the next command.
+    assert!(matches!(c.query("SELECT 3"), Reply::Rows { .. }));
+}
+
+#[test]
+fn bad_packets_end_only_their_own_connection() {
+    let server = start(&[]);
+    // Garbage instead of a handshake response.
+    let mut c = Client::connect(server.address);
+    c.read().unwrap();
+    c.socket.write_all(b"GET / HTTP/1.1\r\n\r\n").unwrap();
+    let mut rest = Vec::new();
+    let _ = c.socket.read_to_end(&mut rest);
+
+    // A wrong sequence number in the command phase: 1156, then closed.
+    let mut c = Client::root(server.address);
+    c.seq = 5;
+    c.write(b"\x03SELECT 1");
+    c.seq = 0;
+    let reply = c.read().unwrap();
+    assert_eq!(error_of(&reply).0, 1156);
+
+    // A truncated frame, then silence: the server doesn't wait for ever.
+    let mut c = Client::root(server.address);
+    c.socket.write_all(&[10, 0, 0, 0, 3, b'S']).unwrap();
+    drop(c);
+
+    let mut healthy = Client::root(server.address);
+    assert!(matches!(healthy.query("SELECT 1"), Reply::Rows { .. }));
+}
+
+#[test]
+fn a_packet_over_max_allowed_packet_is_1153_and_max_connections_is_1040() {
+    let server = start(&[("max_allowed_packet", "4096"), ("max_connections", "2")]);
+    let mut c = Client::root(server.address);
+    let big = format!("SELECT '{}'", "x".repeat(5000));
+    expect_err(c.query(&big), 1153);
+
+    let _a = Client::root(server.address);
+    let _b = Client::root(server.address);
+    let refused = Client::login(server.address, "root", "");
+    assert_eq!(refused.err().map(|e| e.0), Some(1040));
+}
+
+#[test]
+fn wrong_passwords_and_unknown_users_are_1045() {
+    let server = start(&[]);
+    let e = Client::login(server.address, "root", "nope").err().unwrap();
+    assert_eq!(e.0, 1045, "{}", e.1);
+    let e = Client::login(server.address, "nobody", "").err().unwrap();
+    assert_eq!(e.0, 1045, "{}", e.1);
+}
+
+#[test]
+fn prepared_statements_return_binary_rows_and_reuse_parameter_types() {
+    let server = start(&[]);
+    let mut c = Client::root(server.address);
+    c.query("CREATE DATABASE d");
+    c.query("CREATE TABLE d.t (id INT PRIMARY KEY, v VARCHAR(10), x DOUBLE)");
+    c.query("INSERT INTO d.t VALUES (1, 'one', 1.5), (2, NULL, 2.5)");
+    c.command(b"\x16SELECT id, v, x FROM d.t WHERE id = ?");
+    let prepared = c.read().unwrap();
+    assert_eq!(prepared[0], 0);
+    let id = u32::from_le_bytes(prepared[1..5].try_into().unwrap());
+    let (ncols, nparams) = (
+        u16::from_le_bytes([prepared[5], prepared[6]]),
+        u16::from_le_bytes([prepared[7], prepared[8]]),
+    );
+    assert_eq!((ncols, nparams), (3, 1));
+    for _ in 0..(nparams + 1 + ncols + 1) {
+        c.read().unwrap();
+    }
+    let execute = |c: &mut Client, key: i64, send_types: bool| {
+        let mut p = vec![0x17];
+        p.extend_from_slice(&id.to_le_bytes());
+        p.push(0);
+        p.extend_from_slice(&1u32.to_le_bytes());
+        p.push(0); // null bitmap
+        p.push(u8::from(send_types));
+        if send_types {
+            p.extend_from_slice(&[column_type::LONGLONG, 0]);
+        }
+        p.extend_from_slice(&key.to_le_bytes());
+        c.command(&p);
+        c.reply()
+    };
+    for (key, send_types) in [(1, true), (2, false)] {
+        match execute(&mut c, key, send_types) {
+            Reply::Rows { rows, columns, .. } => {
+                assert_eq!(columns, vec![column_type::LONG, column_type::VAR_STRING, column_type::DOUBLE]);
+                let row = &rows[0];
+                assert_eq!(row[0], 0, "binary row header");
+                let mut r = Reader::new(&row[2..]);
+                assert_eq!(r.u32().unwrap() as i64, key);
+                if key == 1 {
+                    assert_eq!(row[1], 0, "no NULLs");
+                    assert_eq!(r.lenenc_bytes().unwrap(), b"one");
+                    assert_eq!(f64::from_bits(r.u64().unwrap()), 1.5);
+                } else {
+                    assert_eq!(row[1], 1 << 3, "column 1 is NULL");
+                    assert_eq!(f64::from_bits(r.u64().unwrap()), 2.5);
+                }
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    // An unpreparable statement is 1295 (clients fall back to text).
+    c.command(b"\x16PREPARE s FROM 'SELECT 1'");
+    let reply = c.read().unwrap();
+    assert_eq!(error_of(&reply).0, 1295);
+}
+
+#[test]
+fn payloads_over_16_mib_are_joined_and_split() {
+    let server = start(&[("max_allowed_packet", "67108864")]);
+    let mut c = Client::root(server.address);
+    c.query("CREATE DATABASE d");
+    c.query("CREATE TABLE d.b (id INT PRIMARY KEY, v LONGBLOB)");
+    let len = packet::MAX_PAYLOAD_BYTES + 1000;
+    let sql = format!("INSERT INTO d.b VALUES (1, '{}')", "z".repeat(len));
+    assert!(matches!(c.query(&sql), Reply::Ok { affected_rows: 1, .. }));
+    match c.query("SELECT LENGTH(v), v FROM d.b") {
+        Reply::Rows { rows, .. } => {
+            let cells = cells(&rows[0]);
+            assert_eq!(cells[0].as_deref(), Some(len.to_string().as_str()));
+            assert_eq!(cells[1].as_ref().map(String::len), Some(len));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_client_that_disconnects_releases_its_locks() {
+    let server = start(&[]);
+    let mut a = Client::root(server.address);
+    a.query("CREATE DATABASE d");
+    a.query("CREATE TABLE d.t (id INT PRIMARY KEY, v INT)");
+    a.query("INSERT INTO d.t VALUES (1, 0)");
+    a.query("BEGIN");
+    assert!(matches!(a.query("SELECT * FROM d.t WHERE id = 1 FOR UPDATE"), Reply::Rows { .. }));
+    drop(a);
+    let mut b = Client::root(server.address);
+    b.query("SET innodb_lock_wait_timeout = 10");
+    assert!(matches!(
+        b.query("UPDATE d.t SET v = 1 WHERE id = 1"),
+        Reply::Ok { affected_rows: 1, .. }
+    ));
+    // And the process list no longer shows the first connection.
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(server.engine.processes().len(), 1);
+}
