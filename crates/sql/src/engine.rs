@@ -63,7 +63,7 @@ impl Engine {
 
     /// An engine over an open storage engine.
     pub fn with_storage(storage: Arc<Storage>) -> Arc<Engine> {
-        let defaults = SystemVariables::new_global(storage.settings());
+        let defaults = SystemVariables::new_global(&storage.settings());
         Arc::new(Engine {
             globals: RwLock::new(defaults.clone()),
             defaults,
