@@ -120,6 +120,7 @@ impl Fixture {
                 uptime_s: 12,
                 questions: 34,
                 connections: 5,
+                ..ServerStatus::default()
             },
             view_columns: &|_, _| Ok(Vec::new()),
         }
