@@ -47,8 +47,8 @@ pub(crate) struct LruHints {
     pub(crate) moved_at: Box<[AtomicU64]>,
     /// Pages that have left the list so far.
     pub(crate) freed_clock: AtomicU64,
-    /// A quarter of the young sublist's cap, in pages.
-    young_drift_max: u64,
+    /// A quarter of the young sublist's cap, in pages (changes with `old_pct`).
+    young_drift_max: AtomicU64,
 }
 
 impl LruHints {
@@ -57,7 +57,7 @@ impl LruHints {
             is_old: (0..frames).map(|_| AtomicBool::new(false)).collect(),
             moved_at: (0..frames).map(|_| AtomicU64::new(0)).collect(),
             freed_clock: AtomicU64::new(0),
-            young_drift_max: (young_max(frames, old_pct) / 4) as u64,
+            young_drift_max: AtomicU64::new((young_max(frames, old_pct) / 4) as u64),
         }
     }
 
@@ -66,7 +66,7 @@ impl LruHints {
     pub(crate) fn young_frame_drifted(&self, frame: u32) -> bool {
         let clock = self.freed_clock.load(Ordering::Relaxed);
         let moved_at = self.moved_at[frame as usize].load(Ordering::Relaxed);
-        clock.saturating_sub(moved_at) > self.young_drift_max
+        clock.saturating_sub(moved_at) > self.young_drift_max.load(Ordering::Relaxed)
     }
 }
 
@@ -220,6 +220,17 @@ impl LruList {
         self.rebalance(hints);
     }
 
+    /// Changes the old sublist's share to `old_pct` (while running: `SET GLOBAL
+    /// buffer_pool_old_pct`). A smaller young cap demotes the last young frames at
+    /// once; a larger one lets promotions fill it.
+    pub(crate) fn set_old_pct(&mut self, frames: usize, old_pct: u32, hints: &LruHints) {
+        self.young_max = young_max(frames, old_pct);
+        hints
+            .young_drift_max
+            .store((self.young_max / 4) as u64, Ordering::Relaxed);
+        self.rebalance(hints);
+    }
+
     /// Demotes the last young frames until the young sublist fits its cap.
     fn rebalance(&mut self, hints: &LruHints) {
         while self.len - self.old_len > self.young_max {
@@ -311,6 +322,27 @@ mod tests {
                 hints.is_old[frame as usize].load(Ordering::Relaxed),
                 list.old[frame as usize]
             );
+        }
+    }
+
+    #[test]
+    fn changing_old_pct_keeps_the_young_sublist_within_its_new_cap() {
+        let frames = 40;
+        let hints = LruHints::new(frames, 37);
+        let mut list = LruList::new(frames, 37);
+        list.free.clear();
+        for frame in 0..frames as u32 {
+            list.insert_midpoint(frame, &hints);
+            list.move_to_head(frame, &hints);
+        }
+        for old_pct in [90, 5, 50, 95] {
+            list.set_old_pct(frames, old_pct, &hints);
+            list.check(frames).unwrap();
+            for frame in 0..frames as u32 {
+                list.move_to_head(frame, &hints);
+            }
+            list.check(frames).unwrap();
+            assert_eq!(list.len - list.old_len, young_max(frames, old_pct));
         }
     }
 

@@ -180,6 +180,10 @@ pub(crate) struct PoolInner {
     instances: Box<[Instance]>,
     page_size_bytes: usize,
     epoch: Instant,
+    /// `config.old_pct` and `config.old_blocks_time_ms` as they are now: `SET GLOBAL`
+    /// changes them while the pool runs.
+    old_pct: AtomicU32,
+    old_blocks_time_ms: AtomicU32,
     counters: Counters,
     prefetch_in_flight: AtomicU32,
     flusher: Mutex<FlusherState>,
@@ -282,6 +286,8 @@ impl BufferPool {
             datadir.engine().register_arena(&instance.arena);
         }
         let inner = Arc::new(PoolInner {
+            old_pct: AtomicU32::new(config.old_pct),
+            old_blocks_time_ms: AtomicU32::new(config.old_blocks_time_ms),
             config,
             datadir,
             wal,
@@ -310,8 +316,44 @@ impl BufferPool {
         })
     }
 
+    /// The configuration the pool was opened with (`old_pct` and
+    /// `old_blocks_time_ms` may have changed since: [`BufferPool::old_pct`]).
     pub fn config(&self) -> &PoolConfig {
         &self.inner.config
+    }
+
+    /// The old sublist's share of each instance's LRU list, in percent, now.
+    pub fn old_pct(&self) -> u32 {
+        self.inner.old_pct.load(Ordering::Relaxed)
+    }
+
+    /// Changes the old sublist's share (`buffer_pool_old_pct`, 5 to 95) in every
+    /// instance; a smaller young sublist demotes its last pages at once.
+    pub fn set_old_pct(&self, old_pct: u32) {
+        assert!(
+            (tarn_common::limits::LRU_OLD_PCT_MIN..=tarn_common::limits::LRU_OLD_PCT_MAX)
+                .contains(&old_pct),
+            "old_pct {old_pct} outside its domain"
+        );
+        self.inner.old_pct.store(old_pct, Ordering::Relaxed);
+        for instance in &self.inner.instances {
+            instance
+                .lru
+                .lock()
+                .set_old_pct(instance.frame_count(), old_pct, &instance.hints);
+        }
+    }
+
+    /// How long a page stays in the old sublist before an access promotes it, now.
+    pub fn old_blocks_time_ms(&self) -> u32 {
+        self.inner.old_blocks_time_ms.load(Ordering::Relaxed)
+    }
+
+    /// Changes `buffer_pool_old_blocks_time`; later accesses use the new value.
+    pub fn set_old_blocks_time_ms(&self, old_blocks_time_ms: u32) {
+        self.inner
+            .old_blocks_time_ms
+            .store(old_blocks_time_ms, Ordering::Relaxed);
     }
 
     pub fn datadir(&self) -> &Arc<DataDir> {
@@ -579,7 +621,7 @@ impl PoolInner {
         instance.touch(
             frame,
             || self.now_ms(),
-            u64::from(self.config.old_blocks_time_ms),
+            u64::from(self.old_blocks_time_ms.load(Ordering::Relaxed)),
         );
     }
 

@@ -120,7 +120,7 @@ impl Table {
     /// Starts a parallel scan of the whole table.
     pub fn parallel_scan(self: &Arc<Self>, options: ParallelScan) -> Result<BatchStream> {
         self.check_current()?;
-        let threads = effective_threads(options.threads.unwrap_or(self.scan_config.threads));
+        let threads = effective_threads(options.threads.unwrap_or(self.scan_config().threads));
         let projection: Vec<usize> = match options.projection {
             Some(p) => {
                 if let Some(&bad) = p.iter().find(|&&c| c >= self.def.columns.len()) {
@@ -136,7 +136,7 @@ impl Table {
             .clamp(1, tarn_row::limits::BATCH_ROWS_MAX);
         let readahead = options
             .readahead_pages
-            .unwrap_or(self.scan_config.readahead_pages)
+            .unwrap_or(self.scan_config().readahead_pages)
             .min(tarn_common::limits::SCAN_READAHEAD_PAGES_MAX as usize);
         let ranges = self.clustered.partition(threads * SCAN_RANGES_PER_THREAD)?;
         let totals = Arc::new(Mutex::new(ParallelScanStats {

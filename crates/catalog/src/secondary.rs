@@ -128,7 +128,7 @@ impl Table {
         self.check_current()?;
         let index = self.index(index)?;
         let (lower, upper) = index.key_bounds(lower, upper)?;
-        let mode = prefetch.unwrap_or(self.scan_config.secondary_prefetch);
+        let mode = prefetch.unwrap_or(self.scan_config().secondary_prefetch);
         let (adaptive, unit) = match mode {
             PrefetchUnit::Fixed(n) => (false, n.min(PREFETCH_UNIT_MAX)),
             PrefetchUnit::Adaptive => (true, PREFETCH_UNIT_ADAPTIVE_START),

@@ -576,7 +576,7 @@ pub(crate) fn analyze(table: &Table, options: AnalyzeOptions) -> Result<Analyzed
     let plan = Plan {
         full,
         sample_ranges: options.sample_ranges.max(1),
-        readahead: table.scan_config.readahead_pages,
+        readahead: table.scan_config().readahead_pages,
     };
     let mut rng =
         Rng::new(u64::from(table.table_id()).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ table.changes());

@@ -13,12 +13,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 use tarn_btree::{Redo, Tree};
 use tarn_buffer::{BufferPool, PoolConfig};
 use tarn_common::latch::LatchRegistry;
 use tarn_common::limits::{self, DATABASES_MAX, TABLES_PER_DATABASE_MAX};
-use tarn_common::settings::{IsolationLevel, Settings};
+use tarn_common::settings::{IsolationLevel, Settings, setting_name, setting_spec};
 use tarn_common::{Error, FileId, Lsn, Result};
 use tarn_io::DataDir;
 use tarn_row::Value;
@@ -28,9 +28,8 @@ use tarn_wal::Wal;
 
 use crate::catalog::{CatalogData, FIRST_INDEX_FILE_ID, IndexDef, TableDef, ViewDef};
 use crate::recovery::{self, RecoveryReport, WalLog, WalRedo};
-use crate::scan::effective_threads;
 use crate::stats::{AnalyzeOptions, TableActivity, TableStats};
-use crate::table::{ScanConfig, Table};
+use crate::table::{ScanConfig, SharedScanConfig, Table};
 use crate::txn::{Transaction, TxnContext, log_kind};
 
 pub(crate) struct State {
@@ -50,7 +49,11 @@ impl State {
 
 /// An open data directory with its tables.
 pub struct Storage {
-    settings: Settings,
+    /// The settings as they are now: those opened with, then every change by
+    /// [`Storage::set_live_setting`].
+    settings: RwLock<Settings>,
+    /// The scan knobs every open table reads.
+    scan_config: Arc<SharedScanConfig>,
     datadir: Arc<DataDir>,
     pool: Arc<BufferPool>,
     redo: Arc<dyn Redo>,
@@ -90,7 +93,8 @@ impl Storage {
             ),
         });
         let mut storage = Storage {
-            settings: settings.clone(),
+            settings: RwLock::new(settings.clone()),
+            scan_config: Arc::new(SharedScanConfig::new(ScanConfig::from_settings(settings))),
             datadir,
             pool,
             redo: Arc::new(WalRedo(wal)),
@@ -201,7 +205,7 @@ impl Storage {
     pub fn begin(&self, isolation: Option<IsolationLevel>, read_only: bool) -> Transaction {
         Transaction::new(
             self.ctx.clone(),
-            isolation.unwrap_or(self.settings.transaction_isolation),
+            isolation.unwrap_or(self.settings.read().transaction_isolation),
             read_only,
         )
     }
@@ -331,8 +335,66 @@ impl Storage {
         );
     }
 
-    pub fn settings(&self) -> &Settings {
-        &self.settings
+    /// The settings as they are now (a copy: a live setting may change meanwhile).
+    pub fn settings(&self) -> Settings {
+        self.settings.read().clone()
+    }
+
+    /// Changes a live setting ([`tarn_common::settings::SettingSpec::live`]) while the
+    /// engine runs: `name` is a setting or a MySQL alias of one, `value` its text.
+    /// The value is checked by `Settings::set` on a copy first, so a bad one changes
+    /// nothing; then the component that uses it is told (the lock manager, the log,
+    /// the buffer pool, the latch registry, the scans of every table), and
+    /// [`Storage::settings`] shows it. A setting that is not live fails with
+    /// `InvalidSetting` saying it needs a restart. Nothing is written to disk: the
+    /// change lasts until the engine stops.
+    pub fn set_live_setting(&self, name: &str, value: &str) -> Result<()> {
+        let name = setting_name(name).ok_or_else(|| Error::UnknownSetting {
+            name: name.to_string(),
+        })?;
+        let spec = setting_spec(name).expect("setting_name returns listed settings");
+        if !spec.live {
+            return Err(Error::InvalidSetting {
+                name: name.to_string(),
+                value: value.to_string(),
+                reason: "it cannot change while the engine runs: set it in the \
+                         configuration file or with --set, and restart"
+                    .into(),
+            });
+        }
+        let mut settings = self.settings.write();
+        let mut next = settings.clone();
+        next.set(name, value)?;
+        self.apply_live_setting(name, &next);
+        *settings = next;
+        Ok(())
+    }
+
+    /// Tells the component that uses live setting `name` its value in `settings`.
+    fn apply_live_setting(&self, name: &str, settings: &Settings) {
+        match name {
+            "lock_scheduling" => self.ctx.locks.set_scheduling(settings.lock_scheduling),
+            "lock_wait_timeout" => self
+                .ctx
+                .locks
+                .set_wait_timeout(Duration::from_secs(u64::from(settings.lock_wait_timeout_s))),
+            "flush_log_at_commit" => self
+                .ctx
+                .wal
+                .set_flush_log_at_commit(settings.flush_log_at_commit),
+            "latch_accounting" => self
+                .datadir
+                .latches()
+                .set_enabled(settings.latch_accounting),
+            "buffer_pool_old_pct" => self.pool.set_old_pct(settings.buffer_pool_old_pct),
+            "buffer_pool_old_blocks_time" => self
+                .pool
+                .set_old_blocks_time_ms(settings.buffer_pool_old_blocks_time_ms),
+            "scan_threads" | "scan_readahead_pages" | "secondary_prefetch" | "bulk_fill_factor" => {
+                self.scan_config.set(ScanConfig::from_settings(settings))
+            }
+            other => unreachable!("setting '{other}' is marked live but nothing applies it"),
+        }
     }
 
     pub fn pool(&self) -> &Arc<BufferPool> {
@@ -343,13 +405,9 @@ impl Storage {
         &self.datadir
     }
 
-    fn scan_config(&self) -> ScanConfig {
-        ScanConfig {
-            threads: effective_threads(self.settings.scan_threads as usize),
-            readahead_pages: self.settings.scan_readahead_pages as usize,
-            secondary_prefetch: self.settings.secondary_prefetch,
-            fill_factor_pct: self.settings.bulk_fill_factor_pct,
-        }
+    /// The scan knobs as they are now.
+    pub fn scan_config(&self) -> ScanConfig {
+        self.scan_config.get()
     }
 
     fn tree_name(db: &str, table: &str, index: &str) -> String {
@@ -385,7 +443,7 @@ impl Storage {
             .iter()
             .map(|i| open(i.file_id, &i.name))
             .collect::<Result<Vec<_>>>()?;
-        let mut table = Table::open(db, def, clustered, indexes, self.scan_config())?;
+        let mut table = Table::open(db, def, clustered, indexes, self.scan_config.clone())?;
         if let Some(previous) = previous {
             table.inherit_counters(previous);
         }

@@ -27,7 +27,7 @@
 
 use std::ops::Bound;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use tarn_btree::{Direction, Tree};
 use tarn_common::{Error, Result};
@@ -111,13 +111,87 @@ impl SecondaryIndex {
     }
 }
 
-/// Scan knobs a table takes from the settings when it is opened.
-#[derive(Clone, Copy, Debug)]
+/// Scan knobs from the settings, as they are when a scan starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ScanConfig {
     pub threads: usize,
     pub readahead_pages: usize,
     pub secondary_prefetch: tarn_common::settings::PrefetchUnit,
     pub fill_factor_pct: u32,
+}
+
+impl ScanConfig {
+    /// The knobs `settings` give (`scan_threads = 0`: one per core).
+    pub fn from_settings(settings: &tarn_common::settings::Settings) -> ScanConfig {
+        ScanConfig {
+            threads: crate::scan::effective_threads(settings.scan_threads as usize),
+            readahead_pages: settings.scan_readahead_pages as usize,
+            secondary_prefetch: settings.secondary_prefetch,
+            fill_factor_pct: settings.bulk_fill_factor_pct,
+        }
+    }
+}
+
+/// The scan knobs every open table reads, shared so that `SET GLOBAL scan_threads`
+/// (and the other scan settings) reach scans that start afterwards. Each knob is read
+/// on its own; a scan that starts while they change may see old and new ones mixed,
+/// which is harmless.
+#[derive(Debug)]
+pub struct SharedScanConfig {
+    threads: AtomicUsize,
+    readahead_pages: AtomicUsize,
+    /// [`PREFETCH_ADAPTIVE`] or the fixed unit.
+    secondary_prefetch: AtomicU32,
+    fill_factor_pct: AtomicU32,
+}
+
+/// `SharedScanConfig::secondary_prefetch` for `PrefetchUnit::Adaptive` (fixed units
+/// are at most `limits::PREFETCH_UNIT_MAX`).
+const PREFETCH_ADAPTIVE: u32 = u32::MAX;
+
+impl SharedScanConfig {
+    pub fn new(config: ScanConfig) -> SharedScanConfig {
+        let shared = SharedScanConfig {
+            threads: AtomicUsize::new(0),
+            readahead_pages: AtomicUsize::new(0),
+            secondary_prefetch: AtomicU32::new(0),
+            fill_factor_pct: AtomicU32::new(0),
+        };
+        shared.set(config);
+        shared
+    }
+
+    pub fn get(&self) -> ScanConfig {
+        use tarn_common::settings::PrefetchUnit;
+        let prefetch = self.secondary_prefetch.load(Ordering::Relaxed);
+        ScanConfig {
+            threads: self.threads.load(Ordering::Relaxed),
+            readahead_pages: self.readahead_pages.load(Ordering::Relaxed),
+            secondary_prefetch: if prefetch == PREFETCH_ADAPTIVE {
+                PrefetchUnit::Adaptive
+            } else {
+                PrefetchUnit::Fixed(prefetch)
+            },
+            fill_factor_pct: self.fill_factor_pct.load(Ordering::Relaxed),
+        }
+    }
+
+    pub fn set(&self, config: ScanConfig) {
+        use tarn_common::settings::PrefetchUnit;
+        let prefetch = match config.secondary_prefetch {
+            PrefetchUnit::Adaptive => PREFETCH_ADAPTIVE,
+            PrefetchUnit::Fixed(n) => {
+                assert!(n < PREFETCH_ADAPTIVE, "a fixed prefetch unit is bounded");
+                n
+            }
+        };
+        self.threads.store(config.threads, Ordering::Relaxed);
+        self.readahead_pages
+            .store(config.readahead_pages, Ordering::Relaxed);
+        self.secondary_prefetch.store(prefetch, Ordering::Relaxed);
+        self.fill_factor_pct
+            .store(config.fill_factor_pct, Ordering::Relaxed);
+    }
 }
 
 /// An open table.
@@ -139,7 +213,8 @@ pub struct Table {
     /// with `TableDefinitionChanged` instead of missing an index or touching a
     /// deleted file.
     retired: AtomicBool,
-    pub(crate) scan_config: ScanConfig,
+    /// Shared by every table of a storage engine (see [`SharedScanConfig`]).
+    pub(crate) scan_config: Arc<SharedScanConfig>,
 }
 
 impl Table {
@@ -148,7 +223,7 @@ impl Table {
         def: TableDef,
         clustered: Arc<Tree>,
         index_trees: Vec<Arc<Tree>>,
-        scan_config: ScanConfig,
+        scan_config: Arc<SharedScanConfig>,
     ) -> Result<Table> {
         let layout = RowLayout::new(&def.columns)?;
         let pk_types: Vec<_> = if def.primary_key.is_empty() {
@@ -341,8 +416,9 @@ impl Table {
         Ok(())
     }
 
+    /// The scan knobs as they are now.
     pub fn scan_config(&self) -> ScanConfig {
-        self.scan_config
+        self.scan_config.get()
     }
 
     pub(crate) fn overflow(&self) -> TreeOverflow<'_> {
@@ -670,7 +746,7 @@ impl Table {
         };
         let mut failure = None;
         self.clustered
-            .scan_range(&range, self.scan_config.readahead_pages, |key, bytes| {
+            .scan_range(&range, self.scan_config().readahead_pages, |key, bytes| {
                 let result = self
                     .layout
                     .decode(bytes, &overflow)
@@ -735,7 +811,7 @@ impl Table {
         }
         index.tree.bulk_load(
             entries.iter().map(|k| Ok((k.to_vec(), Vec::new()))),
-            self.scan_config.fill_factor_pct,
+            self.scan_config().fill_factor_pct,
         )
     }
 
@@ -773,7 +849,7 @@ impl Table {
         });
         let count = match self
             .clustered
-            .bulk_load(entries, self.scan_config.fill_factor_pct)
+            .bulk_load(entries, self.scan_config().fill_factor_pct)
         {
             Ok(count) => count,
             Err(error) => {

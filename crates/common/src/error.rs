@@ -22,6 +22,11 @@ pub enum Error {
         reason: String,
     },
 
+    /// A configuration file that cannot be read as one (syntax, a value of the wrong
+    /// type, an unknown table, a key set twice). The message has the line and key.
+    #[error("configuration file '{}'{message}", path.display())]
+    Config { path: PathBuf, message: String },
+
     /// A setting name nobody defined.
     #[error("unknown setting '{name}'")]
     UnknownSetting { name: String },
@@ -207,7 +212,7 @@ impl Error {
         match self {
             Error::InvalidSetting { .. } => 1231, // ER_WRONG_VALUE_FOR_VAR
             Error::UnknownSetting { .. } => 1193, // ER_UNKNOWN_SYSTEM_VARIABLE
-            Error::IoPathUnavailable { .. } => 1231,
+            Error::IoPathUnavailable { .. } | Error::Config { .. } => 1231,
             Error::Io { source, .. } if source.raw_os_error() == Some(libc_enospc()) => 1021, // ER_DISK_FULL
             Error::Io { operation, .. } if operation.contains("write") => 1026, // ER_ERROR_ON_WRITE
             Error::Io { .. } => 1024,                                           // ER_ERROR_ON_READ
@@ -248,7 +253,9 @@ impl Error {
     /// The SQLSTATE a client will see.
     pub fn sqlstate(&self) -> &'static str {
         match self {
-            Error::InvalidSetting { .. } | Error::IoPathUnavailable { .. } => "42000",
+            Error::InvalidSetting { .. }
+            | Error::IoPathUnavailable { .. }
+            | Error::Config { .. } => "42000",
             Error::ShutDown(_) => "08S01",
             Error::DuplicateKey { .. } | Error::NullNotAllowed { .. } => "23000",
             Error::ValueOutOfRange { .. } => "22003",

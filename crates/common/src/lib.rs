@@ -2,6 +2,7 @@
 //!
 //! This crate sits below all others and depends on none of them:
 //!
+//! - [`config`]: the TOML configuration file and the order settings apply in.
 //! - [`counter`]: a striped counter for events on hot paths.
 //! - [`ids`]: newtypes for page ids, file ids and log sequence numbers, so that an
 //!   index, a count and an id can never be mixed up.

@@ -1,10 +1,12 @@
 //! User-visible settings: names, defaults, domains and validation.
 //!
 //! Every engine setting is listed once in [`SETTINGS`] with its help text, and parsed
-//! and checked in [`Settings::set`]. The command line (`--set name=value`), and later
-//! the TOML file and `SET GLOBAL`, all go through `set`, so a value is validated the
-//! same way wherever it comes from. A bad value is an [`Error::InvalidSetting`] naming
-//! the setting, the value and the allowed domain, and leaves the settings unchanged.
+//! and checked in [`Settings::set`]. The TOML file, the command line (`--set
+//! name=value`) and `SET GLOBAL` all go through `set`, so a value is validated the
+//! same way wherever it comes from (the order in which they apply is in
+//! [`crate::config`]). A bad value is an [`Error::InvalidSetting`] naming the
+//! setting, the value and the allowed domain, and leaves the settings unchanged.
+//! Settings marked [`SettingSpec::live`] may also change while the engine runs.
 //!
 //! Values that hold sizes accept a suffix: `16K`, `128M`, `4G` (powers of 1024).
 
@@ -190,127 +192,190 @@ impl fmt::Display for IsolationLevel {
 pub struct SettingSpec {
     pub name: &'static str,
     pub help: &'static str,
+    /// `SET GLOBAL` may change it while the engine runs (`Storage::set_live_setting`);
+    /// the others take effect at start only.
+    pub live: bool,
 }
 
 /// Every setting, in the order `tarn settings` prints them.
 pub const SETTINGS: &[SettingSpec] = &[
     SettingSpec {
         name: "data_dir",
+        live: false,
         help: "Directory holding the data files; created on first use.",
     },
     SettingSpec {
         name: "page_size",
+        live: false,
         help: "Page size: 4K, 8K, 16K, 32K or 64K. Fixed when the data directory is created.",
     },
     SettingSpec {
         name: "io_method",
+        live: false,
         help: "Page I/O path: auto, buffered, direct or uring (S5).",
     },
     SettingSpec {
         name: "io_uring_queue_depth",
+        live: false,
         help: "Entries in each asynchronous io_uring ring (1 to 4096).",
     },
     SettingSpec {
         name: "io_threads",
+        live: false,
         help: "Threads serving asynchronous reads and writes on the buffered and direct paths (1 to 64).",
     },
     SettingSpec {
         name: "buffer_pool_size",
+        live: false,
         help: "Bytes of page frames in the buffer pool.",
     },
     SettingSpec {
         name: "buffer_pool_instances",
+        live: false,
         help: "Buffer pool instances, each with its own latches and lists (1 to 64) (S4).",
     },
     SettingSpec {
         name: "buffer_pool_old_pct",
+        live: true,
         help: "Share of the LRU list kept as the old sublist where new pages enter (5 to 95).",
     },
     SettingSpec {
         name: "buffer_pool_old_blocks_time",
+        live: true,
         help: "Milliseconds a page must stay in the old sublist before an access promotes it.",
     },
     SettingSpec {
         name: "buffer_pool_free_target_pct",
+        live: false,
         help: "Share of each instance's frames the background flusher keeps free (0 to 50).",
     },
     SettingSpec {
         name: "buffer_pool_optimistic_reads",
+        live: false,
         help: "Read hot pages under an optimistic version latch instead of a shared latch (on/off).",
     },
     SettingSpec {
         name: "prefetch_in_flight_max",
+        live: false,
         help: "Prefetch reads in flight at once across the buffer pool (1 to 4096).",
     },
     SettingSpec {
         name: "scan_threads",
+        live: true,
         help: "Workers of a parallel full scan; 0 means one per core (S1).",
     },
     SettingSpec {
         name: "scan_readahead_pages",
+        live: true,
         help: "Leaves each scan worker keeps in flight ahead of itself (0 to 1024) (S1).",
     },
     SettingSpec {
         name: "secondary_prefetch",
+        live: true,
         help: "Secondary-index range scans prefetch the rows of this many entries ahead: 0 (off) to 1024, or adaptive (S2).",
     },
     SettingSpec {
         name: "bulk_fill_factor",
+        live: true,
         help: "Percent of each B+tree node a bulk load or index build fills (50 to 100).",
     },
     SettingSpec {
         name: "log_device",
+        live: false,
         help: "Redo log device: fsync (fdatasync per group commit), dsync (O_DSYNC writes), \
                pmem (memory-mapped file on DAX or /dev/shm; tmpfs only emulates persistent \
                memory) or none (UNSAFE: no durability, for measurement only) (S3).",
     },
     SettingSpec {
         name: "log_dir",
+        live: false,
         help: "Directory of the redo log files; empty means the data directory. Point it at \
                /dev/shm or a DAX mount for log_device = pmem.",
     },
     SettingSpec {
         name: "log_file_size",
+        live: false,
         help: "Size of each redo log file (1M to 64G).",
     },
     SettingSpec {
         name: "log_files",
+        live: false,
         help: "Redo log files in the ring (1 to 64). Fixed when the log is created.",
     },
     SettingSpec {
         name: "log_buffer_size",
+        live: false,
         help: "In-memory log buffer that committers copy records into (256K to 1G).",
     },
     SettingSpec {
         name: "flush_log_at_commit",
+        live: true,
         help: "1: a commit waits until its log is durable. 2: written to the OS at commit, \
                made durable about once a second. 0: written and made durable about once a \
                second (InnoDB's innodb_flush_log_at_trx_commit).",
     },
     SettingSpec {
         name: "doublewrite",
+        live: false,
         help: "Write each page to the doublewrite file and sync it before writing it in \
                place, so recovery can repair torn pages (on or off).",
     },
     SettingSpec {
         name: "lock_scheduling",
+        live: true,
         help: "Which lock waiter is granted first: fifo (arrival order) or cats \
                (contention-aware: the waiter most transactions depend on) (S3).",
     },
     SettingSpec {
         name: "lock_wait_timeout",
+        live: true,
         help: "Seconds a row lock request waits before error 1205.",
     },
     SettingSpec {
         name: "transaction_isolation",
+        live: false,
         help: "Default isolation level: READ-UNCOMMITTED, READ-COMMITTED, REPEATABLE-READ \
                or SERIALIZABLE.",
     },
     SettingSpec {
         name: "latch_accounting",
+        live: true,
         help: "Count acquisitions, contended acquisitions and wait time per latch (on/off) (S4).",
     },
 ];
+
+/// MySQL's names for engine settings: (MySQL variable, setting). The TOML file and
+/// the command line accept either name; `SET GLOBAL` of either changes the setting.
+pub const SETTING_ALIASES: &[(&str, &str)] = &[
+    ("datadir", "data_dir"),
+    ("innodb_buffer_pool_instances", "buffer_pool_instances"),
+    ("innodb_buffer_pool_size", "buffer_pool_size"),
+    ("innodb_doublewrite", "doublewrite"),
+    ("innodb_flush_log_at_trx_commit", "flush_log_at_commit"),
+    ("innodb_lock_wait_timeout", "lock_wait_timeout"),
+    ("tx_isolation", "transaction_isolation"),
+];
+
+/// The canonical setting `name` stands for (a setting's own name or an alias of
+/// [`SETTING_ALIASES`], any case); None if it names no setting.
+pub fn setting_name(name: &str) -> Option<&'static str> {
+    let lower = name.trim().to_ascii_lowercase();
+    SETTINGS
+        .iter()
+        .map(|s| s.name)
+        .find(|n| *n == lower)
+        .or_else(|| {
+            SETTING_ALIASES
+                .iter()
+                .find(|(alias, _)| *alias == lower)
+                .map(|(_, setting)| *setting)
+        })
+}
+
+/// The spec of setting `name` (canonical name).
+pub fn setting_spec(name: &str) -> Option<&'static SettingSpec> {
+    SETTINGS.iter().find(|s| s.name == name)
+}
 
 /// The engine's settings. Fields carry their units; names match [`SETTINGS`].
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -781,6 +846,19 @@ mod tests {
             .unwrap();
         let err = settings.validate().unwrap_err().to_string();
         assert!(err.contains("buffer_pool_size >= 2097152"), "{err}");
+    }
+
+    #[test]
+    fn aliases_name_settings_and_every_alias_target_exists() {
+        assert_eq!(
+            setting_name("INNODB_FLUSH_LOG_AT_TRX_COMMIT"),
+            Some("flush_log_at_commit")
+        );
+        assert_eq!(setting_name("scan_threads"), Some("scan_threads"));
+        assert_eq!(setting_name("max_connections"), None);
+        for (_, target) in SETTING_ALIASES {
+            assert!(setting_spec(target).is_some(), "{target}");
+        }
     }
 
     #[test]

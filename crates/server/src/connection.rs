@@ -101,7 +101,7 @@ pub async fn run(shared: Arc<Shared>, tcp: TcpStream, peer: SocketAddr) {
     let _ = tcp.set_nodelay(true);
     let mut tcp = tcp;
     let engine = shared.engine.clone();
-    let max = engine.global_u64("max_connections").unwrap_or(151);
+    let max = engine.global_u64("max_connections");
     // The counter is decremented by `Shared::connection_closed` when this returns.
     if shared.connections.load(Ordering::Relaxed) > max {
         shared.aborted_connects.fetch_add(1, Ordering::Relaxed);
@@ -168,7 +168,7 @@ async fn handshake(
     );
     let mut seq = 0u8;
     send_packet(&mut tcp, &mut seq, &greeting).await.map_err(|_| ())?;
-    let limit = engine.global_u64("max_allowed_packet").unwrap_or(64 << 20) as usize;
+    let limit = engine.global_u64("max_allowed_packet") as usize;
     let mut payload = Vec::new();
     if let Err(e) = read_payload(&mut tcp, &mut seq, limit, &mut payload).await {
         if let Some(err) = protocol_error(&e) {
@@ -228,9 +228,8 @@ async fn handshake(
         }
     }
     if client_caps & caps::INTERACTIVE != 0 {
-        if let Some(t) = engine.global_u64("interactive_timeout") {
-            let _ = session.execute(&format!("SET SESSION wait_timeout = {t}"));
-        }
+        let t = engine.global_u64("interactive_timeout");
+        let _ = session.execute(&format!("SET SESSION wait_timeout = {t}"));
     }
     let mut ok = Vec::new();
     results::ok(&mut ok, 0, 0, 0, status::AUTOCOMMIT, 0, "");

@@ -47,7 +47,7 @@ impl Shared {
 
     /// Seconds to wait for the rest of a packet once it started (`net_read_timeout`).
     pub fn net_read_timeout_s(&self) -> u64 {
-        self.engine.global_u64("net_read_timeout").unwrap_or(30).max(1)
+        self.engine.global_u64("net_read_timeout").max(1)
     }
 }
 

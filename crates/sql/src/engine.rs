@@ -4,6 +4,19 @@
 //! One [`Engine`] serves every session of a server (or of `tarn sql`). Sessions
 //! register in the process list when they start and leave it when dropped; `KILL`
 //! reaches another session through its entry.
+//!
+//! # Global variables and settings
+//!
+//! The engine owns the global level of the system variables. [`Engine::set_global`]
+//! applies one from text at start (the configuration file's and the command line's
+//! variables, [`tarn_common::config::StartupSettings`]); it may set read-only ones
+//! such as `port` and `ssl_cert`, which `SET GLOBAL` from SQL may not (1238).
+//! `SET GLOBAL` of a variable that is an engine setting (`lock_scheduling`,
+//! `scan_threads`, `innodb_flush_log_at_trx_commit`, ...) goes to
+//! `Storage::set_live_setting` if the setting can change while running, and fails
+//! with 1238 otherwise. Nothing is persisted: a restart starts again from the
+//! defaults, the file and the flags. The server reads what it needs when it needs it
+//! ([`Engine::global`], [`Engine::global_u64`], [`Engine::global_str`]).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -14,10 +27,11 @@ use parking_lot::{Mutex, RwLock};
 use tarn_catalog::Storage;
 use tarn_common::settings::Settings;
 use tarn_common::{Error, Result};
+use tarn_row::Value;
 
 use crate::exec::Cancel;
 use crate::session::Session;
-use crate::sysvars::SystemVariables;
+use crate::sysvars::{self, SystemVariables};
 use crate::sysviews::ProcessInfo;
 
 /// What a session shows in the process list, and how to stop it.
@@ -50,6 +64,12 @@ pub struct Engine {
     started: Instant,
     /// Statements run (SHOW STATUS Questions).
     pub(crate) questions: AtomicU64,
+    /// The most sessions open at once (SHOW STATUS Max_used_connections).
+    max_used_connections: AtomicU64,
+    /// Connections that failed before becoming a session (Aborted_connects).
+    aborted_connects: AtomicU64,
+    /// Sessions whose client went away without quitting (Aborted_clients).
+    aborted_clients: AtomicU64,
     /// Tables whose statistics a background ANALYZE is refreshing.
     analyzing: Arc<Mutex<std::collections::HashSet<(String, String)>>>,
 }
@@ -63,7 +83,7 @@ impl Engine {
 
     /// An engine over an open storage engine.
     pub fn with_storage(storage: Arc<Storage>) -> Arc<Engine> {
-        let defaults = SystemVariables::new_global(storage.settings());
+        let defaults = SystemVariables::new_global(&storage.settings());
         Arc::new(Engine {
             globals: RwLock::new(defaults.clone()),
             defaults,
@@ -72,6 +92,9 @@ impl Engine {
             next_connection_id: AtomicU64::new(1),
             started: Instant::now(),
             questions: AtomicU64::new(0),
+            max_used_connections: AtomicU64::new(0),
+            aborted_connects: AtomicU64::new(0),
+            aborted_clients: AtomicU64::new(0),
             analyzing: Arc::new(Mutex::new(std::collections::HashSet::new())),
         })
     }
@@ -110,11 +133,32 @@ impl Engine {
 
     /// The server-wide counters SHOW STATUS reports.
     pub fn server_status(&self) -> crate::sysviews::ServerStatus {
+        let aborted_connects = self.aborted_connects.load(Ordering::Relaxed);
         crate::sysviews::ServerStatus {
             uptime_s: self.uptime_s(),
             questions: self.questions.load(Ordering::Relaxed),
-            connections: self.next_connection_id.load(Ordering::Relaxed) - 1,
+            connections: self.next_connection_id.load(Ordering::Relaxed) - 1 + aborted_connects,
+            max_used_connections: self.max_used_connections.load(Ordering::Relaxed),
+            aborted_connects,
+            aborted_clients: self.aborted_clients.load(Ordering::Relaxed),
         }
+    }
+
+    /// Notes a connection that failed before it became a session (a bad handshake,
+    /// failed authentication, too many connections): SHOW STATUS Aborted_connects.
+    pub fn note_connect_aborted(&self) {
+        self.aborted_connects.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Notes a session whose client went away without `COM_QUIT` (or was timed out by
+    /// `wait_timeout`): SHOW STATUS Aborted_clients.
+    pub fn note_client_aborted(&self) {
+        self.aborted_clients.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Sessions open now (SHOW STATUS Threads_connected).
+    pub fn sessions_open(&self) -> usize {
+        self.sessions.lock().len()
     }
 
     /// Starts a session for `user` connected from `host`.
@@ -131,6 +175,34 @@ impl Engine {
 
     /// Starts a session under an id from [`Engine::reserve_connection_id`].
     pub fn session_with_id(self: &Arc<Self>, user: &str, host: &str, id: u64) -> Session {
+        self.start_session(user, host, None, id)
+            .expect("a session without a limit always starts")
+    }
+
+    /// Starts a session for a client connection, unless `max_connections` sessions
+    /// are open already: then error 1040 ("Too many connections", counted as an
+    /// aborted connect). The check and the registration happen under one lock, so
+    /// concurrent connections cannot overshoot the limit.
+    pub fn try_session(self: &Arc<Self>, user: &str, host: &str) -> Result<Session> {
+        let limit = self.global_u64("max_connections");
+        let id = self.reserve_connection_id();
+        self.start_session(user, host, Some(limit), id).ok_or_else(|| {
+            self.note_connect_aborted();
+            Error::sql(1040, "08004", "Too many connections")
+        })
+    }
+
+    fn start_session(
+        self: &Arc<Self>,
+        user: &str,
+        host: &str,
+        limit: Option<u64>,
+        id: u64,
+    ) -> Option<Session> {
+        let mut sessions = self.sessions.lock();
+        if limit.is_some_and(|limit| sessions.len() as u64 >= limit) {
+            return None;
+        }
         let entry = Arc::new(SessionEntry {
             id,
             user: user.to_string(),
@@ -143,8 +215,110 @@ impl Engine {
             cancel: Arc::new(Cancel::default()),
             killed: AtomicBool::new(false),
         });
-        self.sessions.lock().insert(id, entry.clone());
-        Session::new(self.clone(), entry)
+        sessions.insert(id, entry.clone());
+        self.max_used_connections
+            .fetch_max(sessions.len() as u64, Ordering::Relaxed);
+        drop(sessions);
+        Some(Session::new(self.clone(), entry))
+    }
+
+    /// A global variable's value (any case, aliases included); None if unknown or
+    /// session-only. The server reads `max_connections`, `wait_timeout`,
+    /// `interactive_timeout`, `max_allowed_packet`, `port`, `bind_address`,
+    /// `ssl_cert`, `ssl_key`, ... through this each time it needs them, so `SET
+    /// GLOBAL` takes effect for the next use.
+    pub fn global(&self, name: &str) -> Option<Value> {
+        self.globals.read().get(name)
+    }
+
+    /// An unsigned (or boolean) global variable's value; 0 if unknown.
+    pub fn global_u64(&self, name: &str) -> u64 {
+        self.globals.read().get_u64(name)
+    }
+
+    /// A string global variable's value; empty if unknown or NULL.
+    pub fn global_str(&self, name: &str) -> String {
+        self.globals.read().get_str(name)
+    }
+
+    /// A boolean global variable's value; false if unknown.
+    pub fn global_bool(&self, name: &str) -> bool {
+        self.globals.read().get_bool(name)
+    }
+
+    /// Sets global variable `name` from text at start: the configuration file's and
+    /// the command line's variables. Checked as `SET GLOBAL` checks (an unknown name
+    /// is 1193, a bad value 1231 or 1232), except that read-only variables such as
+    /// `port`, `bind_address` and `ssl_cert` may be set. A live engine setting goes to
+    /// the storage engine as `SET GLOBAL` does; any other engine setting belongs in
+    /// `Settings` before the engine opens and is 1238 here.
+    pub fn set_global(&self, name: &str, value: &str) -> Result<()> {
+        let lower = name.trim().to_ascii_lowercase().replace('-', "_");
+        let spec = sysvars::spec(&lower).ok_or_else(|| sysvars::unknown(&lower))?;
+        let value = sysvars::text_value(spec.kind, value);
+        self.set_global_value(&lower, Some(&value), true)
+            .map(|_| ())
+    }
+
+    /// Applies every `(name, value)` with [`Engine::set_global`], in order; the
+    /// error of the first that fails names it.
+    pub fn set_globals<'a>(
+        &self,
+        variables: impl IntoIterator<Item = &'a (String, String)>,
+    ) -> Result<()> {
+        for (name, value) in variables {
+            self.set_global(name, value)?;
+        }
+        Ok(())
+    }
+
+    /// `SET GLOBAL name = value` (`value` None: `DEFAULT`); `at_start` allows
+    /// read-only variables ([`Engine::set_global`]). Returns the stored value.
+    pub(crate) fn set_global_value(
+        &self,
+        name: &str,
+        value: Option<&Value>,
+        at_start: bool,
+    ) -> Result<Value> {
+        let lower = name.to_ascii_lowercase();
+        let mut globals = self.globals.write();
+        if let Some(setting) = sysvars::engine_setting_spec(&lower) {
+            if !setting.live {
+                return Err(sysvars::read_only(&lower));
+            }
+            let text = match value {
+                None => self
+                    .defaults
+                    .display(&lower)
+                    .expect("an engine setting has a default"),
+                Some(Value::Null) => return Err(sysvars::wrong_value(&lower, &Value::Null)),
+                Some(v) => v.to_string(),
+            };
+            self.storage.set_live_setting(setting.name, &text)?;
+            return Ok(self.mirror_setting(&mut globals, setting.name));
+        }
+        match value {
+            Some(value) if at_start => globals.set_at_start(&lower, value),
+            _ => globals.set(&lower, value, true, &self.defaults),
+        }
+    }
+
+    /// Copies engine setting `setting`'s value now into every variable that shows it;
+    /// returns the value of the last.
+    fn mirror_setting(&self, globals: &mut SystemVariables, setting: &str) -> Value {
+        let shown = self
+            .storage
+            .settings()
+            .get(setting)
+            .expect("a live setting has a value");
+        let mut stored = Value::Null;
+        for spec in sysvars::all_specs() {
+            if sysvars::engine_setting(spec.name) == Some(setting) {
+                stored = sysvars::setting_value(spec.kind, &shown);
+                globals.set_internal(spec.name, stored.clone());
+            }
+        }
+        stored
     }
 
     /// Removes a session's entry; a newer session under the same id (the server's
@@ -154,41 +328,6 @@ impl Engine {
         if sessions.get(&entry.id).is_some_and(|e| Arc::ptr_eq(e, entry)) {
             sessions.remove(&entry.id);
         }
-    }
-
-    /// Sets a global system variable from text at start-up (the config file and
-    /// flags), read-only ones included; SQL's SET GLOBAL still refuses those.
-    pub fn set_global(&self, name: &str, value: &str) -> Result<()> {
-        use tarn_row::Value;
-        let text = match value.parse::<u64>() {
-            Ok(n) => Value::UInt(n),
-            Err(_) => Value::Bytes(value.as_bytes().to_vec()),
-        };
-        let mut globals = self.globals.write();
-        match globals.set(name, Some(&text), true, &self.defaults) {
-            Ok(_) => Ok(()),
-            Err(e) if e.mysql_code() == 1238 => {
-                let typed = match value.parse::<u64>() {
-                    Ok(n) => Value::UInt(n),
-                    Err(_) => text,
-                };
-                globals.set_internal(&name.to_ascii_lowercase(), typed);
-                Ok(())
-            }
-            Err(e) => Err(e),
-        }
-    }
-
-    /// A global system variable as a number (None if unset or not a number).
-    pub fn global_u64(&self, name: &str) -> Option<u64> {
-        let value = self.globals.read().get(name)?;
-        crate::scalar::cast::to_i64(&value).map(|v| v.max(0) as u64)
-    }
-
-    /// A global system variable as text (None if unknown or NULL).
-    pub fn global_text(&self, name: &str) -> Option<String> {
-        let value = self.globals.read().get(name)?;
-        crate::scalar::cast::to_text(&value).map(|t| String::from_utf8_lossy(&t).into_owned())
     }
 
     /// The process list (SHOW PROCESSLIST, information_schema.PROCESSLIST).

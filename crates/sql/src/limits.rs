@@ -55,3 +55,13 @@ pub const AUTO_ANALYZE_ROWS_MIN: u64 = 1000;
 
 /// Rows a point or small range access reads before the planner would rather scan.
 pub const SMALL_RANGE_ROWS: u64 = 4096;
+
+/// `send_threads`: threads encoding one large result set in parallel (0 means one per
+/// core).
+pub const SEND_THREADS_MAX: u64 = 256;
+
+/// `result_buffer_max_bytes`: the bound on one connection's encoded but unsent result
+/// bytes; the default, and the least and most it may be set to.
+pub const RESULT_BUFFER_DEFAULT_BYTES: u64 = 4 << 20;
+pub const RESULT_BUFFER_MIN_BYTES: u64 = 16 << 10;
+pub const RESULT_BUFFER_MAX_BYTES: u64 = 1 << 30;

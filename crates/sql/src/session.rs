@@ -852,11 +852,7 @@ impl Session {
     fn set_variable(&mut self, name: &str, value: Option<&Value>, global: bool) -> Result<()> {
         let lower = name.to_ascii_lowercase();
         if global {
-            let defaults = &self.engine.defaults;
-            self.engine
-                .globals
-                .write()
-                .set(&lower, value, true, defaults)?;
+            self.engine.set_global_value(&lower, value, false)?;
             return Ok(());
         }
         let was_autocommit = self.autocommit();

@@ -11,12 +11,20 @@
 //!   may hold before error 1038;
 //! - every engine setting of [`tarn_common::settings::SETTINGS`] under its own name
 //!   (`scan_threads`, `secondary_prefetch`, `lock_scheduling`, `log_device`,
-//!   `buffer_pool_instances`, `io_method`, ...) as a read-only GLOBAL variable, so
-//!   the techniques S1 to S5 an engine runs with are visible from SQL. They are
-//!   read-only because changing them needs the engine's cooperation (a later issue).
-//!   Two settings share a MySQL variable's name and are that variable instead:
-//!   `transaction_isolation` and `lock_wait_timeout`, which take their defaults from
-//!   the settings.
+//!   `buffer_pool_instances`, `io_method`, ...) as a GLOBAL variable, so the
+//!   techniques S1 to S5 an engine runs with are visible from SQL. The settings that
+//!   can change while the engine runs ([`SettingSpec::live`]) are writable: `SET
+//!   GLOBAL` of one goes to `Storage::set_live_setting` (through
+//!   `Engine::set_global_value`), which tells the component using it. The others are
+//!   read-only (1238) and need a restart. Two settings share a MySQL variable's name
+//!   and are that variable instead: `transaction_isolation` (its default only) and
+//!   `lock_wait_timeout`; MySQL's `innodb_*` names of settings
+//!   ([`tarn_common::settings::SETTING_ALIASES`]) are the settings too
+//!   ([`engine_setting`]);
+//! - what the server needs: `bind_address`, `ssl_cert`, `ssl_key`,
+//!   `auto_generate_certs` (read-only, set from the configuration file or the flags
+//!   at start through `Engine::set_global`), `send_threads` and
+//!   `result_buffer_max_bytes` (how results are encoded and buffered per connection).
 //!
 //! # Levels
 //!
@@ -46,14 +54,19 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::LazyLock;
 
-use tarn_common::settings::{IsolationLevel, SETTINGS, Settings};
+use tarn_common::settings::{
+    IsolationLevel, SETTING_ALIASES, SETTINGS, SettingSpec, Settings, setting_spec,
+};
 use tarn_common::{Error, Result};
 use tarn_row::Value;
 
 /// The version string clients see (`@@version`, `VERSION()`, the handshake).
 pub const SERVER_VERSION: &str = "8.0.36-tarn-0.1";
 
-use crate::limits::{QUERY_MEMORY_DEFAULT_BYTES, QUERY_MEMORY_MAX_BYTES_CEILING};
+use crate::limits::{
+    QUERY_MEMORY_DEFAULT_BYTES, QUERY_MEMORY_MAX_BYTES_CEILING, RESULT_BUFFER_DEFAULT_BYTES,
+    RESULT_BUFFER_MAX_BYTES, RESULT_BUFFER_MIN_BYTES, SEND_THREADS_MAX,
+};
 /// The least `query_memory_max_bytes` may be set to: below a megabyte every query
 /// with a sort or a hash table would fail.
 const QUERY_MEMORY_MIN_BYTES: u64 = 1 << 20;
@@ -307,9 +320,11 @@ fn compile_machine(_: &Settings) -> Value {
 /// as read-only GLOBAL variables (see the module documentation).
 #[rustfmt::skip]
 pub static VARIABLES: &[VarSpec] = &[
+    var("auto_generate_certs", Global, RO, K::Bool, D::Bool(true)),
     var("auto_increment_increment", Both, RW, K::UInt { min: 1, max: 65_535 }, D::UInt(1)),
     var("auto_increment_offset", Both, RW, K::UInt { min: 1, max: 65_535 }, D::UInt(1)),
     var("autocommit", Both, RW, K::Bool, D::Bool(true)),
+    var("bind_address", Global, RO, K::Str, D::Str("127.0.0.1")),
     var("character_set_client", Both, RW, CHARSET, D::Str("utf8mb4")),
     var("character_set_connection", Both, RW, CHARSET, D::Str("utf8mb4")),
     var("character_set_database", Both, RW, CHARSET, D::Str("utf8mb4")),
@@ -320,6 +335,7 @@ pub static VARIABLES: &[VarSpec] = &[
     var("collation_connection", Both, RW, K::Collation, D::Str("utf8mb4_0900_ai_ci")),
     var("collation_database", Both, RW, K::Collation, D::Str("utf8mb4_0900_ai_ci")),
     var("collation_server", Both, RW, K::Collation, D::Str("utf8mb4_0900_ai_ci")),
+    var("connect_timeout", Global, RW, K::UInt { min: 2, max: 31_536_000 }, D::UInt(10)),
     var("cte_max_recursion_depth", Both, RW, U32, D::UInt(1000)),
     var("datadir", Global, RO, K::Str, D::Computed(datadir)),
     var("date_format", Global, RO, K::Str, D::Str("%Y-%m-%d")),
@@ -336,7 +352,7 @@ pub static VARIABLES: &[VarSpec] = &[
     var("innodb_buffer_pool_instances", Global, RO, ANY_UINT, D::Setting("buffer_pool_instances")),
     var("innodb_buffer_pool_size", Global, RO, ANY_UINT, D::Setting("buffer_pool_size")),
     var("innodb_doublewrite", Global, RO, K::Bool, D::Setting("doublewrite")),
-    var("innodb_flush_log_at_trx_commit", Global, RO, ANY_UINT, D::Setting("flush_log_at_commit")),
+    var("innodb_flush_log_at_trx_commit", Global, RW, ANY_UINT, D::Setting("flush_log_at_commit")),
     var("innodb_lock_wait_timeout", Both, RW, K::UInt { min: 1, max: 1_073_741_824 },
         D::Setting("lock_wait_timeout")),
     var("interactive_timeout", Both, RW, TIMEOUT_S, D::UInt(28_800)),
@@ -361,6 +377,11 @@ pub static VARIABLES: &[VarSpec] = &[
     var("query_memory_max_bytes", Both, RW,
         K::UInt { min: QUERY_MEMORY_MIN_BYTES, max: QUERY_MEMORY_MAX_BYTES_CEILING },
         D::UInt(QUERY_MEMORY_DEFAULT_BYTES)),
+    var("require_secure_transport", Global, RW, K::Bool, D::Bool(false)),
+    var("result_buffer_max_bytes", Both, RW,
+        K::UInt { min: RESULT_BUFFER_MIN_BYTES, max: RESULT_BUFFER_MAX_BYTES },
+        D::UInt(RESULT_BUFFER_DEFAULT_BYTES)),
+    var("send_threads", Both, RW, K::UInt { min: 0, max: SEND_THREADS_MAX }, D::UInt(0)),
     var("socket", Global, RO, K::Str, D::Str("")),
     var("sort_buffer_size", Both, RW, K::UInt { min: 32_768, max: u64::MAX }, D::UInt(262_144)),
     var("sql_auto_is_null", Both, RW, K::Bool, D::Bool(false)),
@@ -369,6 +390,8 @@ pub static VARIABLES: &[VarSpec] = &[
     var("sql_safe_updates", Both, RW, K::Bool, D::Bool(false)),
     var("sql_select_limit", Both, RW, ANY_UINT, D::UInt(u64::MAX)),
     var("sql_warnings", Both, RW, K::Bool, D::Bool(false)),
+    var("ssl_cert", Global, RO, K::Str, D::Str("")),
+    var("ssl_key", Global, RO, K::Str, D::Str("")),
     var("system_time_zone", Global, RO, K::Str, D::Str("UTC")),
     var("time_format", Global, RO, K::Str, D::Str("%H:%i:%s")),
     var("time_zone", Both, RW, K::TimeZone, D::Str("SYSTEM")),
@@ -392,8 +415,9 @@ pub const ALIASES: &[(&str, &str)] = &[
     ("tx_read_only", "transaction_read_only"),
 ];
 
-/// The engine settings as variables: read-only, GLOBAL, typed by their default's
-/// text (`on`/`off` are booleans, digits unsigned integers, the rest strings).
+/// The engine settings as variables: GLOBAL, writable if the setting is live, typed
+/// by their default's text (`on`/`off` are booleans, digits unsigned integers, the
+/// rest strings).
 static ENGINE_VARIABLES: LazyLock<Vec<VarSpec>> = LazyLock::new(|| {
     let defaults = Settings::default();
     SETTINGS
@@ -408,7 +432,7 @@ static ENGINE_VARIABLES: LazyLock<Vec<VarSpec>> = LazyLock::new(|| {
             } else {
                 K::Str
             };
-            var(s.name, Global, RO, kind, D::Setting(s.name))
+            var(s.name, Global, !s.live, kind, D::Setting(s.name))
         })
         .collect()
 });
@@ -430,6 +454,32 @@ static BY_NAME: LazyLock<HashMap<&'static str, &'static VarSpec>> = LazyLock::ne
 /// The variable named `name` (any case, aliases included).
 pub fn spec(name: &str) -> Option<&'static VarSpec> {
     BY_NAME.get(name.to_ascii_lowercase().as_str()).copied()
+}
+
+/// The engine setting variable `name` (any case, aliases included) stands for: its
+/// own name for the engine-setting variables, the setting for `lock_wait_timeout` and
+/// MySQL's `innodb_*` names of settings. `SET GLOBAL` of such a variable changes the
+/// setting. `transaction_isolation` is not one: the setting is only its default.
+pub fn engine_setting(name: &str) -> Option<&'static str> {
+    let spec = spec(name)?;
+    if spec.name == "transaction_isolation" {
+        return None;
+    }
+    SETTINGS
+        .iter()
+        .map(|s| s.name)
+        .find(|n| *n == spec.name)
+        .or_else(|| {
+            SETTING_ALIASES
+                .iter()
+                .find(|(alias, _)| *alias == spec.name)
+                .map(|(_, setting)| *setting)
+        })
+}
+
+/// The setting of [`engine_setting`], with its spec.
+pub fn engine_setting_spec(name: &str) -> Option<&'static SettingSpec> {
+    engine_setting(name).and_then(setting_spec)
 }
 
 /// Every variable: MySQL's, then the engine settings.
@@ -552,11 +602,7 @@ impl SystemVariables {
         let lower = name.to_ascii_lowercase();
         let spec = spec(&lower).ok_or_else(|| unknown(&lower))?;
         if spec.read_only {
-            return Err(Error::sql(
-                1238, // ER_INCORRECT_GLOBAL_LOCAL_VAR
-                "HY000",
-                format!("Variable '{lower}' is a read only variable"),
-            ));
+            return Err(read_only(&lower));
         }
         if global && !spec.scope.has_global() {
             return Err(Error::sql(
@@ -593,6 +639,27 @@ impl SystemVariables {
                 .unwrap_or(Value::Null),
             Some(value) => convert(spec.kind, &lower, value)?,
         };
+        self.values.insert(spec.name, stored.clone());
+        Ok(stored)
+    }
+
+    /// `SET GLOBAL` as the server does it at start, from the configuration file and
+    /// the command line: checked and converted as `set` does, but a read-only
+    /// variable (`port`, `bind_address`, `ssl_cert`, ...) may be set too.
+    pub fn set_at_start(&mut self, name: &str, value: &Value) -> Result<Value> {
+        assert_eq!(self.level, Level::Global, "start-up values are global");
+        let lower = name.to_ascii_lowercase();
+        let spec = spec(&lower).ok_or_else(|| unknown(&lower))?;
+        if !spec.scope.has_global() {
+            return Err(Error::sql(
+                1228, // ER_LOCAL_VARIABLE
+                "HY000",
+                format!(
+                    "Variable '{lower}' is a SESSION variable and can't be used with SET GLOBAL"
+                ),
+            ));
+        }
+        let stored = convert(spec.kind, &lower, value)?;
         self.values.insert(spec.name, stored.clone());
         Ok(stored)
     }
@@ -644,7 +711,46 @@ impl SystemVariables {
     }
 }
 
-fn unknown(name: &str) -> Error {
+/// 1238 for a read-only variable; for an engine setting, with how to change it.
+pub(crate) fn read_only(name: &str) -> Error {
+    let hint = if engine_setting(name).is_some() {
+        " (it takes effect at start: set it in the configuration file or with --set, \
+         and restart)"
+    } else {
+        ""
+    };
+    Error::sql(
+        1238, // ER_INCORRECT_GLOBAL_LOCAL_VAR
+        "HY000",
+        format!("Variable '{name}' is a read only variable{hint}"),
+    )
+}
+
+/// A value given as text (the configuration file, a command-line flag) as the SQL
+/// value `SET` would have been given for it: digits (or a size such as `64M`) for
+/// an integer variable, an ordinal for an enumeration, the text otherwise.
+pub(crate) fn text_value(kind: VarKind, text: &str) -> Value {
+    let text = text.trim();
+    let number = || {
+        text.parse::<i64>().map(Value::Int).ok().or_else(|| {
+            tarn_common::settings::parse_size_bytes(text)
+                .ok()
+                .map(Value::UInt)
+        })
+    };
+    let as_text = || Value::Bytes(text.as_bytes().to_vec());
+    match kind {
+        VarKind::Int { .. } | VarKind::UInt { .. } => number().unwrap_or_else(as_text),
+        VarKind::Enum(_) | VarKind::Isolation
+            if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            number().unwrap_or_else(as_text)
+        }
+        _ => as_text(),
+    }
+}
+
+pub(crate) fn unknown(name: &str) -> Error {
     Error::sql(
         1193, // ER_UNKNOWN_SYSTEM_VARIABLE
         "HY000",
@@ -652,7 +758,7 @@ fn unknown(name: &str) -> Error {
     )
 }
 
-fn wrong_value(name: &str, value: &Value) -> Error {
+pub(crate) fn wrong_value(name: &str, value: &Value) -> Error {
     let shown = match value {
         Value::Null => "NULL".to_string(),
         other => other.to_string(),
@@ -689,7 +795,7 @@ fn default_value(spec: &VarSpec, settings: &Settings) -> Value {
 }
 
 /// A setting's text (`Settings::get`) as a value of `kind`.
-fn setting_value(kind: VarKind, shown: &str) -> Value {
+pub(crate) fn setting_value(kind: VarKind, shown: &str) -> Value {
     match kind {
         VarKind::Bool => Value::Int(i64::from(shown == "on")),
         VarKind::UInt { .. } => shown.parse().map_or_else(|_| text(shown), Value::UInt),

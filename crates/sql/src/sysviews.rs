@@ -63,6 +63,12 @@ pub struct ServerStatus {
     pub questions: u64,
     /// Connection attempts since start.
     pub connections: u64,
+    /// The most sessions open at once.
+    pub max_used_connections: u64,
+    /// Connections that failed before becoming a session.
+    pub aborted_connects: u64,
+    /// Sessions whose client went away without quitting.
+    pub aborted_clients: u64,
 }
 
 /// What the views read.

@@ -58,7 +58,12 @@ pub fn describe(settings: &Settings) -> String {
     let mut text = String::new();
     for spec in SETTINGS {
         let value = settings.get(spec.name).unwrap_or_else(|e| e.to_string());
-        let _ = writeln!(text, "{:<30} {:<12} {}", spec.name, value, spec.help);
+        let live = if spec.live {
+            " (SET GLOBAL may change it)"
+        } else {
+            ""
+        };
+        let _ = writeln!(text, "{:<30} {:<12} {}{live}", spec.name, value, spec.help);
     }
     text
 }

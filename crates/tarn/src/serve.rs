@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tarn_common::settings::{SETTINGS, Settings};
+use tarn_common::config::StartupSettings;
 use tarn_common::{Error, Result};
 use tarn_server::server::{Shared, serve};
 use tarn_server::tls::{CertificateSource, server_config};
@@ -27,76 +27,45 @@ pub struct ServeOptions {
     pub assignments: Vec<String>,
 }
 
-fn is_engine_setting(name: &str) -> bool {
-    SETTINGS.iter().any(|s| s.name.eq_ignore_ascii_case(name))
-}
-
-fn split_assignment(text: &str) -> Result<(String, String)> {
-    let (name, value) = text.split_once('=').ok_or_else(|| Error::InvalidSetting {
-        name: text.to_string(),
-        value: String::new(),
-        reason: "expected NAME=VALUE".to_string(),
-    })?;
-    Ok((name.trim().to_ascii_lowercase(), value.trim().to_string()))
-}
-
 pub fn run(options: ServeOptions) -> Result<()> {
-    let mut settings = Settings::default();
-    let mut variables: Vec<(String, String)> = Vec::new();
-    let mut assignments: Vec<(String, String)> = Vec::new();
-    if let Some(path) = &options.config {
-        let file = tarn_common::config::read_config_file(path)?;
-        assignments.extend(file.settings);
-        assignments.extend(file.variables);
-    }
-    for text in &options.assignments {
-        assignments.push(split_assignment(text)?);
-    }
+    let mut assignments = options.assignments.clone();
     if let Some(dir) = &options.data_dir {
-        assignments.push(("data_dir".into(), dir.display().to_string()));
+        assignments.push(format!("data_dir={}", dir.display()));
     }
     if let Some(bind) = &options.bind {
-        assignments.push(("bind_address".into(), bind.clone()));
+        assignments.push(format!("bind_address={bind}"));
     }
     if let Some(port) = options.port {
-        assignments.push(("port".into(), port.to_string()));
+        assignments.push(format!("port={port}"));
     }
-    for (name, value) in assignments {
-        if is_engine_setting(&name) {
-            settings.set(&name, &value)?;
-        } else {
-            variables.push((name, value));
-        }
-    }
+    let startup =
+        StartupSettings::resolve(options.config.as_deref(), assignments.iter().map(String::as_str))?;
+    let settings = startup.settings;
     settings.validate()?;
     let engine = tarn_sql::Engine::open(&settings)?;
-    for (name, value) in &variables {
-        engine.set_global(name, value)?;
-    }
-    let bind = engine
-        .global_text("bind_address")
-        .unwrap_or_else(|| "127.0.0.1".to_string());
-    let port = engine.global_u64("port").unwrap_or(3306) as u16;
-    let cert = engine.global_text("ssl_cert").filter(|s| !s.is_empty());
-    let key = engine.global_text("ssl_key").filter(|s| !s.is_empty());
-    let generate = engine
-        .global_text("auto_generate_certs")
-        .is_none_or(|v| matches!(v.as_str(), "1" | "ON" | "on"));
-    let source = match (cert, key) {
-        (Some(cert), Some(key)) => CertificateSource::Files {
+    engine.set_globals(&startup.variables)?;
+    let bind = engine.global_str("bind_address");
+    let port = u16::try_from(engine.global_u64("port")).unwrap_or(3306);
+    let (cert, key) = (engine.global_str("ssl_cert"), engine.global_str("ssl_key"));
+    let source = match (cert.is_empty(), key.is_empty()) {
+        (false, false) => CertificateSource::Files {
             cert: cert.into(),
             key: key.into(),
         },
-        _ if generate => CertificateSource::Generated {
+        (true, true) if engine.global_bool("auto_generate_certs") => CertificateSource::Generated {
             dir: settings.data_dir.clone(),
         },
-        _ => CertificateSource::None,
+        (true, true) => CertificateSource::None,
+        _ => {
+            return Err(Error::InvalidSetting {
+                name: "ssl_cert".into(),
+                value: cert,
+                reason: "ssl_cert and ssl_key go together".into(),
+            });
+        }
     };
     let tls = server_config(&source)?;
     let tls_on = tls.is_some();
-    if tls_on {
-        engine.set_global("have_ssl", "YES")?;
-    }
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(cores)

@@ -555,6 +555,11 @@ impl Wal {
         s.checkpoint_wanted.load(Ordering::Acquire)
     }
 
+    /// `flush_log_at_commit` as it is now.
+    pub fn flush_log_at_commit(&self) -> u32 {
+        self.shared.flush_log_at_commit.load(Ordering::Relaxed)
+    }
+
     /// Changes `flush_log_at_commit` (0, 1 or 2) at run time.
     pub fn set_flush_log_at_commit(&self, value: u32) {
         assert!(value <= 2, "flush_log_at_commit is 0, 1 or 2");

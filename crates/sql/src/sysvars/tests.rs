@@ -139,10 +139,14 @@ fn engine_settings_are_read_only_globals() {
     for name in ["io_method", "log_device", "buffer_pool_instances"] {
         assert!(g.get(name).is_some(), "{name}");
     }
-    let (code, message) = error_of(g.set("scan_threads", Some(&Value::Int(2)), true, &defaults));
+    let (code, message) = error_of(g.set("io_method", Some(&text("direct")), true, &defaults));
     assert_eq!(
         (code, message.as_str()),
-        (1238, "Variable 'scan_threads' is a read only variable")
+        (
+            1238,
+            "Variable 'io_method' is a read only variable (it takes effect at start: set \
+             it in the configuration file or with --set, and restart)"
+        )
     );
     // The two settings that share MySQL's names are MySQL's variables, writable.
     assert_eq!(g.get("transaction_isolation"), Some(text("READ-COMMITTED")));
@@ -151,6 +155,48 @@ fn engine_settings_are_read_only_globals() {
     let s = SystemVariables::session_from(&g);
     assert_eq!(s.isolation(), IsolationLevel::ReadCommitted);
     assert_eq!(s.get("scan_threads"), None);
+}
+
+#[test]
+fn engine_setting_variables_are_writable_exactly_when_the_setting_is_live() {
+    let mut backed = 0;
+    for spec in all_specs() {
+        let Some(setting) = engine_setting_spec(spec.name) else {
+            continue;
+        };
+        backed += 1;
+        assert_eq!(spec.read_only, !setting.live, "{}", spec.name);
+        assert!(spec.scope.has_global(), "{}", spec.name);
+    }
+    assert!(backed > tarn_common::settings::SETTINGS.len());
+    assert_eq!(
+        engine_setting("innodb_flush_log_at_trx_commit"),
+        Some("flush_log_at_commit")
+    );
+    assert_eq!(
+        engine_setting("LOCK_WAIT_TIMEOUT"),
+        Some("lock_wait_timeout")
+    );
+    assert_eq!(engine_setting("transaction_isolation"), None);
+    assert_eq!(engine_setting("tx_isolation"), None);
+    assert_eq!(engine_setting("max_connections"), None);
+}
+
+#[test]
+fn text_from_the_configuration_file_converts_like_set() {
+    let mut g = globals();
+    for (name, value, stored) in [
+        ("max_connections", "1000", Value::UInt(1000)),
+        ("max_allowed_packet", "16M", Value::UInt(16 << 20)),
+        ("autocommit", "off", Value::Int(0)),
+        ("bind_address", "::", text("::")),
+        ("transaction_isolation", "1", text("READ-COMMITTED")),
+    ] {
+        let value = text_value(spec(name).unwrap().kind, value);
+        assert_eq!(g.set_at_start(name, &value).unwrap(), stored, "{name}");
+    }
+    let value = text_value(spec("port").unwrap().kind, "many");
+    assert_eq!(error_of(g.set_at_start("port", &value)).0, 1232);
 }
 
 #[test]

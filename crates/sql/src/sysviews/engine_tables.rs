@@ -208,6 +208,8 @@ pub fn show_status(cx: &ViewContext) -> Rows {
     let page_size = storage.pool().page_size_bytes() as u64;
     let lock_wait_ms = locks.wait_ns_total / 1_000_000;
     let mut figures: Vec<(&str, String)> = vec![
+        ("Aborted_clients", cx.server.aborted_clients.to_string()),
+        ("Aborted_connects", cx.server.aborted_connects.to_string()),
         ("Connections", cx.server.connections.to_string()),
         (
             "Innodb_buffer_pool_pages_data",
@@ -250,6 +252,10 @@ pub fn show_status(cx: &ViewContext) -> Rows {
                 .to_string(),
         ),
         ("Innodb_row_lock_waits", locks.waits.to_string()),
+        (
+            "Max_used_connections",
+            cx.server.max_used_connections.to_string(),
+        ),
         ("Questions", cx.server.questions.to_string()),
         ("Tarn_buffer_pool_evictions", pool.evictions.to_string()),
         ("Tarn_buffer_pool_io_waits", pool.io_waits.to_string()),
@@ -388,7 +394,8 @@ fn lock_stats_columns() -> Vec<Column> {
 
 fn lock_stats(cx: &ViewContext) -> Result<Vec<Vec<Value>>> {
     let s = cx.storage.txn_context().locks.stats();
-    let scheduling = cx.storage.settings().lock_scheduling.name();
+    // From the lock manager itself: SET GLOBAL lock_scheduling changes it live.
+    let scheduling = cx.storage.txn_context().locks.scheduling().name();
     let mut row = vec![text(scheduling)];
     row.extend(
         [
@@ -839,8 +846,8 @@ pub fn show_engine_status(cx: &ViewContext) -> Result<String> {
          Timeouts {}, deadlocks {}, NOWAIT failures {}, skipped (SKIP LOCKED) {}\n\
          Waiters granted: in arrival order {}, by CATS weight {}, against starvation {}\n\
          Lock table entries {}, transactions waiting now {}",
-        settings.lock_scheduling,
-        settings.lock_wait_timeout_s,
+        ctx.locks.scheduling(),
+        ctx.locks.wait_timeout().as_secs(),
         l.requests,
         l.already_held,
         l.granted_immediately,
@@ -894,7 +901,7 @@ pub fn show_engine_status(cx: &ViewContext) -> Result<String> {
          Appended {} bytes in {} records; {} writes of {} bytes; {} flushes\n\
          Commit waits {}, group commit factor {:.2}; appends that waited for space {}",
         wal.device(),
-        settings.flush_log_at_commit,
+        wal.flush_log_at_commit(),
         wal.current_lsn().0,
         wal.written_lsn().0,
         wal.durable_lsn().0,

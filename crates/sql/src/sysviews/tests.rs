@@ -88,7 +88,7 @@ impl Fixture {
         let dir = test_dir();
         let storage = open(dir.path());
         create_orders(&storage);
-        let globals = SystemVariables::new_global(storage.settings());
+        let globals = SystemVariables::new_global(&storage.settings());
         let session = SystemVariables::session_from(&globals);
         let processes = vec![ProcessInfo {
             id: 7,
@@ -120,6 +120,7 @@ impl Fixture {
                 uptime_s: 12,
                 questions: 34,
                 connections: 5,
+                ..ServerStatus::default()
             },
             view_columns: &|_, _| Ok(Vec::new()),
         }
