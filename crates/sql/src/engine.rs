@@ -15,6 +15,7 @@ use tarn_catalog::Storage;
 use tarn_common::settings::Settings;
 use tarn_common::{Error, Result};
 
+use crate::accounts::AccountCache;
 use crate::exec::Cancel;
 use crate::session::Session;
 use crate::sysvars::SystemVariables;
@@ -52,17 +53,40 @@ pub struct Engine {
     pub(crate) questions: AtomicU64,
     /// Tables whose statistics a background ANALYZE is refreshing.
     analyzing: Arc<Mutex<std::collections::HashSet<(String, String)>>>,
+    /// The account cache (see `accounts.rs`): replaced whole, never changed in place.
+    pub(crate) accounts: RwLock<Arc<AccountCache>>,
+    /// Bumped after each replacement of `accounts`; sessions compare it per statement.
+    pub(crate) accounts_generation: AtomicU64,
+    /// Serialises cache rebuilds (invariant 1 of `accounts.rs`).
+    pub(crate) accounts_reload: Mutex<()>,
 }
 
 impl Engine {
     /// Opens (or creates) the data directory `settings` name and recovers it.
+    /// Creates the account tables on first open (with `root`@`localhost`) and loads
+    /// them.
     pub fn open(settings: &Settings) -> Result<Arc<Engine>> {
         let storage = Arc::new(Storage::open(settings)?);
-        Ok(Engine::with_storage(storage))
+        let engine = Engine::new(storage);
+        crate::accounts::bootstrap(engine.storage())?;
+        engine.reload_accounts()?;
+        Ok(engine)
     }
 
-    /// An engine over an open storage engine.
+    /// An engine over an open storage engine. If the account tables cannot be created
+    /// or read, the engine starts with no accounts (only [`Engine::session`] works)
+    /// and logs why.
     pub fn with_storage(storage: Arc<Storage>) -> Arc<Engine> {
+        let engine = Engine::new(storage);
+        if let Err(e) =
+            crate::accounts::bootstrap(engine.storage()).and_then(|()| engine.reload_accounts())
+        {
+            tracing::error!("the account tables could not be opened: {e}");
+        }
+        engine
+    }
+
+    fn new(storage: Arc<Storage>) -> Arc<Engine> {
         let defaults = SystemVariables::new_global(storage.settings());
         Arc::new(Engine {
             globals: RwLock::new(defaults.clone()),
@@ -73,6 +97,9 @@ impl Engine {
             started: Instant::now(),
             questions: AtomicU64::new(0),
             analyzing: Arc::new(Mutex::new(std::collections::HashSet::new())),
+            accounts: RwLock::new(Arc::new(AccountCache::default())),
+            accounts_generation: AtomicU64::new(0),
+            accounts_reload: Mutex::new(()),
         })
     }
 
@@ -117,7 +144,9 @@ impl Engine {
         }
     }
 
-    /// Starts a session for `user` connected from `host`.
+    /// Starts a session for `user` connected from `host`, as an internal superuser
+    /// that skips privilege checks (the embedded `tarn sql` shell and tests; the
+    /// server authenticates and uses [`Engine::session_for`]).
     pub fn session(self: &Arc<Self>, user: &str, host: &str) -> Session {
         let id = self.next_connection_id.fetch_add(1, Ordering::Relaxed);
         let entry = Arc::new(SessionEntry {

@@ -16,6 +16,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod accounts;
 pub mod bind;
 pub mod chunk;
 pub mod ddl;
@@ -38,6 +39,7 @@ pub mod sysviews;
 pub mod types;
 pub mod workers;
 
+pub use accounts::{Account, AuthPlugin, native_password_hash, sha2_password_hash};
 pub use engine::Engine;
 pub use session::{QueryResult, Session};
 pub use types::SqlType;

@@ -30,6 +30,9 @@ use tarn_common::{Error, Result};
 use tarn_row::Value;
 use tarn_row::datetime::DateTime;
 
+use parking_lot::Mutex;
+
+use crate::accounts::{self, Grants, Identity, Privileges, TableAccess};
 use crate::bind::{BindContext, Binder};
 use crate::chunk::Chunk;
 use crate::engine::{Engine, SessionEntry};
@@ -102,6 +105,8 @@ pub struct Prepared {
     bound: Option<Arc<crate::dml::Bound>>,
     /// The result columns (empty for statements without a result set).
     pub columns: Vec<OutputColumn>,
+    /// The table privileges its bound form needs, checked again at each EXECUTE.
+    accesses: Vec<TableAccess>,
 }
 
 /// SET TRANSACTION without SESSION/GLOBAL: applies to the next transaction only.
@@ -127,6 +132,13 @@ pub struct Session {
     next_statement_id: u32,
     /// The text of the statement being run (for result column names).
     statement_text: Option<String>,
+    /// Who the session runs as (`accounts.rs`).
+    identity: Identity,
+    /// The account's grants as of `grants_generation` of the engine's cache.
+    grants: Arc<Grants>,
+    grants_generation: u64,
+    /// While a statement is prepared: the table privileges its binding checked.
+    access_log: Mutex<Option<Vec<TableAccess>>>,
 }
 
 impl Drop for Session {
@@ -150,8 +162,6 @@ impl Session {
     pub(crate) fn new(engine: Arc<Engine>, entry: Arc<SessionEntry>) -> Session {
         let vars = SystemVariables::session_from(&engine.globals.read());
         Session {
-            engine,
-            entry,
             database: None,
             vars,
             user_vars: HashMap::new(),
@@ -163,6 +173,141 @@ impl Session {
             prepared: HashMap::new(),
             next_statement_id: 1,
             statement_text: None,
+            identity: Identity {
+                user: entry.user.clone(),
+                host: entry.host.clone(),
+                internal: true,
+            },
+            grants: Arc::default(),
+            grants_generation: u64::MAX,
+            access_log: Mutex::new(None),
+            engine,
+            entry,
+        }
+    }
+
+    // ---------------------------------------------------------------- privileges
+
+    /// Makes the session run as an authenticated account.
+    pub(crate) fn authenticate(&mut self, identity: Identity) {
+        self.identity = identity;
+        self.grants_generation = u64::MAX;
+        self.refresh_grants();
+    }
+
+    /// Who the session runs as.
+    pub fn identity(&self) -> &Identity {
+        &self.identity
+    }
+
+    /// Takes a new snapshot of the account's grants if the engine's cache changed
+    /// (one atomic load when it did not).
+    fn refresh_grants(&mut self) {
+        if self.identity.internal {
+            return;
+        }
+        let generation = self.engine.accounts_generation();
+        if generation != self.grants_generation {
+            self.grants = self
+                .engine
+                .grants_of(&self.identity.user, &self.identity.host);
+            self.grants_generation = generation;
+        }
+    }
+
+    /// True if the session holds `needed` on `db.table`.
+    pub(crate) fn table_privileges_held(&self, needed: Privileges, db: &str, table: &str) -> bool {
+        self.identity.internal || accounts::table_allowed(&self.grants, needed, db, table)
+    }
+
+    /// Checks `needed` on `db.table` (1142), recording it while a statement is
+    /// prepared.
+    pub(crate) fn check_table(&self, needed: Privileges, db: &str, table: &str) -> Result<()> {
+        if let Some(log) = self.access_log.lock().as_mut() {
+            log.push(TableAccess {
+                privileges: needed,
+                db: db.to_string(),
+                table: table.to_string(),
+            });
+        }
+        if self.table_privileges_held(needed, db, table) {
+            return Ok(());
+        }
+        let missing = Privileges::EACH
+            .into_iter()
+            .find(|p| needed.contains(*p) && !self.table_privileges_held(*p, db, table))
+            .unwrap_or(needed);
+        Err(accounts::table_denied(&self.identity, missing, table))
+    }
+
+    /// KILL of another account's session needs the global CREATE USER privilege
+    /// (MySQL: CONNECTION_ADMIN); an unknown id is left to `Engine::kill` (1094).
+    fn check_kill(&self, id: u64) -> Result<()> {
+        if self.identity.internal || self.grants.global.contains(Privileges::CREATE_USER) {
+            return Ok(());
+        }
+        let owner = self
+            .engine
+            .processes()
+            .into_iter()
+            .find(|p| p.id == id)
+            .map(|p| p.user);
+        match owner {
+            Some(user) if user != self.identity.user => Err(Error::sql(
+                1095,
+                "HY000",
+                format!("You are not owner of thread {id}"),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Checks `needed` on `db.*` (1044).
+    pub(crate) fn check_database(&self, needed: Privileges, db: &str) -> Result<()> {
+        if self.identity.internal || accounts::database_allowed(&self.grants, needed, db) {
+            return Ok(());
+        }
+        Err(accounts::database_denied(&self.identity, db))
+    }
+
+    /// Checks a global privilege (1227, naming `what`).
+    pub(crate) fn require_global(&self, needed: Privileges, what: &str) -> Result<()> {
+        if self.identity.internal || self.grants.global.contains(needed) {
+            return Ok(());
+        }
+        Err(accounts::global_denied(what))
+    }
+
+    /// Checks that the session may GRANT or REVOKE `needed` (which includes GRANT
+    /// OPTION) at `level`: it holds them at that level or above.
+    pub(crate) fn require_grantable(
+        &self,
+        needed: Privileges,
+        level: &accounts::Level,
+    ) -> Result<()> {
+        if self.identity.internal || self.grants.global.contains(needed) {
+            return Ok(());
+        }
+        match level {
+            accounts::Level::Global => Err(accounts::global_denied("GRANT OPTION")),
+            accounts::Level::Database(db) => {
+                if accounts::database_allowed(&self.grants, needed, db) {
+                    Ok(())
+                } else {
+                    Err(accounts::database_denied(&self.identity, db))
+                }
+            }
+            accounts::Level::Table(db, table) => {
+                if accounts::table_allowed(&self.grants, needed, db, table) {
+                    Ok(())
+                } else {
+                    Err(accounts::table_denied(
+                        &self.identity,
+                        Privileges::GRANT_OPTION,
+                        table,
+                    ))
+                }
+            }
         }
     }
 
@@ -238,6 +383,13 @@ impl Session {
     /// `USE db`.
     pub fn use_database(&mut self, name: &str) -> Result<()> {
         let name = self.normalize_table_name(name);
+        self.refresh_grants();
+        if !self.identity.internal
+            && !accounts::is_open_schema(&name)
+            && !self.grants.any_in_database(&name)
+        {
+            return Err(accounts::database_denied(&self.identity, &name));
+        }
         if !is_system_database(&name) && !self.engine.storage().databases().contains(&name) {
             return Err(Error::UnknownDatabase(name));
         }
@@ -300,13 +452,17 @@ impl Session {
             ));
         }
         let parsed = parse::parse_one(sql)?;
-        let (bound, columns) = match crate::dml::bindable(&parsed) {
+        self.refresh_grants();
+        let (bound, columns, accesses) = match crate::dml::bindable(&parsed) {
             true => {
-                let bound = self.bind_statement(&parsed)?;
+                *self.access_log.lock() = Some(Vec::new());
+                let bound = self.bind_statement(&parsed);
+                let accesses = self.access_log.lock().take().unwrap_or_default();
+                let bound = bound?;
                 let columns = bound.columns();
-                (Some(Arc::new(bound)), columns)
+                (Some(Arc::new(bound)), columns, accesses)
             }
-            false => (None, Vec::new()),
+            false => (None, Vec::new(), Vec::new()),
         };
         let id = self.next_statement_id;
         self.next_statement_id = self.next_statement_id.wrapping_add(1).max(1);
@@ -316,6 +472,7 @@ impl Session {
                 parsed: Arc::new(parsed),
                 bound,
                 columns,
+                accesses,
             },
         );
         Ok(id)
@@ -343,6 +500,24 @@ impl Session {
             })?;
             (p.parsed.clone(), p.bound.clone())
         };
+        self.refresh_grants();
+        if bound.is_some() && !self.identity.internal {
+            let p = self.prepared.get(&id).expect("looked up above");
+            for access in &p.accesses {
+                if !accounts::table_allowed(
+                    &self.grants,
+                    access.privileges,
+                    &access.db,
+                    &access.table,
+                ) {
+                    return Err(accounts::table_denied(
+                        &self.identity,
+                        access.privileges,
+                        &access.table,
+                    ));
+                }
+            }
+        }
         if params.len() != parsed.param_count {
             return Err(Error::sql(
                 1210,
@@ -372,6 +547,7 @@ impl Session {
         bound: Option<Arc<crate::dml::Bound>>,
     ) -> Result<QueryResult> {
         self.engine.questions.fetch_add(1, Ordering::Relaxed);
+        self.refresh_grants();
         if !matches!(
             parsed.statement,
             Statement::ShowWarnings { .. } | Statement::ShowWarningCount { .. }
@@ -454,6 +630,7 @@ impl Session {
                 Ok(QueryResult::ok(0))
             }
             Statement::AnalyzeTable { tables } => self.analyze(tables),
+            Statement::Account(statement) => accounts::execute(self, statement),
             Statement::Sql(statement) => self.dispatch_sql(statement, parsed, params),
             other => crate::show::special(self, other),
         }
@@ -533,6 +710,7 @@ impl Session {
             S::Set(set) => self.set(set),
             S::Kill { id, modifier } => {
                 let connection = !matches!(modifier, Some(ast::KillType::Query));
+                self.check_kill(*id)?;
                 self.engine.kill(*id, connection)?;
                 Ok(QueryResult::ok(0))
             }
@@ -552,6 +730,7 @@ impl Session {
             | S::ShowCollation { .. }
             | S::ExplainTable { .. } => crate::show::show(self, statement),
             _ => {
+                crate::ddl::check_privileges(self, statement)?;
                 self.commit_implicitly()?;
                 crate::ddl::execute(self, statement, parsed)
             }
@@ -771,6 +950,9 @@ impl Session {
     fn set_variable(&mut self, name: &str, value: Option<&Value>, global: bool) -> Result<()> {
         let lower = name.to_ascii_lowercase();
         if global {
+            // MySQL needs SUPER or SYSTEM_VARIABLES_ADMIN; Tarn's stand-in is the
+            // global CREATE USER privilege, which root's ALL PRIVILEGES includes.
+            self.require_global(Privileges::CREATE_USER, "SUPER or SYSTEM_VARIABLES_ADMIN")?;
             let defaults = &self.engine.defaults;
             self.engine
                 .globals
@@ -1012,9 +1194,10 @@ impl BindContext for Session {
         let text = |s: &str| Value::Bytes(s.as_bytes().to_vec());
         Some(match name {
             "DATABASE" | "SCHEMA" => self.database.as_deref().map_or(Value::Null, text),
-            "USER" | "SESSION_USER" | "SYSTEM_USER" | "CURRENT_USER" => {
+            "USER" | "SESSION_USER" | "SYSTEM_USER" => {
                 text(&format!("{}@{}", self.entry.user, self.entry.host))
             }
+            "CURRENT_USER" => text(&format!("{}@{}", self.identity.user, self.identity.host)),
             "VERSION" => self
                 .vars
                 .get("version")
@@ -1025,6 +1208,10 @@ impl BindContext for Session {
             "FOUND_ROWS" => Value::UInt(0),
             _ => return None,
         })
+    }
+
+    fn check_table_access(&self, needed: Privileges, db: &str, table: &str) -> Result<()> {
+        self.check_table(needed, db, table)
     }
 
     fn only_full_group_by(&self) -> bool {
