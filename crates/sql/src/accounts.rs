@@ -475,7 +475,7 @@ fn hex_upper(bytes: &[u8]) -> String {
 }
 
 fn unhex(text: &str) -> Option<Vec<u8>> {
-    if !text.len().is_multiple_of(2) {
+    if text.len() % 2 != 0 {
         return None;
     }
     (0..text.len())
@@ -622,7 +622,7 @@ fn load(storage: &Storage) -> Result<AccountCache> {
             });
     }
     for accounts in cache.by_user.values_mut() {
-        accounts.sort_by(|a, b| host_order(&a.host).cmp(&host_order(&b.host)));
+        accounts.sort_by_key(|a| host_order(&a.host));
     }
     let mut grants: HashMap<(String, String), Grants> = HashMap::new();
     for row in grant_rows {
@@ -1198,7 +1198,7 @@ fn grant_rows_of(
     tx: &mut Transaction,
     name: &UserName,
 ) -> Result<Vec<Vec<Value>>> {
-    let prefix = vec![text(&name.host), text(&name.user)];
+    let prefix = [text(&name.host), text(&name.user)];
     let rows = tables.grants.scan_tx(
         tx,
         Bound::Unbounded,
@@ -1227,7 +1227,7 @@ fn show_grants(session: &mut Session, user: Option<&UserName>) -> Result<QueryRe
     }
     let engine = session.engine().clone();
     let exists = engine.accounts.read().exists(&name.user, &name.host);
-    if !exists && !(own && me.internal) {
+    if !(exists || own && me.internal) {
         return Err(no_such_grant(&name));
     }
     let grants = engine.grants_of(&name.user, &name.host);
