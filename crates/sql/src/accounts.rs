@@ -13,7 +13,7 @@
 //!   identifiers are never empty). `Privileges` is a comma-separated list as SHOW
 //!   GRANTS spells it (`SELECT,INSERT`).
 //!
-//! [`bootstrap`] creates both tables the first time an engine opens a data directory
+//! `bootstrap` creates both tables the first time an engine opens a data directory
 //! without them, with the one account `root`@`localhost` (empty password, ALL
 //! PRIVILEGES WITH GRANT OPTION). An existing `mysql.user` is never refilled: a server
 //! whose accounts were all dropped stays so.

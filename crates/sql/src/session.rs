@@ -13,6 +13,11 @@
 //!   deadlock, which rolls back the whole transaction;
 //! - READ COMMITTED takes a fresh read view per statement.
 //!
+//! Every statement runs as the session's account (`accounts.rs`): it first refreshes
+//! the session's snapshot of its grants if the engine's cache changed, and binding
+//! checks each table against it. Sessions from [`Engine::session`] are internal
+//! superusers and skip the checks.
+//!
 //! Prepared statements ([`Session::prepare`]) are parsed and bound once; executing one
 //! runs its plan with the parameters, and binds again only when a table it reads
 //! changed definition (error 1412 from the catalog).
@@ -1082,6 +1087,8 @@ impl Session {
         let mut rows = Vec::new();
         for name in tables {
             let (db, table) = Binder::new(self).table_ref(name)?;
+            // MySQL's ANALYZE TABLE needs SELECT and INSERT on the table.
+            self.check_table(Privileges::SELECT.union(Privileges::INSERT), &db, &table)?;
             let status = match self.engine.storage().analyze_table(&db, &table) {
                 Ok(_) => ("status", "OK".to_string()),
                 Err(e) => ("Error", e.to_string()),
