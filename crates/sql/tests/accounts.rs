@@ -11,6 +11,8 @@ fn settings(dir: &std::path::Path) -> Settings {
     Settings {
         data_dir: dir.to_path_buf(),
         lock_wait_timeout_s: 2,
+        // Restarts here are clean shutdowns; commits need not wait for fsync.
+        flush_log_at_commit: 2,
         ..Settings::default()
     }
 }
