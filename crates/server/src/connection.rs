@@ -219,7 +219,7 @@ async fn handshake(
             return Err(());
         }
     };
-    let mut session = engine.session_for(&account, host, id);
+    let mut session = engine.session_for_id(&account, host, id);
     if let Some(db) = &response.database {
         if let Err(e) = session.use_database(db) {
             send_error(&mut stream, &mut seq, &e).await;
@@ -507,7 +507,7 @@ async fn change_user<S: AsyncRead + AsyncWrite + Unpin + Send>(
         }
     };
     let id = conn.session.connection_id();
-    let mut session = shared.engine.session_for(&account, host, id);
+    let mut session = shared.engine.session_for_id(&account, host, id);
     if let Some(db) = &response.database {
         if let Err(e) = session.use_database(db) {
             send_error(stream, seq, &e).await;

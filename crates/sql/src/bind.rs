@@ -64,6 +64,17 @@ pub trait BindContext {
     fn statement_text(&self) -> Option<String> {
         None
     }
+    /// Checks that the session holds `needed` on `db.table` (1142 if not); called for
+    /// every table, view and system table a statement names, before looking it up.
+    fn check_table_access(
+        &self,
+        needed: crate::accounts::Privileges,
+        db: &str,
+        table: &str,
+    ) -> Result<()> {
+        let _ = (needed, db, table);
+        Ok(())
+    }
     /// sql_mode has ONLY_FULL_GROUP_BY (1055 / 1140 for ungrouped columns).
     fn only_full_group_by(&self) -> bool {
         false
@@ -1085,6 +1096,11 @@ impl<'c> Binder<'c> {
                     .as_ref()
                     .map(|a| a.name.value.clone())
                     .unwrap_or_else(|| table_name.clone());
+                self.cx.check_table_access(
+                    crate::accounts::Privileges::SELECT,
+                    &db,
+                    &table_name,
+                )?;
                 // information_schema and performance_schema tables.
                 if let Some(rows) = self.cx.system_table(&db, &table_name) {
                     let (columns, rows) = rows?;

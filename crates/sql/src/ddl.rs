@@ -14,6 +14,7 @@ use tarn_common::{Error, Result};
 use tarn_row::Value;
 use tarn_row::types::Column;
 
+use crate::accounts::Privileges;
 use crate::bind::{Binder, object_name};
 use crate::parse::Parsed;
 use crate::session::{QueryResult, Session};
@@ -140,6 +141,121 @@ pub fn execute(
             ))
         }
     }
+}
+
+/// The privileges a DDL statement needs, checked before it changes anything: CREATE
+/// and DROP on the database or table, INDEX for indexes, ALTER for ALTER TABLE,
+/// DROP for TRUNCATE; RENAME needs ALTER and DROP on the old name and CREATE and
+/// INSERT on the new one. No one may drop, alter, truncate or rename the account
+/// tables, or drop the `mysql` database.
+pub(crate) fn check_privileges(session: &Session, statement: &ast::Statement) -> Result<()> {
+    use ast::Statement as S;
+    let table = |name: &ast::ObjectName, needed: Privileges| -> Result<()> {
+        let (db, table) = Binder::new(session).table_ref(name)?;
+        session.check_table(needed, &db, &table)
+    };
+    let structural = |name: &ast::ObjectName| -> Result<()> {
+        let (db, table) = Binder::new(session).table_ref(name)?;
+        protect_account_table(&db, &table)
+    };
+    match statement {
+        S::CreateDatabase { db_name, .. }
+        | S::CreateSchema {
+            schema_name: ast::SchemaName::Simple(db_name),
+            ..
+        } => session.check_database(Privileges::CREATE, &database_name(session, db_name)?),
+        S::Drop {
+            object_type,
+            names,
+            table: on_table,
+            ..
+        } => match object_type {
+            ast::ObjectType::Database | ast::ObjectType::Schema => names.iter().try_for_each(|n| {
+                let db = database_name(session, n)?;
+                if db == crate::accounts::SYSTEM_DATABASE {
+                    return Err(Error::sql(
+                        3552,
+                        "HY000",
+                        "Access to system schema 'mysql' is rejected.",
+                    ));
+                }
+                session.check_database(Privileges::DROP, &db)
+            }),
+            ast::ObjectType::Table | ast::ObjectType::View => names.iter().try_for_each(|n| {
+                structural(n)?;
+                table(n, Privileges::DROP)
+            }),
+            ast::ObjectType::Index => match on_table {
+                Some(t) => {
+                    structural(t)?;
+                    table(t, Privileges::INDEX)
+                }
+                None => Ok(()),
+            },
+            _ => Ok(()),
+        },
+        S::CreateTable(create) => {
+            table(&create.name, Privileges::CREATE)?;
+            if let Some(
+                ast::CreateTableLikeKind::Parenthesized(like)
+                | ast::CreateTableLikeKind::Plain(like),
+            ) = &create.like
+            {
+                table(&like.name, Privileges::SELECT)?;
+            }
+            Ok(())
+        }
+        S::CreateIndex(create) => {
+            structural(&create.table_name)?;
+            table(&create.table_name, Privileges::INDEX)
+        }
+        S::AlterTable(alter) => {
+            structural(&alter.name)?;
+            table(&alter.name, Privileges::ALTER)?;
+            for op in &alter.operations {
+                if let ast::AlterTableOperation::RenameTable { table_name } = op {
+                    let target = match table_name {
+                        ast::RenameTableNameKind::As(n) | ast::RenameTableNameKind::To(n) => n,
+                    };
+                    table(&alter.name, Privileges::DROP)?;
+                    table(target, Privileges::CREATE.union(Privileges::INSERT))?;
+                }
+            }
+            Ok(())
+        }
+        S::CreateView(view) => {
+            let mut needed = Privileges::CREATE;
+            if view.or_replace {
+                needed = needed.union(Privileges::DROP);
+            }
+            table(&view.name, needed)
+        }
+        S::Truncate(truncate) => truncate.table_names.iter().try_for_each(|t| {
+            structural(&t.name)?;
+            table(&t.name, Privileges::DROP)
+        }),
+        S::RenameTable(renames) => renames.iter().try_for_each(|r| {
+            structural(&r.old_name)?;
+            structural(&r.new_name)?;
+            table(&r.old_name, Privileges::ALTER.union(Privileges::DROP))?;
+            table(&r.new_name, Privileges::CREATE.union(Privileges::INSERT))
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// The account tables' definitions are fixed: dropping or reshaping them would lock
+/// every account out (MySQL's 3554).
+fn protect_account_table(db: &str, table: &str) -> Result<()> {
+    use crate::accounts::{GRANTS_TABLE, SYSTEM_DATABASE, USER_TABLE};
+    if db == SYSTEM_DATABASE && (table == USER_TABLE || table == GRANTS_TABLE) {
+        return Err(Error::sql(
+            3554,
+            "HY000",
+            format!("Access to system table '{db}.{table}' is rejected."),
+        ));
+    }
+    Ok(())
 }
 
 /// A view's stored SELECT text; an explicit column list renames the columns.

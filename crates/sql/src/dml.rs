@@ -28,6 +28,7 @@ use tarn_row::decimal::Decimal;
 use tarn_row::limits::{BLOB_LEN_MAX_BYTES, TEXT_LEN_MAX_BYTES};
 use tarn_row::types::{Collation, ColumnType};
 
+use crate::accounts::Privileges;
 use crate::bind::{Binder, Scope, ScopeColumn, object_name};
 use crate::chunk::Chunk;
 use crate::exec::{self, ExecContext};
@@ -216,6 +217,14 @@ fn bind_insert(session: &mut Session, insert: &ast::Insert) -> Result<Bound> {
         return Err(unsupported("INSERT INTO a table function"));
     };
     let (db, name) = Binder::new(session).table_ref(name)?;
+    let mut needed = Privileges::INSERT;
+    if insert.replace_into {
+        needed = needed.union(Privileges::DELETE);
+    }
+    if insert.on.is_some() {
+        needed = needed.union(Privileges::UPDATE);
+    }
+    session.check_table(needed, &db, &name)?;
     let table = crate::bind::BindContext::table(session, &db, &name)?;
     let def = table.def();
     let position = |n: &str| -> Result<usize> {
@@ -582,7 +591,11 @@ fn target_rows(
     Ok(plan)
 }
 
-fn single_table(session: &Session, twj: &ast::TableWithJoins) -> Result<(Arc<Table>, String)> {
+fn single_table(
+    session: &Session,
+    twj: &ast::TableWithJoins,
+    needed: Privileges,
+) -> Result<(Arc<Table>, String)> {
     if !twj.joins.is_empty() {
         return Err(unsupported("multi-table UPDATE or DELETE"));
     }
@@ -590,6 +603,7 @@ fn single_table(session: &Session, twj: &ast::TableWithJoins) -> Result<(Arc<Tab
         return Err(unsupported("UPDATE or DELETE of a derived table"));
     };
     let (db, table_name) = Binder::new(session).table_ref(name)?;
+    session.check_table(needed, &db, &table_name)?;
     let alias = alias
         .as_ref()
         .map_or(table_name.clone(), |a| a.name.value.clone());
@@ -601,7 +615,7 @@ fn bind_update(session: &mut Session, update: &ast::Update) -> Result<Bound> {
     if update.from.is_some() {
         return Err(unsupported("UPDATE ... FROM"));
     }
-    let (table, alias) = single_table(session, &update.table)?;
+    let (table, alias) = single_table(session, &update.table, Privileges::UPDATE)?;
     let scope = table_scope(&table, &alias);
     let mut assignments = Vec::new();
     for a in &update.assignments {
@@ -644,7 +658,7 @@ fn bind_delete(session: &mut Session, delete: &ast::Delete) -> Result<Bound> {
     let [twj] = from.as_slice() else {
         return Err(unsupported("multi-table DELETE"));
     };
-    let (table, alias) = single_table(session, twj)?;
+    let (table, alias) = single_table(session, twj, Privileges::DELETE)?;
     let rows = target_rows(
         session,
         &table,

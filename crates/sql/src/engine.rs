@@ -29,6 +29,7 @@ use tarn_common::settings::Settings;
 use tarn_common::{Error, Result};
 use tarn_row::Value;
 
+use crate::accounts::AccountCache;
 use crate::exec::Cancel;
 use crate::session::Session;
 use crate::sysvars::{self, SystemVariables};
@@ -72,17 +73,40 @@ pub struct Engine {
     aborted_clients: AtomicU64,
     /// Tables whose statistics a background ANALYZE is refreshing.
     analyzing: Arc<Mutex<std::collections::HashSet<(String, String)>>>,
+    /// The account cache (see `accounts.rs`): replaced whole, never changed in place.
+    pub(crate) accounts: RwLock<Arc<AccountCache>>,
+    /// Bumped after each replacement of `accounts`; sessions compare it per statement.
+    pub(crate) accounts_generation: AtomicU64,
+    /// Serialises cache rebuilds (invariant 1 of `accounts.rs`).
+    pub(crate) accounts_reload: Mutex<()>,
 }
 
 impl Engine {
     /// Opens (or creates) the data directory `settings` name and recovers it.
+    /// Creates the account tables on first open (with `root`@`localhost`) and loads
+    /// them.
     pub fn open(settings: &Settings) -> Result<Arc<Engine>> {
         let storage = Arc::new(Storage::open(settings)?);
-        Ok(Engine::with_storage(storage))
+        let engine = Engine::new(storage);
+        crate::accounts::bootstrap(engine.storage())?;
+        engine.reload_accounts()?;
+        Ok(engine)
     }
 
-    /// An engine over an open storage engine.
+    /// An engine over an open storage engine. If the account tables cannot be created
+    /// or read, the engine starts with no accounts (only [`Engine::session`] works)
+    /// and logs why.
     pub fn with_storage(storage: Arc<Storage>) -> Arc<Engine> {
+        let engine = Engine::new(storage);
+        if let Err(e) =
+            crate::accounts::bootstrap(engine.storage()).and_then(|()| engine.reload_accounts())
+        {
+            tracing::error!("the account tables could not be opened: {e}");
+        }
+        engine
+    }
+
+    fn new(storage: Arc<Storage>) -> Arc<Engine> {
         let defaults = SystemVariables::new_global(&storage.settings());
         Arc::new(Engine {
             globals: RwLock::new(defaults.clone()),
@@ -96,6 +120,9 @@ impl Engine {
             aborted_connects: AtomicU64::new(0),
             aborted_clients: AtomicU64::new(0),
             analyzing: Arc::new(Mutex::new(std::collections::HashSet::new())),
+            accounts: RwLock::new(Arc::new(AccountCache::default())),
+            accounts_generation: AtomicU64::new(0),
+            accounts_reload: Mutex::new(()),
         })
     }
 
@@ -161,7 +188,9 @@ impl Engine {
         self.sessions.lock().len()
     }
 
-    /// Starts a session for `user` connected from `host`.
+    /// Starts a session for `user` connected from `host`, as an internal superuser
+    /// that skips privilege checks (the embedded `tarn sql` shell and tests; the
+    /// server authenticates and uses [`Engine::session_for`]).
     pub fn session(self: &Arc<Self>, user: &str, host: &str) -> Session {
         let id = self.reserve_connection_id();
         self.session_with_id(user, host, id)

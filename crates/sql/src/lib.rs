@@ -11,6 +11,10 @@
 //!    column vectors ([`chunk::Chunk`]); [`dml`] and [`ddl`] change rows and the
 //!    catalog inside the session's transaction.
 //!
+//! Before any of that, the session's account must hold the privileges the statement
+//! needs: [`accounts`] keeps accounts and grants in `mysql.user` and `mysql.grants`
+//! and a cached snapshot that the binder, DML and DDL check per table.
+//!
 //! [`scalar`] holds MySQL's value semantics (comparison, coercion, arithmetic,
 //! functions) that the binder types against and the executor evaluates with.
 
@@ -39,6 +43,7 @@ pub mod sysviews;
 pub mod types;
 pub mod workers;
 
+pub use accounts::{Account, AuthPlugin, native_password_hash, sha2_password_hash};
 pub use engine::Engine;
 pub use session::{QueryResult, RowSink, Session};
 pub use types::SqlType;

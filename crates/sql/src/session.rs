@@ -13,6 +13,11 @@
 //!   deadlock, which rolls back the whole transaction;
 //! - READ COMMITTED takes a fresh read view per statement.
 //!
+//! Every statement runs as the session's account (`accounts.rs`): it first refreshes
+//! the session's snapshot of its grants if the engine's cache changed, and binding
+//! checks each table against it. Sessions from [`Engine::session`] are internal
+//! superusers and skip the checks.
+//!
 //! Prepared statements ([`Session::prepare`]) are parsed and bound once; executing one
 //! runs its plan with the parameters, and binds again only when a table it reads
 //! changed definition (error 1412 from the catalog).
@@ -30,6 +35,9 @@ use tarn_common::{Error, Result};
 use tarn_row::Value;
 use tarn_row::datetime::DateTime;
 
+use parking_lot::Mutex;
+
+use crate::accounts::{self, Grants, Identity, Privileges, TableAccess};
 use crate::bind::{BindContext, Binder};
 use crate::chunk::Chunk;
 use crate::engine::{Engine, SessionEntry};
@@ -118,6 +126,8 @@ pub struct Prepared {
     bound: Option<Arc<crate::dml::Bound>>,
     /// The result columns (empty for statements without a result set).
     pub columns: Vec<OutputColumn>,
+    /// The table privileges its bound form needs, checked again at each EXECUTE.
+    accesses: Vec<TableAccess>,
 }
 
 /// SET TRANSACTION without SESSION/GLOBAL: applies to the next transaction only.
@@ -145,6 +155,13 @@ pub struct Session {
     statement_text: Option<String>,
     /// Where query results stream, if anywhere (the server sets one).
     pub(crate) row_sink: Option<Box<dyn RowSink>>,
+    /// Who the session runs as (`accounts.rs`).
+    identity: Identity,
+    /// The account's grants as of `grants_generation` of the engine's cache.
+    grants: Arc<Grants>,
+    grants_generation: u64,
+    /// While a statement is prepared: the table privileges its binding checked.
+    access_log: Mutex<Option<Vec<TableAccess>>>,
 }
 
 impl Drop for Session {
@@ -184,8 +201,6 @@ impl Session {
     pub(crate) fn new(engine: Arc<Engine>, entry: Arc<SessionEntry>) -> Session {
         let vars = SystemVariables::session_from(&engine.globals.read());
         Session {
-            engine,
-            entry,
             database: None,
             vars,
             user_vars: HashMap::new(),
@@ -198,6 +213,161 @@ impl Session {
             next_statement_id: 1,
             statement_text: None,
             row_sink: None,
+            identity: Identity {
+                user: entry.user.clone(),
+                host: entry.host.clone(),
+                internal: true,
+            },
+            grants: Arc::default(),
+            grants_generation: u64::MAX,
+            access_log: Mutex::new(None),
+            engine,
+            entry,
+        }
+    }
+
+    // ---------------------------------------------------------------- privileges
+
+    /// Makes the session run as an authenticated account.
+    pub(crate) fn authenticate(&mut self, identity: Identity) {
+        self.identity = identity;
+        self.grants_generation = u64::MAX;
+        self.refresh_grants();
+    }
+
+    /// Who the session runs as.
+    pub fn identity(&self) -> &Identity {
+        &self.identity
+    }
+
+    /// Takes a new snapshot of the account's grants if the engine's cache changed
+    /// (one atomic load when it did not).
+    fn refresh_grants(&mut self) {
+        if self.identity.internal {
+            return;
+        }
+        let generation = self.engine.accounts_generation();
+        if generation != self.grants_generation {
+            self.grants = self
+                .engine
+                .grants_of(&self.identity.user, &self.identity.host);
+            self.grants_generation = generation;
+        }
+    }
+
+    /// True if the session holds `needed` on `db.table`.
+    pub(crate) fn table_privileges_held(&self, needed: Privileges, db: &str, table: &str) -> bool {
+        self.identity.internal || accounts::table_allowed(&self.grants, needed, db, table)
+    }
+
+    /// Checks that the session holds at least one privilege on `db.table` (SHOW
+    /// CREATE TABLE, SHOW COLUMNS, SHOW INDEX, DESCRIBE); 1142 naming SELECT if not.
+    pub(crate) fn check_table_any(&self, db: &str, table: &str) -> Result<()> {
+        let held = Privileges::EACH
+            .into_iter()
+            .any(|p| self.table_privileges_held(p, db, table));
+        if held {
+            Ok(())
+        } else {
+            Err(accounts::table_denied(
+                &self.identity,
+                Privileges::SELECT,
+                table,
+            ))
+        }
+    }
+
+    /// Checks `needed` on `db.table` (1142), recording it while a statement is
+    /// prepared. Internal sessions return at once.
+    pub(crate) fn check_table(&self, needed: Privileges, db: &str, table: &str) -> Result<()> {
+        if self.identity.internal {
+            return Ok(());
+        }
+        if let Some(log) = self.access_log.lock().as_mut() {
+            log.push(TableAccess {
+                privileges: needed,
+                db: db.to_string(),
+                table: table.to_string(),
+            });
+        }
+        if self.table_privileges_held(needed, db, table) {
+            return Ok(());
+        }
+        let missing = Privileges::EACH
+            .into_iter()
+            .find(|p| needed.contains(*p) && !self.table_privileges_held(*p, db, table))
+            .unwrap_or(needed);
+        Err(accounts::table_denied(&self.identity, missing, table))
+    }
+
+    /// KILL of another account's session needs the global CREATE USER privilege
+    /// (MySQL: CONNECTION_ADMIN); an unknown id is left to `Engine::kill` (1094).
+    fn check_kill(&self, id: u64) -> Result<()> {
+        if self.identity.internal || self.grants.global.contains(Privileges::CREATE_USER) {
+            return Ok(());
+        }
+        let owner = self
+            .engine
+            .processes()
+            .into_iter()
+            .find(|p| p.id == id)
+            .map(|p| p.user);
+        match owner {
+            Some(user) if user != self.identity.user => Err(Error::sql(
+                1095,
+                "HY000",
+                format!("You are not owner of thread {id}"),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Checks `needed` on `db.*` (1044).
+    pub(crate) fn check_database(&self, needed: Privileges, db: &str) -> Result<()> {
+        if self.identity.internal || accounts::database_allowed(&self.grants, needed, db) {
+            return Ok(());
+        }
+        Err(accounts::database_denied(&self.identity, db))
+    }
+
+    /// Checks a global privilege (1227, naming `what`).
+    pub(crate) fn require_global(&self, needed: Privileges, what: &str) -> Result<()> {
+        if self.identity.internal || self.grants.global.contains(needed) {
+            return Ok(());
+        }
+        Err(accounts::global_denied(what))
+    }
+
+    /// Checks that the session may GRANT or REVOKE `needed` (which includes GRANT
+    /// OPTION) at `level`: it holds them at that level or above.
+    pub(crate) fn require_grantable(
+        &self,
+        needed: Privileges,
+        level: &accounts::Level,
+    ) -> Result<()> {
+        if self.identity.internal || self.grants.global.contains(needed) {
+            return Ok(());
+        }
+        match level {
+            accounts::Level::Global => Err(accounts::global_denied("GRANT OPTION")),
+            accounts::Level::Database(db) => {
+                if accounts::database_allowed(&self.grants, needed, db) {
+                    Ok(())
+                } else {
+                    Err(accounts::database_denied(&self.identity, db))
+                }
+            }
+            accounts::Level::Table(db, table) => {
+                if accounts::table_allowed(&self.grants, needed, db, table) {
+                    Ok(())
+                } else {
+                    Err(accounts::table_denied(
+                        &self.identity,
+                        Privileges::GRANT_OPTION,
+                        table,
+                    ))
+                }
+            }
         }
     }
 
@@ -294,6 +464,13 @@ impl Session {
     /// `USE db`.
     pub fn use_database(&mut self, name: &str) -> Result<()> {
         let name = self.normalize_table_name(name);
+        self.refresh_grants();
+        if !self.identity.internal
+            && !accounts::is_open_schema(&name)
+            && !self.grants.any_in_database(&name)
+        {
+            return Err(accounts::database_denied(&self.identity, &name));
+        }
         if !is_system_database(&name) && !self.engine.storage().databases().contains(&name) {
             return Err(Error::UnknownDatabase(name));
         }
@@ -381,13 +558,17 @@ impl Session {
                 "This command is not supported in the prepared statement protocol yet",
             ));
         };
-        let (bound, columns) = match crate::dml::bindable(&parsed) {
+        self.refresh_grants();
+        let (bound, columns, accesses) = match crate::dml::bindable(&parsed) {
             true => {
-                let bound = self.bind_statement(&parsed)?;
+                *self.access_log.lock() = Some(Vec::new());
+                let bound = self.bind_statement(&parsed);
+                let accesses = self.access_log.lock().take().unwrap_or_default();
+                let bound = bound?;
                 let columns = bound.columns();
-                (Some(Arc::new(bound)), columns)
+                (Some(Arc::new(bound)), columns, accesses)
             }
-            false => (None, Vec::new()),
+            false => (None, Vec::new(), Vec::new()),
         };
         let id = self.next_statement_id;
         self.next_statement_id = self.next_statement_id.wrapping_add(1).max(1);
@@ -397,6 +578,7 @@ impl Session {
                 parsed: Arc::new(parsed),
                 bound,
                 columns,
+                accesses,
             },
         );
         Ok(id)
@@ -424,6 +606,24 @@ impl Session {
             })?;
             (p.parsed.clone(), p.bound.clone())
         };
+        self.refresh_grants();
+        if bound.is_some() && !self.identity.internal {
+            let p = self.prepared.get(&id).expect("looked up above");
+            for access in &p.accesses {
+                if !accounts::table_allowed(
+                    &self.grants,
+                    access.privileges,
+                    &access.db,
+                    &access.table,
+                ) {
+                    return Err(accounts::table_denied(
+                        &self.identity,
+                        access.privileges,
+                        &access.table,
+                    ));
+                }
+            }
+        }
         if params.len() != parsed.param_count {
             return Err(Error::sql(
                 1210,
@@ -453,6 +653,7 @@ impl Session {
         bound: Option<Arc<crate::dml::Bound>>,
     ) -> Result<QueryResult> {
         self.engine.questions.fetch_add(1, Ordering::Relaxed);
+        self.refresh_grants();
         if !matches!(
             parsed.statement,
             Statement::ShowWarnings { .. } | Statement::ShowWarningCount { .. }
@@ -535,6 +736,7 @@ impl Session {
                 Ok(QueryResult::ok(0))
             }
             Statement::AnalyzeTable { tables } => self.analyze(tables),
+            Statement::Account(statement) => accounts::execute(self, statement),
             Statement::Sql(statement) => self.dispatch_sql(statement, parsed, params),
             other => crate::show::special(self, other),
         }
@@ -614,6 +816,7 @@ impl Session {
             S::Set(set) => self.set(set),
             S::Kill { id, modifier } => {
                 let connection = !matches!(modifier, Some(ast::KillType::Query));
+                self.check_kill(*id)?;
                 self.engine.kill(*id, connection)?;
                 Ok(QueryResult::ok(0))
             }
@@ -633,6 +836,7 @@ impl Session {
             | S::ShowCollation { .. }
             | S::ExplainTable { .. } => crate::show::show(self, statement),
             _ => {
+                crate::ddl::check_privileges(self, statement)?;
                 self.commit_implicitly()?;
                 crate::ddl::execute(self, statement, parsed)
             }
@@ -852,6 +1056,9 @@ impl Session {
     fn set_variable(&mut self, name: &str, value: Option<&Value>, global: bool) -> Result<()> {
         let lower = name.to_ascii_lowercase();
         if global {
+            // MySQL needs SUPER or SYSTEM_VARIABLES_ADMIN; Tarn's stand-in is the
+            // global CREATE USER privilege, which root's ALL PRIVILEGES includes.
+            self.require_global(Privileges::CREATE_USER, "SUPER or SYSTEM_VARIABLES_ADMIN")?;
             self.engine.set_global_value(&lower, value, false)?;
             return Ok(());
         }
@@ -957,6 +1164,8 @@ impl Session {
         let mut rows = Vec::new();
         for name in tables {
             let (db, table) = Binder::new(self).table_ref(name)?;
+            // MySQL's ANALYZE TABLE needs SELECT and INSERT on the table.
+            self.check_table(Privileges::SELECT.union(Privileges::INSERT), &db, &table)?;
             let status = match self.engine.storage().analyze_table(&db, &table) {
                 Ok(_) => ("status", "OK".to_string()),
                 Err(e) => ("Error", e.to_string()),
@@ -1089,9 +1298,10 @@ impl BindContext for Session {
         let text = |s: &str| Value::Bytes(s.as_bytes().to_vec());
         Some(match name {
             "DATABASE" | "SCHEMA" => self.database.as_deref().map_or(Value::Null, text),
-            "USER" | "SESSION_USER" | "SYSTEM_USER" | "CURRENT_USER" => {
+            "USER" | "SESSION_USER" | "SYSTEM_USER" => {
                 text(&format!("{}@{}", self.entry.user, self.entry.host))
             }
+            "CURRENT_USER" => text(&format!("{}@{}", self.identity.user, self.identity.host)),
             "VERSION" => self
                 .vars
                 .get("version")
@@ -1102,6 +1312,10 @@ impl BindContext for Session {
             "FOUND_ROWS" => Value::UInt(0),
             _ => return None,
         })
+    }
+
+    fn check_table_access(&self, needed: Privileges, db: &str, table: &str) -> Result<()> {
+        self.check_table(needed, db, table)
     }
 
     fn only_full_group_by(&self) -> bool {

@@ -356,7 +356,16 @@ fn create_view_rows(name: &str, sql: &str) -> QueryResult {
 }
 
 /// `db.t` or `t` (in the current database).
+/// The database and table a SHOW or DESCRIBE names, after checking that the session
+/// holds some privilege on the table (MySQL shows a table's definition to anyone who
+/// may use it at all; 1142 otherwise).
 fn split_table(session: &Session, parts: &[String]) -> Result<(String, String)> {
+    let (db, table) = table_name_parts(session, parts)?;
+    session.check_table_any(&db, &table)?;
+    Ok((db, table))
+}
+
+fn table_name_parts(session: &Session, parts: &[String]) -> Result<(String, String)> {
     match parts {
         [t] => Ok((
             session

@@ -31,6 +31,10 @@
 //!   a session. `sortmode` and `hash-threshold` controls reset at a restart.
 //! - `connection <name>` records (from the crate) open further sessions on the same
 //!   engine.
+//! - `LOGIN 'user'@'host' [IDENTIFIED BY 'pw']` as a statement (in `tarn_*.slt` files
+//!   only) makes the record's connection a new session of that account, as the server
+//!   would after checking the password; a wrong password or unknown user is 1045.
+//!   Every connection starts as an internal superuser (root@localhost).
 //!
 //! A file goes on after a failed record and reports every failure at the end, each
 //! with the file and line of the record, the SQL, and the expected and actual results
@@ -276,11 +280,26 @@ fn run_on_tarn(parts: Vec<Vec<Record<DefaultColumnType>>>, name: &str) -> Result
 fn close_engine(engine: Arc<Engine>) -> Result<(), Failed> {
     let engine = Arc::into_inner(engine)
         .ok_or("restart: the engine is still referenced after every session closed")?;
-    let storage = engine.storage().clone();
+    let mut storage = engine.storage().clone();
     drop(engine);
-    Arc::into_inner(storage)
-        .ok_or("restart: the storage engine is still referenced after the engine closed")?;
-    Ok(())
+    // A background ANALYZE (Engine::refresh_statistics) may still hold the storage
+    // engine for a moment.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        match Arc::try_unwrap(storage) {
+            Ok(_) => return Ok(()),
+            Err(_) if std::time::Instant::now() >= deadline => {
+                return Err(
+                    "restart: the storage engine is still referenced after the engine closed"
+                        .into(),
+                );
+            }
+            Err(still_held) => {
+                storage = still_held;
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+        }
+    }
 }
 
 /// Only the number of columns is checked, not their types.
@@ -331,6 +350,10 @@ impl sqllogictest::DB for TarnConnection {
     type ColumnType = DefaultColumnType;
 
     fn run(&mut self, sql: &str) -> Result<DBOutput<DefaultColumnType>, SqlError> {
+        if let Some(login) = parse_login(sql) {
+            self.session = login_session(self.session.engine(), &login)?;
+            return Ok(DBOutput::StatementComplete(0));
+        }
         let mut results = self.session.execute(sql)?;
         Ok(match results.pop() {
             None => DBOutput::StatementComplete(0),
@@ -360,6 +383,64 @@ impl sqllogictest::DB for TarnConnection {
     fn error_sql_state(error: &SqlError) -> Option<String> {
         Some(error.sqlstate.clone())
     }
+}
+
+/// The harness's `LOGIN 'user'@'host' [IDENTIFIED BY 'password']` (files named
+/// `tarn_*.slt` only): the connection becomes a new session authenticated as the
+/// account `user` connecting from `host` would log in as, checking the password
+/// against the stored hash as the server does.
+struct Login {
+    user: String,
+    host: String,
+    password: String,
+}
+
+fn parse_login(sql: &str) -> Option<Login> {
+    let rest = sql.trim().strip_prefix("LOGIN ")?.trim();
+    let quoted = |s: &str| -> Option<(String, usize)> {
+        let body = s.strip_prefix('\'')?;
+        let end = body.find('\'')?;
+        Some((body[..end].to_string(), end + 2))
+    };
+    let (user, used) = quoted(rest)?;
+    let rest = rest[used..].strip_prefix('@')?;
+    let (host, used) = quoted(rest)?;
+    let rest = rest[used..].trim();
+    let password = match rest.strip_prefix("IDENTIFIED BY ") {
+        Some(pw) => quoted(pw.trim())?.0,
+        None if rest.is_empty() => String::new(),
+        None => return None,
+    };
+    Some(Login {
+        user,
+        host,
+        password,
+    })
+}
+
+fn login_session(engine: &Arc<Engine>, login: &Login) -> Result<Session, SqlError> {
+    let denied = || SqlError {
+        code: 1045,
+        sqlstate: "28000".into(),
+        message: format!(
+            "Access denied for user '{}'@'{}' (using password: {})",
+            login.user,
+            login.host,
+            if login.password.is_empty() {
+                "NO"
+            } else {
+                "YES"
+            }
+        ),
+    };
+    let account = engine
+        .find_account(&login.user, &login.host)
+        .ok_or_else(denied)?;
+    let given = account.plugin.hash(login.password.as_bytes());
+    if given != account.stored_hash {
+        return Err(denied());
+    }
+    Ok(engine.session_for(&account, &login.host))
 }
 
 fn column_type(ty: &tarn_sql::SqlType) -> DefaultColumnType {

@@ -52,6 +52,7 @@
 //! | `SHOW ENGINE name STATUS`                            | [`Statement::ShowEngineStatus`]                  |
 //! | `SHOW [STORAGE] ENGINES`                             | [`Statement::ShowEngines`]                       |
 //! | `SHOW CREATE DATABASE / SCHEMA d`                    | [`Statement::ShowCreateDatabase`]                |
+//! | `SHOW GRANTS [FOR user]`                             | [`Statement::Account`]                           |
 //! | any other SHOW                                       | error 1235                                       |
 //!
 //! Other statements the session handles, all `Statement::Sql`: `KILL [QUERY |
@@ -78,6 +79,7 @@
 //! parsed tree is never deeper than about `50 + SQL_EXPRESSION_DEPTH_MAX` and can be
 //! dropped and walked recursively; the pre-pass is a single forward scan.
 
+mod accounts;
 mod scan;
 mod special;
 #[cfg(test)]
@@ -168,6 +170,9 @@ pub enum Statement {
     AnalyzeTable { tables: Vec<ast::ObjectName> },
     /// `DO expr [, expr ..]`: evaluates and discards.
     Do { exprs: Vec<ast::Expr> },
+    /// An account statement: CREATE / DROP / ALTER USER, SET PASSWORD, GRANT,
+    /// REVOKE, SHOW GRANTS, FLUSH PRIVILEGES (`accounts.rs`).
+    Account(crate::accounts::AccountStatement),
     /// A text with only comments (and whitespace).
     Empty,
 }

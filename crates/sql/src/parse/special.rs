@@ -42,6 +42,9 @@ pub(super) enum Form {
     AnalyzeTable,
     Do,
     Xa,
+    /// CREATE / DROP / ALTER USER, SET PASSWORD, GRANT, REVOKE, SHOW GRANTS, FLUSH
+    /// PRIVILEGES (`accounts.rs` in this directory).
+    Account,
 }
 
 pub(super) fn classify(words: &[String]) -> Option<Form> {
@@ -64,6 +67,12 @@ pub(super) fn classify(words: &[String]) -> Option<Form> {
         ["ANALYZE", "TABLE" | "NO_WRITE_TO_BINLOG" | "LOCAL", ..] => Form::AnalyzeTable,
         ["DO", ..] => Form::Do,
         ["XA", ..] => Form::Xa,
+        ["CREATE" | "DROP" | "ALTER", "USER", ..]
+        | ["SET", "PASSWORD", ..]
+        | ["GRANT", ..]
+        | ["REVOKE", ..]
+        | ["SHOW", "GRANTS", ..]
+        | ["FLUSH", "PRIVILEGES", ..] => Form::Account,
         _ => return None,
     };
     Some(form)
@@ -177,6 +186,7 @@ pub(super) fn parse(form: Form, p: &mut Parser) -> Result<Statement, ParserError
             Statement::Do { exprs }
         }
         Form::Xa => unreachable!("XA is rejected before parsing"),
+        Form::Account => Statement::Account(super::accounts::parse(p)?),
     };
     expect_end(p)?;
     Ok(statement)
@@ -347,7 +357,7 @@ pub(super) fn eat_word(p: &mut Parser, word: &str) -> bool {
 }
 
 /// Consumes `words` if the next tokens are exactly those words; else consumes nothing.
-fn eat_words(p: &mut Parser, words: &[&str]) -> bool {
+pub(super) fn eat_words(p: &mut Parser, words: &[&str]) -> bool {
     for (matched, word) in words.iter().enumerate() {
         if !eat_word(p, word) {
             // Step back over what matched: each `prev_token` undoes one `next_token`.
@@ -360,7 +370,7 @@ fn eat_words(p: &mut Parser, words: &[&str]) -> bool {
     true
 }
 
-fn expect_word(p: &mut Parser, word: &str) -> Result<(), ParserError> {
+pub(super) fn expect_word(p: &mut Parser, word: &str) -> Result<(), ParserError> {
     if eat_word(p, word) {
         Ok(())
     } else {
@@ -368,7 +378,7 @@ fn expect_word(p: &mut Parser, word: &str) -> Result<(), ParserError> {
     }
 }
 
-fn expect_words(p: &mut Parser, words: &[&str]) -> Result<(), ParserError> {
+pub(super) fn expect_words(p: &mut Parser, words: &[&str]) -> Result<(), ParserError> {
     words.iter().try_for_each(|word| expect_word(p, word))
 }
 
@@ -386,7 +396,7 @@ pub(super) fn expect_end(p: &Parser) -> Result<(), ParserError> {
 
 /// An error in sqlparser's own format (`Expected: .., found: .. at Line: l, Column:
 /// c`), so that one routine turns every syntax error into MySQL's message.
-fn unexpected(p: &Parser, expected: &str) -> ParserError {
+pub(super) fn unexpected(p: &Parser, expected: &str) -> ParserError {
     let found = p.peek_token();
     ParserError::ParserError(format!(
         "Expected: {expected}, found: {}{}",

@@ -659,3 +659,103 @@ fn create_schema_takes_a_character_set_and_collation() {
         );
     }
 }
+
+#[test]
+fn account_statements() {
+    use crate::accounts::{AccountStatement as A, AuthPlugin, GrantLevel, Privileges, UserName};
+    let user = |u: &str, h: &str| UserName {
+        user: u.into(),
+        host: h.into(),
+    };
+    // Every spelling of an account name the tokenizer splits differently.
+    for (text, expected) in [
+        ("DROP USER 'u'@'h'", user("u", "h")),
+        ("DROP USER 'u'@localhost", user("u", "localhost")),
+        ("DROP USER u@LocalHost", user("u", "localhost")),
+        ("DROP USER u@'10.0.%'", user("u", "10.0.%")),
+        ("DROP USER `u`@`h`", user("u", "h")),
+        ("DROP USER \"u\"@\"h\"", user("u", "h")),
+        ("DROP USER u@%", user("u", "%")),
+        ("DROP USER 'u'", user("u", "%")),
+        ("DROP USER u", user("u", "%")),
+    ] {
+        assert_eq!(
+            statement(text),
+            Statement::Account(A::DropUser {
+                if_exists: false,
+                users: vec![expected]
+            }),
+            "{text}"
+        );
+    }
+    let Statement::Account(A::CreateUser {
+        if_not_exists,
+        users,
+    }) = statement(
+        "CREATE USER IF NOT EXISTS a@'%' IDENTIFIED WITH mysql_native_password BY 'p''w', b IDENTIFIED BY 'x', c",
+    )
+    else {
+        panic!("not CREATE USER");
+    };
+    assert!(if_not_exists);
+    assert_eq!(users[0].plugin, Some(AuthPlugin::NativePassword));
+    assert_eq!(users[0].password.as_deref(), Some("p'w"));
+    assert_eq!(
+        (users[1].plugin, users[1].password.as_deref()),
+        (None, Some("x"))
+    );
+    assert_eq!(
+        (users[2].plugin, users[2].password.as_deref()),
+        (None, None)
+    );
+    assert_eq!(
+        statement("GRANT ALL PRIVILEGES ON *.* TO root@localhost WITH GRANT OPTION"),
+        Statement::Account(A::Grant {
+            privileges: Privileges::ALL_GLOBAL,
+            level: GrantLevel::Global,
+            users: vec![user("root", "localhost")],
+            grant_option: true,
+        })
+    );
+    assert_eq!(
+        statement("REVOKE SELECT, GRANT OPTION ON `d`.* FROM u"),
+        Statement::Account(A::Revoke {
+            privileges: Privileges::SELECT.union(Privileges::GRANT_OPTION),
+            level: GrantLevel::Database(Some("d".into())),
+            users: vec![user("u", "%")],
+        })
+    );
+    assert_eq!(
+        statement("GRANT ALL ON TABLE t TO u"),
+        Statement::Account(A::Grant {
+            privileges: Privileges::ALL_OBJECT,
+            level: GrantLevel::Table(None, "t".into()),
+            users: vec![user("u", "%")],
+            grant_option: false,
+        })
+    );
+    assert_eq!(
+        statement("SHOW GRANTS FOR CURRENT_USER()"),
+        Statement::Account(A::ShowGrants { user: None })
+    );
+    assert_eq!(
+        statement("SET PASSWORD FOR u@h = PASSWORD('x')"),
+        Statement::Account(A::SetPassword {
+            user: Some(user("u", "h")),
+            password: "x".into()
+        })
+    );
+    assert_eq!(
+        statement("FLUSH PRIVILEGES"),
+        Statement::Account(A::FlushPrivileges)
+    );
+    for bad in [
+        "GRANT SELECT (c) ON t TO u",
+        "GRANT FLY ON t TO u",
+        "CREATE USER u IDENTIFIED WITH sha256_password BY 'x'",
+        "DROP USER",
+        "GRANT SELECT ON *.* TO u extra",
+    ] {
+        assert_eq!(error(bad).0, 1064, "{bad}");
+    }
+}
