@@ -30,7 +30,8 @@ pub struct MariaDbConfig {
     pub buffer_pool_bytes: u64,
     /// `innodb_log_file_size`; `None`: the server's default.
     pub log_file_bytes: Option<u64>,
-    /// `secure_file_priv`: where `LOAD DATA INFILE` may read; `None`: nowhere.
+    /// `secure_file_priv`: where `LOAD DATA INFILE` may read; `None`: the server's
+    /// default.
     pub secure_file_priv: Option<PathBuf>,
     pub max_connections: u32,
 }
@@ -148,14 +149,10 @@ impl MariaDb {
             .arg("--skip-log-bin")
             .arg("--character-set-server=utf8mb4")
             .arg("--collation-server=utf8mb4_general_ci")
-            .arg(format!("--max-connections={}", config.max_connections))
-            .arg(format!(
-                "--secure-file-priv={}",
-                config
-                    .secure_file_priv
-                    .as_deref()
-                    .map_or_else(|| "NULL".to_string(), |p| p.display().to_string())
-            ));
+            .arg(format!("--max-connections={}", config.max_connections));
+        if let Some(dir) = &config.secure_file_priv {
+            command.arg(format!("--secure-file-priv={}", dir.display()));
+        }
         if let Some(bytes) = config.log_file_bytes {
             command.arg(format!("--innodb-log-file-size={bytes}"));
         }
@@ -163,7 +160,8 @@ impl MariaDb {
         let process = ChildServer::spawn("mariadbd", command, port, &log, None)?;
         let mut root = Client::connect("127.0.0.1", port, "root", "", None)
             .map_err(|e| BenchError::Options(format!("connecting to MariaDB as root: {e}")))?;
-        let version = root.server_version().to_string();
+        // MariaDB prefixes its version with "5.5.5-" for old clients.
+        let version = root.server_version().trim_start_matches("5.5.5-").to_string();
         for host in ["localhost", "127.0.0.1", "%"] {
             for sql in [
                 format!("CREATE USER IF NOT EXISTS '{USER}'@'{host}' IDENTIFIED BY '{PASSWORD}'"),

@@ -74,6 +74,8 @@ pub const ROUNDS_DEFAULT: u32 = 3;
 pub const ROUNDS_MAX: u32 = 100;
 /// Bytes a lineitem row takes in a database, roughly, for sizing the buffer pool.
 const ROW_BYTES_ESTIMATE: u64 = 200;
+/// The loopback is fast and noisy on small transfers: at least this many passes.
+const LOOPBACK_ROUNDS_MIN: u32 = 7;
 /// The marker of a loaded MariaDB: holds the scale factor and row count.
 const MARIADB_MARKER: &str = "tarn-bench-wire.loaded";
 
@@ -720,7 +722,7 @@ pub fn run(options: &WireBenchOptions, output: &Output) -> Result<WireReport> {
         seconds: Vec::new(),
         cpu: Vec::new(),
     };
-    for _ in 0..options.rounds {
+    for _ in 0..options.rounds.max(LOOPBACK_ROUNDS_MIN) {
         let (seconds, cpu) = loopback_pass(reference.bytes)?;
         loopback.seconds.push(seconds);
         loopback.cpu.push(cpu);
