@@ -662,6 +662,124 @@ mod tests {
         assert_eq!(back, stage1.as_slice());
     }
 
+    /// Writes `payload` as packets from `seq` (split at 16 MiB, an empty packet after a
+    /// full one); returns the next sequence id.
+    fn send(out: &mut Vec<u8>, payload: &[u8], mut seq: u8) -> u8 {
+        let mut chunks: Vec<&[u8]> = payload.chunks(MAX_PACKET_PAYLOAD).collect();
+        if payload.len().is_multiple_of(MAX_PACKET_PAYLOAD) {
+            chunks.push(&[]);
+        }
+        for chunk in chunks {
+            out.extend_from_slice(&(chunk.len() as u32).to_le_bytes()[..3]);
+            out.push(seq);
+            out.extend_from_slice(chunk);
+            seq = seq.wrapping_add(1);
+        }
+        seq
+    }
+
+    fn read_packet(stream: &mut TcpStream) -> Vec<u8> {
+        let mut header = [0u8; 4];
+        stream.read_exact(&mut header).unwrap();
+        let length = u32::from_le_bytes([header[0], header[1], header[2], 0]) as usize;
+        let mut payload = vec![0u8; length];
+        stream.read_exact(&mut payload).unwrap();
+        payload
+    }
+
+    /// A one-connection server: handshake, an AuthSwitchRequest that checks the
+    /// scramble, then a result set with rows of 16 MiB and more, then an error.
+    fn mock_server(deprecate_eof: bool) -> (u16, std::thread::JoinHandle<u64>) {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let handle = std::thread::spawn(move || {
+            let (mut stream, _) = listener.accept().unwrap();
+            let caps = CLIENT_PROTOCOL_41
+                | CLIENT_SECURE_CONNECTION
+                | CLIENT_PLUGIN_AUTH
+                | if deprecate_eof { CLIENT_DEPRECATE_EOF } else { 0 };
+            let mut greeting = vec![10];
+            greeting.extend_from_slice(b"8.0.0-mock\0");
+            greeting.extend_from_slice(&7u32.to_le_bytes());
+            greeting.extend_from_slice(b"abcdefgh\0");
+            greeting.extend_from_slice(&(caps as u16).to_le_bytes());
+            greeting.push(45);
+            greeting.extend_from_slice(&2u16.to_le_bytes());
+            greeting.extend_from_slice(&((caps >> 16) as u16).to_le_bytes());
+            greeting.push(21);
+            greeting.extend_from_slice(&[0; 10]);
+            greeting.extend_from_slice(b"ijklmnopqrst\0");
+            greeting.extend_from_slice(b"mysql_native_password\0");
+            let mut out = Vec::new();
+            send(&mut out, &greeting, 0);
+            stream.write_all(&out).unwrap();
+            let response = read_packet(&mut stream);
+            assert_eq!(&response[32..37], b"user\0");
+            let switch_seed: Vec<u8> = (b'A'..b'A' + 20).collect();
+            let mut switch = vec![0xFE];
+            switch.extend_from_slice(b"mysql_native_password\0");
+            switch.extend_from_slice(&switch_seed);
+            switch.push(0);
+            out.clear();
+            send(&mut out, &switch, 2);
+            stream.write_all(&out).unwrap();
+            let answer = read_packet(&mut stream);
+            assert_eq!(answer, native_password_scramble("pw", &switch_seed));
+            out.clear();
+            send(&mut out, &[0, 0, 0, 2, 0, 0, 0], 4);
+            stream.write_all(&out).unwrap();
+
+            assert_eq!(read_packet(&mut stream)[0], COM_QUERY);
+            out.clear();
+            let mut seq = send(&mut out, &[1], 1);
+            seq = send(&mut out, b"\x03def\0\0\0\x01c\0", seq);
+            if !deprecate_eof {
+                seq = send(&mut out, &[0xFE, 0, 0, 2, 0], seq);
+            }
+            seq = send(&mut out, b"\x02hi", seq);
+            for length in [MAX_PACKET_PAYLOAD + 10, MAX_PACKET_PAYLOAD - 4] {
+                let mut row = vec![0xFD];
+                row.extend_from_slice(&(length as u32).to_le_bytes()[..3]);
+                row.resize(4 + length, b'x');
+                seq = send(&mut out, &row, seq);
+            }
+            if deprecate_eof {
+                send(&mut out, &[0xFE, 0, 0, 2, 0, 0, 0], seq);
+            } else {
+                send(&mut out, &[0xFE, 0, 0, 2, 0], seq);
+            }
+            stream.write_all(&out).unwrap();
+            let streamed = out.len() as u64;
+
+            assert_eq!(read_packet(&mut stream)[0], COM_QUERY);
+            out.clear();
+            let mut error = vec![0xFF, 0x28, 0x04, b'#'];
+            error.extend_from_slice(b"42000Syntax");
+            send(&mut out, &error, 1);
+            stream.write_all(&out).unwrap();
+            streamed
+        });
+        (port, handle)
+    }
+
+    #[test]
+    fn the_client_logs_in_streams_large_rows_and_reports_errors() {
+        for deprecate_eof in [true, false] {
+            let (port, server) = mock_server(deprecate_eof);
+            let mut client = Client::connect("127.0.0.1", port, "user", "pw", None).unwrap();
+            assert_eq!(client.server_version(), "8.0.0-mock");
+            let stats = client.stream("SELECT c FROM t").unwrap();
+            assert_eq!(stats.rows, 3);
+            match client.execute("SELEC") {
+                Err(ClientError::Server { code, sqlstate, .. }) => {
+                    assert_eq!((code, sqlstate.as_str()), (1064, "42000"));
+                }
+                other => panic!("{other:?}"),
+            }
+            assert_eq!(stats.bytes, server.join().unwrap());
+        }
+    }
+
     #[test]
     fn length_encoded_integers_and_errors_parse() {
         assert_eq!(Cursor::new(&[0xFA]).lenenc().unwrap(), 250);
