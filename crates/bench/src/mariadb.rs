@@ -137,8 +137,14 @@ impl MariaDb {
             .arg(format!("--datadir={}", data.display()))
             .arg(format!("--port={port}"))
             .arg("--bind-address=127.0.0.1")
-            .arg(format!("--socket={}", config.dir.join("mariadbd.sock").display()))
-            .arg(format!("--pid-file={}", config.dir.join("mariadbd.pid").display()))
+            .arg(format!(
+                "--socket={}",
+                config.dir.join("mariadbd.sock").display()
+            ))
+            .arg(format!(
+                "--pid-file={}",
+                config.dir.join("mariadbd.pid").display()
+            ))
             .arg(format!("--user={user}"))
             .arg(format!(
                 "--innodb-buffer-pool-size={}",
@@ -161,7 +167,10 @@ impl MariaDb {
         let mut root = Client::connect("127.0.0.1", port, "root", "", None)
             .map_err(|e| BenchError::Options(format!("connecting to MariaDB as root: {e}")))?;
         // MariaDB prefixes its version with "5.5.5-" for old clients.
-        let version = root.server_version().trim_start_matches("5.5.5-").to_string();
+        let version = root
+            .server_version()
+            .trim_start_matches("5.5.5-")
+            .to_string();
         for host in ["localhost", "127.0.0.1", "%"] {
             for sql in [
                 format!("CREATE USER IF NOT EXISTS '{USER}'@'{host}' IDENTIFIED BY '{PASSWORD}'"),

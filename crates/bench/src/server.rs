@@ -150,7 +150,11 @@ impl ChildServer {
             }
             std::thread::sleep(Duration::from_millis(50));
         }
-        eprintln!("{} did not stop within {} s: killing it", self.name, STOP_WAIT.as_secs());
+        eprintln!(
+            "{} did not stop within {} s: killing it",
+            self.name,
+            STOP_WAIT.as_secs()
+        );
         let _ = child.kill();
         let _ = child.wait();
     }
@@ -198,8 +202,8 @@ impl TarnServer {
             .unwrap_or(data_dir)
             .join(format!("tarn-serve-{port}.log"));
         let ready = |log: &str| log.contains(TARN_READY_LINE);
-        let process = ChildServer::spawn("tarn serve", command, port, &log, Some(&ready))
-            .map_err(|e| {
+        let process =
+            ChildServer::spawn("tarn serve", command, port, &log, Some(&ready)).map_err(|e| {
                 BenchError::Options(format!(
                     "could not start the Tarn server (`tarn serve`): {e}"
                 ))

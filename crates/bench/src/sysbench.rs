@@ -161,7 +161,12 @@ pub fn parse_report(text: &str) -> Option<SysbenchResult> {
         line[open + 1..].split_whitespace().next()?.parse().ok()
     };
     let first_number = |line: &str| -> Option<u64> {
-        line.split(':').nth(1)?.split_whitespace().next()?.parse().ok()
+        line.split(':')
+            .nth(1)?
+            .split_whitespace()
+            .next()?
+            .parse()
+            .ok()
     };
     let mut result = SysbenchResult::default();
     let mut seen_tps = false;
@@ -518,7 +523,11 @@ pub fn run_and_print(options: &SysbenchBenchOptions, output: &Output) -> Result<
         data_dir_fate(report.config.data_dir_kept),
         report.config.buffer_pool_bytes >> 20,
         report.config.redo_log_bytes >> 20,
-        report.config.sysbench_version.as_deref().unwrap_or("sysbench"),
+        report
+            .config
+            .sysbench_version
+            .as_deref()
+            .unwrap_or("sysbench"),
         report
             .config
             .mariadb_version

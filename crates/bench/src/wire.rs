@@ -324,7 +324,9 @@ fn timed_passes(
                 passes.seconds.push(stats.seconds);
             }
             Reader::Mariadb => {
-                passes.seconds.push(mariadb_cli_pass(name, endpoint, setup)?);
+                passes
+                    .seconds
+                    .push(mariadb_cli_pass(name, endpoint, setup)?);
             }
         }
         output.progress(&format!(
@@ -554,7 +556,11 @@ fn ensure_mariadb_loaded(
         format_count(Some(generated as f64))
     ));
     let started = Instant::now();
-    let path = tsv.display().to_string().replace('\\', "\\\\").replace('\'', "\\'");
+    let path = tsv
+        .display()
+        .to_string()
+        .replace('\\', "\\\\")
+        .replace('\'', "\\'");
     for sql in [
         "CREATE DATABASE IF NOT EXISTS tpch".to_string(),
         "DROP TABLE IF EXISTS tpch.lineitem".to_string(),
@@ -796,8 +802,16 @@ pub fn table(report: &WireReport) -> TextTable {
             report.config.rounds
         ),
         &[
-            "reader", "client", "rows", "bytes", "seconds", "MB/s", "rows/s", "client CPU s",
-            "vs loopback", "vs mariadb",
+            "reader",
+            "client",
+            "rows",
+            "bytes",
+            "seconds",
+            "MB/s",
+            "rows/s",
+            "client CPU s",
+            "vs loopback",
+            "vs mariadb",
         ],
     );
     for row in &report.rows {
@@ -866,7 +880,10 @@ mod tests {
         assert!(ddl.contains("l_quantity DECIMAL(15,2) NOT NULL"), "{ddl}");
         assert!(ddl.contains("l_returnflag CHAR(1) NOT NULL"), "{ddl}");
         assert!(ddl.contains("l_comment VARCHAR(44) NOT NULL"), "{ddl}");
-        assert!(ddl.contains("PRIMARY KEY (l_orderkey, l_linenumber)"), "{ddl}");
+        assert!(
+            ddl.contains("PRIMARY KEY (l_orderkey, l_linenumber)"),
+            "{ddl}"
+        );
         assert!(ddl.contains("KEY l_shipdate (l_shipdate)"), "{ddl}");
     }
 

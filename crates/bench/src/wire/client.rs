@@ -103,7 +103,9 @@ impl Client {
         database: Option<&str>,
     ) -> Result<Client> {
         let stream = TcpStream::connect((host, port)).map_err(io("connecting"))?;
-        stream.set_nodelay(true).map_err(io("setting TCP_NODELAY"))?;
+        stream
+            .set_nodelay(true)
+            .map_err(io("setting TCP_NODELAY"))?;
         let mut client = Client {
             stream,
             buf: vec![0u8; READ_BUFFER_BYTES].into_boxed_slice(),
@@ -339,7 +341,8 @@ impl Client {
         let mut rows = 0u64;
         loop {
             let (head, length) = self.peek_packet()?;
-            let is_end = head == 0xFE && length < MAX_PACKET_PAYLOAD && (deprecate_eof || length < 9);
+            let is_end =
+                head == 0xFE && length < MAX_PACKET_PAYLOAD && (deprecate_eof || length < 9);
             if is_end || head == 0xFF || collect.is_some() {
                 let packet = self.read_packet()?;
                 if head == 0xFF {
@@ -499,11 +502,7 @@ pub fn native_password_scramble(password: &str, seed: &[u8]) -> Vec<u8> {
     hasher.update(&seed[..seed.len().min(20)]);
     hasher.update(stage2.as_slice());
     let mix = hasher.finalize();
-    stage1
-        .iter()
-        .zip(mix.iter())
-        .map(|(a, b)| a ^ b)
-        .collect()
+    stage1.iter().zip(mix.iter()).map(|(a, b)| a ^ b).collect()
 }
 
 /// Whether an OK packet's (after its 0x00/0xFE header) status says more results follow.
@@ -658,7 +657,11 @@ mod tests {
         hasher.update(&seed);
         hasher.update(stage2.as_slice());
         let mix = hasher.finalize();
-        let back: Vec<u8> = scramble.iter().zip(mix.iter()).map(|(a, b)| a ^ b).collect();
+        let back: Vec<u8> = scramble
+            .iter()
+            .zip(mix.iter())
+            .map(|(a, b)| a ^ b)
+            .collect();
         assert_eq!(back, stage1.as_slice());
     }
 
@@ -697,7 +700,11 @@ mod tests {
             let caps = CLIENT_PROTOCOL_41
                 | CLIENT_SECURE_CONNECTION
                 | CLIENT_PLUGIN_AUTH
-                | if deprecate_eof { CLIENT_DEPRECATE_EOF } else { 0 };
+                | if deprecate_eof {
+                    CLIENT_DEPRECATE_EOF
+                } else {
+                    0
+                };
             let mut greeting = vec![10];
             greeting.extend_from_slice(b"8.0.0-mock\0");
             greeting.extend_from_slice(&7u32.to_le_bytes());
