@@ -49,6 +49,13 @@
 //!   commits per flush, against fio's fdatasync rate.
 //! - [`locks`]: `tarn bench locks`, the S3 LinkBench-like mix on a zipfian social
 //!   graph by clients, lock scheduling (fifo, cats) and log device (fsync, pmem).
+//! - [`wire`]: `tarn bench wire`, `SELECT * FROM lineitem` streamed over the MySQL
+//!   protocol to a lean discarding client ([`wire::client`]) by `send_threads`, against
+//!   the loopback transfer limit and MariaDB.
+//! - [`sysbench`]: `tarn bench sysbench`, Debian's sysbench OLTP workloads against
+//!   `tarn serve` and MariaDB with the same durability and buffer size.
+//! - [`server`]: starting and stopping `tarn serve` (and any server) as a child process.
+//! - [`mariadb`]: a private MariaDB server for the comparisons.
 
 #![forbid(unsafe_code)]
 
@@ -59,12 +66,16 @@ pub mod fio;
 pub mod io;
 pub(crate) mod load;
 pub mod locks;
+pub mod mariadb;
 pub mod recovery;
 pub mod report;
 pub mod scan;
 pub mod secondary;
+pub mod server;
 pub mod stats;
+pub mod sysbench;
 pub mod tpch;
+pub mod wire;
 pub mod workdir;
 
 /// Why a benchmark failed.

@@ -9,6 +9,8 @@
 //! tarn [--set name=value]... bench commit [--quick] [--json] [--data-dir DIR] [--seconds S] ...
 //! tarn [--set name=value]... bench locks [--quick] [--json] [--data-dir DIR] [--seconds S] ...
 //! tarn [--set name=value]... bench tpch [--quick] [--json] [--data-dir DIR] [--sf SF] [--threads 1,2] [--queries 1,3,6] ...
+//! tarn [--set name=value]... bench wire [--quick] [--json] [--data-dir DIR] [--sf SF] [--threads 1,2] [--client lean|mariadb] [--no-mariadb] ...
+//! tarn [--set name=value]... bench sysbench [--quick] [--json] [--data-dir DIR] [--threads 1,8,32,128] [--workloads point_select,...] [--time-s S] ...
 //! ```
 //!
 //! Every command starts from `Settings::default()`, applies each `--set name=value` in
@@ -198,6 +200,82 @@ enum BenchCommand {
     /// The 22 TPC-H queries through the SQL engine: seconds per query by scan threads,
     /// each result checked against the expected answer (SF 0.01, 0.1 and 1).
     Tpch(TpchArgs),
+    /// `SELECT * FROM lineitem` streamed by `tarn serve` to a lean discarding client, by
+    /// send_threads, against the loopback transfer limit and MariaDB.
+    Wire(WireArgs),
+    /// sysbench OLTP workloads (point_select, read_only, read_write, write_only) by
+    /// threads against `tarn serve` and MariaDB with the same durability: TPS and p95.
+    Sysbench(SysbenchArgs),
+}
+
+#[derive(Args)]
+struct WireArgs {
+    #[command(flatten)]
+    common: CommonBenchArgs,
+
+    /// TPC-H scale factor [default: 1, 0.1 with --quick].
+    #[arg(long, value_name = "SF")]
+    sf: Option<f64>,
+
+    /// send_threads values for Tarn [default: 1,2,... up to the core count].
+    #[arg(long, value_delimiter = ',')]
+    threads: Option<Vec<usize>>,
+
+    /// The reader: `lean` (a minimal protocol client discarding rows) or `mariadb`
+    /// (the mariadb CLI with --quick --batch, output to /dev/null).
+    #[arg(long, value_name = "CLIENT", default_value = "lean", value_parser = parse_wire_client)]
+    client: tarn_bench::wire::Reader,
+
+    /// Timed passes per reader; the median is reported [default: 3].
+    #[arg(long, value_name = "N")]
+    rounds: Option<u32>,
+
+    /// Skip MariaDB even where it is installed.
+    #[arg(long)]
+    no_mariadb: bool,
+
+    /// Skip Tarn (measure MariaDB and the loopback only).
+    #[arg(long)]
+    no_tarn: bool,
+}
+
+fn parse_wire_client(text: &str) -> Result<tarn_bench::wire::Reader, String> {
+    tarn_bench::wire::Reader::parse(text)
+        .ok_or_else(|| format!("'{text}' is not a client: use lean or mariadb"))
+}
+
+#[derive(Args)]
+struct SysbenchArgs {
+    #[command(flatten)]
+    common: CommonBenchArgs,
+
+    /// Client threads [default: 1,8,32,128; 1,32 with --quick].
+    #[arg(long, value_delimiter = ',')]
+    threads: Option<Vec<usize>>,
+
+    /// Workloads [default: point_select,read_only,read_write,write_only].
+    #[arg(long, value_delimiter = ',')]
+    workloads: Option<Vec<String>>,
+
+    /// Seconds per run [default: 10, 3 with --quick].
+    #[arg(long, value_name = "S")]
+    time_s: Option<u32>,
+
+    /// sbtest tables [default: 8, 2 with --quick].
+    #[arg(long, value_name = "N")]
+    tables: Option<u32>,
+
+    /// Rows per table [default: 100000, 10000 with --quick].
+    #[arg(long, value_name = "N")]
+    table_size: Option<u64>,
+
+    /// Skip MariaDB even where it is installed.
+    #[arg(long)]
+    no_mariadb: bool,
+
+    /// Skip Tarn (measure MariaDB only).
+    #[arg(long)]
+    no_tarn: bool,
 }
 
 /// Options every bench takes (see the `tarn_bench` crate docs for the conventions).
@@ -836,6 +914,50 @@ fn run_bench(bench: BenchCommand, settings: Settings) -> Result<(), Failure> {
                 })?,
             };
             tarn_bench::recovery::run_and_print(&options, &output)?;
+            Ok(())
+        }
+        BenchCommand::Wire(args) => {
+            let output = Output::new(args.common.json);
+            let mut options = tarn_bench::wire::WireBenchOptions::new(settings, args.common.quick);
+            options.data_dir = args.common.data_dir;
+            if let Some(sf) = args.sf {
+                options.scale_factor = sf;
+            }
+            if let Some(threads) = args.threads {
+                options.threads = threads;
+            }
+            if let Some(rounds) = args.rounds {
+                options.rounds = rounds;
+            }
+            options.reader = args.client;
+            options.mariadb = !args.no_mariadb;
+            options.tarn = !args.no_tarn;
+            tarn_bench::wire::run_and_print(&options, &output)?;
+            Ok(())
+        }
+        BenchCommand::Sysbench(args) => {
+            let output = Output::new(args.common.json);
+            let mut options =
+                tarn_bench::sysbench::SysbenchBenchOptions::new(settings, args.common.quick);
+            options.data_dir = args.common.data_dir;
+            if let Some(threads) = args.threads {
+                options.threads = threads;
+            }
+            if let Some(workloads) = args.workloads {
+                options.workloads = workloads;
+            }
+            if let Some(seconds) = args.time_s {
+                options.time_s = seconds;
+            }
+            if let Some(tables) = args.tables {
+                options.tables = tables;
+            }
+            if let Some(size) = args.table_size {
+                options.table_size = size;
+            }
+            options.mariadb = !args.no_mariadb;
+            options.tarn = !args.no_tarn;
+            tarn_bench::sysbench::run_and_print(&options, &output)?;
             Ok(())
         }
         BenchCommand::Locks(args) => {
