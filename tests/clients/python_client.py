@@ -98,8 +98,6 @@ def run(driver_name):
     version = acur.fetchone()[0]
     flavor = server_flavor(version)
     print(f"python_client {driver_name}: server {version} ({flavor})")
-    if flavor == "tarn":
-        check(f"version {version!r} names tarn", "tarn" in version.lower())
 
     db = f"tarn_py_{driver_name}"
     private_db = f"tarn_py_{driver_name}_private"
@@ -161,8 +159,10 @@ def check_auth(drv, flavor, db, private_db, users):
                 check_eq(f"{what}: TLS in use", used, tls)
             conn.ping()
             conn.close()
-        expect_error(f"{plugin}: wrong password", 1045, lambda: drv.connect(user, pw + "x", db), drv.error)
-        expect_error(f"{plugin}: empty password", 1045, lambda: drv.connect(user, "", db), drv.error)
+        # Over TLS: without it, a failed caching_sha2 fast authentication goes on to
+        # RSA key exchange, which needs more than the drivers have here.
+        expect_error(f"{plugin}: wrong password", 1045, lambda: drv.connect(user, pw + "x", db, tls=True), drv.error)
+        expect_error(f"{plugin}: empty password", 1045, lambda: drv.connect(user, "", db, tls=True), drv.error)
     # Privileges: no access to another database, at connect or in a statement.
     user, pw, _ = users[0]
     expect_error("connect to a database without a grant", 1044, lambda: drv.connect(user, pw, private_db), drv.error)

@@ -25,7 +25,8 @@ use std::time::{Duration, Instant};
 use libtest_mimic::{Arguments, Failed, Trial};
 
 fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    root.canonicalize().unwrap_or(root)
 }
 
 fn clients_dir() -> PathBuf {
@@ -229,6 +230,7 @@ fn run_client(
         .env("TARN_PORT", port.to_string())
         .env("TARN_USER", "root")
         .env("TARN_PASSWORD", "")
+        .env("TARN_EXPECT_SERVER", expected_server())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -272,6 +274,16 @@ fn run_client(
         Some(status) if status.success() => Ok(()),
         Some(status) => Err(format!("{name} failed ({status}):\n{output}").into()),
         None => Err(format!("{name} did not finish within {timeout:?}:\n{output}").into()),
+    }
+}
+
+/// What the programs must find: Tarn, unless `TARN_CLIENTS_PORT` points them at
+/// another server (then its own TARN_EXPECT_SERVER, or any).
+fn expected_server() -> String {
+    if std::env::var_os("TARN_CLIENTS_PORT").is_some() {
+        std::env::var("TARN_EXPECT_SERVER").unwrap_or_default()
+    } else {
+        "tarn".to_string()
     }
 }
 

@@ -172,6 +172,9 @@ func run(rng *rand.Rand) {
 		flavor = "tarn"
 	}
 	fmt.Printf("go-client: server %s (%s)\n", version, flavor)
+	if want := os.Getenv("TARN_EXPECT_SERVER"); want != "" && want != flavor {
+		fail("VERSION() is %q: want a %s server (TARN_EXPECT_SERVER=%s)", version, want, want)
+	}
 
 	for _, q := range []string{"DROP DATABASE IF EXISTS " + dbName, "CREATE DATABASE " + dbName} {
 		_, err := adm.Exec(q)
