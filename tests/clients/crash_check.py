@@ -133,7 +133,7 @@ class Writer(threading.Thread):
                     cur.execute("UPDATE counters SET n = n + %s WHERE writer = %s", (rows, self.number))
                 self.in_flight = (tx, rows)
                 conn.commit()
-            except pymysql.MySQLError as e:
+            except Exception as e:  # the server went away: any error ends this writer
                 self.error = e
                 return
             self.in_flight = None
@@ -224,6 +224,8 @@ def run():
                 ],
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             )
+            # A thread runs once: each cycle's writers carry on the previous ones'
+            # transaction numbers and acknowledged commits.
             threads = []
             for w in writers:
                 t = Writer(w.number, w.next_tx, w.rng, ack_log, lock)
