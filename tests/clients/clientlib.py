@@ -91,6 +91,14 @@ def wait_for_port(host, port, timeout=30.0, proc=None):
 
 def main(program, body):
     """Runs body(); prints PASS or the failure and exits non-zero."""
+    import signal
+
+    def terminate(signum, frame):
+        # A timeout in the test harness: unwind, so a server this program started
+        # is stopped by its finally block.
+        raise SystemExit(f"{program}: stopped by signal {signum}")
+
+    signal.signal(signal.SIGTERM, terminate)
     start = time.monotonic()
     try:
         body()

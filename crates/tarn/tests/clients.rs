@@ -259,6 +259,16 @@ fn run_client(
             break Some(status);
         }
         if Instant::now() > deadline {
+            // SIGTERM first, so the program can stop what it started (a server, a
+            // tmux session); SIGKILL if it has not exited 10 s later.
+            // SAFETY: kill(2) on our own child's pid; no memory is involved.
+            unsafe {
+                libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
+            }
+            let grace = Instant::now() + Duration::from_secs(10);
+            while Instant::now() < grace && matches!(child.try_wait(), Ok(None)) {
+                std::thread::sleep(Duration::from_millis(50));
+            }
             let _ = child.kill();
             let _ = child.wait();
             break None;
