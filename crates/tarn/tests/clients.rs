@@ -1,0 +1,418 @@
+//! Real MySQL clients against `tarn serve`: the mariadb command-line client (batch and
+//! an interactive session in tmux), PyMySQL, mysqlclient, go-sql-driver/mysql,
+//! sysbench, and a crash test (SIGKILL during sysbench and logged writers, then a
+//! restart that must keep every acknowledged commit). The client programs live in
+//! tests/clients; each is one test case here, and each is also checked against
+//! MariaDB by tests/clients/run-against-mariadb.
+//!
+//! One server (on 127.0.0.1, a free port, a fresh data directory under
+//! `TARN_TEST_DIR` or target/test-data) serves every case but the crash test, which
+//! starts its own. The clients come from scripts/test (Debian packages, the venv at
+//! target/client-venv, the Go client at target/clients/go-client): a missing one
+//! fails its case with a message naming scripts/test.
+//!
+//! `TARN_CLIENTS_PORT=P` runs the shared cases against a server already listening on
+//! 127.0.0.1:P (root with an empty password) instead of starting one; the crash test
+//! always starts `tarn serve`.
+
+use std::io::Read;
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use libtest_mimic::{Arguments, Failed, Trial};
+
+fn workspace_root() -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    root.canonicalize().unwrap_or(root)
+}
+
+fn clients_dir() -> PathBuf {
+    workspace_root().join("tests/clients")
+}
+
+fn venv_python() -> PathBuf {
+    workspace_root().join("target/client-venv/bin/python")
+}
+
+fn test_root() -> PathBuf {
+    let root = std::env::var_os("TARN_TEST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("target/test-data"));
+    std::fs::create_dir_all(&root).expect("create the test data directory");
+    root
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("bind a free port on 127.0.0.1")
+        .port()
+}
+
+fn missing(what: &str) -> Failed {
+    format!("{what} is missing: run scripts/test, which installs the client tools").into()
+}
+
+/// The path of `tool` on PATH, or a failure telling to run scripts/test.
+fn require_tool(tool: &str) -> Result<PathBuf, Failed> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(tool))
+        .find(|candidate| candidate.is_file())
+        .ok_or_else(|| missing(&format!("`{tool}`")))
+}
+
+/// The venv's Python, checked to have both drivers.
+fn require_venv() -> Result<PathBuf, Failed> {
+    let python = venv_python();
+    let ok = Command::new(&python)
+        .args(["-c", "import pymysql, MySQLdb"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if ok {
+        Ok(python)
+    } else {
+        Err(missing(&format!(
+            "the Python venv with PyMySQL and mysqlclient ({})",
+            python.display()
+        )))
+    }
+}
+
+/// The Go client, rebuilt first when `go` is there (a cached build takes a moment).
+fn require_go_client() -> Result<PathBuf, Failed> {
+    let binary = workspace_root().join("target/clients/go-client");
+    if require_tool("go").is_ok() {
+        let output = Command::new("go")
+            .args(["build", "-o"])
+            .arg(&binary)
+            .arg(".")
+            .current_dir(clients_dir().join("go"))
+            .output()
+            .map_err(|e| format!("running go build: {e}"))?;
+        if !output.status.success() {
+            return Err(format!(
+                "go build of tests/clients/go failed (run scripts/test to fetch its modules):\n{}",
+                String::from_utf8_lossy(&output.stderr)
+            )
+            .into());
+        }
+    }
+    if binary.is_file() {
+        Ok(binary)
+    } else {
+        Err(missing(&format!("the Go client ({})", binary.display())))
+    }
+}
+
+/// A `tarn serve` process on 127.0.0.1 and a data directory of its own.
+struct Server {
+    child: Child,
+    port: u16,
+    log: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Server {
+    fn start() -> Result<Server, String> {
+        let dir = tempfile::tempdir_in(test_root()).map_err(|e| e.to_string())?;
+        let port = free_port();
+        let log = dir.path().join("server.log");
+        let log_file = std::fs::File::create(&log).map_err(|e| e.to_string())?;
+        let data_dir = dir.path().join("data");
+        let child = Command::new(env!("CARGO_BIN_EXE_tarn"))
+            .arg("serve")
+            .arg("--data-dir")
+            .arg(&data_dir)
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(log_file.try_clone().map_err(|e| e.to_string())?)
+            .stderr(log_file)
+            .spawn()
+            .map_err(|e| format!("spawning tarn serve: {e}"))?;
+        let mut server = Server {
+            child,
+            port,
+            log,
+            _dir: dir,
+        };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Ok(Some(status)) = server.child.try_wait() {
+                return Err(format!(
+                    "tarn serve exited with {status} before listening; its output:\n{}",
+                    server.log_text()
+                ));
+            }
+            if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return Ok(server);
+            }
+            if Instant::now() > deadline {
+                return Err(format!(
+                    "tarn serve did not listen on 127.0.0.1:{port} within 60 s; its output:\n{}",
+                    server.log_text()
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// SIGTERM, then SIGKILL if it has not exited within 30 s.
+    fn stop(mut self) {
+        // SAFETY: kill(2) on our own child's pid; no memory is involved.
+        unsafe {
+            libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM);
+        }
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        eprintln!("tarn serve did not exit within 30 s of SIGTERM; killing it");
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The server shared by every case but the crash test, started by the first case
+/// that needs it and stopped after the run.
+static SHARED: OnceLock<Mutex<Option<Result<Server, String>>>> = OnceLock::new();
+
+fn shared_port() -> Result<u16, Failed> {
+    let cell = SHARED.get_or_init(|| Mutex::new(None));
+    let mut guard = cell.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(port) = std::env::var_os("TARN_CLIENTS_PORT") {
+        let port = port.to_string_lossy();
+        return port
+            .parse()
+            .map_err(|_| format!("TARN_CLIENTS_PORT={port} is not a port").into());
+    }
+    let server = guard.get_or_insert_with(Server::start);
+    match server {
+        Ok(server) => Ok(server.port),
+        Err(e) => Err(e.clone().into()),
+    }
+}
+
+fn stop_shared() {
+    if let Some(cell) = SHARED.get() {
+        let taken = cell.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(Ok(server)) = taken {
+            server.stop();
+        }
+    }
+}
+
+/// Runs a client program with the server's address in its environment, failing
+/// with its output when it exits non-zero or outlives `timeout`.
+fn run_client(
+    name: &str,
+    mut command: Command,
+    port: u16,
+    timeout: Duration,
+    extra_env: &[(&str, String)],
+) -> Result<(), Failed> {
+    command
+        .current_dir(clients_dir())
+        .env("TARN_HOST", "127.0.0.1")
+        .env("TARN_PORT", port.to_string())
+        .env("TARN_USER", "root")
+        .env("TARN_PASSWORD", "")
+        .env("TARN_EXPECT_SERVER", expected_server())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (key, value) in extra_env {
+        command.env(key, value);
+    }
+    let mut child = command
+        .spawn()
+        .map_err(|e| format!("{name}: cannot start {command:?}: {e}"))?;
+    // Drain both pipes on threads so a chatty client never blocks.
+    let mut stdout = child.stdout.take().expect("piped stdout");
+    let mut stderr = child.stderr.take().expect("piped stderr");
+    let out = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stdout.read_to_string(&mut s);
+        s
+    });
+    let err = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stderr.read_to_string(&mut s);
+        s
+    });
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
+            break Some(status);
+        }
+        if Instant::now() > deadline {
+            // SIGTERM first, so the program can stop what it started (a server, a
+            // tmux session); SIGKILL if it has not exited 10 s later.
+            // SAFETY: kill(2) on our own child's pid; no memory is involved.
+            unsafe {
+                libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
+            }
+            let grace = Instant::now() + Duration::from_secs(10);
+            while Instant::now() < grace && matches!(child.try_wait(), Ok(None)) {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let output = format!(
+        "--- stdout:\n{}--- stderr:\n{}",
+        out.join().unwrap_or_default(),
+        err.join().unwrap_or_default()
+    );
+    match status {
+        Some(status) if status.success() => Ok(()),
+        Some(status) => Err(format!("{name} failed ({status}):\n{output}").into()),
+        None => Err(format!("{name} did not finish within {timeout:?}:\n{output}").into()),
+    }
+}
+
+/// What the programs must find: Tarn, unless `TARN_CLIENTS_PORT` points them at
+/// another server (then its own TARN_EXPECT_SERVER, or any).
+fn expected_server() -> String {
+    if std::env::var_os("TARN_CLIENTS_PORT").is_some() {
+        std::env::var("TARN_EXPECT_SERVER").unwrap_or_default()
+    } else {
+        "tarn".to_string()
+    }
+}
+
+fn shell_quote(arg: &str) -> String {
+    format!("'{}'", arg.replace('\'', r"'\''"))
+}
+
+const MINUTES: Duration = Duration::from_secs(60);
+
+fn mariadb_cli() -> Result<(), Failed> {
+    require_tool("mariadb")?;
+    let port = shared_port()?;
+    let command = Command::new(clients_dir().join("mariadb-cli"));
+    run_client("tests/clients/mariadb-cli", command, port, MINUTES, &[])
+}
+
+fn mariadb_cli_interactive() -> Result<(), Failed> {
+    require_tool("mariadb")?;
+    require_tool("tmux")?;
+    let port = shared_port()?;
+    let command = Command::new(clients_dir().join("mariadb-cli-interactive"));
+    run_client(
+        "tests/clients/mariadb-cli-interactive",
+        command,
+        port,
+        MINUTES,
+        &[],
+    )
+}
+
+fn python_driver(driver: &'static str) -> Result<(), Failed> {
+    let python = require_venv()?;
+    let port = shared_port()?;
+    let mut command = Command::new(python);
+    command.args(["python_client.py", driver]);
+    run_client(
+        &format!("tests/clients/python_client.py {driver}"),
+        command,
+        port,
+        2 * MINUTES,
+        &[],
+    )
+}
+
+fn go_sql_driver() -> Result<(), Failed> {
+    let binary = require_go_client()?;
+    let port = shared_port()?;
+    run_client(
+        "tests/clients/go (go-sql-driver/mysql)",
+        Command::new(binary),
+        port,
+        2 * MINUTES,
+        &[],
+    )
+}
+
+fn sysbench() -> Result<(), Failed> {
+    require_tool("sysbench")?;
+    let python = require_venv()?;
+    let port = shared_port()?;
+    let mut command = Command::new(python);
+    command.arg("sysbench_check.py");
+    run_client(
+        "tests/clients/sysbench_check.py",
+        command,
+        port,
+        3 * MINUTES,
+        &[],
+    )
+}
+
+fn crash_sysbench_writers() -> Result<(), Failed> {
+    require_tool("sysbench")?;
+    let python = require_venv()?;
+    let dir = tempfile::tempdir_in(test_root()).map_err(|e| e.to_string())?;
+    let port = free_port();
+    let server_cmd = [
+        env!("CARGO_BIN_EXE_tarn").to_string(),
+        "serve".into(),
+        "--data-dir".into(),
+        dir.path().join("data").display().to_string(),
+        "--port".into(),
+        port.to_string(),
+        "--bind".into(),
+        "127.0.0.1".into(),
+    ]
+    .iter()
+    .map(|a| shell_quote(a))
+    .collect::<Vec<_>>()
+    .join(" ");
+    let mut command = Command::new(python);
+    command.arg("crash_check.py").env("RUST_LOG", "warn");
+    run_client(
+        "tests/clients/crash_check.py",
+        command,
+        port,
+        3 * MINUTES,
+        &[
+            ("TARN_CRASH_SERVER_CMD", server_cmd),
+            (
+                "TARN_CRASH_LOG",
+                dir.path().join("server.log").display().to_string(),
+            ),
+        ],
+    )
+}
+
+fn main() {
+    let args = Arguments::from_args();
+    let trials = vec![
+        Trial::test("mariadb_cli", mariadb_cli),
+        Trial::test("mariadb_cli_interactive", mariadb_cli_interactive),
+        Trial::test("pymysql", || python_driver("pymysql")),
+        Trial::test("mysqlclient", || python_driver("mysqlclient")),
+        Trial::test("go_sql_driver", go_sql_driver),
+        Trial::test("sysbench", sysbench),
+        Trial::test("crash_sysbench_writers", crash_sysbench_writers),
+    ];
+    let conclusion = libtest_mimic::run(&args, trials);
+    stop_shared();
+    conclusion.exit();
+}
