@@ -59,9 +59,7 @@ fn protocol_error(e: &ReadError) -> Option<Error> {
             "08S01",
             "Got a packet bigger than 'max_allowed_packet' bytes",
         )),
-        ReadError::OutOfOrder { .. } => {
-            Some(Error::sql(1156, "08S01", "Got packets out of order"))
-        }
+        ReadError::OutOfOrder { .. } => Some(Error::sql(1156, "08S01", "Got packets out of order")),
         ReadError::Closed | ReadError::Io(_) => None,
     }
 }
@@ -71,7 +69,11 @@ fn malformed(m: Malformed) -> Error {
 }
 
 /// Sends one packet with sequence number `seq` (then incremented).
-async fn send_packet<S: AsyncWrite + Unpin>(s: &mut S, seq: &mut u8, payload: &[u8]) -> std::io::Result<()> {
+async fn send_packet<S: AsyncWrite + Unpin>(
+    s: &mut S,
+    seq: &mut u8,
+    payload: &[u8],
+) -> std::io::Result<()> {
     let mut buf = Vec::with_capacity(payload.len() + 4);
     packet::put(&mut buf, payload);
     *seq = packet::stamp_sequence(&mut buf, *seq);
@@ -106,7 +108,12 @@ pub async fn run(shared: Arc<Shared>, tcp: TcpStream, peer: SocketAddr) {
     if shared.connections.load(Ordering::Relaxed) > max {
         shared.aborted_connects.fetch_add(1, Ordering::Relaxed);
         let mut seq = 0;
-        send_error(&mut tcp, &mut seq, &Error::sql(1040, "08004", "Too many connections")).await;
+        send_error(
+            &mut tcp,
+            &mut seq,
+            &Error::sql(1040, "08004", "Too many connections"),
+        )
+        .await;
         return;
     }
     let id = engine.reserve_connection_id();
@@ -167,7 +174,9 @@ async fn handshake(
         auth::NATIVE_PASSWORD,
     );
     let mut seq = 0u8;
-    send_packet(&mut tcp, &mut seq, &greeting).await.map_err(|_| ())?;
+    send_packet(&mut tcp, &mut seq, &greeting)
+        .await
+        .map_err(|_| ())?;
     let limit = engine.global_u64("max_allowed_packet") as usize;
     let mut payload = Vec::new();
     if let Err(e) = read_payload(&mut tcp, &mut seq, limit, &mut payload).await {
@@ -212,7 +221,17 @@ async fn handshake(
         stream = Box::new(tcp);
     }
     let client_caps = response.capabilities & capabilities;
-    let account = match authenticate(shared, &mut stream, &mut seq, &mut nonce, &response, host, tls).await {
+    let account = match authenticate(
+        shared,
+        &mut stream,
+        &mut seq,
+        &mut nonce,
+        &response,
+        host,
+        tls,
+    )
+    .await
+    {
         Ok(account) => account,
         Err(e) => {
             send_error(&mut stream, &mut seq, &e).await;
@@ -482,14 +501,21 @@ async fn change_user<S: AsyncRead + AsyncWrite + Unpin + Send>(
         return Flow::Close;
     };
     let mut nonce = auth::nonce();
-    if send_packet(stream, seq, &handshake::auth_switch(account.plugin.name(), &nonce))
-        .await
-        .is_err()
+    if send_packet(
+        stream,
+        seq,
+        &handshake::auth_switch(account.plugin.name(), &nonce),
+    )
+    .await
+    .is_err()
     {
         return Flow::Close;
     }
     let mut answer = Vec::new();
-    if read_payload(stream, seq, 64 * 1024, &mut answer).await.is_err() {
+    if read_payload(stream, seq, 64 * 1024, &mut answer)
+        .await
+        .is_err()
+    {
         return Flow::Close;
     }
     let switched = HandshakeResponse {
@@ -498,7 +524,8 @@ async fn change_user<S: AsyncRead + AsyncWrite + Unpin + Send>(
         auth_plugin: Some(account.plugin.name().to_string()),
         ..response.clone()
     };
-    let authenticated = authenticate(&shared, stream, seq, &mut nonce, &switched, host, false).await;
+    let authenticated =
+        authenticate(&shared, stream, seq, &mut nonce, &switched, host, false).await;
     let account = match authenticated {
         Ok(a) => a,
         Err(e) => {
@@ -618,12 +645,18 @@ impl Conn {
                 Ok(0) => {
                     self.capabilities |= caps::MULTI_STATEMENTS;
                     let status = self.status();
-                    self.stream.lock().output.packets(|b| results::eof(b, status, 0));
+                    self.stream
+                        .lock()
+                        .output
+                        .packets(|b| results::eof(b, status, 0));
                 }
                 Ok(1) => {
                     self.capabilities &= !caps::MULTI_STATEMENTS;
                     let status = self.status();
-                    self.stream.lock().output.packets(|b| results::eof(b, status, 0));
+                    self.stream
+                        .lock()
+                        .output
+                        .packets(|b| results::eof(b, status, 0));
                 }
                 _ => self.err(&Error::sql(1047, "08S01", "Unknown command")),
             },
@@ -652,7 +685,12 @@ impl Conn {
     }
 
     /// Ends one statement's answer: rows' terminator, OK or ERR.
-    fn finish_statement(&mut self, result: Result<QueryResult>, format: RowFormat, more: bool) -> bool {
+    fn finish_statement(
+        &mut self,
+        result: Result<QueryResult>,
+        format: RowFormat,
+        more: bool,
+    ) -> bool {
         let warnings = self.warnings();
         let mut status = self.status();
         if more {
@@ -674,7 +712,9 @@ impl Conn {
                 last_insert_id,
                 info,
             }) => {
-                stream.output.ok(affected_rows, last_insert_id, status, warnings, &info);
+                stream
+                    .output
+                    .ok(affected_rows, last_insert_id, status, warnings, &info);
                 Ok(false)
             }
             Err(e) => Err(e),
@@ -697,7 +737,10 @@ impl Conn {
         let sql = crate::text::query_text(body);
         let statements = tarn_sql::parse::parse_each(&sql);
         if statements.len() > 1 && self.capabilities & caps::MULTI_STATEMENTS == 0 {
-            let second = statements[1].as_ref().map(|p| p.text.clone()).unwrap_or_default();
+            let second = statements[1]
+                .as_ref()
+                .map(|p| p.text.clone())
+                .unwrap_or_default();
             let near: String = second.chars().take(80).collect();
             self.err(&Error::sql(
                 1064,
@@ -712,7 +755,9 @@ impl Conn {
         let threads = self.send_threads();
         for (i, parsed) in statements.into_iter().enumerate() {
             let status = self.status();
-            self.stream.lock().start_statement(RowFormat::Text, threads, status);
+            self.stream
+                .lock()
+                .start_statement(RowFormat::Text, threads, status);
             let result = parsed.and_then(|p| self.session.execute_parsed(&p));
             if !self.finish_statement(result, RowFormat::Text, i + 1 < count) {
                 return;
@@ -726,7 +771,11 @@ impl Conn {
         let sql = format!("SELECT * FROM `{}` LIMIT 0", table.replace('`', "``"));
         let columns = match self.session.prepare(&sql) {
             Ok(id) => {
-                let columns = self.session.prepared(id).map(|p| p.columns.clone()).unwrap_or_default();
+                let columns = self
+                    .session
+                    .prepared(id)
+                    .map(|p| p.columns.clone())
+                    .unwrap_or_default();
                 self.session.close_prepared(id);
                 columns
             }
@@ -811,7 +860,9 @@ impl Conn {
         };
         let threads = self.send_threads();
         let status = self.status();
-        self.stream.lock().start_statement(RowFormat::Binary, threads, status);
+        self.stream
+            .lock()
+            .start_statement(RowFormat::Binary, threads, status);
         let result = self.session.execute_prepared(id, &params);
         self.finish_statement(result, RowFormat::Binary, false);
     }

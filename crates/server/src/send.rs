@@ -34,11 +34,7 @@ use crate::protocol::{packet, put_lenenc_int, results};
 
 /// Error 1160/08S01: the client is gone or stopped reading.
 fn network_error() -> Error {
-    Error::sql(
-        1160,
-        "08S01",
-        "Got an error writing communication packets",
-    )
+    Error::sql(1160, "08S01", "Got an error writing communication packets")
 }
 
 /// A connection's outgoing packets, as one statement thread writes them.
@@ -99,7 +95,14 @@ impl Output {
         Ok(())
     }
 
-    pub fn ok(&mut self, affected_rows: u64, last_insert_id: u64, status: u16, warnings: u16, info: &str) {
+    pub fn ok(
+        &mut self,
+        affected_rows: u64,
+        last_insert_id: u64,
+        status: u16,
+        warnings: u16,
+        info: &str,
+    ) {
         self.packets(|b| results::ok(b, 0, affected_rows, last_insert_id, status, warnings, info));
     }
 

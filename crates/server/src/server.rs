@@ -33,7 +33,11 @@ pub struct Shared {
 }
 
 impl Shared {
-    pub fn new(engine: Arc<Engine>, tls: Option<Arc<rustls::ServerConfig>>, encode_threads: usize) -> Arc<Shared> {
+    pub fn new(
+        engine: Arc<Engine>,
+        tls: Option<Arc<rustls::ServerConfig>>,
+        encode_threads: usize,
+    ) -> Arc<Shared> {
         Arc::new(Shared {
             engine,
             tls: tls.map(tokio_rustls::TlsAcceptor::from),

@@ -97,7 +97,9 @@ fn rewrite_binary_literals(bytes: &[u8]) -> String {
         i = end + 1;
         plain_from = i.min(bytes.len());
     }
-    out.push_str(&String::from_utf8_lossy(&bytes[plain_from.min(bytes.len())..]));
+    out.push_str(&String::from_utf8_lossy(
+        &bytes[plain_from.min(bytes.len())..],
+    ));
     out
 }
 
@@ -107,16 +109,16 @@ mod tests {
 
     #[test]
     fn utf8_text_is_borrowed_unchanged() {
-        assert!(matches!(query_text(b"SELECT 'caf\xc3\xa9'"), Cow::Borrowed(_)));
+        assert!(matches!(
+            query_text(b"SELECT 'caf\xc3\xa9'"),
+            Cow::Borrowed(_)
+        ));
     }
 
     #[test]
     fn binary_literals_become_hex_with_escapes_undone() {
         let sql = b"INSERT INTO t VALUES (1, _binary'\xff\\0\\'a''\x80')";
-        assert_eq!(
-            query_text(sql),
-            "INSERT INTO t VALUES (1, X'FF0027612780')"
-        );
+        assert_eq!(query_text(sql), "INSERT INTO t VALUES (1, X'FF0027612780')");
         let sql = b"SELECT 'ok', \"\xfe\"";
         assert_eq!(query_text(sql), "SELECT 'ok', X'FE'");
     }

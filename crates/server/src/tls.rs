@@ -23,9 +23,14 @@ fn tls_error(what: impl std::fmt::Display) -> Error {
 
 /// Where the certificate comes from.
 pub enum CertificateSource {
-    Files { cert: PathBuf, key: PathBuf },
+    Files {
+        cert: PathBuf,
+        key: PathBuf,
+    },
     /// Generate one into (or reuse from) this directory.
-    Generated { dir: PathBuf },
+    Generated {
+        dir: PathBuf,
+    },
     None,
 }
 
@@ -41,7 +46,10 @@ pub fn server_config(source: &CertificateSource) -> Result<Option<Arc<rustls::Se
         .collect::<std::result::Result<_, _>>()
         .map_err(|e| tls_error(format_args!("reading {}: {e}", cert.display())))?;
     if certs.is_empty() {
-        return Err(tls_error(format_args!("no certificate in {}", cert.display())));
+        return Err(tls_error(format_args!(
+            "no certificate in {}",
+            cert.display()
+        )));
     }
     let key = PrivateKeyDer::from_pem_file(&key)
         .map_err(|e| tls_error(format_args!("reading {}: {e}", key.display())))?;
@@ -62,16 +70,17 @@ fn generate_if_missing(dir: &Path) -> Result<(PathBuf, PathBuf)> {
     if cert.exists() && key.exists() {
         return Ok((cert, key));
     }
-    let generated = rcgen::generate_simple_self_signed(vec![
-        "localhost".to_string(),
-        "127.0.0.1".to_string(),
-    ])
-    .map_err(tls_error)?;
+    let generated =
+        rcgen::generate_simple_self_signed(vec!["localhost".to_string(), "127.0.0.1".to_string()])
+            .map_err(tls_error)?;
     std::fs::create_dir_all(dir).map_err(|e| io_error(dir, e))?;
     write_private(&key, generated.signing_key.serialize_pem().as_bytes())
         .map_err(|e| io_error(&key, e))?;
     std::fs::write(&cert, generated.cert.pem()).map_err(|e| io_error(&cert, e))?;
-    tracing::info!("generated a self-signed TLS certificate: {}", cert.display());
+    tracing::info!(
+        "generated a self-signed TLS certificate: {}",
+        cert.display()
+    );
     Ok((cert, key))
 }
 
@@ -106,7 +115,10 @@ mod tests {
         assert!(server_config(&source).unwrap().is_some());
         let first = std::fs::read(dir.path().join(GENERATED_CERT_FILE)).unwrap();
         assert!(server_config(&source).unwrap().is_some());
-        assert_eq!(std::fs::read(dir.path().join(GENERATED_CERT_FILE)).unwrap(), first);
+        assert_eq!(
+            std::fs::read(dir.path().join(GENERATED_CERT_FILE)).unwrap(),
+            first
+        );
         assert!(server_config(&CertificateSource::None).unwrap().is_none());
         let missing = CertificateSource::Files {
             cert: dir.path().join("nope.pem"),

@@ -76,10 +76,20 @@ struct Client {
 
 #[derive(Debug)]
 enum Reply {
-    Ok { affected_rows: u64, status: u16 },
-    Err { code: u16, message: String },
+    Ok {
+        affected_rows: u64,
+        status: u16,
+    },
+    Err {
+        code: u16,
+        message: String,
+    },
     /// A result set: rows as lists of optional texts (or binary payloads).
-    Rows { rows: Vec<Vec<u8>>, status: u16, columns: Vec<u8> },
+    Rows {
+        rows: Vec<Vec<u8>>,
+        status: u16,
+        columns: Vec<u8>,
+    },
 }
 
 impl Client {
@@ -269,7 +279,12 @@ fn a_query_returns_typed_rows_and_status_flags() {
         } => {
             assert_eq!(
                 cells(&rows[0]),
-                vec![Some("2".into()), Some("a".into()), None, Some("2.50".into())]
+                vec![
+                    Some("2".into()),
+                    Some("a".into()),
+                    None,
+                    Some("2.50".into())
+                ]
             );
             assert_eq!(status & 2, 2, "autocommit");
             assert_eq!(columns[0], column_type::LONGLONG);
@@ -380,7 +395,14 @@ fn prepared_statements_return_binary_rows_and_reuse_parameter_types() {
     for (key, send_types) in [(1, true), (2, false)] {
         match execute(&mut c, key, send_types) {
             Reply::Rows { rows, columns, .. } => {
-                assert_eq!(columns, vec![column_type::LONG, column_type::VAR_STRING, column_type::DOUBLE]);
+                assert_eq!(
+                    columns,
+                    vec![
+                        column_type::LONG,
+                        column_type::VAR_STRING,
+                        column_type::DOUBLE
+                    ]
+                );
                 let row = &rows[0];
                 assert_eq!(row[0], 0, "binary row header");
                 let mut r = Reader::new(&row[2..]);
@@ -411,7 +433,13 @@ fn payloads_over_16_mib_are_joined_and_split() {
     c.query("CREATE TABLE d.b (id INT PRIMARY KEY, v LONGBLOB)");
     let len = packet::MAX_PAYLOAD_BYTES + 1000;
     let sql = format!("INSERT INTO d.b VALUES (1, '{}')", "z".repeat(len));
-    assert!(matches!(c.query(&sql), Reply::Ok { affected_rows: 1, .. }));
+    assert!(matches!(
+        c.query(&sql),
+        Reply::Ok {
+            affected_rows: 1,
+            ..
+        }
+    ));
     match c.query("SELECT LENGTH(v), v FROM d.b") {
         Reply::Rows { rows, .. } => {
             let cells = cells(&rows[0]);
@@ -430,13 +458,19 @@ fn a_client_that_disconnects_releases_its_locks() {
     a.query("CREATE TABLE d.t (id INT PRIMARY KEY, v INT)");
     a.query("INSERT INTO d.t VALUES (1, 0)");
     a.query("BEGIN");
-    assert!(matches!(a.query("SELECT * FROM d.t WHERE id = 1 FOR UPDATE"), Reply::Rows { .. }));
+    assert!(matches!(
+        a.query("SELECT * FROM d.t WHERE id = 1 FOR UPDATE"),
+        Reply::Rows { .. }
+    ));
     drop(a);
     let mut b = Client::root(server.address);
     b.query("SET innodb_lock_wait_timeout = 10");
     assert!(matches!(
         b.query("UPDATE d.t SET v = 1 WHERE id = 1"),
-        Reply::Ok { affected_rows: 1, .. }
+        Reply::Ok {
+            affected_rows: 1,
+            ..
+        }
     ));
     // And the process list no longer shows the first connection.
     std::thread::sleep(Duration::from_millis(200));

@@ -215,10 +215,11 @@ impl Engine {
     pub fn try_session(self: &Arc<Self>, user: &str, host: &str) -> Result<Session> {
         let limit = self.global_u64("max_connections");
         let id = self.reserve_connection_id();
-        self.start_session(user, host, Some(limit), id).ok_or_else(|| {
-            self.note_connect_aborted();
-            Error::sql(1040, "08004", "Too many connections")
-        })
+        self.start_session(user, host, Some(limit), id)
+            .ok_or_else(|| {
+                self.note_connect_aborted();
+                Error::sql(1040, "08004", "Too many connections")
+            })
     }
 
     fn start_session(
@@ -354,7 +355,10 @@ impl Engine {
     /// COM_CHANGE_USER) keeps its own.
     pub(crate) fn unregister(&self, entry: &Arc<SessionEntry>) {
         let mut sessions = self.sessions.lock();
-        if sessions.get(&entry.id).is_some_and(|e| Arc::ptr_eq(e, entry)) {
+        if sessions
+            .get(&entry.id)
+            .is_some_and(|e| Arc::ptr_eq(e, entry))
+        {
             sessions.remove(&entry.id);
         }
     }

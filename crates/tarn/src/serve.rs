@@ -38,8 +38,10 @@ pub fn run(options: ServeOptions) -> Result<()> {
     if let Some(port) = options.port {
         assignments.push(format!("port={port}"));
     }
-    let startup =
-        StartupSettings::resolve(options.config.as_deref(), assignments.iter().map(String::as_str))?;
+    let startup = StartupSettings::resolve(
+        options.config.as_deref(),
+        assignments.iter().map(String::as_str),
+    )?;
     let settings = startup.settings;
     settings.validate()?;
     let engine = tarn_sql::Engine::open(&settings)?;

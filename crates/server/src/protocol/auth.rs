@@ -119,19 +119,39 @@ mod tests {
     fn native_password_verifies_the_right_password_only() {
         let nonce = nonce();
         let stored = sha1(&[&sha1(&[b"secret"])]);
-        assert!(verify_native(&nonce, &stored, &native_scramble(&nonce, b"secret")));
-        assert!(!verify_native(&nonce, &stored, &native_scramble(&nonce, b"Secret")));
+        assert!(verify_native(
+            &nonce,
+            &stored,
+            &native_scramble(&nonce, b"secret")
+        ));
+        assert!(!verify_native(
+            &nonce,
+            &stored,
+            &native_scramble(&nonce, b"Secret")
+        ));
         assert!(!verify_native(&nonce, &stored, &[]));
         let other = nonce.map(|b| b ^ 1);
-        assert!(!verify_native(&other, &stored, &native_scramble(&nonce, b"secret")));
+        assert!(!verify_native(
+            &other,
+            &stored,
+            &native_scramble(&nonce, b"secret")
+        ));
     }
 
     #[test]
     fn caching_sha2_fast_and_full_paths_verify_the_right_password_only() {
         let nonce = nonce();
         let stored = sha256(&[&sha256(&[b"pw"])]);
-        assert!(verify_sha2_scramble(&nonce, &stored, &sha2_scramble(&nonce, b"pw")));
-        assert!(!verify_sha2_scramble(&nonce, &stored, &sha2_scramble(&nonce, b"pW")));
+        assert!(verify_sha2_scramble(
+            &nonce,
+            &stored,
+            &sha2_scramble(&nonce, b"pw")
+        ));
+        assert!(!verify_sha2_scramble(
+            &nonce,
+            &stored,
+            &sha2_scramble(&nonce, b"pW")
+        ));
         assert!(verify_sha2_cleartext(&stored, b"pw\0"));
         assert!(!verify_sha2_cleartext(&stored, b"pw2"));
     }

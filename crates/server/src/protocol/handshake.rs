@@ -110,7 +110,10 @@ fn parse_attributes(r: &mut Reader<'_>) -> Result<Vec<(String, String)>, Malform
 }
 
 /// COM_CHANGE_USER's fields (after the command byte).
-pub fn parse_change_user(payload: &[u8], capabilities: u32) -> Result<HandshakeResponse, Malformed> {
+pub fn parse_change_user(
+    payload: &[u8],
+    capabilities: u32,
+) -> Result<HandshakeResponse, Malformed> {
     let mut r = Reader::new(payload);
     let mut response = HandshakeResponse {
         capabilities,
@@ -160,7 +163,11 @@ mod tests {
             | caps::PLUGIN_AUTH
             | caps::PLUGIN_AUTH_LENENC_CLIENT_DATA
             | caps::CONNECT_ATTRS
-            | if db.is_some() { caps::CONNECT_WITH_DB } else { 0 };
+            | if db.is_some() {
+                caps::CONNECT_WITH_DB
+            } else {
+                0
+            };
         let mut p = Vec::new();
         p.extend_from_slice(&capabilities.to_le_bytes());
         p.extend_from_slice(&(1u32 << 24).to_le_bytes());
@@ -190,7 +197,10 @@ mod tests {
         assert_eq!(r.auth_response, vec![1, 2, 3]);
         assert_eq!(r.database.as_deref(), Some("shop"));
         assert_eq!(r.auth_plugin.as_deref(), Some("mysql_native_password"));
-        assert_eq!(r.attributes, vec![("_client_name".into(), "libmariadb".into())]);
+        assert_eq!(
+            r.attributes,
+            vec![("_client_name".into(), "libmariadb".into())]
+        );
         assert!(!r.ssl_request);
     }
 
@@ -206,10 +216,20 @@ mod tests {
     #[test]
     fn the_greeting_carries_the_version_nonce_and_plugin() {
         let nonce = *b"abcdefghijklmnopqrst";
-        let g = greeting("8.0.36-tarn-0.1", 7, &nonce, caps::SERVER, 2, "mysql_native_password");
+        let g = greeting(
+            "8.0.36-tarn-0.1",
+            7,
+            &nonce,
+            caps::SERVER,
+            2,
+            "mysql_native_password",
+        );
         assert_eq!(g[0], 10);
         assert!(g.windows(15).any(|w| w == b"8.0.36-tarn-0.1"));
-        assert!(g.windows(12).any(|w| w == b"mnopqrst\0mys" || w == &nonce[8..20]));
+        assert!(
+            g.windows(12)
+                .any(|w| w == b"mnopqrst\0mys" || w == &nonce[8..20])
+        );
         assert!(g.ends_with(b"mysql_native_password\0"));
     }
 }

@@ -20,9 +20,14 @@ pub enum ReadError {
     Closed,
     Io(std::io::Error),
     /// The sequence number was not the expected one.
-    OutOfOrder { expected: u8, got: u8 },
+    OutOfOrder {
+        expected: u8,
+        got: u8,
+    },
     /// The payload is longer than `max_allowed_packet` (error 1153).
-    TooLarge { limit_bytes: usize },
+    TooLarge {
+        limit_bytes: usize,
+    },
 }
 
 impl From<std::io::Error> for ReadError {
@@ -145,7 +150,9 @@ mod tests {
     use super::*;
 
     fn read_all(bytes: Vec<u8>, limit: usize) -> Result<Vec<u8>, ReadError> {
-        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
         rt.block_on(async {
             let mut reader = &bytes[..];
             let mut seq = 0;

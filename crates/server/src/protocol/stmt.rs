@@ -184,7 +184,11 @@ mod tests {
         let values = decode_params(&mut Reader::new(&p), 3, &mut state).unwrap();
         assert_eq!(
             values,
-            vec![Value::Int(9), Value::Bytes(b"blob".to_vec()), Value::UInt(8)]
+            vec![
+                Value::Int(9),
+                Value::Bytes(b"blob".to_vec()),
+                Value::UInt(8)
+            ]
         );
         assert!(state.long_data[1].is_none(), "long data is used once");
     }
