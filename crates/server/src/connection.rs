@@ -239,12 +239,12 @@ async fn handshake(
         }
     };
     let mut session = engine.session_for_id(&account, host, id);
-    if let Some(db) = &response.database {
-        if let Err(e) = session.use_database(db) {
-            send_error(&mut stream, &mut seq, &e).await;
-            drop_session(session);
-            return Err(());
-        }
+    if let Some(db) = &response.database
+        && let Err(e) = session.use_database(db)
+    {
+        send_error(&mut stream, &mut seq, &e).await;
+        drop_session(session);
+        return Err(());
     }
     if client_caps & caps::INTERACTIVE != 0 {
         let t = engine.global_u64("interactive_timeout");
@@ -535,11 +535,11 @@ async fn change_user<S: AsyncRead + AsyncWrite + Unpin + Send>(
     };
     let id = conn.session.connection_id();
     let mut session = shared.engine.session_for_id(&account, host, id);
-    if let Some(db) = &response.database {
-        if let Err(e) = session.use_database(db) {
-            send_error(stream, seq, &e).await;
-            return Flow::Close;
-        }
+    if let Some(db) = &response.database
+        && let Err(e) = session.use_database(db)
+    {
+        send_error(stream, seq, &e).await;
+        return Flow::Close;
     }
     session.set_row_sink(Some(Box::new(ResultSender(conn.stream.clone()))));
     let old = std::mem::replace(&mut conn.session, session);
@@ -873,12 +873,12 @@ impl Conn {
             return;
         };
         let data = r.rest();
-        if let Some(state) = self.params.get_mut(&id) {
-            if let Some(slot) = state.long_data.get_mut(param as usize) {
-                let buf = slot.get_or_insert_with(Vec::new);
-                if buf.len() + data.len() <= LONG_DATA_BYTES_MAX {
-                    buf.extend_from_slice(data);
-                }
+        if let Some(state) = self.params.get_mut(&id)
+            && let Some(slot) = state.long_data.get_mut(param as usize)
+        {
+            let buf = slot.get_or_insert_with(Vec::new);
+            if buf.len() + data.len() <= LONG_DATA_BYTES_MAX {
+                buf.extend_from_slice(data);
             }
         }
     }

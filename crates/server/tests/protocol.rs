@@ -36,9 +36,11 @@ fn test_dir() -> tempfile::TempDir {
 
 fn start(globals: &[(&str, &str)]) -> TestServer {
     let dir = test_dir();
-    let mut settings = Settings::default();
-    settings.data_dir = dir.path().to_path_buf();
-    settings.buffer_pool_size_bytes = 16 << 20;
+    let mut settings = Settings {
+        data_dir: dir.path().to_path_buf(),
+        buffer_pool_size_bytes: 16 << 20,
+        ..Settings::default()
+    };
     settings.set("io_method", "buffered").unwrap();
     let engine = tarn_sql::Engine::open(&settings).unwrap();
     for (name, value) in globals {
