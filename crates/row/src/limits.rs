@@ -24,8 +24,9 @@ pub const COLUMNS_MAX: usize = 1017;
 
 // --- Values -------------------------------------------------------------------------
 
-/// TEXT holds at most this many bytes, as in MySQL.
-pub const TEXT_LEN_MAX_BYTES: u64 = 65_535;
+/// TEXT holds at most this many bytes. MySQL's TEXT stops at 65535; Tarn has no
+/// MEDIUMTEXT/LONGTEXT yet, so TEXT stands in for them up to 1 GiB, as BLOB does.
+pub const TEXT_LEN_MAX_BYTES: u64 = 1 << 30;
 /// BLOB holds at most this many bytes. MySQL's BLOB stops at 65535; Tarn has no
 /// MEDIUMBLOB/LONGBLOB yet, so BLOB stands in for them up to 1 GiB (MySQL's
 /// `max_allowed_packet` ceiling).

@@ -262,6 +262,7 @@ async fn handshake(
     let output = Output::new(tx, client_caps & caps::DEPRECATE_EOF != 0);
     let stream_state = Arc::new(Mutex::new(Stream::new(output, shared.encoders.clone())));
     session.set_row_sink(Some(Box::new(ResultSender(stream_state.clone()))));
+    session.set_found_rows(client_caps & caps::FOUND_ROWS != 0);
     let conn = Conn {
         shared: shared.clone(),
         session,
@@ -542,6 +543,7 @@ async fn change_user<S: AsyncRead + AsyncWrite + Unpin + Send>(
         return Flow::Close;
     }
     session.set_row_sink(Some(Box::new(ResultSender(conn.stream.clone()))));
+    session.set_found_rows(conn.capabilities & caps::FOUND_ROWS != 0);
     let old = std::mem::replace(&mut conn.session, session);
     drop_session(old);
     conn.account = account;

@@ -551,7 +551,7 @@ pub(crate) fn bootstrap(storage: &Storage) -> Result<()> {
     let root = Account {
         user: "root".into(),
         host: "localhost".into(),
-        plugin: AuthPlugin::CachingSha2Password,
+        plugin: AuthPlugin::NativePassword,
         stored_hash: None,
     };
     let written = user.insert_tx(&mut tx, user_row(&root)).and_then(|()| {
@@ -992,7 +992,11 @@ fn apply(
                     }
                     continue;
                 }
-                let account = new_account(spec, AuthPlugin::CachingSha2Password);
+                let default_plugin = AuthPlugin::parse(
+                    &session.engine().global_str("default_authentication_plugin"),
+                )
+                .unwrap_or(AuthPlugin::NativePassword);
+                let account = new_account(spec, default_plugin);
                 tables.user.insert_tx(tx, user_row(&account))?;
             }
             if !failed.is_empty() {

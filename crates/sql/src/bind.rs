@@ -2824,12 +2824,37 @@ fn literal(v: &ast::Value) -> Result<(Expr, SqlType)> {
             let n: usize = digits
                 .parse()
                 .map_err(|_| Error::sql(1064, "42000", format!("Unexpected placeholder '{p}'")))?;
-            return Ok((Expr::Param(n.saturating_sub(1)), SqlType::TEXT));
+            let ty = PARAM_TYPES.with(|t| t.borrow().get(n.saturating_sub(1)).copied());
+            return Ok((Expr::Param(n.saturating_sub(1)), ty.unwrap_or(SqlType::TEXT)));
         }
         other => return Err(unsupported(format!("literal {other}"))),
     };
     let ty = value_type(&value);
     Ok((Expr::Literal(value), ty))
+}
+
+thread_local! {
+    /// The types of a prepared statement's parameters while it is bound for an
+    /// execution ([`with_param_types`]); empty otherwise (parameters are text).
+    static PARAM_TYPES: std::cell::RefCell<Vec<SqlType>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Runs `bind` with `?N` typed as `types[N - 1]`, as MySQL re-prepares a
+/// statement whose parameters' types changed: `? + ?` with integers is then an
+/// integer, not a DOUBLE.
+pub(crate) fn with_param_types<T>(types: &[SqlType], bind: impl FnOnce() -> T) -> T {
+    let previous = PARAM_TYPES.with(|t| t.replace(types.to_vec()));
+    let out = bind();
+    PARAM_TYPES.with(|t| *t.borrow_mut() = previous);
+    out
+}
+
+/// The type a parameter value binds as.
+pub(crate) fn param_type(value: &Value) -> SqlType {
+    match value {
+        Value::Null => SqlType::TEXT,
+        other => value_type(other),
+    }
 }
 
 fn decode_hex(h: &str) -> Option<Vec<u8>> {

@@ -1221,7 +1221,8 @@ fn run_update(
     }
     check_divisions_by_zero(session, false)?;
     Ok(QueryResult::Ok {
-        affected_rows: changed,
+        // CLIENT_FOUND_ROWS: clients that ask get the rows matched.
+        affected_rows: if session.found_rows { matched } else { changed },
         last_insert_id: 0,
         info: format!("Rows matched: {matched}  Changed: {changed}  Warnings: 0"),
     })

@@ -128,6 +128,8 @@ pub struct Prepared {
     pub columns: Vec<OutputColumn>,
     /// The table privileges its bound form needs, checked again at each EXECUTE.
     accesses: Vec<TableAccess>,
+    /// The parameter types `bound` was bound with (empty: all text, as prepared).
+    param_types: Vec<SqlType>,
 }
 
 /// SET TRANSACTION without SESSION/GLOBAL: applies to the next transaction only.
@@ -155,6 +157,8 @@ pub struct Session {
     statement_text: Option<String>,
     /// Where query results stream, if anywhere (the server sets one).
     pub(crate) row_sink: Option<Box<dyn RowSink>>,
+    /// UPDATE reports rows matched, not changed (the client's CLIENT_FOUND_ROWS).
+    pub(crate) found_rows: bool,
     /// Who the session runs as (`accounts.rs`).
     identity: Identity,
     /// The account's grants as of `grants_generation` of the engine's cache.
@@ -213,6 +217,7 @@ impl Session {
             next_statement_id: 1,
             statement_text: None,
             row_sink: None,
+            found_rows: false,
             identity: Identity {
                 user: entry.user.clone(),
                 host: entry.host.clone(),
@@ -385,6 +390,12 @@ impl Session {
         self.last_insert_id = 0;
         self.warnings.clear();
         self.prepared.clear();
+    }
+
+    /// Whether UPDATE's affected rows count the rows matched (MySQL's
+    /// CLIENT_FOUND_ROWS) rather than the rows changed.
+    pub fn set_found_rows(&mut self, on: bool) {
+        self.found_rows = on;
     }
 
     /// Streams the result sets of later queries to `sink` (None: collect them).
@@ -579,6 +590,7 @@ impl Session {
                 bound,
                 columns,
                 accesses,
+                param_types: Vec::new(),
             },
         );
         Ok(id)
@@ -631,10 +643,29 @@ impl Session {
                 "Incorrect arguments to mysqld_stmt_execute",
             ));
         }
+        // Bind again when the parameters' types changed since the last binding.
+        let mut bound = bound;
+        if bound.is_some() && !params.is_empty() {
+            let types: Vec<SqlType> = params.iter().map(crate::bind::param_type).collect();
+            let p = self.prepared.get(&id).expect("looked up above");
+            if p.param_types != types {
+                let rebound = Arc::new(crate::bind::with_param_types(&types, || {
+                    self.bind_statement(&parsed)
+                })?);
+                let p = self.prepared.get_mut(&id).expect("looked up above");
+                p.bound = Some(rebound.clone());
+                p.param_types = types;
+                bound = Some(rebound);
+            }
+        }
         match self.run_statement(&parsed, params, bound.clone()) {
             Err(Error::TableDefinitionChanged(_)) if bound.is_some() => {
                 // A table changed definition since it was prepared: bind again.
-                let rebound = Arc::new(self.bind_statement(&parsed)?);
+                let types = self.prepared.get(&id).map(|p| p.param_types.clone());
+                let rebound = Arc::new(crate::bind::with_param_types(
+                    &types.unwrap_or_default(),
+                    || self.bind_statement(&parsed),
+                )?);
                 if let Some(p) = self.prepared.get_mut(&id) {
                     p.bound = Some(rebound.clone());
                 }

@@ -340,6 +340,17 @@ pub static VARIABLES: &[VarSpec] = &[
     var("datadir", Global, RO, K::Str, D::Computed(datadir)),
     var("date_format", Global, RO, K::Str, D::Str("%Y-%m-%d")),
     var("datetime_format", Global, RO, K::Str, D::Str("%Y-%m-%d %H:%i:%s")),
+    // The plugin of accounts created without `IDENTIFIED WITH`, and of root on first
+    // start. MySQL 8's is caching_sha2_password; Tarn's is MariaDB's, because
+    // libmariadb-based clients (sysbench, mysqlclient on Debian) fail when several
+    // threads load caching_sha2_password at once.
+    var(
+        "default_authentication_plugin",
+        Global,
+        RO,
+        K::Enum(&["mysql_native_password", "caching_sha2_password"]),
+        D::Str("mysql_native_password"),
+    ),
     var("default_storage_engine", Both, RW, K::Enum(&["InnoDB"]), D::Str("InnoDB")),
     var("div_precision_increment", Both, RW, K::UInt { min: 0, max: 30 }, D::UInt(4)),
     var("error_count", Session, RO, ANY_UINT, D::UInt(0)),
