@@ -2825,7 +2825,10 @@ fn literal(v: &ast::Value) -> Result<(Expr, SqlType)> {
                 .parse()
                 .map_err(|_| Error::sql(1064, "42000", format!("Unexpected placeholder '{p}'")))?;
             let ty = PARAM_TYPES.with(|t| t.borrow().get(n.saturating_sub(1)).copied());
-            return Ok((Expr::Param(n.saturating_sub(1)), ty.unwrap_or(SqlType::TEXT)));
+            return Ok((
+                Expr::Param(n.saturating_sub(1)),
+                ty.unwrap_or(SqlType::TEXT),
+            ));
         }
         other => return Err(unsupported(format!("literal {other}"))),
     };

@@ -223,6 +223,60 @@ fn put_uint(out: &mut Vec<u8>, mut n: u64) {
     out.extend_from_slice(&digits[i..]);
 }
 
+/// Appends `digits` decimal digits of `n`, zero-padded.
+fn put_padded(out: &mut Vec<u8>, mut n: u32, digits: usize) {
+    let at = out.len();
+    out.resize(at + digits, b'0');
+    for i in (0..digits).rev() {
+        out[at + i] = b'0' + (n % 10) as u8;
+        n /= 10;
+    }
+}
+
+/// `YYYY-MM-DD` (the caller checked the fields' ranges).
+fn put_date(out: &mut Vec<u8>, d: &tarn_row::datetime::Date) {
+    put_padded(out, d.year as u32, 4);
+    out.push(b'-');
+    put_padded(out, d.month as u32, 2);
+    out.push(b'-');
+    put_padded(out, d.day as u32, 2);
+}
+
+/// A decimal from its mantissa and scale, as MySQL prints it (`-0.05`, `12.50`).
+fn put_decimal(out: &mut Vec<u8>, mantissa: i128, scale: u8) {
+    if mantissa < 0 {
+        out.push(b'-');
+    }
+    let mut digits = [0u8; 40];
+    let mut n = mantissa.unsigned_abs();
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let digits = &digits[i..];
+    let scale = scale as usize;
+    if digits.len() <= scale {
+        out.push(b'0');
+        if scale > 0 {
+            out.push(b'.');
+            out.resize(out.len() + scale - digits.len(), b'0');
+            out.extend_from_slice(digits);
+        }
+    } else {
+        let (integer, fraction) = digits.split_at(digits.len() - scale);
+        out.extend_from_slice(integer);
+        if scale > 0 {
+            out.push(b'.');
+            out.extend_from_slice(fraction);
+        }
+    }
+}
+
 /// Appends a length-encoded value whose text is shorter than 251 bytes, written by
 /// `write` straight into `out` (the length byte is patched afterwards).
 fn put_short(out: &mut Vec<u8>, write: impl FnOnce(&mut Vec<u8>)) {
@@ -241,9 +295,16 @@ fn put_text_value(out: &mut Vec<u8>, value: &Value, ty: &SqlType) {
         Value::Int(n) => put_short(out, |o| put_int(o, *n)),
         Value::UInt(n) => put_short(out, |o| put_uint(o, *n)),
         Value::Bytes(b) => put_lenenc_bytes(out, b),
-        Value::Decimal(d) => put_short(out, |o| {
-            let _ = write!(o, "{d}");
+        Value::Decimal(d) => put_short(out, |o| match d.to_i128_mantissa() {
+            Some(m) => put_decimal(o, m, d.scale()),
+            None => {
+                let _ = write!(o, "{d}");
+            }
         }),
+        Value::Date(d) if d.year <= 9999 && d.month <= 12 && d.day <= 31 => {
+            out.push(10);
+            put_date(out, d);
+        }
         Value::Date(d) => put_short(out, |o| {
             let _ = write!(o, "{d}");
         }),
@@ -393,6 +454,22 @@ mod tests {
         let p = payloads(&buf);
         assert_eq!(p[0], b"\x03-42\x03abc");
         assert_eq!(p[1], b"\xfb\x1418446744073709551615");
+    }
+
+    #[test]
+    fn decimals_and_dates_print_as_their_display_does() {
+        for text in ["0", "-0.05", "12.50", "0.001", "-123456789012.345678", "7"] {
+            let d = tarn_row::decimal::Decimal::parse(text).unwrap();
+            let mut out = Vec::new();
+            put_text_value(&mut out, &Value::Decimal(d), &SqlType::BIGINT);
+            assert_eq!(&out[1..], d.to_string().as_bytes(), "{text}");
+        }
+        for text in ["2024-02-29", "0001-01-01", "9999-12-31"] {
+            let d = tarn_row::datetime::Date::parse(text).unwrap();
+            let mut out = Vec::new();
+            put_text_value(&mut out, &Value::Date(d), &SqlType::Date);
+            assert_eq!(&out[1..], text.as_bytes());
+        }
     }
 
     #[test]
