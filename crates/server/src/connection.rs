@@ -20,9 +20,11 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
+use std::os::fd::AsFd;
 use tarn_common::{Error, Result};
 use tarn_sql::accounts::{Account, AuthPlugin};
 use tarn_sql::{QueryResult, Session};
+
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc::Receiver;
@@ -143,6 +145,18 @@ pub struct Conn {
     pub capabilities: u32,
     /// Parameter types and long data per prepared statement.
     pub params: HashMap<u32, ParamState>,
+    /// The socket as a blocking stream (plain TCP only; None over TLS).
+    pub sync_socket: Option<std::net::TcpStream>,
+}
+
+/// How a statement thread gave the connection back.
+enum Sticky {
+    /// The client went quiet: the network task waits for its next command.
+    Idle,
+    Close,
+    /// A command the network task must run itself (COM_CHANGE_USER), with the
+    /// sequence number that follows it.
+    Deferred(Vec<u8>, u8),
 }
 
 /// Ends the command loop or not.
@@ -194,6 +208,7 @@ async fn handshake(
         }
     };
     let mut stream: Boxed;
+    let mut sync_socket = None;
     let tls = response.ssl_request;
     if tls {
         let Some(acceptor) = &shared.tls else {
@@ -218,6 +233,13 @@ async fn handshake(
             }
         };
     } else {
+        // A blocking twin of the socket, for statement threads that keep a busy
+        // connection (`Conn::run_sticky`).
+        sync_socket = tcp
+            .as_fd()
+            .try_clone_to_owned()
+            .ok()
+            .map(std::net::TcpStream::from);
         stream = Box::new(tcp);
     }
     let client_caps = response.capabilities & capabilities;
@@ -270,6 +292,7 @@ async fn handshake(
         stream: stream_state,
         capabilities: client_caps,
         params: HashMap::new(),
+        sync_socket,
     };
     Ok((stream, conn, rx))
 }
@@ -360,11 +383,12 @@ async fn command_loop(
     let mut payload = Vec::new();
     let engine = shared.engine.clone();
     tracing::debug!("connection {id} from {peer} as {}", conn.account.user);
+    let mut deferred: Option<(Vec<u8>, u8)> = None;
     'commands: loop {
         // Idle: wait for the next command, checking for KILL, shutdown and
         // wait_timeout once a second.
         let idle_since = Instant::now();
-        loop {
+        while deferred.is_none() {
             match tokio::time::timeout(Duration::from_secs(1), reader.fill_buf()).await {
                 Ok(Ok([])) | Ok(Err(_)) => break 'commands,
                 Ok(Ok(_)) => break,
@@ -393,26 +417,31 @@ async fn command_loop(
             }
         }
         let mut seq = 0u8;
-        let limit = conn
-            .session
-            .variables()
-            .get("max_allowed_packet")
-            .and_then(|v| tarn_sql::scalar::cast::to_i64(&v))
-            .unwrap_or(64 << 20) as usize;
-        let read = tokio::time::timeout(
-            Duration::from_secs(shared.net_read_timeout_s()),
-            read_payload(&mut reader, &mut seq, limit, &mut payload),
-        )
-        .await;
-        match read {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => {
-                if let Some(err) = protocol_error(&e) {
-                    send_error(&mut writer, &mut seq, &err).await;
+        if let Some((p, next)) = deferred.take() {
+            payload = p;
+            seq = next;
+        } else {
+            let limit = conn
+                .session
+                .variables()
+                .get("max_allowed_packet")
+                .and_then(|v| tarn_sql::scalar::cast::to_i64(&v))
+                .unwrap_or(64 << 20) as usize;
+            let read = tokio::time::timeout(
+                Duration::from_secs(shared.net_read_timeout_s()),
+                read_payload(&mut reader, &mut seq, limit, &mut payload),
+            )
+            .await;
+            match read {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => {
+                    if let Some(err) = protocol_error(&e) {
+                        send_error(&mut writer, &mut seq, &err).await;
+                    }
+                    break;
                 }
-                break;
+                Err(_) => break,
             }
-            Err(_) => break,
         }
         if payload.first() == Some(&command::QUIT) {
             break;
@@ -425,16 +454,42 @@ async fn command_loop(
                 Flow::Close => break,
             }
         }
+        if conn.sync_socket.is_some() && reader.buffer().is_empty() {
+            // The common case: a statement thread takes the connection and keeps it
+            // while the client keeps it busy.
+            let command_payload = std::mem::take(&mut payload);
+            let job = tokio::task::spawn_blocking(move || {
+                let end = conn.run_sticky(command_payload, seq);
+                (conn, end)
+            });
+            match job.await {
+                Ok((c, end)) => {
+                    conn = c;
+                    match end {
+                        Sticky::Idle => continue,
+                        Sticky::Close => break,
+                        Sticky::Deferred(p, next) => {
+                            deferred = Some((p, next));
+                            continue;
+                        }
+                    }
+                }
+                Err(e) => {
+                    tracing::error!("connection {id}: a statement thread failed: {e}");
+                    return;
+                }
+            }
+        }
         conn.stream.lock().output.seq = seq;
         let command_payload = std::mem::take(&mut payload);
         let mut job = tokio::task::spawn_blocking(move || {
-            let flow = conn.command(&command_payload);
-            (conn, command_payload, flow)
+            let (flow, tail) = conn.command(&command_payload);
+            (conn, command_payload, flow, tail)
         });
         let mut watching = true;
         let mut write_failed = false;
         let mut client_gone = false;
-        let (returned, flow) = loop {
+        let (returned, flow, tail) = loop {
             tokio::select! {
                 biased;
                 Some(buf) = rx.recv() => {
@@ -444,9 +499,9 @@ async fn command_loop(
                     }
                 }
                 done = &mut job => match done {
-                    Ok((c, p, flow)) => {
+                    Ok((c, p, flow, tail)) => {
                         payload = p;
-                        break (c, flow);
+                        break (c, flow, tail);
                     }
                     Err(e) => {
                         tracing::error!("connection {id}: a statement thread failed: {e}");
@@ -468,6 +523,9 @@ async fn command_loop(
             if !write_failed && writer.write_all(&buf).await.is_err() {
                 write_failed = true;
             }
+        }
+        if !write_failed && !tail.is_empty() && writer.write_all(&tail).await.is_err() {
+            write_failed = true;
         }
         if write_failed || client_gone || flow == Flow::Close || conn.session.is_killed() {
             break;
@@ -593,12 +651,101 @@ impl Conn {
     }
 
     /// Runs one command (on a statement thread) and flushes its answer.
-    fn command(&mut self, payload: &[u8]) -> Flow {
+    /// Runs one command (on a statement thread). Returns the answer's last buffer,
+    /// which the network task writes itself: a small answer never goes through the
+    /// output channel (one thread hand-off fewer per statement).
+    fn command(&mut self, payload: &[u8]) -> (Flow, Vec<u8>) {
         let flow = self.dispatch(payload);
-        if self.stream.lock().output.flush().is_err() {
-            return Flow::Close;
+        let tail = std::mem::take(&mut self.stream.lock().output.buf);
+        (flow, tail)
+    }
+
+    /// Runs `payload` (read with sequence number `seq` next) on this statement
+    /// thread, answering straight into the socket, then goes on reading and running
+    /// the client's commands itself for as long as each arrives within
+    /// `STATEMENT_THREAD_LINGER_MS` of the last answer. A busy connection so costs
+    /// no thread hand-off per statement. A client that disconnects while a
+    /// statement runs is noticed at the statement's first write.
+    fn run_sticky(&mut self, mut payload: Vec<u8>, mut seq: u8) -> Sticky {
+        let Some(socket) = self.sync_socket.as_ref().and_then(|s| s.try_clone().ok()) else {
+            return Sticky::Close;
+        };
+        let mut reader = match socket.try_clone() {
+            Ok(r) => r,
+            Err(_) => return Sticky::Close,
+        };
+        if socket.set_nonblocking(false).is_err() {
+            return Sticky::Close;
         }
-        flow
+        self.stream.lock().output.direct = Some(socket);
+        let end = self.sticky_loop(&mut reader, &mut payload, &mut seq);
+        if let Some(socket) = self.stream.lock().output.direct.take() {
+            if socket.set_nonblocking(true).is_err() {
+                return Sticky::Close;
+            }
+        }
+        end
+    }
+
+    fn sticky_loop(
+        &mut self,
+        socket: &mut std::net::TcpStream,
+        payload: &mut Vec<u8>,
+        seq: &mut u8,
+    ) -> Sticky {
+        let linger = Duration::from_millis(crate::limits::STATEMENT_THREAD_LINGER_MS);
+        let net_read_timeout = Duration::from_secs(self.shared.net_read_timeout_s());
+        loop {
+            self.stream.lock().output.seq = *seq;
+            let flow = self.dispatch(payload);
+            let flushed = self.stream.lock().output.flush();
+            if flow == Flow::Close || flushed.is_err() || self.session.is_killed() {
+                return Sticky::Close;
+            }
+            // Linger: is the next command coming soon?
+            if socket.set_read_timeout(Some(linger)).is_err() {
+                return Sticky::Close;
+            }
+            match socket.peek(&mut [0u8; 1]) {
+                Ok(0) => return Sticky::Close,
+                Ok(_) => {}
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    return Sticky::Idle;
+                }
+                Err(_) => return Sticky::Close,
+            }
+            if socket.set_read_timeout(Some(net_read_timeout)).is_err() {
+                return Sticky::Close;
+            }
+            *seq = 0;
+            let limit = self
+                .session
+                .variables()
+                .get("max_allowed_packet")
+                .and_then(|v| tarn_sql::scalar::cast::to_i64(&v))
+                .unwrap_or(64 << 20) as usize;
+            if let Err(e) = packet::read_payload_blocking(socket, seq, limit, payload) {
+                if let Some(err) = protocol_error(&e) {
+                    let mut out = self.stream.lock();
+                    out.output.seq = *seq;
+                    out.output.err(&err);
+                    let _ = out.output.flush();
+                }
+                return Sticky::Close;
+            }
+            match payload.first() {
+                Some(&command::QUIT) => return Sticky::Close,
+                Some(&command::CHANGE_USER) => {
+                    return Sticky::Deferred(std::mem::take(payload), *seq);
+                }
+                _ => {}
+            }
+        }
     }
 
     fn dispatch(&mut self, payload: &[u8]) -> Flow {

@@ -27,3 +27,9 @@ pub const ENCODE_JOBS_PER_THREAD: usize = 2;
 
 /// Bytes of COM_STMT_SEND_LONG_DATA one statement parameter may collect.
 pub const LONG_DATA_BYTES_MAX: usize = 1 << 30;
+
+/// How long a statement thread keeps a plain-TCP connection after answering, waiting
+/// for its next command, before handing it back to the network threads. A busy
+/// connection so keeps one thread and needs no hand-off per statement (like
+/// MySQL's thread per connection); an idle one holds no thread after this.
+pub const STATEMENT_THREAD_LINGER_MS: u64 = 20;

@@ -43,6 +43,9 @@ pub struct Output {
     /// The next sequence number.
     pub seq: u8,
     tx: tokio::sync::mpsc::Sender<Vec<u8>>,
+    /// The socket itself, while a statement thread owns the connection
+    /// (`Conn::run_sticky`): buffers are written here, blocking, not handed over.
+    pub direct: Option<std::net::TcpStream>,
     /// The client asked for DEPRECATE_EOF (no EOF after column definitions; an
     /// 0xfe-headed OK ends a result set).
     pub deprecate_eof: bool,
@@ -54,6 +57,7 @@ impl Output {
             buf: Vec::with_capacity(4096),
             seq: 0,
             tx,
+            direct: None,
             deprecate_eof,
         }
     }
@@ -70,6 +74,10 @@ impl Output {
             return Ok(());
         }
         let buf = std::mem::replace(&mut self.buf, Vec::with_capacity(4096));
+        if let Some(socket) = &mut self.direct {
+            use std::io::Write;
+            return socket.write_all(&buf).map_err(|_| network_error());
+        }
         self.tx.blocking_send(buf).map_err(|_| network_error())
     }
 

@@ -96,6 +96,59 @@ pub async fn read_payload<R: AsyncRead + Unpin>(
     Ok(())
 }
 
+/// [`read_payload`] on a blocking socket (a statement thread reading its
+/// connection's next command, see `connection::Conn::run_sticky`).
+pub fn read_payload_blocking<R: std::io::Read + ?Sized>(
+    reader: &mut R,
+    seq: &mut u8,
+    limit_bytes: usize,
+    out: &mut Vec<u8>,
+) -> Result<(), ReadError> {
+    out.clear();
+    let mut too_large = false;
+    loop {
+        let mut header = [0u8; 4];
+        match reader.read_exact(&mut header) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof && out.is_empty() => {
+                return Err(ReadError::Closed);
+            }
+            Err(e) => return Err(e.into()),
+        }
+        let len = u32::from_le_bytes([header[0], header[1], header[2], 0]) as usize;
+        if header[3] != *seq {
+            return Err(ReadError::OutOfOrder {
+                expected: *seq,
+                got: header[3],
+            });
+        }
+        *seq = seq.wrapping_add(1);
+        if too_large || out.len() + len > limit_bytes {
+            too_large = true;
+            out.clear();
+            let skipped = std::io::copy(
+                &mut std::io::Read::take(&mut *reader, len as u64),
+                &mut std::io::sink(),
+            )?;
+            if skipped < len as u64 {
+                return Err(ReadError::Closed);
+            }
+        } else {
+            let start = out.len();
+            out.resize(start + len, 0);
+            reader.read_exact(&mut out[start..])?;
+        }
+        if len < MAX_PAYLOAD_BYTES {
+            break;
+        }
+    }
+    if too_large {
+        out.clear();
+        return Err(ReadError::TooLarge { limit_bytes });
+    }
+    Ok(())
+}
+
 /// Starts a packet at the end of `out`: reserves its header. Returns where it starts.
 pub fn begin(out: &mut Vec<u8>) -> usize {
     let start = out.len();
@@ -158,6 +211,10 @@ mod tests {
             let mut seq = 0;
             let mut out = Vec::new();
             read_payload(&mut reader, &mut seq, limit, &mut out).await?;
+            // The blocking twin reads the same.
+            let (mut blocking, mut seq2, mut out2) = (&bytes[..], 0, Vec::new());
+            read_payload_blocking(&mut blocking, &mut seq2, limit, &mut out2)?;
+            assert_eq!((out2.as_slice(), seq2), (out.as_slice(), seq));
             Ok(out)
         })
     }
