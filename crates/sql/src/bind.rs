@@ -32,7 +32,7 @@ use tarn_row::types::Collation;
 
 use crate::expr::{CmpOp, Expr};
 use crate::limits::NESTING_DEPTH_MAX;
-use crate::plan::{AggCall, JoinKind, OutputColumn, Plan, SortKey};
+use crate::plan::{AggCall, ConcatSpec, JoinKind, OutputColumn, Plan, SortKey};
 use crate::planner::{FromRelation, LeftJoin, QueryBlock};
 use crate::scalar::agg::{self, AggFunc};
 use crate::scalar::arith::{self, ArithOp};
@@ -1354,6 +1354,7 @@ impl<'c> Binder<'c> {
                         arg: Some(Expr::Column(c)),
                         distinct: false,
                         arg_type: ty,
+                        concat: None,
                     });
                     s.agg_texts.push(text);
                     s.aggs.len() - 1
@@ -1463,6 +1464,12 @@ impl<'c> Binder<'c> {
             list.duplicate_treatment,
             Some(ast::DuplicateTreatment::Distinct)
         );
+        if func == AggFunc::GroupConcat {
+            return self.bind_group_concat(list, distinct, text, state, es);
+        }
+        if !list.clauses.is_empty() {
+            return Err(wrong_args(text));
+        }
         let (func, arg, arg_type) = match list.args.as_slice() {
             [FunctionArg::Unnamed(FunctionArgExpr::Wildcard)] if func == AggFunc::Count => {
                 (AggFunc::CountStar, None, SqlType::BIGINT)
@@ -1494,12 +1501,101 @@ impl<'c> Binder<'c> {
                     arg,
                     distinct,
                     arg_type,
+                    concat: None,
                 });
                 s.agg_texts.push(text.to_string());
                 s.aggs.len() - 1
             }
         };
         let ty = agg::agg_return_type(func, arg_type);
+        Ok((Expr::Column(s.group.len() + position), ty))
+    }
+
+    /// `GROUP_CONCAT([DISTINCT] expr [, expr ...] [ORDER BY expr [ASC | DESC], ...]
+    /// [SEPARATOR 'str'])`.
+    fn bind_group_concat(
+        &mut self,
+        list: &ast::FunctionArgumentList,
+        distinct: bool,
+        text: &str,
+        state: &RefCell<AggState>,
+        es: &ExprScope,
+    ) -> Result<(Expr, SqlType)> {
+        let input = state.borrow().input.clone();
+        let inner = ExprScope {
+            scope: &input,
+            outer: es.outer,
+            correlated: es.correlated,
+            agg: None,
+            aliases: &[],
+            select_items: &[],
+        };
+        let mut args = Vec::with_capacity(list.args.len());
+        for a in &list.args {
+            let FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) = a else {
+                return Err(wrong_args(text));
+            };
+            if has_aggregate(e) {
+                return Err(Error::sql(1111, "HY000", "Invalid use of group function"));
+            }
+            args.push(self.bind_expr(e, &inner)?);
+        }
+        if args.is_empty() {
+            return Err(wrong_args(text));
+        }
+        let mut order = Vec::new();
+        let mut separator = b",".to_vec();
+        for clause in &list.clauses {
+            match clause {
+                ast::FunctionArgumentClause::OrderBy(items) => {
+                    for item in items {
+                        if has_aggregate(&item.expr) {
+                            return Err(Error::sql(1111, "HY000", "Invalid use of group function"));
+                        }
+                        let (expr, ty) = self.bind_expr(&item.expr, &inner)?;
+                        let descending = matches!(item.options.sort, Some(ast::OrderBySort::Desc));
+                        order.push((SortKey { expr, descending }, ty));
+                    }
+                }
+                ast::FunctionArgumentClause::Separator(v) => match &v.value {
+                    ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => {
+                        separator = s.as_bytes().to_vec();
+                    }
+                    _ => return Err(wrong_args(text)),
+                },
+                _ => return Err(wrong_args(text)),
+            }
+        }
+        let mut args = args.into_iter();
+        let (arg, arg_type) = args.next().expect("one argument at least");
+        let more_args: Vec<(Expr, SqlType)> = args.collect();
+        // Text, or a BLOB if an argument is one.
+        let ty = if more_args.iter().any(|(_, t)| *t == SqlType::Blob) {
+            SqlType::Blob
+        } else if more_args.is_empty() {
+            agg::agg_return_type(AggFunc::GroupConcat, arg_type)
+        } else {
+            agg::agg_return_type(AggFunc::GroupConcat, SqlType::TEXT)
+        };
+        let mut s = state.borrow_mut();
+        let position = match s.agg_texts.iter().position(|t| t == text) {
+            Some(p) => p,
+            None => {
+                s.aggs.push(AggCall {
+                    func: AggFunc::GroupConcat,
+                    arg: Some(arg),
+                    distinct,
+                    arg_type,
+                    concat: Some(Box::new(ConcatSpec {
+                        more_args,
+                        order,
+                        separator,
+                    })),
+                });
+                s.agg_texts.push(text.to_string());
+                s.aggs.len() - 1
+            }
+        };
         Ok((Expr::Column(s.group.len() + position), ty))
     }
 
@@ -2694,6 +2790,7 @@ pub fn aggregate_function(name: &str) -> Option<AggFunc> {
         "BIT_AND" => AggFunc::BitAnd,
         "BIT_OR" => AggFunc::BitOr,
         "ANY_VALUE" => AggFunc::AnyValue,
+        "GROUP_CONCAT" => AggFunc::GroupConcat,
         _ => return None,
     })
 }

@@ -30,7 +30,7 @@ use crate::expr::{EvalContext, Expr};
 use crate::limits::{CHUNK_ROWS, CORRELATED_CACHE_ENTRIES_MAX};
 use crate::plan::{Access, AggCall, JoinKind, Plan, SortKey};
 use crate::scalar::FnContext;
-use crate::scalar::agg::{Accumulator, AggFunc};
+use crate::scalar::agg::{self, Accumulator};
 use crate::scalar::{cast, compare};
 use crate::subquery::{self, SubqueryExpr, SubqueryKind, SubqueryResult, SubqueryRunner};
 
@@ -1082,14 +1082,58 @@ struct Group {
     distinct: Vec<HashSet<Vec<u8>>>,
 }
 
+/// An empty accumulator for `call`.
+pub(crate) fn accumulator(call: &AggCall, functions: &FnContext) -> Accumulator {
+    match &call.concat {
+        Some(spec) => Accumulator::group_concat(
+            &spec.separator,
+            functions.group_concat_max_len,
+            spec.order
+                .iter()
+                .map(|(k, ty)| (k.descending, ty.collation()))
+                .collect(),
+        ),
+        None => Accumulator::new(call.func, call.arg_type, call.arg_type.collation()),
+    }
+}
+
+/// The columns `call` reads from `chunk` ([`AggCall::exprs`]).
+pub(crate) fn eval_agg_args(
+    call: &AggCall,
+    chunk: &Chunk,
+    cx: &EvalContext,
+) -> Result<Vec<Vec<Value>>> {
+    call.exprs().map(|e| e.eval(chunk, cx)).collect()
+}
+
+/// Folds row `row` of the columns `args` ([`eval_agg_args`]) into `acc`.
+pub(crate) fn update_agg(
+    call: &AggCall,
+    acc: &mut Accumulator,
+    args: &[Vec<Value>],
+    row: usize,
+) -> Result<()> {
+    match (&call.concat, args.first()) {
+        (Some(spec), _) => {
+            let n = 1 + spec.more_args.len();
+            let parts: Vec<&Value> = args[..n].iter().map(|c| &c[row]).collect();
+            let keys = args[n..].iter().map(|c| c[row].clone()).collect();
+            acc.update_concat(&parts, keys);
+            Ok(())
+        }
+        (None, Some(column)) => acc.update(&column[row]),
+        (None, None) => acc.update(&Value::Int(1)),
+    }
+}
+
 impl AggregateOp<'_> {
-    fn new_group(&self, keys: Vec<Value>) -> Group {
+    fn new_group(&self, keys: Vec<Value>, cx: &ExecContext) -> Group {
         Group {
             keys,
             accumulators: self
                 .aggs
                 .iter()
-                .map(|a| Accumulator::new(a.func, a.arg_type, a.arg_type.collation()))
+                .map(|a| accumulator(a, cx.functions))
                 .collect(),
             distinct: self.aggs.iter().map(|_| HashSet::new()).collect(),
         }
@@ -1110,7 +1154,7 @@ impl AggregateOp<'_> {
             let args = self
                 .aggs
                 .iter()
-                .map(|a| a.arg.as_ref().map(|e| e.eval(&chunk, &ecx)).transpose())
+                .map(|a| eval_agg_args(a, &chunk, &ecx))
                 .collect::<Result<Vec<_>>>()?;
             let mut key = Vec::new();
             for row in 0..chunk.len() {
@@ -1123,45 +1167,59 @@ impl AggregateOp<'_> {
                     Some(&g) => g,
                     None => {
                         cx.memory.charge(key.len() + 64 + self.aggs.len() * 64)?;
-                        groups.push(self.new_group(keys.iter().map(|k| k[row].clone()).collect()));
+                        groups.push(
+                            self.new_group(keys.iter().map(|k| k[row].clone()).collect(), cx),
+                        );
                         index.insert(key.clone(), groups.len() - 1);
                         groups.len() - 1
                     }
                 };
                 let group = &mut groups[g];
                 for (a, call) in self.aggs.iter().enumerate() {
-                    let value = match &args[a] {
-                        Some(column) => &column[row],
-                        None => &Value::Int(1),
-                    };
                     if call.distinct {
-                        if value.is_null() {
+                        // The arguments (not GROUP_CONCAT's ORDER BY keys).
+                        let types = std::iter::once(call.arg_type).chain(
+                            call.concat
+                                .iter()
+                                .flat_map(|c| c.more_args.iter().map(|(_, ty)| *ty)),
+                        );
+                        let mut k = Vec::new();
+                        let mut null = false;
+                        for (column, ty) in args[a].iter().zip(types) {
+                            null |= column[row].is_null();
+                            join_key(&column[row], ty.collation(), &mut k);
+                            k.push(0xFE);
+                        }
+                        if null {
                             continue;
                         }
-                        let mut k = Vec::new();
-                        join_key(value, call.arg_type.collation(), &mut k);
+                        let len = k.len();
                         if !group.distinct[a].insert(k) {
                             continue;
                         }
-                        cx.memory.charge(32)?;
+                        cx.memory.charge(32 + len)?;
                     }
-                    group.accumulators[a].update(value)?;
+                    let acc = &mut group.accumulators[a];
+                    let before = acc.held_bytes();
+                    update_agg(call, acc, &args[a], row)?;
+                    let grown = acc.held_bytes() - before;
+                    if grown > 0 {
+                        cx.memory.charge(grown)?;
+                    }
                 }
             }
         }
         if groups.is_empty() && self.group.is_empty() {
-            groups.push(self.new_group(Vec::new()));
+            groups.push(self.new_group(Vec::new(), cx));
         }
         let width = self.group.len() + self.aggs.len();
         let mut rows = Vec::with_capacity(groups.len());
+        let mut rows_before = vec![0; self.aggs.len()];
         for g in groups {
             let mut row = g.keys;
-            for a in &g.accumulators {
-                row.push(a.finish()?);
-            }
+            agg::finish_group(&g.accumulators, &mut rows_before, &mut row)?;
             rows.push(row);
         }
-        let _ = AggFunc::Count;
         Ok(if rows.is_empty() {
             Vec::new()
         } else {

@@ -161,7 +161,7 @@ pub fn describe(plan: &Plan) -> String {
             group.iter().all(parallel_safe)
                 && aggs
                     .iter()
-                    .all(|a| !a.distinct && a.arg.as_ref().is_none_or(parallel_safe))
+                    .all(|a| !a.distinct && a.exprs().all(parallel_safe))
                 && shape(input).is_some()
         }
         Plan::Filter { .. } | Plan::Project { .. } | Plan::Scan { .. } | Plan::Join { .. } => {
@@ -204,7 +204,7 @@ pub fn open_parallel(plan: &Plan) -> Option<Box<dyn Operator + '_>> {
         } if group.iter().all(parallel_safe)
             && aggs
                 .iter()
-                .all(|a| !a.distinct && a.arg.as_ref().is_none_or(parallel_safe)) =>
+                .all(|a| !a.distinct && a.exprs().all(parallel_safe)) =>
         {
             let s = shape(input)?;
             Some(Box::new(ParallelOp {
@@ -427,7 +427,7 @@ fn fold(
         .collect::<Result<Vec<_>>>()?;
     let args = aggs
         .iter()
-        .map(|a| a.arg.as_ref().map(|e| e.eval(chunk, cx)).transpose())
+        .map(|a| crate::exec::eval_agg_args(a, chunk, cx))
         .collect::<Result<Vec<_>>>()?;
     let mut key = Vec::new();
     for row in 0..chunk.len() {
@@ -442,15 +442,12 @@ fn fold(
                 keys: keys.iter().map(|k| k[row].clone()).collect(),
                 accumulators: aggs
                     .iter()
-                    .map(|a| Accumulator::new(a.func, a.arg_type, a.arg_type.collation()))
+                    .map(|a| crate::exec::accumulator(a, cx.functions))
                     .collect(),
             }),
         };
         for (a, acc) in partial.accumulators.iter_mut().enumerate() {
-            match &args[a] {
-                Some(column) => acc.update(&column[row])?,
-                None => acc.update(&Value::Int(1))?,
-            }
+            crate::exec::update_agg(&aggs[a], acc, &args[a], row)?;
         }
     }
     Ok(())
@@ -570,11 +567,19 @@ impl Operator for ParallelOp<'_> {
                                         for (a, b) in
                                             into.accumulators.iter_mut().zip(&partial.accumulators)
                                         {
+                                            let before = a.held_bytes();
                                             a.merge(b)?;
+                                            cx.memory.charge(a.held_bytes() - before)?;
                                         }
                                     }
                                     None => {
-                                        cx.memory.charge(key.len() + 64 + aggs.len() * 64)?;
+                                        let held: usize = partial
+                                            .accumulators
+                                            .iter()
+                                            .map(Accumulator::held_bytes)
+                                            .sum();
+                                        cx.memory
+                                            .charge(key.len() + 64 + aggs.len() * 64 + held)?;
                                         merged.insert(key, partial);
                                     }
                                 }
@@ -599,20 +604,17 @@ impl Operator for ParallelOp<'_> {
                             keys: Vec::new(),
                             accumulators: aggs
                                 .iter()
-                                .map(|a| {
-                                    Accumulator::new(a.func, a.arg_type, a.arg_type.collation())
-                                })
+                                .map(|a| crate::exec::accumulator(a, cx.functions))
                                 .collect(),
                         },
                     );
                 }
                 let width = group_len + aggs.len();
                 let mut rows = Vec::with_capacity(merged.len());
+                let mut rows_before = vec![0; aggs.len()];
                 for (_, p) in merged {
                     let mut row = p.keys;
-                    for a in &p.accumulators {
-                        row.push(a.finish()?);
-                    }
+                    crate::scalar::agg::finish_group(&p.accumulators, &mut rows_before, &mut row)?;
                     rows.push(row);
                 }
                 let chunks = if rows.is_empty() {

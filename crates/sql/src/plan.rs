@@ -107,6 +107,32 @@ pub struct AggCall {
     pub arg: Option<Expr>,
     pub distinct: bool,
     pub arg_type: SqlType,
+    /// GROUP_CONCAT only: the further arguments (concatenated after `arg`), the
+    /// ORDER BY keys with their types, and the separator.
+    pub concat: Option<Box<ConcatSpec>>,
+}
+
+/// The extra parts of `GROUP_CONCAT([DISTINCT] a, b, ... ORDER BY ... SEPARATOR s)`.
+#[derive(Clone, Debug)]
+pub struct ConcatSpec {
+    /// With their types (DISTINCT compares them under their collations).
+    pub more_args: Vec<(Expr, SqlType)>,
+    pub order: Vec<(SortKey, SqlType)>,
+    pub separator: Vec<u8>,
+}
+
+impl AggCall {
+    /// Every expression the aggregate evaluates over its input rows.
+    pub fn exprs(&self) -> impl Iterator<Item = &Expr> {
+        let (more, order) = match &self.concat {
+            Some(c) => (&c.more_args[..], &c.order[..]),
+            None => (&[][..], &[][..]),
+        };
+        self.arg
+            .iter()
+            .chain(more.iter().map(|(e, _)| e))
+            .chain(order.iter().map(|(k, _)| &k.expr))
+    }
 }
 
 /// One ORDER BY key.

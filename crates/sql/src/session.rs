@@ -703,6 +703,7 @@ impl Session {
             (max_ms > 0).then(|| Instant::now() + Duration::from_millis(max_ms));
         self.statement_text = Some(parsed.text.clone());
         crate::scalar::arith::take_divisions_by_zero();
+        crate::scalar::agg::take_concat_cuts();
         crate::scalar::func::take_last_insert_id_set();
         let mut result = self.dispatch(parsed, params, bound);
         if let Some(id) = crate::scalar::func::take_last_insert_id_set() {
@@ -715,9 +716,17 @@ impl Session {
         }
         // What was divided by zero and not made an error: one warning each.
         let divisions_by_zero = crate::scalar::arith::take_divisions_by_zero();
+        let concat_cuts = crate::scalar::agg::take_concat_cuts();
         if result.is_ok() {
             for _ in 0..divisions_by_zero.min(WARNINGS_MAX as u64) {
                 self.add_warning("Warning", 1365, "Division by 0".to_string());
+            }
+            for row in concat_cuts {
+                self.add_warning(
+                    "Warning",
+                    1260,
+                    format!("Row {row} was cut by GROUP_CONCAT()"),
+                );
             }
         }
         self.statement_text = None;
@@ -1041,6 +1050,11 @@ impl Session {
                 .map_or(crate::scalar::arith::DIV_PRECISION_INCREMENT_DEFAULT, |v| {
                     v.clamp(0, 30) as u8
                 }),
+            // 0: a value past BIGINT's range (the variable's least is 4).
+            group_concat_max_len: match self.var_u64("group_concat_max_len") {
+                0 => usize::MAX,
+                n => usize::try_from(n).unwrap_or(usize::MAX),
+            },
         }
     }
 

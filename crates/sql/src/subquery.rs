@@ -14,7 +14,7 @@ use tarn_row::types::Collation;
 
 use crate::chunk::Chunk;
 use crate::expr::{EvalContext, Expr};
-use crate::plan::{Access, Plan};
+use crate::plan::{Access, AggCall, Plan};
 
 /// What a subquery computes.
 #[derive(Debug)]
@@ -96,11 +96,7 @@ fn grouped_form(plan: &Plan) -> Option<(Plan, Vec<usize>)> {
     else {
         return None;
     };
-    if !group.is_empty()
-        || aggs
-            .iter()
-            .any(|a| a.arg.as_ref().is_some_and(Expr::is_correlated))
-    {
+    if !group.is_empty() || aggs.iter().any(|a| a.exprs().any(Expr::is_correlated)) {
         return None;
     }
     if exprs.iter().any(Expr::is_correlated) {
@@ -346,7 +342,7 @@ pub fn collect_outer(plan: &Plan, out: &mut Vec<usize>) {
             input, group, aggs, ..
         } => {
             group.iter().for_each(&mut visit);
-            aggs.iter().filter_map(|a| a.arg.as_ref()).for_each(visit);
+            aggs.iter().flat_map(AggCall::exprs).for_each(visit);
             collect_outer(input, out);
         }
         Plan::Sort { input, keys } => {

@@ -381,3 +381,75 @@ fn parallel_pipelines_and_sorts_agree_with_the_definition() {
     let stats = table.stats().expect("statistics were taken automatically");
     assert_eq!(stats.rows, ROWS as u64);
 }
+
+#[test]
+fn group_concat_in_a_parallel_pipeline_agrees_with_the_definition() {
+    let (_dir, engine) = engine();
+    let mut a = engine.session("root", "localhost");
+    a.execute(
+        "CREATE DATABASE t; USE t; CREATE TABLE big (id INT PRIMARY KEY, g INT NOT NULL, v INT)",
+    )
+    .expect("creates");
+    // Past PARALLEL_MIN_ROWS; v is a permutation of the ids, NULL for every 11th row.
+    const ROWS: i64 = 40_000;
+    let v = |id: i64| (id % 11 != 0).then_some((id * 7919) % ROWS);
+    for start in (0..ROWS).step_by(2000) {
+        let values: Vec<String> = (start..start + 2000)
+            .map(|id| match v(id) {
+                Some(x) => format!("({id}, {}, {x})", id % 5),
+                None => format!("({id}, {}, NULL)", id % 5),
+            })
+            .collect();
+        a.execute(&format!("INSERT INTO big VALUES {}", values.join(",")))
+            .expect("loads");
+    }
+    let text = |v: &Value| {
+        String::from_utf8(tarn_sql::scalar::cast::to_text(v).expect("not NULL")).expect("UTF-8")
+    };
+    let grouped = "SELECT g, GROUP_CONCAT(v ORDER BY v DESC SEPARATOR ';'), GROUP_CONCAT(v, '-', id) FROM big GROUP BY g ORDER BY g";
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) > 1 {
+        let plan: String = rows(&mut a, &format!("EXPLAIN {grouped}"))
+            .iter()
+            .map(|r| text(&r[0]) + "\n")
+            .collect();
+        assert!(plan.contains("parallel pipeline"), "{plan}");
+    }
+    a.execute("SET SESSION group_concat_max_len = 10000000")
+        .expect("sets");
+    let got = rows(&mut a, grouped);
+    assert_eq!(got.len(), 5);
+    for (g, row) in got.iter().enumerate() {
+        let ids: Vec<i64> = (0..ROWS)
+            .filter(|id| id % 5 == g as i64 && v(*id).is_some())
+            .collect();
+        let mut values: Vec<i64> = ids.iter().map(|id| v(*id).unwrap()).collect();
+        values.sort_unstable_by(|x, y| y.cmp(x));
+        let expected: Vec<String> = values.iter().map(i64::to_string).collect();
+        assert_eq!(text(&row[1]), expected.join(";"), "group {g}");
+        // Without ORDER BY the order is unspecified: the same pairs, in some order.
+        let mut pairs: Vec<String> = text(&row[2]).split(',').map(str::to_string).collect();
+        pairs.sort();
+        let mut expected: Vec<String> = ids
+            .iter()
+            .map(|id| format!("{}-{id}", v(*id).unwrap()))
+            .collect();
+        expected.sort();
+        assert_eq!(pairs, expected, "group {g}");
+    }
+    // Cut at the default 1024 bytes, in order, with warning 1260.
+    a.execute("SET SESSION group_concat_max_len = DEFAULT")
+        .expect("sets");
+    let got = rows(&mut a, "SELECT GROUP_CONCAT(v ORDER BY v) FROM big");
+    let mut values: Vec<i64> = (0..ROWS).filter_map(v).collect();
+    values.sort_unstable();
+    let full: Vec<String> = values.iter().map(i64::to_string).collect();
+    let full = full.join(",");
+    assert_eq!(text(&got[0][0]), full[..1024]);
+    let cut_row = full[..1024].matches(',').count() + 1;
+    let warnings = rows(&mut a, "SHOW WARNINGS");
+    assert_eq!(warnings.len(), 1);
+    assert_eq!(
+        text(&warnings[0][2]),
+        format!("Row {cut_row} was cut by GROUP_CONCAT()")
+    );
+}

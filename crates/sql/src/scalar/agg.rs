@@ -14,10 +14,15 @@
 //!
 //! `AVG` is the exact sum divided with 4 more fraction digits (as `/` with MySQL's
 //! default `div_precision_increment`), or the DOUBLE quotient. `MIN`/`MAX` use
-//! [`super::compare::sort_cmp`] under the accumulator's collation. DISTINCT and the
-//! ORDER BY of GROUP_CONCAT are the executor's (it feeds distinct, ordered values).
-//! GROUP_CONCAT stops at [`GROUP_CONCAT_MAX_LEN_BYTES`] (MySQL's default
-//! `group_concat_max_len`; the warning comes later).
+//! [`super::compare::sort_cmp`] under the accumulator's collation. DISTINCT is the
+//! executor's (it feeds distinct values).
+//!
+//! GROUP_CONCAT joins the text of its non-NULL rows (a row with any NULL argument is
+//! skipped) with its separator. Without ORDER BY the text grows as rows arrive, in
+//! arrival order (merged partials follow each other); with ORDER BY the accumulator
+//! keeps (sort keys, text) pairs and sorts them stably at [`Accumulator::finish`]. The
+//! result stops at `group_concat_max_len` bytes (on a character boundary), and
+//! [`Accumulator::concat_cut_row`] tells which row was cut (MySQL's warning 1260).
 
 use std::cmp::Ordering;
 
@@ -47,7 +52,7 @@ pub enum AggFunc {
     BitAnd,
     BitOr,
     BitXor,
-    /// `GROUP_CONCAT(x)` with the separator `,` (see [`Accumulator::group_concat`]).
+    /// `GROUP_CONCAT(x, ...)` (see [`Accumulator::group_concat`]).
     GroupConcat,
     /// `ANY_VALUE(x)`, and a selected column that is neither grouped nor aggregated:
     /// the first non-NULL value of the group.
@@ -113,11 +118,17 @@ enum State {
     Float(f64),
     Extreme(Option<Value>),
     Bits(u64),
+    /// GROUP_CONCAT without ORDER BY: the text so far.
     Concat {
         text: Vec<u8>,
         full: bool,
     },
+    /// GROUP_CONCAT with ORDER BY: each row's sort keys and text, sorted at the end.
+    Ordered(Vec<(Vec<Value>, Vec<u8>)>),
 }
+
+/// The memory a GROUP_CONCAT row's entry is charged beyond its bytes.
+const CONCAT_ENTRY_OVERHEAD_BYTES: usize = 48;
 
 /// The running state of one aggregate over one group.
 #[derive(Clone, Debug, PartialEq)]
@@ -128,6 +139,14 @@ pub struct Accumulator {
     count: u64,
     state: State,
     separator: Vec<u8>,
+    /// GROUP_CONCAT: `group_concat_max_len`.
+    max_len: usize,
+    /// GROUP_CONCAT ... ORDER BY: per key, descending and its collation.
+    order: Vec<(bool, Collation)>,
+    /// GROUP_CONCAT: the row (1-based, in the result's order) whose text was cut.
+    cut_row: Option<u64>,
+    /// GROUP_CONCAT: bytes the state holds (charged to the query's memory budget).
+    held_bytes: usize,
 }
 
 impl Accumulator {
@@ -156,14 +175,117 @@ impl Accumulator {
             count: 0,
             state,
             separator: b",".to_vec(),
+            max_len: GROUP_CONCAT_MAX_LEN_BYTES,
+            order: Vec::new(),
+            cut_row: None,
+            held_bytes: 0,
         }
     }
 
-    /// A GROUP_CONCAT accumulator with `separator`.
-    pub fn group_concat(arg: SqlType, collation: Collation, separator: &[u8]) -> Accumulator {
-        let mut acc = Accumulator::new(AggFunc::GroupConcat, arg, collation);
+    /// A GROUP_CONCAT accumulator with `separator`, cut at `max_len` bytes, ordered by
+    /// `order` (per key: descending, collation) if not empty.
+    pub fn group_concat(
+        separator: &[u8],
+        max_len: usize,
+        order: Vec<(bool, Collation)>,
+    ) -> Accumulator {
+        let mut acc = Accumulator::new(AggFunc::GroupConcat, SqlType::TEXT, Collation::Binary);
         acc.separator = separator.to_vec();
+        acc.max_len = max_len;
+        if !order.is_empty() {
+            acc.state = State::Ordered(Vec::new());
+        }
+        acc.order = order;
         acc
+    }
+
+    /// GROUP_CONCAT: folds in one row, the values of its arguments and its ORDER BY
+    /// keys; skipped if an argument is NULL.
+    pub fn update_concat(&mut self, parts: &[&Value], keys: Vec<Value>) {
+        if parts.iter().any(|v| v.is_null()) {
+            return;
+        }
+        let mut value = Vec::new();
+        for v in parts {
+            value.extend_from_slice(&cast::to_text(v).unwrap_or_default());
+        }
+        self.count += 1;
+        match &mut self.state {
+            State::Concat { text, full } => {
+                if *full {
+                    return;
+                }
+                let before = text.len();
+                if self.count > 1 {
+                    append_bounded(text, full, &self.separator, self.max_len);
+                }
+                append_bounded(text, full, &value, self.max_len);
+                if *full {
+                    self.cut_row = Some(self.count);
+                }
+                self.held_bytes += text.len() - before;
+            }
+            State::Ordered(entries) => {
+                self.held_bytes += value.len()
+                    + CONCAT_ENTRY_OVERHEAD_BYTES
+                    + keys.iter().map(value_bytes).sum::<usize>();
+                entries.push((keys, value));
+            }
+            _ => {}
+        }
+    }
+
+    /// Bytes the accumulator's state holds beyond its fixed size (GROUP_CONCAT's
+    /// text or rows).
+    pub fn held_bytes(&self) -> usize {
+        self.held_bytes
+    }
+
+    /// GROUP_CONCAT's result and the row (1-based) whose text it cut, if any (MySQL's
+    /// warning 1260 names it). After a parallel merge without ORDER BY the row is
+    /// approximate.
+    fn concat_result(&self) -> (Value, Option<u64>) {
+        if self.count == 0 {
+            return (Value::Null, None);
+        }
+        match &self.state {
+            State::Ordered(entries) => {
+                let (text, cut) = self.sorted_concat(entries);
+                (Value::Bytes(text), cut)
+            }
+            State::Concat { text, .. } => (Value::Bytes(text.clone()), self.cut_row),
+            _ => (Value::Null, None),
+        }
+    }
+
+    /// GROUP_CONCAT with ORDER BY: the entries sorted and joined, and the cut row.
+    fn sorted_concat(&self, entries: &[(Vec<Value>, Vec<u8>)]) -> (Vec<u8>, Option<u64>) {
+        let mut sorted: Vec<&(Vec<Value>, Vec<u8>)> = entries.iter().collect();
+        sorted.sort_by(|(a, _), (b, _)| {
+            for ((x, y), (descending, collation)) in a.iter().zip(b).zip(&self.order) {
+                let ordering = sort_cmp(x, y, *collation);
+                if ordering != Ordering::Equal {
+                    return if *descending {
+                        ordering.reverse()
+                    } else {
+                        ordering
+                    };
+                }
+            }
+            Ordering::Equal
+        });
+        let mut text = Vec::new();
+        let mut full = false;
+        for (row, (_, value)) in sorted.iter().enumerate() {
+            if row > 0 {
+                append_bounded(&mut text, &mut full, &self.separator, self.max_len);
+            }
+            append_bounded(&mut text, &mut full, value, self.max_len);
+            if full {
+                return (text, Some(row as u64 + 1));
+            }
+        }
+        (text, None)
     }
 
     pub fn func(&self) -> AggFunc {
@@ -175,6 +297,10 @@ impl Accumulator {
     pub fn update(&mut self, v: &Value) -> Result<()> {
         if self.func == AggFunc::CountStar {
             self.count += 1;
+            return Ok(());
+        }
+        if self.func == AggFunc::GroupConcat {
+            self.update_concat(&[v], Vec::new());
             return Ok(());
         }
         if v.is_null() {
@@ -211,13 +337,7 @@ impl Accumulator {
                     _ => *bits ^= x,
                 }
             }
-            State::Concat { text, full } => {
-                let value = cast::to_text(v).unwrap_or_default();
-                if self.count > 1 {
-                    append_bounded(text, full, &self.separator);
-                }
-                append_bounded(text, full, &value);
-            }
+            State::Concat { .. } | State::Ordered(_) => {}
         }
         Ok(())
     }
@@ -265,12 +385,21 @@ impl Accumulator {
                     text: other_text, ..
                 },
             ) => {
-                if other.count > 0 {
+                if other.count > 0 && !*full {
+                    let before = text.len();
                     if had_values {
-                        append_bounded(text, full, &self.separator);
+                        append_bounded(text, full, &self.separator, self.max_len);
                     }
-                    append_bounded(text, full, other_text);
+                    append_bounded(text, full, other_text, self.max_len);
+                    if *full {
+                        self.cut_row = Some(self.count + other.cut_row.unwrap_or(other.count));
+                    }
+                    self.held_bytes += text.len() - before;
                 }
+            }
+            (State::Ordered(entries), State::Ordered(more)) => {
+                entries.extend(more.iter().cloned());
+                self.held_bytes += other.held_bytes;
             }
             _ => {
                 return Err(tarn_common::Error::sql(
@@ -313,10 +442,54 @@ impl Accumulator {
             }
             State::Float(sum) => Value::Double(*sum),
             State::Extreme(best) => best.clone().unwrap_or(Value::Null),
-            State::Concat { text, .. } => Value::Bytes(text.clone()),
+            State::Concat { .. } | State::Ordered(_) => self.concat_result().0,
             State::Count | State::Bits(_) => Value::Null,
         })
     }
+}
+
+thread_local! {
+    /// The rows GROUP_CONCAT cut since the last [`take_concat_cuts`] (on the thread
+    /// that finishes the aggregates: the session's).
+    static CONCAT_CUTS: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Returns the rows GROUP_CONCAT cut (for warning 1260 "Row N was cut by
+/// GROUP_CONCAT()") and forgets them.
+pub fn take_concat_cuts() -> Vec<u64> {
+    CONCAT_CUTS.with(|c| std::mem::take(&mut *c.borrow_mut()))
+}
+
+/// Finishes one group's accumulators onto `row`. `rows_before` holds, per aggregate,
+/// the GROUP_CONCAT rows of the groups finished before: MySQL numbers a cut row
+/// across the statement's groups, counting a cut group's rows up to the cut one.
+pub fn finish_group(
+    accumulators: &[Accumulator],
+    rows_before: &mut [u64],
+    row: &mut Vec<Value>,
+) -> Result<()> {
+    for (a, acc) in accumulators.iter().enumerate() {
+        if acc.func != AggFunc::GroupConcat {
+            row.push(acc.finish()?);
+            continue;
+        }
+        let (value, cut) = acc.concat_result();
+        match cut {
+            Some(k) => {
+                rows_before[a] += k;
+                let n = rows_before[a];
+                CONCAT_CUTS.with(|c| {
+                    let mut cuts = c.borrow_mut();
+                    if cuts.len() < crate::limits::WARNINGS_MAX {
+                        cuts.push(n);
+                    }
+                });
+            }
+            None => rows_before[a] += acc.count,
+        }
+        row.push(value);
+    }
+    Ok(())
 }
 
 /// Adds `d` to the exact sum `mantissa / 10^scale`, widening the scale as needed.
@@ -343,12 +516,20 @@ fn to_bits(v: &Value) -> u64 {
     }
 }
 
-/// Appends `bytes` unless the text is full; cuts at the bound on a character boundary.
-fn append_bounded(text: &mut Vec<u8>, full: &mut bool, bytes: &[u8]) {
+/// An estimate of the memory a value holds.
+fn value_bytes(v: &Value) -> usize {
+    match v {
+        Value::Bytes(b) => 32 + b.len(),
+        _ => 32,
+    }
+}
+
+/// Appends `bytes` unless the text is full; cuts at `max_len` on a character boundary.
+fn append_bounded(text: &mut Vec<u8>, full: &mut bool, bytes: &[u8], max_len: usize) {
     if *full {
         return;
     }
-    let room = GROUP_CONCAT_MAX_LEN_BYTES - text.len();
+    let room = max_len.saturating_sub(text.len());
     if bytes.len() <= room {
         text.extend_from_slice(bytes);
         return;
@@ -509,7 +690,7 @@ mod tests {
 
     #[test]
     fn group_concat_is_bounded_on_a_character_boundary() {
-        let mut acc = Accumulator::group_concat(SqlType::TEXT, CI, b"-");
+        let mut acc = Accumulator::group_concat(b"-", GROUP_CONCAT_MAX_LEN_BYTES, Vec::new());
         for _ in 0..1000 {
             acc.update(&s("é")).unwrap();
         }
@@ -518,6 +699,37 @@ mod tests {
         };
         assert!(out.len() <= GROUP_CONCAT_MAX_LEN_BYTES);
         assert!(std::str::from_utf8(&out).is_ok());
+    }
+
+    /// GROUP_CONCAT ... ORDER BY: partials merged in any order give the single pass's
+    /// sorted, cut result.
+    #[test]
+    fn ordered_group_concat_merges_and_cuts() {
+        let order = vec![(true, CI)];
+        let values: Vec<i64> = (0..50).map(|i| (i * 37) % 50).collect();
+        let feed = |acc: &mut Accumulator, xs: &[i64]| {
+            for x in xs {
+                acc.update_concat(&[&Value::Int(*x), &s("!")], vec![Value::Int(*x)]);
+            }
+        };
+        let mut whole = Accumulator::group_concat(b"/", 20, order.clone());
+        feed(&mut whole, &values);
+        let mut merged = Accumulator::group_concat(b"/", 20, order.clone());
+        for chunk in values.chunks(7).rev() {
+            let mut partial = Accumulator::group_concat(b"/", 20, order.clone());
+            feed(&mut partial, chunk);
+            merged.merge(&partial).unwrap();
+        }
+        assert_eq!(text(whole.finish().unwrap()), "49!/48!/47!/46!/45!/");
+        assert_eq!(merged.finish().unwrap(), whole.finish().unwrap());
+        let mut row = Vec::new();
+        let mut before = vec![10];
+        finish_group(&[merged], &mut before, &mut row).unwrap();
+        assert_eq!(take_concat_cuts(), vec![16]);
+        // A row with a NULL argument is skipped.
+        let mut acc = Accumulator::group_concat(b",", 1024, Vec::new());
+        acc.update_concat(&[&Value::Int(1), &Value::Null], Vec::new());
+        assert_eq!(acc.finish().unwrap(), Value::Null);
     }
 
     /// Splitting the input among partial accumulators and merging gives the same

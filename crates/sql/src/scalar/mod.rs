@@ -37,6 +37,8 @@ pub struct FnContext {
     pub now: DateTime,
     /// `div_precision_increment`: extra fraction digits of `/` (MySQL's default is 4).
     pub div_precision_increment: u8,
+    /// `group_concat_max_len`: GROUP_CONCAT's results are cut at this many bytes.
+    pub group_concat_max_len: usize,
 }
 
 impl FnContext {
@@ -45,6 +47,7 @@ impl FnContext {
         FnContext {
             now,
             div_precision_increment: 4,
+            group_concat_max_len: tarn_common::limits::GROUP_CONCAT_MAX_LEN_BYTES,
         }
     }
 }
