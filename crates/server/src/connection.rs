@@ -108,7 +108,7 @@ pub async fn run(shared: Arc<Shared>, tcp: TcpStream, peer: SocketAddr) {
     let max = engine.global_u64("max_connections");
     // The counter is decremented by `Shared::connection_closed` when this returns.
     if shared.connections.load(Ordering::Relaxed) > max {
-        shared.aborted_connects.fetch_add(1, Ordering::Relaxed);
+        shared.engine.note_connect_aborted();
         let mut seq = 0;
         send_error(
             &mut tcp,
@@ -128,7 +128,7 @@ pub async fn run(shared: Arc<Shared>, tcp: TcpStream, peer: SocketAddr) {
     let (stream, conn, rx) = match handshake {
         Ok(Ok(established)) => established,
         Ok(Err(())) | Err(_) => {
-            shared.aborted_connects.fetch_add(1, Ordering::Relaxed);
+            shared.engine.note_connect_aborted();
             return;
         }
     };
@@ -154,6 +154,8 @@ enum Sticky {
     /// The client went quiet: the network task waits for its next command.
     Idle,
     Close,
+    /// The client said COM_QUIT.
+    Quit,
     /// A command the network task must run itself (COM_CHANGE_USER), with the
     /// sequence number that follows it.
     Deferred(Vec<u8>, u8),
@@ -384,6 +386,8 @@ async fn command_loop(
     let engine = shared.engine.clone();
     tracing::debug!("connection {id} from {peer} as {}", conn.account.user);
     let mut deferred: Option<(Vec<u8>, u8)> = None;
+    // Whether the client ended with COM_QUIT (else: SHOW STATUS Aborted_clients).
+    let mut quit = false;
     'commands: loop {
         // Idle: wait for the next command, checking for KILL, shutdown and
         // wait_timeout once a second.
@@ -444,6 +448,7 @@ async fn command_loop(
             }
         }
         if payload.first() == Some(&command::QUIT) {
+            quit = true;
             break;
         }
         if payload.first() == Some(&command::CHANGE_USER) {
@@ -468,6 +473,10 @@ async fn command_loop(
                     match end {
                         Sticky::Idle => continue,
                         Sticky::Close => break,
+                        Sticky::Quit => {
+                            quit = true;
+                            break;
+                        }
                         Sticky::Deferred(p, next) => {
                             deferred = Some((p, next));
                             continue;
@@ -530,6 +539,9 @@ async fn command_loop(
         if write_failed || client_gone || flow == Flow::Close || conn.session.is_killed() {
             break;
         }
+    }
+    if !quit {
+        engine.note_client_aborted();
     }
     let _ = writer.shutdown().await;
     tokio::task::spawn_blocking(move || drop(conn));
@@ -739,7 +751,7 @@ impl Conn {
                 return Sticky::Close;
             }
             match payload.first() {
-                Some(&command::QUIT) => return Sticky::Close,
+                Some(&command::QUIT) => return Sticky::Quit,
                 Some(&command::CHANGE_USER) => {
                     return Sticky::Deferred(std::mem::take(payload), *seq);
                 }

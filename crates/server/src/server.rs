@@ -23,8 +23,6 @@ pub struct Shared {
     pub encoders: Arc<EncodePool>,
     /// Open connections (authenticated or not).
     pub connections: AtomicU64,
-    /// Connections refused or failed before authentication completed.
-    pub aborted_connects: AtomicU64,
     pub shutting_down: AtomicBool,
     /// caching_sha2_password accounts that passed the full path since start (the
     /// cache MySQL keeps; over TLS, the first login of an account takes the full
@@ -43,7 +41,6 @@ impl Shared {
             tls: tls.map(tokio_rustls::TlsAcceptor::from),
             encoders: EncodePool::new(encode_threads),
             connections: AtomicU64::new(0),
-            aborted_connects: AtomicU64::new(0),
             shutting_down: AtomicBool::new(false),
             sha2_full_auth_done: Mutex::new(HashSet::new()),
         })

@@ -203,36 +203,10 @@ impl Engine {
     }
 
     /// Starts a session under an id from [`Engine::reserve_connection_id`].
+    /// (`max_connections` is the server's to enforce: it counts connections from
+    /// accept, before they have a session.)
     pub fn session_with_id(self: &Arc<Self>, user: &str, host: &str, id: u64) -> Session {
-        self.start_session(user, host, None, id)
-            .expect("a session without a limit always starts")
-    }
-
-    /// Starts a session for a client connection, unless `max_connections` sessions
-    /// are open already: then error 1040 ("Too many connections", counted as an
-    /// aborted connect). The check and the registration happen under one lock, so
-    /// concurrent connections cannot overshoot the limit.
-    pub fn try_session(self: &Arc<Self>, user: &str, host: &str) -> Result<Session> {
-        let limit = self.global_u64("max_connections");
-        let id = self.reserve_connection_id();
-        self.start_session(user, host, Some(limit), id)
-            .ok_or_else(|| {
-                self.note_connect_aborted();
-                Error::sql(1040, "08004", "Too many connections")
-            })
-    }
-
-    fn start_session(
-        self: &Arc<Self>,
-        user: &str,
-        host: &str,
-        limit: Option<u64>,
-        id: u64,
-    ) -> Option<Session> {
         let mut sessions = self.sessions.lock();
-        if limit.is_some_and(|limit| sessions.len() as u64 >= limit) {
-            return None;
-        }
         let entry = Arc::new(SessionEntry {
             id,
             user: user.to_string(),
@@ -249,7 +223,7 @@ impl Engine {
         self.max_used_connections
             .fetch_max(sessions.len() as u64, Ordering::Relaxed);
         drop(sessions);
-        Some(Session::new(self.clone(), entry))
+        Session::new(self.clone(), entry)
     }
 
     /// A global variable's value (any case, aliases included); None if unknown or

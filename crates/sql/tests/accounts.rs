@@ -84,7 +84,8 @@ fn default_root_account() {
         .find_account("root", "127.0.0.1")
         .expect("root@localhost exists");
     assert_eq!(root.host, "localhost");
-    assert_eq!(root.plugin, AuthPlugin::CachingSha2Password);
+    // @@default_authentication_plugin (see sysvars.rs for why it is MariaDB's).
+    assert_eq!(root.plugin, AuthPlugin::NativePassword);
     assert_eq!(root.stored_hash, None);
     assert!(engine.find_account("root", "10.0.0.1").is_none());
     assert!(engine.find_account("nobody", "localhost").is_none());
@@ -126,7 +127,7 @@ fn hashes_per_plugin_are_not_passwords() {
         Some(&tarn_sql::sha2_password_hash(b"hunter2")[..])
     );
     let d = engine.find_account("d", "localhost").expect("d");
-    assert_eq!(d.plugin, AuthPlugin::CachingSha2Password);
+    assert_eq!(d.plugin, AuthPlugin::NativePassword, "the default plugin");
     for row in run(&mut root, "SELECT authentication_string FROM mysql.user") {
         let stored = text(&row[0]);
         assert!(!stored.contains("hunter2"), "{stored}");
