@@ -536,6 +536,11 @@ async fn command_loop(
         if !write_failed && !tail.is_empty() && writer.write_all(&tail).await.is_err() {
             write_failed = true;
         }
+        // TLS keeps what the socket did not take in its own buffer until a flush:
+        // without one, the end of a large answer to a slow reader would never go.
+        if !write_failed && writer.flush().await.is_err() {
+            write_failed = true;
+        }
         if write_failed || client_gone || flow == Flow::Close || conn.session.is_killed() {
             break;
         }
