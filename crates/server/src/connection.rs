@@ -29,7 +29,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 use tokio::net::TcpStream;
 use tokio::sync::mpsc::Receiver;
 
-use crate::limits::{CONNECT_TIMEOUT_S, LONG_DATA_BYTES_MAX, RESULT_BUFFERS_IN_FLIGHT};
+use crate::limits::{LONG_DATA_BYTES_MAX, RESULT_BUFFERS_IN_FLIGHT_MAX, RESULT_FLUSH_BYTES};
 use crate::protocol::handshake::{self, HandshakeResponse};
 use crate::protocol::packet::{self, ReadError, read_payload};
 use crate::protocol::stmt::{ParamState, decode_params};
@@ -121,7 +121,7 @@ pub async fn run(shared: Arc<Shared>, tcp: TcpStream, peer: SocketAddr) {
     let id = engine.reserve_connection_id();
     let host = client_host(&peer);
     let handshake = tokio::time::timeout(
-        Duration::from_secs(CONNECT_TIMEOUT_S),
+        Duration::from_secs(engine.global_u64("connect_timeout").max(1)),
         handshake(&shared, tcp, &host, id),
     )
     .await;
@@ -262,6 +262,15 @@ async fn handshake(
             return Err(());
         }
     };
+    if !tls && engine.global_bool("require_secure_transport") {
+        let e = Error::sql(
+            3159,
+            "HY000",
+            "Connections using insecure transport are prohibited while --require_secure_transport=ON.",
+        );
+        send_error(&mut stream, &mut seq, &e).await;
+        return Err(());
+    }
     let mut session = engine.session_for_id(&account, host, id);
     if let Some(db) = &response.database
         && let Err(e) = session.use_database(db)
@@ -282,7 +291,13 @@ async fn handshake(
         drop_session(session);
         return Err(());
     }
-    let (tx, rx) = tokio::sync::mpsc::channel(RESULT_BUFFERS_IN_FLIGHT);
+    // `result_buffer_max_bytes` bounds what waits for the socket, in buffers of
+    // RESULT_FLUSH_BYTES.
+    let buffers = (session.variables().get("result_buffer_max_bytes"))
+        .and_then(|v| tarn_sql::scalar::cast::to_i64(&v))
+        .map_or(1, |b| b.max(0) as usize / RESULT_FLUSH_BYTES)
+        .clamp(1, RESULT_BUFFERS_IN_FLIGHT_MAX);
+    let (tx, rx) = tokio::sync::mpsc::channel(buffers);
     let output = Output::new(tx, client_caps & caps::DEPRECATE_EOF != 0);
     let stream_state = Arc::new(Mutex::new(Stream::new(output, shared.encoders.clone())));
     session.set_row_sink(Some(Box::new(ResultSender(stream_state.clone()))));

@@ -9,17 +9,15 @@ pub const CONNECTIONS_MAX: u64 = 100_000;
 /// wait at once; idle connections hold none.
 pub const STATEMENT_THREADS_MAX: usize = 4096;
 
-/// Seconds a client has to finish the handshake (MySQL's `connect_timeout`).
-pub const CONNECT_TIMEOUT_S: u64 = 10;
-
 /// A connection's output buffer is handed to the network once it holds this many
 /// bytes (and at the end of every statement).
 pub const RESULT_FLUSH_BYTES: usize = 256 * 1024;
 
-/// Buffers of at most about `RESULT_FLUSH_BYTES` each waiting for the network, per
-/// connection: with the bytes being encoded, the per-connection result buffer
-/// bound. A client that stops reading stops its statement here.
-pub const RESULT_BUFFERS_IN_FLIGHT: usize = 8;
+/// The most buffers of about `RESULT_FLUSH_BYTES` each that may wait for the
+/// network per connection (`result_buffer_max_bytes` / `RESULT_FLUSH_BYTES`, at
+/// least 1): with the chunks being encoded, the per-connection result buffer bound.
+/// A client that stops reading stops its statement here.
+pub const RESULT_BUFFERS_IN_FLIGHT_MAX: usize = 256;
 
 /// Chunks (of up to `tarn_sql::limits::CHUNK_ROWS` rows) one result may have being
 /// encoded per encoding thread.

@@ -478,3 +478,10 @@ fn a_client_that_disconnects_releases_its_locks() {
     std::thread::sleep(Duration::from_millis(200));
     assert_eq!(server.engine.processes().len(), 1);
 }
+
+#[test]
+fn require_secure_transport_refuses_plain_tcp_with_3159() {
+    let server = start(&[("require_secure_transport", "ON")]);
+    let e = Client::login(server.address, "root", "").err().unwrap();
+    assert_eq!(e.0, 3159, "{}", e.1);
+}
