@@ -711,10 +711,10 @@ impl Conn {
         }
         self.stream.lock().output.direct = Some(socket);
         let end = self.sticky_loop(&mut reader, &mut payload, &mut seq);
-        if let Some(socket) = self.stream.lock().output.direct.take() {
-            if socket.set_nonblocking(true).is_err() {
-                return Sticky::Close;
-            }
+        if let Some(socket) = self.stream.lock().output.direct.take()
+            && socket.set_nonblocking(true).is_err()
+        {
+            return Sticky::Close;
         }
         end
     }
