@@ -967,7 +967,7 @@ impl Conn {
         stream.output.packets(|b| {
             for column in &columns {
                 let start = b.len();
-                results::column_definition(b, column, "");
+                results::column_definition(b, column);
                 // COM_FIELD_LIST adds the default value (none: a NULL marker).
                 b.push(0xfb);
                 let len = b.len() - start - 4;
@@ -1008,7 +1008,7 @@ impl Conn {
                 results::eof(b, status, 0);
             }
             for column in &columns {
-                results::column_definition(b, column, "");
+                results::column_definition(b, column);
             }
             if !columns.is_empty() && !deprecate_eof {
                 results::eof(b, status, 0);

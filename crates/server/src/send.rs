@@ -138,7 +138,7 @@ impl Output {
             put_lenenc_int(b, columns.len() as u64);
             packet::finish(b, start);
             for column in columns {
-                results::column_definition(b, column, "");
+                results::column_definition(b, column);
             }
             if !deprecate_eof {
                 results::eof(b, status, 0);
@@ -232,8 +232,6 @@ pub struct Stream {
     chunks: u64,
     /// Buffers being encoded, oldest first.
     pending: VecDeque<Receiver<Vec<u8>>>,
-    /// Whether the current statement has sent a result header.
-    pub header_sent: bool,
     /// Status flags for the column-definition EOF (set by the connection).
     pub status: u16,
 }
@@ -248,7 +246,6 @@ impl Stream {
             types: Arc::from(Vec::new()),
             chunks: 0,
             pending: VecDeque::new(),
-            header_sent: false,
             status: 0,
         }
     }
@@ -261,7 +258,6 @@ impl Stream {
             0 => self.pool.threads(),
             n => n.min(self.pool.threads()),
         };
-        self.header_sent = false;
         self.chunks = 0;
         self.status = status;
     }
@@ -270,7 +266,6 @@ impl Stream {
     pub fn begin_result(&mut self, columns: &[OutputColumn]) -> Result<()> {
         self.types = columns.iter().map(|c| c.ty).collect();
         self.output.result_header(columns, self.status);
-        self.header_sent = true;
         Ok(())
     }
 

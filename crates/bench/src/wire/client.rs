@@ -19,8 +19,6 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use sha1::{Digest, Sha1};
-
 /// The read buffer of the client, also the buffer size of the loopback baseline.
 pub const READ_BUFFER_BYTES: usize = 1 << 20;
 
@@ -491,18 +489,16 @@ impl Client {
     }
 }
 
-/// `SHA1(password) XOR SHA1(seed + SHA1(SHA1(password)))`; empty for an empty password.
+/// `SHA1(password) XOR SHA1(seed + SHA1(SHA1(password)))` (the server's own
+/// [`tarn_server::protocol::auth::native_scramble`]); empty for an empty password.
 pub fn native_password_scramble(password: &str, seed: &[u8]) -> Vec<u8> {
     if password.is_empty() {
         return Vec::new();
     }
-    let stage1 = Sha1::digest(password.as_bytes());
-    let stage2 = Sha1::digest(stage1.as_slice());
-    let mut hasher = Sha1::new();
-    hasher.update(&seed[..seed.len().min(20)]);
-    hasher.update(stage2.as_slice());
-    let mix = hasher.finalize();
-    stage1.iter().zip(mix.iter()).map(|(a, b)| a ^ b).collect()
+    let mut nonce = [0u8; 20];
+    let n = seed.len().min(20);
+    nonce[..n].copy_from_slice(&seed[..n]);
+    tarn_server::protocol::auth::native_scramble(&nonce, password.as_bytes()).to_vec()
 }
 
 /// Whether an OK packet's (after its 0x00/0xFE header) status says more results follow.
@@ -645,6 +641,7 @@ mod tests {
 
     #[test]
     fn the_native_password_scramble_matches_a_known_value() {
+        use sha1::{Digest, Sha1};
         // Computed with MySQL's algorithm for password "secret" and a seed of 1..=20.
         let seed: Vec<u8> = (1..=20).collect();
         let scramble = native_password_scramble("secret", &seed);

@@ -158,23 +158,17 @@ pub fn wire_type(ty: &SqlType, nullable: bool) -> WireType {
     }
 }
 
-/// A ColumnDefinition41 packet for `column` of a result from database `schema`.
-pub fn column_definition(out: &mut Vec<u8>, column: &OutputColumn, schema: &str) {
+/// A ColumnDefinition41 packet for `column`: schema, table and name as the client
+/// sees them, and the stored table and column it comes from (empty for expressions).
+pub fn column_definition(out: &mut Vec<u8>, column: &OutputColumn) {
     let w = wire_type(&column.ty, column.nullable);
     let start = begin(out);
     put_lenenc_bytes(out, b"def");
-    let (org_schema, org_table, org_name) = match &column.origin {
+    let (schema, org_table, org_name) = match &column.origin {
         Some((db, table, name)) => (db.as_str(), table.as_str(), name.as_str()),
-        None => (schema, "", ""),
+        None => ("", "", ""),
     };
-    put_lenenc_bytes(
-        out,
-        if column.origin.is_some() {
-            org_schema.as_bytes()
-        } else {
-            b""
-        },
-    );
+    put_lenenc_bytes(out, schema.as_bytes());
     put_lenenc_bytes(out, column.table.as_deref().unwrap_or("").as_bytes());
     put_lenenc_bytes(out, org_table.as_bytes());
     put_lenenc_bytes(out, column.name.as_bytes());
@@ -198,7 +192,7 @@ pub fn parameter_definition(out: &mut Vec<u8>) {
         ty: SqlType::TEXT,
         nullable: true,
     };
-    column_definition(out, &column, "");
+    column_definition(out, &column);
 }
 
 /// Appends `n` in decimal.
