@@ -293,7 +293,8 @@ fn bad_values_are_refused_and_change_nothing() {
         (1406, with(16, text("abcdefghijk"))),
         (1406, with(16, text("ééééééééééé"))),
         (1406, with(17, Value::Bytes("ü".repeat(301).into_bytes()))),
-        (1406, with(18, Value::Bytes(vec![b'a'; 65_536]))),
+        // TEXT (column 18) stands in for MEDIUMTEXT and LONGTEXT, so it holds up to
+        // `TEXT_LEN_MAX_BYTES` (1 GiB): too large a value to build here.
         (1048, with(20, Value::Null)),
         (1048, with(0, Value::Null)),
     ];
