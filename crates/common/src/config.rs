@@ -212,14 +212,7 @@ impl StartupSettings {
             variables = file.variables;
         }
         for assignment in assignments {
-            let (name, value) =
-                assignment
-                    .split_once('=')
-                    .ok_or_else(|| Error::InvalidSetting {
-                        name: assignment.to_string(),
-                        value: String::new(),
-                        reason: "expected name=value".into(),
-                    })?;
+            let (name, value) = crate::settings::split_assignment(assignment)?;
             let name = normalise(name);
             match setting_name(&name) {
                 Some(setting) => settings.set(setting, value)?,

@@ -643,14 +643,7 @@ impl Settings {
         assignments: impl IntoIterator<Item = &'a str>,
     ) -> Result<()> {
         for assignment in assignments {
-            let (name, value) =
-                assignment
-                    .split_once('=')
-                    .ok_or_else(|| Error::InvalidSetting {
-                        name: assignment.to_string(),
-                        value: String::new(),
-                        reason: "expected name=value".into(),
-                    })?;
+            let (name, value) = split_assignment(assignment)?;
             self.set(name.trim(), value)?;
         }
         Ok(())
@@ -744,6 +737,17 @@ impl Settings {
             self.log_dir.clone()
         }
     }
+}
+
+/// `name=value` as its two halves (not trimmed); an error naming the text without `=`.
+pub fn split_assignment(assignment: &str) -> Result<(&str, &str)> {
+    assignment
+        .split_once('=')
+        .ok_or_else(|| Error::InvalidSetting {
+            name: assignment.to_string(),
+            value: String::new(),
+            reason: "expected name=value".into(),
+        })
 }
 
 fn parse_size_in_range(value: &str, min: u64, max: u64) -> std::result::Result<u64, String> {

@@ -91,6 +91,15 @@ async fn send_error<S: AsyncWrite + Unpin>(s: &mut S, seq: &mut u8, e: &Error) {
     let _ = s.flush().await;
 }
 
+/// A session's numeric variable (`default` if unset; negative values count as 0).
+fn session_u64(session: &Session, name: &str, default: u64) -> u64 {
+    session
+        .variables()
+        .get(name)
+        .and_then(|v| tarn_sql::scalar::cast::to_i64(&v))
+        .map_or(default, |v| v.max(0) as u64)
+}
+
 /// The host part accounts match against: loopback is `localhost`.
 fn client_host(peer: &SocketAddr) -> String {
     if peer.ip().is_loopback() {
@@ -293,9 +302,8 @@ async fn handshake(
     }
     // `result_buffer_max_bytes` bounds what waits for the socket, in buffers of
     // RESULT_FLUSH_BYTES.
-    let buffers = (session.variables().get("result_buffer_max_bytes"))
-        .and_then(|v| tarn_sql::scalar::cast::to_i64(&v))
-        .map_or(1, |b| b.max(0) as usize / RESULT_FLUSH_BYTES)
+    let buffers = (session_u64(&session, "result_buffer_max_bytes", 0) as usize
+        / RESULT_FLUSH_BYTES)
         .clamp(1, RESULT_BUFFERS_IN_FLIGHT_MAX);
     let (tx, rx) = tokio::sync::mpsc::channel(buffers);
     let output = Output::new(tx, client_caps & caps::DEPRECATE_EOF != 0);
@@ -415,13 +423,7 @@ async fn command_loop(
                     if conn.session.is_killed() || shared.shutting_down.load(Ordering::Relaxed) {
                         break 'commands;
                     }
-                    let wait_timeout_s = conn
-                        .session
-                        .variables()
-                        .get("wait_timeout")
-                        .and_then(|v| tarn_sql::scalar::cast::to_i64(&v))
-                        .unwrap_or(28_800)
-                        .max(1) as u64;
+                    let wait_timeout_s = session_u64(&conn.session, "wait_timeout", 28_800).max(1);
                     if idle_since.elapsed() >= Duration::from_secs(wait_timeout_s) {
                         let mut seq = 0;
                         let e = Error::sql(
@@ -440,12 +442,7 @@ async fn command_loop(
             payload = p;
             seq = next;
         } else {
-            let limit = conn
-                .session
-                .variables()
-                .get("max_allowed_packet")
-                .and_then(|v| tarn_sql::scalar::cast::to_i64(&v))
-                .unwrap_or(64 << 20) as usize;
+            let limit = session_u64(&conn.session, "max_allowed_packet", 64 << 20) as usize;
             let read = tokio::time::timeout(
                 Duration::from_secs(shared.net_read_timeout_s()),
                 read_payload(&mut reader, &mut seq, limit, &mut payload),
@@ -664,11 +661,7 @@ impl Conn {
     }
 
     fn send_threads(&self) -> usize {
-        self.session
-            .variables()
-            .get("send_threads")
-            .and_then(|v| tarn_sql::scalar::cast::to_i64(&v))
-            .map_or(0, |v| v.max(0) as usize)
+        session_u64(&self.session, "send_threads", 0) as usize
     }
 
     fn ok(&self) {
@@ -755,12 +748,7 @@ impl Conn {
                 return Sticky::Close;
             }
             *seq = 0;
-            let limit = self
-                .session
-                .variables()
-                .get("max_allowed_packet")
-                .and_then(|v| tarn_sql::scalar::cast::to_i64(&v))
-                .unwrap_or(64 << 20) as usize;
+            let limit = session_u64(&self.session, "max_allowed_packet", 64 << 20) as usize;
             if let Err(e) = packet::read_payload_blocking(socket, seq, limit, payload) {
                 if let Some(err) = protocol_error(&e) {
                     let mut out = self.stream.lock();

@@ -40,6 +40,59 @@ impl From<std::io::Error> for ReadError {
     }
 }
 
+/// What the async and the blocking reader share: the sequence check, the size
+/// limit, and when a payload ends.
+struct Assembly {
+    limit_bytes: usize,
+    /// The payload passed the limit: its remaining packets are skipped.
+    too_large: bool,
+}
+
+impl Assembly {
+    /// Checks one packet header against the expected `seq` (then advanced).
+    /// Returns the packet's length and whether its bytes go into `out` (else they
+    /// are to be skipped).
+    fn header(
+        &mut self,
+        header: [u8; 4],
+        seq: &mut u8,
+        out: &mut Vec<u8>,
+    ) -> Result<(usize, bool), ReadError> {
+        let len = u32::from_le_bytes([header[0], header[1], header[2], 0]) as usize;
+        if header[3] != *seq {
+            return Err(ReadError::OutOfOrder {
+                expected: *seq,
+                got: header[3],
+            });
+        }
+        *seq = seq.wrapping_add(1);
+        if self.too_large || out.len() + len > self.limit_bytes {
+            self.too_large = true;
+            out.clear();
+            return Ok((len, false));
+        }
+        Ok((len, true))
+    }
+
+    fn finish(self, out: &mut Vec<u8>) -> Result<(), ReadError> {
+        if self.too_large {
+            out.clear();
+            return Err(ReadError::TooLarge {
+                limit_bytes: self.limit_bytes,
+            });
+        }
+        Ok(())
+    }
+}
+
+fn header_error(e: std::io::Error, out: &[u8]) -> ReadError {
+    if e.kind() == std::io::ErrorKind::UnexpectedEof && out.is_empty() {
+        ReadError::Closed
+    } else {
+        e.into()
+    }
+}
+
 /// Reads one payload, joining continuation packets. `seq` is the expected sequence
 /// number of the first packet and, on return, the next one expected from the peer.
 /// A payload over `limit_bytes` is read and dropped (so the stream stays in sync)
@@ -51,49 +104,31 @@ pub async fn read_payload<R: AsyncRead + Unpin>(
     out: &mut Vec<u8>,
 ) -> Result<(), ReadError> {
     out.clear();
-    let mut too_large = false;
+    let mut assembly = Assembly {
+        limit_bytes,
+        too_large: false,
+    };
     loop {
         let mut header = [0u8; 4];
-        match reader.read_exact(&mut header).await {
-            Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof && out.is_empty() => {
-                return Err(ReadError::Closed);
-            }
-            Err(e) => return Err(e.into()),
+        if let Err(e) = reader.read_exact(&mut header).await {
+            return Err(header_error(e, out));
         }
-        let len = u32::from_le_bytes([header[0], header[1], header[2], 0]) as usize;
-        if header[3] != *seq {
-            return Err(ReadError::OutOfOrder {
-                expected: *seq,
-                got: header[3],
-            });
-        }
-        *seq = seq.wrapping_add(1);
-        if too_large || out.len() + len > limit_bytes {
-            too_large = true;
-            out.clear();
-            let mut left = len as u64;
-            while left > 0 {
-                let n = tokio::io::copy(&mut reader.take(left), &mut tokio::io::sink()).await?;
-                if n == 0 {
-                    return Err(ReadError::Closed);
-                }
-                left -= n;
-            }
-        } else {
+        let (len, keep) = assembly.header(header, seq, out)?;
+        if keep {
             let start = out.len();
             out.resize(start + len, 0);
             reader.read_exact(&mut out[start..]).await?;
+        } else {
+            let skipped =
+                tokio::io::copy(&mut reader.take(len as u64), &mut tokio::io::sink()).await?;
+            if skipped < len as u64 {
+                return Err(ReadError::Closed);
+            }
         }
         if len < MAX_PAYLOAD_BYTES {
-            break;
+            return assembly.finish(out);
         }
     }
-    if too_large {
-        out.clear();
-        return Err(ReadError::TooLarge { limit_bytes });
-    }
-    Ok(())
 }
 
 /// [`read_payload`] on a blocking socket (a statement thread reading its
@@ -105,27 +140,21 @@ pub fn read_payload_blocking<R: std::io::Read + ?Sized>(
     out: &mut Vec<u8>,
 ) -> Result<(), ReadError> {
     out.clear();
-    let mut too_large = false;
+    let mut assembly = Assembly {
+        limit_bytes,
+        too_large: false,
+    };
     loop {
         let mut header = [0u8; 4];
-        match reader.read_exact(&mut header) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof && out.is_empty() => {
-                return Err(ReadError::Closed);
-            }
-            Err(e) => return Err(e.into()),
+        if let Err(e) = reader.read_exact(&mut header) {
+            return Err(header_error(e, out));
         }
-        let len = u32::from_le_bytes([header[0], header[1], header[2], 0]) as usize;
-        if header[3] != *seq {
-            return Err(ReadError::OutOfOrder {
-                expected: *seq,
-                got: header[3],
-            });
-        }
-        *seq = seq.wrapping_add(1);
-        if too_large || out.len() + len > limit_bytes {
-            too_large = true;
-            out.clear();
+        let (len, keep) = assembly.header(header, seq, out)?;
+        if keep {
+            let start = out.len();
+            out.resize(start + len, 0);
+            reader.read_exact(&mut out[start..])?;
+        } else {
             let skipped = std::io::copy(
                 &mut std::io::Read::take(&mut *reader, len as u64),
                 &mut std::io::sink(),
@@ -133,20 +162,11 @@ pub fn read_payload_blocking<R: std::io::Read + ?Sized>(
             if skipped < len as u64 {
                 return Err(ReadError::Closed);
             }
-        } else {
-            let start = out.len();
-            out.resize(start + len, 0);
-            reader.read_exact(&mut out[start..])?;
         }
         if len < MAX_PAYLOAD_BYTES {
-            break;
+            return assembly.finish(out);
         }
     }
-    if too_large {
-        out.clear();
-        return Err(ReadError::TooLarge { limit_bytes });
-    }
-    Ok(())
 }
 
 /// Starts a packet at the end of `out`: reserves its header. Returns where it starts.
