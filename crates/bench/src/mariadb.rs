@@ -192,6 +192,10 @@ impl MariaDb {
         self.process.port()
     }
 
+    pub fn pid(&self) -> Option<u32> {
+        self.process.pid()
+    }
+
     pub fn version(&self) -> &str {
         &self.version
     }

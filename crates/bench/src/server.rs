@@ -90,6 +90,11 @@ impl ChildServer {
         self.port
     }
 
+    /// The process id, while the process runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
     pub fn log_path(&self) -> &Path {
         &self.log
     }
@@ -213,6 +218,10 @@ impl TarnServer {
 
     pub fn port(&self) -> u16 {
         self.process.port()
+    }
+
+    pub fn pid(&self) -> Option<u32> {
+        self.process.pid()
     }
 
     pub fn connect(&self, database: Option<&str>) -> Result<Client> {

@@ -157,6 +157,10 @@ pub struct WireRow {
     /// CPU seconds of the reading process during the median pass (lean client and
     /// loopback only).
     pub client_cpu_seconds: Option<f64>,
+    /// CPU seconds of the server process per pass (median; 10 ms resolution): what
+    /// the stream costs the server, which the other processes of a shared machine
+    /// do not inflate as they do `seconds`.
+    pub server_cpu_seconds: Option<f64>,
     pub vs_loopback: Option<f64>,
     pub vs_mariadb: Option<f64>,
 }
@@ -185,6 +189,9 @@ pub struct WireSummary {
     pub loopback_mb_per_sec: Option<f64>,
     pub mariadb_mb_per_sec: Option<f64>,
     pub mariadb_vs_loopback_limit: Option<f64>,
+    /// MariaDB's server CPU seconds per pass over the best Tarn row's: how many times
+    /// less CPU Tarn spends on the stream (steadier than `vs_mariadb` on a busy machine).
+    pub server_cpu_vs_mariadb: Option<f64>,
     pub rows: u64,
 }
 
@@ -210,6 +217,7 @@ struct Passes {
     bytes: u64,
     seconds: Vec<f64>,
     cpu: Vec<f64>,
+    server_cpu: Vec<f64>,
 }
 
 impl Passes {
@@ -229,6 +237,7 @@ impl Passes {
             mb_per_sec: self.bytes as f64 / 1e6 / seconds,
             rows_per_sec: self.rows as f64 / seconds,
             client_cpu_seconds: cpu,
+            server_cpu_seconds: median(&self.server_cpu),
             vs_loopback: None,
             vs_mariadb: None,
         }
@@ -256,6 +265,13 @@ struct Endpoint {
     port: u16,
     user: &'static str,
     password: &'static str,
+    /// The server's process, whose CPU time each pass measures.
+    pid: Option<u32>,
+}
+
+/// The CPU time the server at `endpoint` has used so far.
+fn server_cpu_time(endpoint: &Endpoint) -> Option<std::time::Duration> {
+    tarn_io::os::process_cpu_time_of(endpoint.pid?)
 }
 
 /// Streams the query once with the lean client and returns (rows, bytes).
@@ -300,8 +316,10 @@ fn timed_passes(
         bytes: expected.bytes,
         seconds: Vec::new(),
         cpu: Vec::new(),
+        server_cpu: Vec::new(),
     };
     for round in 1..=rounds {
+        let server_cpu_before = server_cpu_time(endpoint);
         match reader {
             Reader::Lean => {
                 let mut client = connect(endpoint)?;
@@ -331,6 +349,9 @@ fn timed_passes(
                     .push(mariadb_cli_pass(name, endpoint, setup)?);
             }
         }
+        if let (Some(before), Some(after)) = (server_cpu_before, server_cpu_time(endpoint)) {
+            passes.server_cpu.push((after - before).as_secs_f64());
+        }
         output.progress(&format!(
             "  {name} round {round}: {:.3} s",
             passes.seconds.last().copied().unwrap_or_default()
@@ -339,7 +360,8 @@ fn timed_passes(
     Ok(passes)
 }
 
-/// One pass of `mariadb --quick --batch -e "<setup>; QUERY" > /dev/null`: its seconds.
+/// One pass of `mariadb --quick --batch --skip-ssl -e "<setup>; QUERY" > /dev/null`: its
+/// seconds.
 fn mariadb_cli_pass(name: &str, endpoint: &Endpoint, setup: &[String]) -> Result<f64> {
     let program = mariadb::client_program().ok_or_else(|| {
         BenchError::Options("--client mariadb needs the mariadb command-line client".into())
@@ -355,6 +377,9 @@ fn mariadb_cli_pass(name: &str, endpoint: &Endpoint, setup: &[String]) -> Result
         .arg("--no-defaults")
         .arg("--quick")
         .arg("--batch")
+        // Plain TCP with both servers: Tarn offers TLS and the private MariaDB has
+        // no certificate, so the CLI's default would encrypt one side only.
+        .arg("--skip-ssl")
         .arg("--protocol=TCP")
         .arg("-h")
         .arg("127.0.0.1")
@@ -630,6 +655,7 @@ pub fn run(options: &WireBenchOptions, output: &Output) -> Result<WireReport> {
             port: server.port(),
             user: crate::server::TARN_USER,
             password: crate::server::TARN_PASSWORD,
+            pid: server.pid(),
         };
         let mut count_client = server.connect(None)?;
         let count: u64 = count_client
@@ -692,6 +718,7 @@ pub fn run(options: &WireBenchOptions, output: &Output) -> Result<WireReport> {
                 port: server.port(),
                 user: mariadb::USER,
                 password: mariadb::PASSWORD,
+                pid: server.pid(),
             };
             output.progress("mariadb: warming (one untimed pass) ...");
             let warm_stats = warm(&endpoint, &[])?;
@@ -729,6 +756,7 @@ pub fn run(options: &WireBenchOptions, output: &Output) -> Result<WireReport> {
         bytes: reference.bytes,
         seconds: Vec::new(),
         cpu: Vec::new(),
+        server_cpu: Vec::new(),
     };
     for _ in 0..options.rounds.max(LOOPBACK_ROUNDS_MIN) {
         let (seconds, cpu) = loopback_pass(reference.bytes)?;
@@ -767,6 +795,12 @@ pub fn run(options: &WireBenchOptions, output: &Output) -> Result<WireReport> {
         loopback_mb_per_sec: loopback_mbps,
         mariadb_mb_per_sec: mariadb_row.map(|r| r.mb_per_sec),
         mariadb_vs_loopback_limit: mariadb_row.and_then(|r| r.vs_loopback),
+        server_cpu_vs_mariadb: best.and_then(|b| {
+            ratio(
+                mariadb_row.and_then(|r| r.server_cpu_seconds),
+                b.server_cpu_seconds,
+            )
+        }),
         rows: reference.rows,
     };
     if !options.tarn {
@@ -815,6 +849,7 @@ pub fn table(report: &WireReport) -> TextTable {
             "MB/s",
             "rows/s",
             "client CPU s",
+            "server CPU s",
             "vs loopback",
             "vs mariadb",
         ],
@@ -837,6 +872,7 @@ pub fn table(report: &WireReport) -> TextTable {
             format_number(Some(row.mb_per_sec), 1),
             format_count(Some(row.rows_per_sec)),
             format_number(row.client_cpu_seconds, 3),
+            format_number(row.server_cpu_seconds, 2),
             format_ratio(row.vs_loopback),
             format_ratio(row.vs_mariadb),
         ]);
@@ -860,10 +896,11 @@ pub fn run_and_print(options: &WireBenchOptions, output: &Output) -> Result<Wire
     let s = &report.summary;
     output.note(&format!(
         "\nvs_loopback_limit {} (target >= 0.50), vs_mariadb {} (target >= 5), best at \
-         send_threads = {}",
+         send_threads = {}; MariaDB's server CPU over Tarn's: {}",
         format_ratio(s.vs_loopback_limit),
         format_ratio(s.vs_mariadb),
-        s.best_threads.map_or("-".into(), |t| t.to_string())
+        s.best_threads.map_or("-".into(), |t| t.to_string()),
+        format_ratio(s.server_cpu_vs_mariadb),
     ));
     output.json(&BenchDocument::new(
         "wire",

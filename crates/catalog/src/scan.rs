@@ -308,10 +308,8 @@ impl Worker<'_> {
                         .decode_into(bytes, self.projection, &mut batch, &overflow)?;
                     rows += 1;
                     if batch.is_full() {
-                        let full = std::mem::replace(
-                            &mut batch,
-                            Batch::new(&table.layout, self.projection, self.batch_rows),
-                        );
+                        let next = batch.empty_like();
+                        let full = std::mem::replace(&mut batch, next);
                         let started = Instant::now();
                         let sent = sender.try_send(Ok(full));
                         visit_send_ns += started.elapsed().as_nanos() as u64;

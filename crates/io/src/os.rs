@@ -15,6 +15,27 @@ pub fn process_cpu_time() -> Duration {
     timeval_duration(usage.ru_utime) + timeval_duration(usage.ru_stime)
 }
 
+/// CPU time (user plus system) used so far by process `pid`, all threads included,
+/// from `/proc/<pid>/stat` in clock ticks (10 ms on Linux); `None` if the process is
+/// gone or the file is unreadable. The benchmarks measure the servers they start.
+pub fn process_cpu_time_of(pid: u32) -> Option<Duration> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) is in parentheses and may hold spaces: count the
+    // fields after its closing one, which start at field 3 (state).
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let mut fields = rest.split_whitespace().skip(11);
+    let utime: u64 = fields.next()?.parse().ok()?;
+    let stime: u64 = fields.next()?.parse().ok()?;
+    // SAFETY: sysconf only reads a configuration value.
+    let ticks_per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    let ticks_per_second = u64::try_from(ticks_per_second).ok().filter(|&t| t > 0)?;
+    let ticks = utime + stime;
+    Some(
+        Duration::from_secs(ticks / ticks_per_second)
+            + Duration::from_nanos((ticks % ticks_per_second) * 1_000_000_000 / ticks_per_second),
+    )
+}
+
 fn timeval_duration(time: libc::timeval) -> Duration {
     Duration::from_secs(time.tv_sec.max(0) as u64)
         + Duration::from_micros(time.tv_usec.max(0) as u64)
@@ -23,6 +44,19 @@ fn timeval_duration(time: libc::timeval) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn another_process_cpu_time_is_read_from_proc() {
+        let own = process_cpu_time_of(std::process::id()).expect("this process's stat");
+        let mut x = 0u64;
+        let started = std::time::Instant::now();
+        while started.elapsed() < Duration::from_millis(150) {
+            x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+        }
+        let later = process_cpu_time_of(std::process::id()).expect("this process's stat");
+        assert!(later > own, "{own:?} then {later:?}");
+        assert_eq!(process_cpu_time_of(u32::MAX), None);
+    }
 
     #[test]
     fn cpu_time_grows_while_the_process_computes() {

@@ -190,6 +190,56 @@ impl ColumnVector {
         }
     }
 
+    /// An empty vector of the same type with room for `capacity_rows` values, and for
+    /// as many bytes as this one holds if it is a `Bytes` vector.
+    fn empty_like(&self, capacity_rows: usize) -> ColumnVector {
+        let nulls = Vec::with_capacity(capacity_rows);
+        match self {
+            ColumnVector::Int { .. } => ColumnVector::Int {
+                values: Vec::with_capacity(capacity_rows),
+                nulls,
+            },
+            ColumnVector::UInt { .. } => ColumnVector::UInt {
+                values: Vec::with_capacity(capacity_rows),
+                nulls,
+            },
+            ColumnVector::Float { .. } => ColumnVector::Float {
+                values: Vec::with_capacity(capacity_rows),
+                nulls,
+            },
+            ColumnVector::Double { .. } => ColumnVector::Double {
+                values: Vec::with_capacity(capacity_rows),
+                nulls,
+            },
+            ColumnVector::Decimal { .. } => ColumnVector::Decimal {
+                values: Vec::with_capacity(capacity_rows),
+                nulls,
+            },
+            ColumnVector::Decimal64 { scale, .. } => ColumnVector::Decimal64 {
+                values: Vec::with_capacity(capacity_rows),
+                scale: *scale,
+                nulls,
+            },
+            ColumnVector::Date { .. } => ColumnVector::Date {
+                values: Vec::with_capacity(capacity_rows),
+                nulls,
+            },
+            ColumnVector::DateTime { .. } => ColumnVector::DateTime {
+                values: Vec::with_capacity(capacity_rows),
+                nulls,
+            },
+            ColumnVector::Bytes { data, .. } => {
+                let mut offsets = Vec::with_capacity(capacity_rows + 1);
+                offsets.push(0);
+                ColumnVector::Bytes {
+                    data: Vec::with_capacity(data.len()),
+                    offsets,
+                    nulls,
+                }
+            }
+        }
+    }
+
     /// Keeps the first `len` rows.
     fn truncate(&mut self, len: usize) {
         match self {
@@ -293,6 +343,24 @@ impl Batch {
             len: 0,
             capacity_rows,
             projection: projection.to_vec(),
+            scratch: Vec::new(),
+        }
+    }
+
+    /// An empty batch for the same projection and rows, with room for as many bytes
+    /// per variable-length column as this one holds: the next batch of a scan fills
+    /// without growing (and copying) its byte vectors again.
+    pub fn empty_like(&self) -> Batch {
+        let columns = self
+            .columns
+            .iter()
+            .map(|column| column.empty_like(self.capacity_rows))
+            .collect();
+        Batch {
+            columns,
+            len: 0,
+            capacity_rows: self.capacity_rows,
+            projection: self.projection.clone(),
             scratch: Vec::new(),
         }
     }
@@ -498,8 +566,14 @@ impl RowLayout {
         batch: &mut Batch,
         overflow: &dyn OverflowStore,
     ) -> Result<()> {
-        assert_eq!(
+        // Once per row: the full comparison only in debug builds.
+        debug_assert_eq!(
             batch.projection, projection,
+            "the batch was created for another projection"
+        );
+        assert_eq!(
+            batch.columns.len(),
+            projection.len(),
             "the batch was created for another projection"
         );
         let view = self.view(bytes)?;

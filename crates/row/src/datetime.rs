@@ -25,6 +25,8 @@ const MICROS_PER_SECOND: u64 = 1_000_000;
 const MICROS_PER_DAY: u64 = 86_400 * MICROS_PER_SECOND;
 /// `days_from_civil(0, 1, 1)`: days from 1970-01-01 back to 0000-01-01.
 const DAYS_0000_TO_1970: i64 = 719_528;
+/// Days in 400 Gregorian years.
+const ERA_DAYS: u32 = 146_097;
 /// Day number of 9999-12-31.
 pub const DAYS_MAX: u32 = 3_652_424;
 /// Microsecond number of 9999-12-31 23:59:59.999999.
@@ -78,25 +80,6 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
     let day_of_year = (153 * month_index + 2) / 5 + day - 1;
     let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
     era * 146_097 + day_of_era - 719_468
-}
-
-/// The date of a day since 1970-01-01 (Howard Hinnant's `civil_from_days`).
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let day_of_era = z - era * 146_097;
-    let year_of_era =
-        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let month_index = (5 * day_of_year + 2) / 153;
-    let day = day_of_year - (153 * month_index + 2) / 5 + 1;
-    let month = if month_index < 10 {
-        month_index + 3
-    } else {
-        month_index - 9
-    };
-    let year = year_of_era + era * 400 + i64::from(month <= 2);
-    (year, month, day)
 }
 
 /// Parses exactly `width` ASCII digits.
@@ -168,7 +151,24 @@ impl Date {
         if days > DAYS_MAX {
             return Err(incorrect(format!("day number {days} is after 9999-12-31")));
         }
-        let (year, month, day) = civil_from_days(i64::from(days) - DAYS_0000_TO_1970);
+        // Howard Hinnant's `civil_from_days` in unsigned arithmetic (divisions by
+        // constants become multiplications): days are counted from 0000-03-01, shifted
+        // one 400-year era later so that January and February of year 0 stay
+        // non-negative.
+        let z = days + ERA_DAYS - 60;
+        let era = z / ERA_DAYS;
+        let day_of_era = z - era * ERA_DAYS;
+        let year_of_era =
+            (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+        let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+        let month_index = (5 * day_of_year + 2) / 153;
+        let day = day_of_year - (153 * month_index + 2) / 5 + 1;
+        let month = if month_index < 10 {
+            month_index + 3
+        } else {
+            month_index - 9
+        };
+        let year = year_of_era + era * 400 + u32::from(month <= 2) - 400;
         Ok(Date {
             year: year as u16,
             month: month as u8,

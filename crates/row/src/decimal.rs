@@ -566,42 +566,46 @@ impl Decimal {
         if precision == 0 || precision > DECIMAL64_PRECISION_MAX || scale > precision {
             return Err(bad());
         }
-        // The digit groups of `groups`, unrolled: at most 18 digits make at most six.
+        // The digit groups of `groups`: a partial leading one, whole ones of nine
+        // digits (four bytes), and a partial trailing one.
         let (int_digits, frac_digits) = (usize::from(precision - scale), usize::from(scale));
-        let mut sizes = [0usize; 6];
-        let mut count = 0;
-        let mut add = |digits: usize| {
-            sizes[count] = digits;
-            count += 1;
-        };
-        add(int_digits % 9);
-        (0..int_digits / 9).for_each(|_| add(9));
-        (0..frac_digits / 9).for_each(|_| add(9));
-        add(frac_digits % 9);
-        let sizes = &sizes[..count];
-        if bytes.len() != sizes.iter().map(|&d| GROUP_BYTES[d]).sum::<usize>() {
+        let (lead, whole, trail) = (
+            int_digits % 9,
+            int_digits / 9 + frac_digits / 9,
+            frac_digits % 9,
+        );
+        let len = GROUP_BYTES[lead] + 4 * whole + GROUP_BYTES[trail];
+        if bytes.len() != len {
             return Err(bad());
         }
+        // At most 18 digits take at most 9 bytes: undo the sign encoding in a copy.
         let negative = bytes[0] & 0x80 == 0;
         let mask = if negative { 0xff } else { 0 };
+        let mut plain = [0u8; 16];
+        for (to, from) in plain.iter_mut().zip(bytes) {
+            *to = from ^ mask;
+        }
+        plain[0] ^= 0x80;
         let mut coefficient = 0u64;
-        let mut byte_pos = 0;
-        for &group_digits in sizes {
-            let width = GROUP_BYTES[group_digits];
-            let mut group = 0u32;
-            for &byte in &bytes[byte_pos..byte_pos + width] {
-                group = (group << 8) | u32::from(byte ^ mask);
-            }
-            if byte_pos == 0 && width > 0 {
-                group ^= 0x80 << (8 * (width - 1));
-            }
-            byte_pos += width;
-            if u64::from(group) >= POW10_U64[group_digits] {
+        let mut at = 0;
+        let mut take = |digits: usize| -> Result<()> {
+            let width = GROUP_BYTES[digits];
+            let group = plain[at..at + width]
+                .iter()
+                .fold(0u64, |group, &byte| (group << 8) | u64::from(byte));
+            at += width;
+            if group >= POW10_U64[digits] {
                 return Err(corrupt("corrupt DECIMAL digit group".into()));
             }
             // At most 18 digits in all: no overflow.
-            coefficient = coefficient * POW10_U64[group_digits] + u64::from(group);
+            coefficient = coefficient * POW10_U64[digits] + group;
+            Ok(())
+        };
+        take(lead)?;
+        for _ in 0..whole {
+            take(9)?;
         }
+        take(trail)?;
         if negative && coefficient == 0 {
             return Err(corrupt("corrupt DECIMAL: negative zero".into()));
         }

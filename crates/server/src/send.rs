@@ -7,8 +7,14 @@
 //! client stops the statement (back-pressure) instead of growing memory.
 //!
 //! Result sets stream through [`ResultSender`], the session's `RowSink`:
-//! - the first chunk of a result is encoded on the statement thread (the direct
-//!   path: a result of up to one chunk never leaves it);
+//! - a result that runs as a parallel pipeline (a scan with filters, projections
+//!   or hash-join probes) is encoded by the executor's workers themselves, each
+//!   morsel into a buffer of its own, straight from the storage batch's typed
+//!   vectors when the morsel needs no step but a choice of columns
+//!   ([`WireEncoder`], `tarn_sql::parallel::stream_encoded`); the statement thread
+//!   receives the buffers in order and only numbers and writes them;
+//! - otherwise the first chunk of a result is encoded on the statement thread (the
+//!   direct path: a result of up to one chunk never leaves it);
 //! - later chunks go to the [`EncodePool`], whose threads each encode one chunk into
 //!   a buffer of their own, while the statement thread goes on producing rows;
 //! - the statement thread takes finished buffers back in submission order, so rows
@@ -92,6 +98,10 @@ impl Output {
     /// the buffer is large.
     fn append_encoded(&mut self, mut encoded: Vec<u8>) -> Result<()> {
         self.seq = packet::stamp_sequence(&mut encoded, self.seq);
+        if !self.buf.is_empty() && encoded.len() >= RESULT_FLUSH_BYTES / 4 {
+            // A large buffer is written as it is rather than copied behind a small one.
+            self.flush()?;
+        }
         if self.buf.is_empty() {
             self.buf = encoded;
         } else {
@@ -144,6 +154,25 @@ impl Output {
                 results::eof(b, status, 0);
             }
         });
+    }
+}
+
+/// Encodes rows for the executor's workers (`tarn_sql::RowEncoder`).
+struct WireEncoder {
+    format: RowFormat,
+    types: Arc<[SqlType]>,
+}
+
+impl tarn_sql::RowEncoder for WireEncoder {
+    fn encode_batch(&self, batch: &tarn_row::Batch, columns: &[usize], out: &mut Vec<u8>) {
+        match self.format {
+            RowFormat::Text => results::text_rows_batch(out, batch, columns, &self.types),
+            RowFormat::Binary => results::binary_rows_batch(out, batch, columns, &self.types),
+        }
+    }
+
+    fn encode_chunk(&self, chunk: &Chunk, out: &mut Vec<u8>) {
+        encode(self.format, chunk, &self.types, out);
     }
 }
 
@@ -324,5 +353,23 @@ impl tarn_sql::RowSink for ResultSender {
 
     fn chunk(&mut self, chunk: Chunk) -> Result<()> {
         self.0.lock().add_chunk(chunk)
+    }
+
+    /// Parallel sending is on (`send_threads` other than 1): the executor's workers
+    /// encode.
+    fn encoder(&self) -> Option<Arc<dyn tarn_sql::RowEncoder>> {
+        let stream = self.0.lock();
+        (stream.threads > 1).then(|| {
+            Arc::new(WireEncoder {
+                format: stream.format,
+                types: stream.types.clone(),
+            }) as Arc<dyn tarn_sql::RowEncoder>
+        })
+    }
+
+    fn encoded(&mut self, rows: tarn_sql::EncodedRows) -> Result<()> {
+        let mut stream = self.0.lock();
+        stream.chunks += 1;
+        stream.output.append_encoded(rows.bytes)
     }
 }

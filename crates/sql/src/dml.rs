@@ -685,6 +685,14 @@ pub fn execute(
             if let Some(mut sink) = session.row_sink.take() {
                 let streamed = session.with_exec(tx, params, |cx| {
                     sink.begin(&columns)?;
+                    if let Some(encoder) = sink.encoder() {
+                        let deliver = &mut |rows: crate::session::EncodedRows| sink.encoded(rows);
+                        if let Some(rows) =
+                            crate::parallel::stream_encoded(plan, cx, encoder, deliver)
+                        {
+                            return rows;
+                        }
+                    }
                     let mut op = exec::open(plan)?;
                     let mut rows = 0u64;
                     while let Some(chunk) = op.next(cx)? {

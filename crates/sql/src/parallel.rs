@@ -8,7 +8,13 @@
 //! - for a collecting sink, send the resulting chunks back tagged with the morsel's
 //!   sequence number, so the consumer can restore the scan's (primary-key) order;
 //! - for an aggregating sink, fold them into a worker-local hash table of partial
-//!   aggregates, which the consumer merges at the end ([`Accumulator::merge`]).
+//!   aggregates, which the consumer merges at the end ([`Accumulator::merge`]);
+//! - for an encoding sink (a statement's result streamed to a client, S1's parallel
+//!   result sending, [`stream_encoded`]), encode them into the client's wire format,
+//!   each worker into a buffer of its own, and send the buffers back tagged like
+//!   chunks. A morsel that needs no step but a choice of columns is encoded straight
+//!   from the storage batch's typed vectors ([`RowEncoder::encode_batch`]), never
+//!   turned into values.
 //!
 //! [`open_parallel`] recognises the plans this applies to: a chain of filters and
 //! projections (and optionally an aggregation without DISTINCT) over a full,
@@ -29,8 +35,8 @@ use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use parking_lot::Mutex;
 use tarn_catalog::{BatchStream, ParallelScan, RowLock};
 use tarn_common::{Error, Result};
-use tarn_row::Value;
 use tarn_row::types::Collation;
+use tarn_row::{Batch, Value};
 
 use crate::chunk::Chunk;
 use crate::exec::{ExecContext, HashTable, Operator, build_hash_table, join_key};
@@ -39,6 +45,7 @@ use crate::limits::{PARALLEL_MIN_ROWS, PARALLEL_QUEUED_CHUNKS_PER_WORKER};
 use crate::plan::{Access, AggCall, JoinKind, Plan};
 use crate::scalar::FnContext;
 use crate::scalar::agg::Accumulator;
+use crate::session::{EncodedRows, RowEncoder};
 use crate::subquery::{SubqueryExpr, SubqueryRunner};
 
 /// A step of a pipeline: stateless, or a probe of a hash table built before the
@@ -228,6 +235,43 @@ pub fn open_parallel(plan: &Plan) -> Option<Box<dyn Operator + '_>> {
     }
 }
 
+/// Streams the result of `plan` to `deliver` as buffers encoded by `encoder` on the
+/// executor's workers, in result order, and returns the number of rows; `None` when
+/// `plan` is not a pipeline this module runs (the caller runs it as usual).
+pub fn stream_encoded(
+    plan: &Plan,
+    cx: &ExecContext,
+    encoder: Arc<dyn RowEncoder>,
+    deliver: &mut dyn FnMut(EncodedRows) -> Result<()>,
+) -> Option<Result<u64>> {
+    if pipeline_running()
+        || !matches!(
+            plan,
+            Plan::Filter { .. } | Plan::Project { .. } | Plan::Scan { .. } | Plan::Join { .. }
+        )
+    {
+        return None;
+    }
+    let mut op = ParallelOp {
+        shape: shape(plan)?,
+        sink: SinkSpec::Encode(encoder),
+        state: None,
+    };
+    let mut run = || {
+        op.start(cx)?;
+        let mut rows = 0;
+        while let Some(payload) = op.next_payload()? {
+            let Payload::Encoded(encoded) = payload else {
+                unreachable!("an encoding pipeline sends encoded rows");
+            };
+            rows += encoded.rows;
+            deliver(encoded)?;
+        }
+        Ok(rows)
+    };
+    Some(run())
+}
+
 #[derive(Clone)]
 enum SinkSpec {
     Collect,
@@ -235,6 +279,31 @@ enum SinkSpec {
         group: Vec<Expr>,
         aggs: Vec<AggCall>,
     },
+    Encode(Arc<dyn RowEncoder>),
+}
+
+/// What a collecting or encoding pipeline sends back per morsel.
+enum Payload {
+    Rows(Chunk),
+    Encoded(EncodedRows),
+}
+
+/// The batch columns a morsel's output consists of, when its steps do nothing but
+/// choose columns (`None` for "all, in order"): such a morsel is encoded straight
+/// from its batch.
+fn direct_columns(steps: &[Step]) -> Option<Option<Vec<usize>>> {
+    match steps {
+        [] => Some(None),
+        [Step::Project(exprs)] if !exprs.is_empty() => exprs
+            .iter()
+            .map(|e| match e {
+                Expr::Column(i) => Some(*i),
+                _ => None,
+            })
+            .collect::<Option<Vec<usize>>>()
+            .map(Some),
+        _ => None,
+    }
 }
 
 /// A group's partial aggregate.
@@ -244,7 +313,7 @@ struct Partial {
 }
 
 enum Message {
-    Chunk(u64, Chunk),
+    Chunk(u64, Payload),
     /// A morsel that produced nothing (keeps the reorder buffer moving).
     Empty(u64),
     Groups(HashMap<Vec<u8>, Partial>),
@@ -263,7 +332,7 @@ struct Running {
     counted: bool,
     workers_left: usize,
     next_sequence: u64,
-    buffered: BTreeMap<u64, Option<Chunk>>,
+    buffered: BTreeMap<u64, Option<Payload>>,
     /// Aggregation: the merged groups, then the output chunks.
     output: Option<std::vec::IntoIter<Chunk>>,
 }
@@ -328,13 +397,13 @@ impl Job {
         }
     }
 
-    fn next_morsel(&self) -> Option<(u64, Result<Chunk>)> {
+    fn next_morsel(&self) -> Option<(u64, Result<Batch>)> {
         let mut source = self.source.lock();
         let batch = source.0.next()?;
         let sequence = source.1;
         source.1 += 1;
         drop(source);
-        Some((sequence, batch.map(|b| Chunk::from_batch(&b))))
+        Some((sequence, batch))
     }
 
     fn work(&self) -> Result<Option<HashMap<Vec<u8>, Partial>>> {
@@ -346,12 +415,38 @@ impl Job {
             subqueries: &runner,
         };
         let mut groups: HashMap<Vec<u8>, Partial> = HashMap::new();
+        let direct = match &*self.sink {
+            SinkSpec::Encode(_) => direct_columns(&self.steps),
+            _ => None,
+        };
         while !self.stop.load(Ordering::Relaxed) {
             (self.cancel_check)()?;
-            let Some((sequence, chunk)) = self.next_morsel() else {
+            let Some((sequence, batch)) = self.next_morsel() else {
                 break;
             };
-            let mut chunk = chunk?;
+            let batch = batch?;
+            if let (SinkSpec::Encode(encoder), Some(columns)) = (&*self.sink, &direct) {
+                let identity: Vec<usize>;
+                let columns = match columns {
+                    Some(columns) => columns,
+                    None => {
+                        identity = (0..batch.projection().len()).collect();
+                        &identity
+                    }
+                };
+                let mut bytes = Vec::with_capacity(batch.len() * 16 * columns.len().max(1));
+                encoder.encode_batch(&batch, columns, &mut bytes);
+                let rows = EncodedRows {
+                    bytes,
+                    rows: batch.len() as u64,
+                };
+                if self.send(sequence, Payload::Encoded(rows)).is_err() {
+                    return Ok(None);
+                }
+                continue;
+            }
+            let mut chunk = Chunk::from_batch(&batch);
+            drop(batch);
             for step in self.steps.iter() {
                 if chunk.is_empty() {
                     break;
@@ -390,12 +485,18 @@ impl Job {
             }
             match &*self.sink {
                 SinkSpec::Collect => {
-                    let message = if chunk.is_empty() {
-                        Message::Empty(sequence)
-                    } else {
-                        Message::Chunk(sequence, chunk)
+                    if self.send(sequence, Payload::Rows(chunk)).is_err() {
+                        return Ok(None);
+                    }
+                }
+                SinkSpec::Encode(encoder) => {
+                    let mut bytes = Vec::new();
+                    encoder.encode_chunk(&chunk, &mut bytes);
+                    let rows = EncodedRows {
+                        bytes,
+                        rows: chunk.len() as u64,
                     };
-                    if self.sender.send(message).is_err() {
+                    if self.send(sequence, Payload::Encoded(rows)).is_err() {
                         return Ok(None);
                     }
                 }
@@ -407,9 +508,24 @@ impl Job {
             }
         }
         Ok(match &*self.sink {
-            SinkSpec::Collect => None,
+            SinkSpec::Collect | SinkSpec::Encode(_) => None,
             SinkSpec::Aggregate { .. } => Some(groups),
         })
+    }
+
+    /// Sends a morsel's output back (an empty one as a gap in the sequence); fails
+    /// when the consumer has gone.
+    fn send(&self, sequence: u64, payload: Payload) -> std::result::Result<(), ()> {
+        let empty = match &payload {
+            Payload::Rows(chunk) => chunk.is_empty(),
+            Payload::Encoded(rows) => rows.rows == 0,
+        };
+        let message = if empty {
+            Message::Empty(sequence)
+        } else {
+            Message::Chunk(sequence, payload)
+        };
+        self.sender.send(message).map_err(|_| ())
     }
 }
 
@@ -461,7 +577,7 @@ impl ParallelOp<'_> {
         let stream = table.parallel_scan_tx(
             &mut cx.tx.borrow_mut(),
             ParallelScan {
-                ordered: matches!(self.sink, SinkSpec::Collect),
+                ordered: matches!(self.sink, SinkSpec::Collect | SinkSpec::Encode(_)),
                 ..Default::default()
             },
         )?;
@@ -552,7 +668,7 @@ impl Operator for ParallelOp<'_> {
         }
         let aggregate = match &self.sink {
             SinkSpec::Aggregate { group, aggs } => Some((group.len(), aggs.clone())),
-            SinkSpec::Collect => None,
+            SinkSpec::Collect | SinkSpec::Encode(_) => None,
         };
         let running = self.state.as_mut().expect("started");
         if let Some((group_len, aggs)) = aggregate {
@@ -626,12 +742,23 @@ impl Operator for ParallelOp<'_> {
             }
             return Ok(running.output.as_mut().and_then(Iterator::next));
         }
-        // Collect: deliver chunks in morsel order.
+        match self.next_payload()? {
+            Some(Payload::Rows(chunk)) => Ok(Some(chunk)),
+            Some(Payload::Encoded(_)) => unreachable!("a collecting pipeline sends chunks"),
+            None => Ok(None),
+        }
+    }
+}
+
+impl ParallelOp<'_> {
+    /// The next morsel's output of a collecting or encoding pipeline, in morsel order.
+    fn next_payload(&mut self) -> Result<Option<Payload>> {
+        let running = self.state.as_mut().expect("started");
         loop {
             if let Some(entry) = running.buffered.remove(&running.next_sequence) {
                 running.next_sequence += 1;
                 match entry {
-                    Some(chunk) => return Ok(Some(chunk)),
+                    Some(payload) => return Ok(Some(payload)),
                     None => continue,
                 }
             }
@@ -639,8 +766,8 @@ impl Operator for ParallelOp<'_> {
                 return Ok(None);
             }
             match running.receiver.recv() {
-                Ok(Message::Chunk(sequence, chunk)) => {
-                    running.buffered.insert(sequence, Some(chunk));
+                Ok(Message::Chunk(sequence, payload)) => {
+                    running.buffered.insert(sequence, Some(payload));
                 }
                 Ok(Message::Empty(sequence)) => {
                     running.buffered.insert(sequence, None);

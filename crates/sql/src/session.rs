@@ -109,6 +109,40 @@ pub trait RowSink: Send {
     fn begin(&mut self, columns: &[OutputColumn]) -> Result<()>;
     /// The next chunk of rows, in result order.
     fn chunk(&mut self, chunk: Chunk) -> Result<()>;
+    /// How the executor's workers may encode this result's rows themselves (S1's
+    /// parallel result sending). With one, a result that runs as a parallel pipeline
+    /// reaches the sink through [`RowSink::encoded`] instead of [`RowSink::chunk`].
+    fn encoder(&self) -> Option<Arc<dyn RowEncoder>> {
+        None
+    }
+    /// The next rows, already encoded by [`RowSink::encoder`]'s encoder, in result
+    /// order.
+    fn encoded(&mut self, _rows: EncodedRows) -> Result<()> {
+        Err(Error::sql(
+            1105,
+            "HY000",
+            "this row sink takes no encoded rows",
+        ))
+    }
+}
+
+/// Encodes rows into a client's wire format. The executor's workers call it in
+/// parallel, each on its own morsel and into its own buffer; the sink receives the
+/// buffers in result order ([`RowSink::encoded`]).
+pub trait RowEncoder: Send + Sync {
+    /// Rows straight from a storage batch: output column `i` is `batch.columns[columns[i]]`.
+    /// Must produce exactly what [`RowEncoder::encode_chunk`] produces for
+    /// `Chunk::from_batch` of the same rows (the typed fast path).
+    fn encode_batch(&self, batch: &tarn_row::Batch, columns: &[usize], out: &mut Vec<u8>);
+    /// Rows of a chunk, one value per output column.
+    fn encode_chunk(&self, chunk: &Chunk, out: &mut Vec<u8>);
+}
+
+/// A buffer of encoded rows.
+#[derive(Debug, Default)]
+pub struct EncodedRows {
+    pub bytes: Vec<u8>,
+    pub rows: u64,
 }
 
 /// A warning or note of the last statement (SHOW WARNINGS).

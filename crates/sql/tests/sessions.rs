@@ -379,7 +379,14 @@ fn parallel_pipelines_and_sorts_agree_with_the_definition() {
         std::thread::sleep(Duration::from_millis(20));
     }
     let stats = table.stats().expect("statistics were taken automatically");
-    assert_eq!(stats.rows, ROWS as u64);
+    // The automatic ANALYZE may have run beside the last INSERT of the load and
+    // counted part of it; statistics are taken again only once a tenth of the rows
+    // changed, so they are within a tenth of the truth.
+    assert!(
+        (ROWS as u64 * 9 / 10..=ROWS as u64).contains(&stats.rows),
+        "statistics count {} rows of {ROWS}",
+        stats.rows
+    );
 }
 
 #[test]

@@ -8,7 +8,7 @@
 
 use std::io::Write;
 
-use tarn_row::Value;
+use tarn_row::{Batch, ColumnVector, Date, Value};
 use tarn_sql::SqlType;
 use tarn_sql::plan::OutputColumn;
 
@@ -203,37 +203,60 @@ fn put_int(out: &mut Vec<u8>, n: i64) {
     put_uint(out, n.unsigned_abs());
 }
 
-fn put_uint(out: &mut Vec<u8>, mut n: u64) {
+fn put_uint(out: &mut Vec<u8>, n: u64) {
     let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&digits[i..]);
+    let start = digits_u64(n, &mut digits);
+    out.extend_from_slice(&digits[start..]);
 }
 
-/// Appends `digits` decimal digits of `n`, zero-padded.
-fn put_padded(out: &mut Vec<u8>, mut n: u32, digits: usize) {
-    let at = out.len();
-    out.resize(at + digits, b'0');
-    for i in (0..digits).rev() {
-        out[at + i] = b'0' + (n % 10) as u8;
-        n /= 10;
+/// "00" to "99".
+const DIGIT_PAIRS: [u8; 200] = {
+    let mut pairs = [0u8; 200];
+    let mut i = 0;
+    while i < 100 {
+        pairs[2 * i] = b'0' + (i / 10) as u8;
+        pairs[2 * i + 1] = b'0' + (i % 10) as u8;
+        i += 1;
     }
+    pairs
+};
+
+/// Writes the decimal digits of `n` at the end of `buf`, two at a time, and returns
+/// where they start.
+fn digits_u64<const N: usize>(mut n: u64, buf: &mut [u8; N]) -> usize {
+    let mut i = N;
+    while n >= 100 {
+        let pair = (n % 100) as usize * 2;
+        n /= 100;
+        i -= 2;
+        buf[i..i + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+    }
+    if n >= 10 {
+        let pair = n as usize * 2;
+        i -= 2;
+        buf[i..i + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+    } else {
+        i -= 1;
+        buf[i] = b'0' + n as u8;
+    }
+    i
 }
 
 /// `YYYY-MM-DD` (the caller checked the fields' ranges).
-fn put_date(out: &mut Vec<u8>, d: &tarn_row::datetime::Date) {
-    put_padded(out, d.year as u32, 4);
-    out.push(b'-');
-    put_padded(out, d.month as u32, 2);
-    out.push(b'-');
-    put_padded(out, d.day as u32, 2);
+fn put_date(out: &mut Vec<u8>, d: &Date) {
+    let pair = |n: u16| {
+        let i = usize::from(n) * 2;
+        [DIGIT_PAIRS[i], DIGIT_PAIRS[i + 1]]
+    };
+    let (century, year, month, day) = (
+        pair(d.year / 100),
+        pair(d.year % 100),
+        pair(u16::from(d.month)),
+        pair(u16::from(d.day)),
+    );
+    out.extend_from_slice(&[
+        century[0], century[1], year[0], year[1], b'-', month[0], month[1], b'-', day[0], day[1],
+    ]);
 }
 
 /// A decimal from its mantissa and scale, as MySQL prints it (`-0.05`, `12.50`).
@@ -242,17 +265,23 @@ fn put_decimal(out: &mut Vec<u8>, mantissa: i128, scale: u8) {
         out.push(b'-');
     }
     let mut digits = [0u8; 40];
-    let mut n = mantissa.unsigned_abs();
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
+    let start = match u64::try_from(mantissa.unsigned_abs()) {
+        // The common case, without 128-bit divisions.
+        Ok(n) => digits_u64(n, &mut digits),
+        Err(_) => {
+            let mut n = mantissa.unsigned_abs();
+            let mut i = digits.len();
+            loop {
+                i -= 1;
+                digits[i] = b'0' + (n % 10) as u8;
+                n /= 10;
+                if n == 0 {
+                    break i;
+                }
+            }
         }
-    }
-    let digits = &digits[i..];
+    };
+    let digits = &digits[start..];
     let scale = scale as usize;
     if digits.len() <= scale {
         out.push(b'0');
@@ -331,6 +360,59 @@ pub fn text_rows(
     }
 }
 
+/// The vectors of `batch` that make output columns `columns`.
+fn vectors<'b>(batch: &'b Batch, columns: &[usize]) -> Vec<&'b ColumnVector> {
+    columns.iter().map(|&c| &batch.columns[c]).collect()
+}
+
+/// One value of a typed vector in the text protocol: what [`put_text_value`] writes
+/// for the vector's value, made without the value for the common types.
+fn put_text_cell(out: &mut Vec<u8>, vector: &ColumnVector, row: usize, ty: &SqlType) {
+    if vector.is_null(row) {
+        out.push(0xfb);
+        return;
+    }
+    match vector {
+        ColumnVector::Int { values, .. } => put_short(out, |o| put_int(o, values[row])),
+        ColumnVector::UInt { values, .. } => put_short(out, |o| put_uint(o, values[row])),
+        ColumnVector::Decimal64 { values, scale, .. } => {
+            put_short(out, |o| put_decimal(o, i128::from(values[row]), *scale))
+        }
+        ColumnVector::Bytes { .. } => put_lenenc_bytes(out, vector.bytes(row).unwrap_or_default()),
+        ColumnVector::Date { values, .. } => {
+            let date = Date::from_days(values[row]).expect("batches hold valid day numbers");
+            put_text_value(out, &Value::Date(date), ty)
+        }
+        _ => put_text_value(out, &vector.value(row), ty),
+    }
+}
+
+/// Text-protocol row packets straight from a storage batch (output column `i` is
+/// `batch.columns[columns[i]]`): the bytes [`text_rows`] writes for the batch's
+/// values, without making the values.
+pub fn text_rows_batch(out: &mut Vec<u8>, batch: &Batch, columns: &[usize], types: &[SqlType]) {
+    let vectors = vectors(batch, columns);
+    for r in 0..batch.len() {
+        let start = begin(out);
+        for (vector, ty) in vectors.iter().zip(types) {
+            put_text_cell(out, vector, r, ty);
+        }
+        finish(out, start);
+    }
+}
+
+/// A binary-protocol integer in the width of a `bits`-bit column (two's complement,
+/// little-endian: an unsigned value's bits are the same).
+fn put_integer(out: &mut Vec<u8>, n: i64, bits: u8) {
+    let width = match bits {
+        8 => 1,
+        16 => 2,
+        32 => 4,
+        _ => 8,
+    };
+    out.extend_from_slice(&n.to_le_bytes()[..width]);
+}
+
 /// One non-NULL value in the binary protocol, in the width `ty` announced.
 fn put_binary_value(out: &mut Vec<u8>, value: &Value, ty: &SqlType) {
     let as_i64 = |v: &Value| match v {
@@ -348,16 +430,7 @@ fn put_binary_value(out: &mut Vec<u8>, value: &Value, ty: &SqlType) {
         other => tarn_sql::scalar::cast::to_f64(other).unwrap_or(0.0),
     };
     match *ty {
-        SqlType::Int { bits } | SqlType::UInt { bits } => {
-            let n = as_i64(value).to_le_bytes();
-            let width = match bits {
-                8 => 1,
-                16 => 2,
-                32 => 4,
-                _ => 8,
-            };
-            out.extend_from_slice(&n[..width]);
-        }
+        SqlType::Int { bits } | SqlType::UInt { bits } => put_integer(out, as_i64(value), bits),
         SqlType::Float => out.extend_from_slice(&(as_f64(value) as f32).to_le_bytes()),
         SqlType::Double => out.extend_from_slice(&as_f64(value).to_le_bytes()),
         SqlType::Date | SqlType::DateTime { .. } => {
@@ -401,22 +474,61 @@ pub fn binary_rows(
     types: &[SqlType],
     rows: std::ops::Range<usize>,
 ) {
-    let bitmap_bytes = (columns.len() + 7 + 2) / 8;
     for r in rows {
-        let start = begin(out);
-        out.push(0);
-        let bitmap_at = out.len();
-        out.resize(bitmap_at + bitmap_bytes, 0);
-        for (i, (column, ty)) in columns.iter().zip(types).enumerate() {
-            let value = &column[r];
+        binary_row(out, columns.len(), |out, i| {
+            let value = &columns[i][r];
             if value.is_null() {
-                let bit = i + 2;
-                out[bitmap_at + bit / 8] |= 1 << (bit % 8);
-            } else {
-                put_binary_value(out, value, ty);
+                return false;
             }
+            put_binary_value(out, value, &types[i]);
+            true
+        });
+    }
+}
+
+/// One binary-protocol row packet of `width` values; `put(out, i)` appends value `i`
+/// and returns true, or returns false for a NULL (marked in the bitmap).
+fn binary_row(out: &mut Vec<u8>, width: usize, mut put: impl FnMut(&mut Vec<u8>, usize) -> bool) {
+    let bitmap_bytes = (width + 7 + 2) / 8;
+    let start = begin(out);
+    out.push(0);
+    let bitmap_at = out.len();
+    out.resize(bitmap_at + bitmap_bytes, 0);
+    for i in 0..width {
+        if !put(out, i) {
+            let bit = i + 2;
+            out[bitmap_at + bit / 8] |= 1 << (bit % 8);
         }
-        finish(out, start);
+    }
+    finish(out, start);
+}
+
+/// Binary-protocol row packets straight from a storage batch (see
+/// [`text_rows_batch`]): the bytes [`binary_rows`] writes for the batch's values.
+pub fn binary_rows_batch(out: &mut Vec<u8>, batch: &Batch, columns: &[usize], types: &[SqlType]) {
+    let vectors = vectors(batch, columns);
+    for r in 0..batch.len() {
+        binary_row(out, vectors.len(), |out, i| {
+            let vector = vectors[i];
+            if vector.is_null(r) {
+                return false;
+            }
+            match (vector, &types[i]) {
+                (
+                    ColumnVector::Int { values, .. },
+                    SqlType::Int { bits } | SqlType::UInt { bits },
+                ) => put_integer(out, values[r], *bits),
+                (
+                    ColumnVector::UInt { values, .. },
+                    SqlType::Int { bits } | SqlType::UInt { bits },
+                ) => put_integer(out, values[r] as i64, *bits),
+                (ColumnVector::Bytes { .. }, SqlType::Text { .. } | SqlType::Blob) => {
+                    put_lenenc_bytes(out, vector.bytes(r).unwrap_or_default())
+                }
+                (_, ty) => put_binary_value(out, &vector.value(r), ty),
+            }
+            true
+        });
     }
 }
 
@@ -452,7 +564,16 @@ mod tests {
 
     #[test]
     fn decimals_and_dates_print_as_their_display_does() {
-        for text in ["0", "-0.05", "12.50", "0.001", "-123456789012.345678", "7"] {
+        for text in [
+            "0",
+            "-0.05",
+            "12.50",
+            "0.001",
+            "-123456789012.345678",
+            "7",
+            "18446744073709551615",
+            "-123456789012345678901234.5678",
+        ] {
             let d = tarn_row::decimal::Decimal::parse(text).unwrap();
             let mut out = Vec::new();
             put_text_value(&mut out, &Value::Decimal(d), &SqlType::BIGINT);
@@ -490,6 +611,114 @@ mod tests {
         assert_eq!(f64::from_bits(r.u64().unwrap()), 1.5);
         assert_eq!(r.lenenc_bytes().unwrap(), b"hi");
         assert!(r.is_empty());
+    }
+
+    /// Random rows of every physical type, as a storage batch decodes them, with a
+    /// column chosen twice and one left out.
+    fn random_batch(seed: u64) -> (Batch, Vec<usize>, Vec<SqlType>) {
+        use tarn_row::row::{NoOverflow, RowHeader, RowLayout, RowLimits};
+        use tarn_row::{Collation, Column, ColumnType, DateTime, Decimal};
+        let types = [
+            ColumnType::TinyInt { unsigned: false },
+            ColumnType::Int { unsigned: true },
+            ColumnType::BigInt { unsigned: false },
+            ColumnType::Decimal {
+                precision: 15,
+                scale: 2,
+            },
+            ColumnType::Decimal {
+                precision: 30,
+                scale: 4,
+            },
+            ColumnType::Float,
+            ColumnType::Double,
+            ColumnType::Date,
+            ColumnType::DateTime { fsp: 3 },
+            ColumnType::VarChar { len: 40 },
+        ];
+        let columns: Vec<Column> = types
+            .iter()
+            .enumerate()
+            .map(|(i, ty)| Column {
+                name: format!("c{i}"),
+                ty: *ty,
+                nullable: true,
+                collation: if matches!(ty, ColumnType::VarChar { .. }) {
+                    Collation::CaseInsensitive
+                } else {
+                    Collation::Binary
+                },
+            })
+            .collect();
+        let layout = RowLayout::new(&columns).unwrap();
+        let projection: Vec<usize> = (0..columns.len()).collect();
+        let mut batch = Batch::new(&layout, &projection, 64);
+        let mut rng = tarn_common::rng::Rng::new(seed);
+        let limits = RowLimits {
+            overflow_threshold_bytes: 4096,
+            max_row_bytes: 65535,
+        };
+        for _ in 0..64 {
+            let mut r = |bound: u64| rng.below(bound);
+            let mut values = vec![
+                Value::Int(r(256) as i64 - 128),
+                Value::UInt(r(u32::MAX as u64)),
+                Value::Int(r(u64::MAX) as i64),
+                Value::Decimal(
+                    Decimal::from_i128(r(2_000_000_000) as i128 - 1_000_000_000, 2).unwrap(),
+                ),
+                Value::Decimal(Decimal::from_i128(r(u64::MAX) as i128 * 1000, 4).unwrap()),
+                Value::Float(r(1 << 20) as f32 / 7.0),
+                Value::Double(r(u64::MAX) as f64 / 3.0e9),
+                Value::Date(Date::from_days(r(2_900_000) as u32).unwrap()),
+                Value::DateTime(DateTime::parse("2024-02-29 13:14:15.678").unwrap()),
+                Value::Bytes((0..r(41)).map(|i| b'a' + (i % 26) as u8).collect()),
+            ];
+            for v in values.iter_mut() {
+                if r(8) == 0 {
+                    *v = Value::Null;
+                }
+            }
+            let mut bytes = Vec::new();
+            layout
+                .encode(
+                    &values,
+                    RowHeader::default(),
+                    &NoOverflow,
+                    limits,
+                    &mut bytes,
+                )
+                .unwrap();
+            layout
+                .decode_into(&bytes, &projection, &mut batch, &NoOverflow)
+                .unwrap();
+        }
+        let chosen = vec![9, 0, 1, 2, 3, 4, 5, 6, 7, 8, 3];
+        let sql_types = chosen
+            .iter()
+            .map(|&c| SqlType::of_column(types[c], columns[c].collation))
+            .collect();
+        (batch, chosen, sql_types)
+    }
+
+    #[test]
+    fn rows_from_a_batch_are_the_rows_of_its_values() {
+        let seed = tarn_common::rng::test_seed("rows_from_a_batch_are_the_rows_of_its_values");
+        for round in 0..20 {
+            let (batch, chosen, types) = random_batch(seed.wrapping_add(round));
+            let values: Vec<Vec<Value>> = chosen
+                .iter()
+                .map(|&c| (0..batch.len()).map(|r| batch.value(c, r)).collect())
+                .collect();
+            let (mut typed, mut from_values) = (Vec::new(), Vec::new());
+            text_rows_batch(&mut typed, &batch, &chosen, &types);
+            text_rows(&mut from_values, &values, &types, 0..batch.len());
+            assert_eq!(typed, from_values, "text rows, seed {seed} round {round}");
+            let (mut typed, mut from_values) = (Vec::new(), Vec::new());
+            binary_rows_batch(&mut typed, &batch, &chosen, &types);
+            binary_rows(&mut from_values, &values, &types, 0..batch.len());
+            assert_eq!(typed, from_values, "binary rows, seed {seed} round {round}");
+        }
     }
 
     #[test]
