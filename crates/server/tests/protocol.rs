@@ -427,6 +427,111 @@ fn prepared_statements_return_binary_rows_and_reuse_parameter_types() {
     assert_eq!(error_of(&reply).0, 1295);
 }
 
+/// The rows of `reply`, which must be a result set.
+fn rows_of(reply: Reply) -> Vec<Vec<u8>> {
+    match reply {
+        Reply::Rows { rows, .. } => rows,
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Prepares `sql` (no parameters), executes it and returns its binary rows.
+fn execute_prepared(c: &mut Client, sql: &str) -> Vec<Vec<u8>> {
+    let mut p = vec![0x16];
+    p.extend_from_slice(sql.as_bytes());
+    c.command(&p);
+    let prepared = c.read().unwrap();
+    assert_eq!(prepared[0], 0, "{}", error_of(&prepared).1);
+    let id = u32::from_le_bytes(prepared[1..5].try_into().unwrap());
+    let ncols = u16::from_le_bytes([prepared[5], prepared[6]]);
+    for _ in 0..ncols + 1 {
+        c.read().unwrap();
+    }
+    let mut p = vec![0x17];
+    p.extend_from_slice(&id.to_le_bytes());
+    p.push(0);
+    p.extend_from_slice(&1u32.to_le_bytes());
+    c.command(&p);
+    rows_of(c.reply())
+}
+
+#[test]
+fn results_encoded_by_the_pipeline_workers_are_the_rows_encoded_serially() {
+    let server = start(&[]);
+    let mut c = Client::root(server.address);
+    c.query("CREATE DATABASE d");
+    c.query(
+        "CREATE TABLE d.big (id INT PRIMARY KEY, v VARCHAR(20), price DECIMAL(15,2), \
+         shipped DATE, at DATETIME(3), ratio DOUBLE, n BIGINT UNSIGNED)",
+    );
+    // Past PARALLEL_MIN_ROWS (16,384): a full scan runs as a parallel pipeline.
+    const ROWS: usize = 20_000;
+    for start in (0..ROWS).step_by(2_000) {
+        let values: Vec<String> = (start..start + 2_000)
+            .map(|id| {
+                if id % 11 == 0 {
+                    format!("({id}, NULL, NULL, NULL, NULL, NULL, NULL)")
+                } else {
+                    format!(
+                        "({id}, 'v{}', {}.{:02}, DATE '1995-01-01' + INTERVAL {} DAY, \
+                         '2024-02-29 12:34:56.{:03}', {id} / 7, {})",
+                        id * 31 % 1000,
+                        id * 7 % 100_000,
+                        id % 100,
+                        id % 3000,
+                        id % 1000,
+                        u64::MAX - id as u64
+                    )
+                }
+            })
+            .collect();
+        assert!(matches!(
+            c.query(&format!("INSERT INTO d.big VALUES {}", values.join(","))),
+            Reply::Ok { .. }
+        ));
+    }
+    let plan = rows_of(c.query("EXPLAIN SELECT * FROM d.big"));
+    assert!(
+        plan.iter()
+            .any(|row| String::from_utf8_lossy(row).contains("parallel pipeline")),
+        "a full scan of d.big is a parallel pipeline (needs 2 cores)"
+    );
+    let queries = [
+        // Straight from the scan's batches.
+        "SELECT * FROM d.big",
+        "SELECT v, id, v FROM d.big",
+        // Through the pipeline's steps, then encoded by its workers.
+        "SELECT id, v, price FROM d.big WHERE id % 3 = 0",
+        "SELECT id + 1, CONCAT(v, '!'), shipped FROM d.big",
+    ];
+    for sql in queries {
+        c.query("SET send_threads = 1");
+        let serial = rows_of(c.query(sql));
+        let serial_binary = execute_prepared(&mut c, sql);
+        c.query("SET send_threads = 2");
+        let parallel = rows_of(c.query(sql));
+        let parallel_binary = execute_prepared(&mut c, sql);
+        let expected = if sql.contains("WHERE") {
+            ROWS.div_ceil(3)
+        } else {
+            ROWS
+        };
+        assert_eq!(serial.len(), expected, "{sql}");
+        assert!(serial == parallel, "{sql}: text rows differ");
+        assert!(
+            serial_binary == parallel_binary,
+            "{sql}: binary rows differ"
+        );
+        assert_eq!(parallel_binary.len(), expected, "{sql}");
+    }
+    // In primary-key order, every row present.
+    let ids: Vec<i64> = rows_of(c.query("SELECT id FROM d.big"))
+        .iter()
+        .map(|row| cells(row)[0].as_ref().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(ids, (0..ROWS as i64).collect::<Vec<_>>());
+}
+
 #[test]
 fn payloads_over_16_mib_are_joined_and_split() {
     let server = start(&[("max_allowed_packet", "67108864")]);

@@ -313,7 +313,8 @@ struct Partial {
 }
 
 enum Message {
-    Chunk(u64, Payload),
+    /// A morsel's output (rows or encoded rows), by sequence number.
+    Morsel(u64, Payload),
     /// A morsel that produced nothing (keeps the reorder buffer moving).
     Empty(u64),
     Groups(HashMap<Vec<u8>, Partial>),
@@ -523,7 +524,7 @@ impl Job {
         let message = if empty {
             Message::Empty(sequence)
         } else {
-            Message::Chunk(sequence, payload)
+            Message::Morsel(sequence, payload)
         };
         self.sender.send(message).map_err(|_| ())
     }
@@ -766,7 +767,7 @@ impl ParallelOp<'_> {
                 return Ok(None);
             }
             match running.receiver.recv() {
-                Ok(Message::Chunk(sequence, payload)) => {
+                Ok(Message::Morsel(sequence, payload)) => {
                     running.buffered.insert(sequence, Some(payload));
                 }
                 Ok(Message::Empty(sequence)) => {
