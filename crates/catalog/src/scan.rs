@@ -5,8 +5,10 @@
 //! enough children), `SCAN_RANGES_PER_THREAD` ranges per worker. Each of T workers takes
 //! the next range, walks its leaves with read-ahead (several leaf reads in flight
 //! through the buffer pool's prefetch), evaluates the pushed-down predicate on the raw
-//! row, and decodes only the projected columns into a columnar [`Batch`]. Full batches
-//! go to the consumer through bounded channels:
+//! row, and decodes only the projected columns into a columnar [`Batch`] (or, given a
+//! [`RowSerializer`], turns each row straight into output bytes: S1's parallel result
+//! sending without a decoded batch in between). Full batches go to the consumer
+//! through bounded channels:
 //!
 //! - unordered: one channel shared by all workers, batches in completion order;
 //! - ordered: one channel per range, drained in range order, so batches arrive in
@@ -24,22 +26,26 @@
 //! # Bounds
 //! At most `SCAN_QUEUED_BATCHES_PER_THREAD` batches wait per worker (unordered) or per
 //! range (ordered; a worker blocks on a full range channel), plus one batch being
-//! filled per worker. Dropping the stream stops the workers at their next batch.
+//! filled per worker. An ordered scan cuts many small ranges
+//! (`SCAN_ORDERED_RANGES_PER_THREAD`) so that workers ahead of the range being
+//! delivered rarely block, and a worker starts a range only while it is less than
+//! `SCAN_ORDERED_RANGES_AHEAD_PER_THREAD` ranges per worker past it ([`Window`]). Dropping the stream stops the workers at their next batch.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
 use tarn_btree::{LeafRange, ScanStats};
 use tarn_common::limits::{
-    SCAN_BATCH_ROWS, SCAN_QUEUED_BATCHES_PER_THREAD, SCAN_RANGES_PER_THREAD, SCAN_THREADS_MAX,
+    SCAN_BATCH_ROWS, SCAN_ORDERED_RANGES_AHEAD_PER_THREAD, SCAN_ORDERED_RANGES_PER_THREAD,
+    SCAN_QUEUED_BATCHES_PER_THREAD, SCAN_RANGES_PER_THREAD, SCAN_THREADS_MAX,
 };
 use tarn_common::{Error, Result};
 use tarn_row::Batch;
 use tarn_row::row::RowHeader;
-use tarn_row::row::RowView;
+use tarn_row::row::{RowSerializer, RowView};
 
 use crate::table::Table;
 use crate::txn::{Snapshot, Transaction};
@@ -63,6 +69,9 @@ pub struct ParallelScan {
     pub readahead_pages: Option<usize>,
     /// Read as of this snapshot ([`Transaction::snapshot`]); `None`: newest versions.
     pub snapshot: Option<Snapshot>,
+    /// Turn each row into bytes with this instead of decoding the projection: the
+    /// batches are serialized ([`Batch::serialized`]) and `projection` is unused.
+    pub serializer: Option<Arc<dyn RowSerializer>>,
 }
 
 /// What a parallel scan did, summed over its workers.
@@ -97,6 +106,8 @@ pub struct BatchStream {
     unordered: Option<Receiver<Result<Batch>>>,
     /// The range being drained (ordered delivery).
     current: usize,
+    /// Ordered delivery: how far ahead of `current` workers may scan.
+    window: Option<Arc<Window>>,
     workers: Vec<JoinHandle<()>>,
     totals: Arc<Mutex<ParallelScanStats>>,
 }
@@ -138,7 +149,21 @@ impl Table {
             .readahead_pages
             .unwrap_or(self.scan_config().readahead_pages)
             .min(tarn_common::limits::SCAN_READAHEAD_PAGES_MAX as usize);
-        let ranges = self.clustered.partition(threads * SCAN_RANGES_PER_THREAD)?;
+        let ranges = self.clustered.partition(
+            threads
+                * if options.ordered {
+                    SCAN_ORDERED_RANGES_PER_THREAD
+                } else {
+                    SCAN_RANGES_PER_THREAD
+                },
+        )?;
+        let window = options.ordered.then(|| {
+            Arc::new(Window {
+                delivering: Mutex::new(0),
+                moved: Condvar::new(),
+                ahead: threads * SCAN_ORDERED_RANGES_AHEAD_PER_THREAD,
+            })
+        });
         let totals = Arc::new(Mutex::new(ParallelScanStats {
             threads,
             ranges: ranges.len(),
@@ -161,6 +186,7 @@ impl Table {
         let ranges = Arc::new(ranges);
         let projection = Arc::new(projection);
         let snapshot = options.snapshot;
+        let serializer = options.serializer;
         let workers = (0..threads.min(ranges.len()))
             .map(|_| {
                 let table = self.clone();
@@ -173,6 +199,8 @@ impl Table {
                     options.predicate.clone(),
                     snapshot.clone(),
                 );
+                let serializer = serializer.clone();
+                let window = window.clone();
                 std::thread::Builder::new()
                     .name("tarn-scan".into())
                     .spawn(move || {
@@ -181,6 +209,7 @@ impl Table {
                             projection: &projection,
                             predicate: predicate.as_ref(),
                             snapshot: snapshot.as_ref(),
+                            serializer: serializer.as_deref(),
                             batch_rows,
                             readahead,
                         };
@@ -189,6 +218,9 @@ impl Table {
                             let r = next_range.fetch_add(1, Ordering::Relaxed);
                             if r >= ranges.len() {
                                 break;
+                            }
+                            if let Some(window) = &window {
+                                window.wait_for(r);
                             }
                             let Some(sender) = senders.take(r) else { break };
                             if !worker.scan(&ranges[r], &sender, &mut mine) {
@@ -212,9 +244,35 @@ impl Table {
             ordered: stream_ordered,
             unordered: stream_unordered,
             current: 0,
+            window,
             workers,
             totals,
         })
+    }
+}
+
+/// The range an ordered scan is delivering, which bounds how far ahead workers go.
+struct Window {
+    delivering: Mutex<usize>,
+    moved: Condvar,
+    /// Ranges past the one being delivered a worker may start.
+    ahead: usize,
+}
+
+impl Window {
+    /// Waits until range `range` is within the window.
+    fn wait_for(&self, range: usize) {
+        let mut delivering = self.delivering.lock().expect("scan window");
+        while range >= delivering.saturating_add(self.ahead) {
+            delivering = self.moved.wait(delivering).expect("scan window");
+        }
+    }
+
+    /// The consumer moved on to range `range` (`usize::MAX`: it is gone, so no
+    /// worker waits any more).
+    fn move_to(&self, range: usize) {
+        *self.delivering.lock().expect("scan window") = range;
+        self.moved.notify_all();
     }
 }
 
@@ -239,6 +297,7 @@ struct Worker<'a> {
     projection: &'a [usize],
     predicate: Option<&'a Predicate>,
     snapshot: Option<&'a Snapshot>,
+    serializer: Option<&'a dyn RowSerializer>,
     batch_rows: usize,
     readahead: usize,
 }
@@ -253,7 +312,10 @@ impl Worker<'_> {
     ) -> bool {
         let table = self.table;
         let overflow = table.overflow();
-        let mut batch = Batch::new(&table.layout, self.projection, self.batch_rows);
+        let mut batch = match self.serializer {
+            Some(_) => Batch::serialized(self.batch_rows),
+            None => Batch::new(&table.layout, self.projection, self.batch_rows),
+        };
         let mut consumer_gone = false;
         let mut send_ns = 0u64;
         let mut rows = 0u64;
@@ -303,9 +365,18 @@ impl Worker<'_> {
                             return Ok(true);
                         }
                     }
-                    table
-                        .layout
-                        .decode_into(bytes, self.projection, &mut batch, &overflow)?;
+                    match self.serializer {
+                        Some(serializer) => {
+                            let view = table.layout.view(bytes)?;
+                            batch.serialize_row(&view, serializer, &overflow)?;
+                        }
+                        None => table.layout.decode_into(
+                            bytes,
+                            self.projection,
+                            &mut batch,
+                            &overflow,
+                        )?,
+                    }
                     rows += 1;
                     if batch.is_full() {
                         let next = batch.empty_like();
@@ -369,7 +440,13 @@ impl Iterator for BatchStream {
         while self.current < receivers.len() {
             match receivers[self.current].recv() {
                 Ok(batch) => return Some(batch),
-                Err(_) => self.current += 1, // that range is done
+                Err(_) => {
+                    // That range is done.
+                    self.current += 1;
+                    if let Some(window) = &self.window {
+                        window.move_to(self.current);
+                    }
+                }
             }
         }
         None
@@ -381,6 +458,9 @@ impl BatchStream {
     pub fn finish(mut self) -> ParallelScanStats {
         self.ordered = None;
         self.unordered = None;
+        if let Some(window) = &self.window {
+            window.move_to(usize::MAX);
+        }
         for worker in self.workers.drain(..) {
             let _ = worker.join();
         }
@@ -390,9 +470,13 @@ impl BatchStream {
 
 impl Drop for BatchStream {
     fn drop(&mut self) {
-        // Closing the channels first makes blocked workers stop.
+        // Closing the channels first makes blocked workers stop; opening the window
+        // lets waiting ones find that out.
         self.ordered = None;
         self.unordered = None;
+        if let Some(window) = &self.window {
+            window.move_to(usize::MAX);
+        }
         for worker in self.workers.drain(..) {
             let _ = worker.join();
         }

@@ -117,6 +117,16 @@ pub const SCAN_THREADS_MAX: u32 = 256;
 /// uneven ranges balance out and ordered delivery keeps several workers busy.
 pub const SCAN_RANGES_PER_THREAD: usize = 4;
 
+/// Key ranges an ordered parallel scan cuts per worker: small ranges, each of a few
+/// batches, so that a worker scanning ahead of the range being delivered finishes
+/// its range within its queue instead of waiting for the consumer.
+pub const SCAN_ORDERED_RANGES_PER_THREAD: usize = 1024;
+
+/// Ranges an ordered parallel scan's workers may start ahead of the range being
+/// delivered, per worker: with `SCAN_QUEUED_BATCHES_PER_THREAD`, it bounds the batches
+/// waiting for the consumer.
+pub const SCAN_ORDERED_RANGES_AHEAD_PER_THREAD: usize = 4;
+
 /// Rows in one columnar batch a scan worker fills before handing it on.
 pub const SCAN_BATCH_ROWS: usize = 1024;
 

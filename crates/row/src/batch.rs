@@ -12,6 +12,8 @@
 //! 2. A `Bytes` vector has `len + 1` offsets, starting at 0, never decreasing, the last
 //!    equal to `data.len()`; value `i` is `data[offsets[i]..offsets[i + 1]]`.
 //! 3. A row that fails to decode leaves the batch as it was.
+//! 4. A serialized batch ([`Batch::serialized`]) has no column vectors: its `len` rows
+//!    are the bytes in `serialized`, one row after another.
 
 use tarn_common::{Error, Result};
 
@@ -19,7 +21,7 @@ use crate::datetime::{Date, DateTime};
 use crate::decimal::{DECIMAL64_PRECISION_MAX, Decimal};
 use crate::limits::{BATCH_COLUMN_BYTES_MAX, BATCH_ROWS_MAX};
 use crate::row::{
-    OverflowStore, Physical, RowLayout, RowView, VarBytes, read_external, read_fixed,
+    OverflowStore, Physical, RowLayout, RowSerializer, RowView, VarBytes, read_external, read_fixed,
 };
 use crate::value::Value;
 
@@ -320,6 +322,8 @@ pub struct Batch {
     projection: Vec<usize>,
     /// Reused buffer for external values.
     scratch: Vec<u8>,
+    /// The rows of a serialized batch, as a [`RowSerializer`] wrote them.
+    pub serialized: Vec<u8>,
 }
 
 impl Batch {
@@ -344,12 +348,47 @@ impl Batch {
             capacity_rows,
             projection: projection.to_vec(),
             scratch: Vec::new(),
+            serialized: Vec::new(),
         }
     }
 
+    /// An empty batch for up to `capacity_rows` rows turned into bytes by a
+    /// [`RowSerializer`] ([`Batch::serialize_row`]) instead of decoded into vectors.
+    pub fn serialized(capacity_rows: usize) -> Batch {
+        assert!(
+            capacity_rows <= BATCH_ROWS_MAX,
+            "batch of {capacity_rows} rows"
+        );
+        Batch {
+            columns: Vec::new(),
+            len: 0,
+            capacity_rows,
+            projection: Vec::new(),
+            scratch: Vec::new(),
+            serialized: Vec::new(),
+        }
+    }
+
+    /// Appends `view`'s row to a serialized batch. On error the batch is unchanged.
+    pub fn serialize_row(
+        &mut self,
+        view: &RowView<'_>,
+        serializer: &dyn RowSerializer,
+        overflow: &dyn OverflowStore,
+    ) -> Result<()> {
+        debug_assert!(self.columns.is_empty(), "a serialized batch has no vectors");
+        let before = self.serialized.len();
+        if let Err(error) = serializer.serialize(view, overflow, &mut self.serialized) {
+            self.serialized.truncate(before);
+            return Err(error);
+        }
+        self.len += 1;
+        Ok(())
+    }
+
     /// An empty batch for the same projection and rows, with room for as many bytes
-    /// per variable-length column as this one holds: the next batch of a scan fills
-    /// without growing (and copying) its byte vectors again.
+    /// per variable-length column (or serialized rows) as this one holds: the next
+    /// batch of a scan fills without growing (and copying) its byte vectors again.
     pub fn empty_like(&self) -> Batch {
         let columns = self
             .columns
@@ -362,6 +401,7 @@ impl Batch {
             capacity_rows: self.capacity_rows,
             projection: self.projection.clone(),
             scratch: Vec::new(),
+            serialized: Vec::with_capacity(self.serialized.len()),
         }
     }
 
@@ -377,10 +417,11 @@ impl Batch {
         self.capacity_rows
     }
 
-    /// True once `len() >= capacity_rows()`; [`RowLayout::decode_into`] still appends
-    /// past it, so callers flush when this turns true.
+    /// True once `len() >= capacity_rows()` (or a serialized batch holds
+    /// [`BATCH_COLUMN_BYTES_MAX`] bytes); [`RowLayout::decode_into`] still appends past
+    /// it, so callers flush when this turns true.
     pub fn is_full(&self) -> bool {
-        self.len >= self.capacity_rows
+        self.len >= self.capacity_rows || self.serialized.len() >= BATCH_COLUMN_BYTES_MAX
     }
 
     /// The column indexes this batch was created for.
@@ -393,6 +434,7 @@ impl Batch {
         for column in &mut self.columns {
             column.truncate(0);
         }
+        self.serialized.clear();
         self.len = 0;
     }
 

@@ -36,7 +36,8 @@ pub use datetime::{Date, DateTime};
 pub use decimal::Decimal;
 pub use key::{compare_values, encode_key, key_prefix_len};
 pub use row::{
-    NoOverflow, OverflowRef, OverflowStore, RowHeader, RowLayout, RowLimits, RowView, VarBytes,
+    NoOverflow, OverflowRef, OverflowStore, RowHeader, RowLayout, RowLimits, RowSerializer,
+    RowView, VarBytes,
 };
 pub use types::{Collation, Column, ColumnType};
 pub use value::Value;

@@ -263,6 +263,20 @@ pub enum VarBytes<'a> {
     External(OverflowRef),
 }
 
+/// Turns stored rows straight into bytes of another format (a client's wire format)
+/// for a scan whose output needs no values: one pass over the row instead of
+/// decoding it into a [`crate::Batch`] and encoding that ([`crate::Batch::serialize_row`]).
+pub trait RowSerializer: Send + Sync {
+    /// Appends `view`'s row to `out`, reading external values from `overflow`; on
+    /// error `out` may hold part of the row (the caller truncates it).
+    fn serialize(
+        &self,
+        view: &RowView<'_>,
+        overflow: &dyn OverflowStore,
+        out: &mut Vec<u8>,
+    ) -> Result<()>;
+}
+
 /// A validated row: typed O(1) access to any column without decoding the others.
 #[derive(Clone, Copy, Debug)]
 pub struct RowView<'a> {
@@ -806,6 +820,34 @@ impl<'a> RowView<'a> {
         })
     }
 
+    /// A DECIMAL column of at most [`crate::decimal::DECIMAL64_PRECISION_MAX`] digits as
+    /// its `i64` coefficient (the value is `coefficient / 10^scale`); None when NULL.
+    /// Panics for another type.
+    pub fn decimal64(&self, index: usize) -> Result<Option<i64>> {
+        let slot = self.slot_checked(index, "a DECIMAL of at most 18 digits", |p| {
+            matches!(p, Physical::Decimal { precision, .. }
+                if precision <= crate::decimal::DECIMAL64_PRECISION_MAX)
+        });
+        if self.is_null(index) {
+            return Ok(None);
+        }
+        let Physical::Decimal { precision, scale } = slot.physical else {
+            unreachable!("checked above");
+        };
+        crate::Decimal::read_binary_i64(self.fixed_bytes(index), precision, scale).map(Some)
+    }
+
+    /// A DATE column as its day number ([`crate::Date::to_days`]); None when NULL.
+    /// Panics for another type.
+    pub fn date_days(&self, index: usize) -> Result<Option<u32>> {
+        self.slot_checked(index, "a DATE", |p| p == Physical::Date);
+        if self.is_null(index) {
+            return Ok(None);
+        }
+        let bytes = self.fixed_bytes(index);
+        crate::Date::check_days(u32::from_le_bytes(le(bytes))).map(Some)
+    }
+
     /// A variable-length column: inline bytes or an external reference; None when NULL.
     /// Panics for a fixed-width column.
     pub fn bytes(&self, index: usize) -> Option<VarBytes<'a>> {
@@ -826,6 +868,28 @@ impl<'a> RowView<'a> {
         } else {
             VarBytes::Inline(data)
         })
+    }
+
+    /// A variable-length column's bytes, inline or read from `overflow` into
+    /// `scratch`; None when NULL. Panics for a fixed-width column.
+    pub fn var_bytes<'s>(
+        &self,
+        index: usize,
+        overflow: &dyn OverflowStore,
+        scratch: &'s mut Vec<u8>,
+    ) -> Result<Option<&'s [u8]>>
+    where
+        'a: 's,
+    {
+        match self.bytes(index) {
+            None => Ok(None),
+            Some(VarBytes::Inline(bytes)) => Ok(Some(bytes)),
+            Some(VarBytes::External(reference)) => {
+                scratch.clear();
+                read_external(&reference, overflow, scratch)?;
+                Ok(Some(&scratch[..]))
+            }
+        }
     }
 
     /// Any column as a [`Value`], reading an external value from `overflow`.

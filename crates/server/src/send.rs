@@ -174,6 +174,21 @@ impl tarn_sql::RowEncoder for WireEncoder {
     fn encode_chunk(&self, chunk: &Chunk, out: &mut Vec<u8>) {
         encode(self.format, chunk, &self.types, out);
     }
+
+    /// Text rows are serialized by the scan's workers; binary rows come in batches.
+    fn row_serializer(
+        &self,
+        columns: &[usize],
+        column_types: &[tarn_row::ColumnType],
+    ) -> Option<Arc<dyn tarn_row::RowSerializer>> {
+        (self.format == RowFormat::Text).then(|| {
+            Arc::new(results::TextRowSerializer::new(
+                columns,
+                column_types,
+                &self.types,
+            )) as Arc<dyn tarn_row::RowSerializer>
+        })
+    }
 }
 
 /// Row encoding: text (COM_QUERY) or binary (COM_STMT_EXECUTE).

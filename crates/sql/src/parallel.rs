@@ -14,7 +14,10 @@
 //!   each worker into a buffer of its own, and send the buffers back tagged like
 //!   chunks. A morsel that needs no step but a choice of columns is encoded straight
 //!   from the storage batch's typed vectors ([`RowEncoder::encode_batch`]), never
-//!   turned into values.
+//!   turned into values; if the encoder has a [`RowEncoder::row_serializer`], such a
+//!   scan skips batches and executor workers altogether: the scan's own workers
+//!   serialize the stored rows ([`tarn_row::RowSerializer`]) and the consumer
+//!   forwards their buffers.
 //!
 //! [`open_parallel`] recognises the plans this applies to: a chain of filters and
 //! projections (and optionally an aggregation without DISTINCT) over a full,
@@ -252,8 +255,12 @@ pub fn stream_encoded(
     {
         return None;
     }
+    let shape = shape(plan)?;
+    if let Some(serializer) = row_serializer(&shape, encoder.as_ref()) {
+        return Some(stream_serialized(&shape, serializer, cx, deliver));
+    }
     let mut op = ParallelOp {
-        shape: shape(plan)?,
+        shape,
         sink: SinkSpec::Encode(encoder),
         state: None,
     };
@@ -270,6 +277,62 @@ pub fn stream_encoded(
         Ok(rows)
     };
     Some(run())
+}
+
+/// The encoder's serializer for the stored rows of `shape`'s table, if its steps do
+/// nothing but choose columns and the encoder has one.
+fn row_serializer(
+    shape: &Shape<'_>,
+    encoder: &dyn RowEncoder,
+) -> Option<Arc<dyn tarn_row::RowSerializer>> {
+    let Plan::Scan { table, .. } = shape.scan else {
+        return None;
+    };
+    let steps = shape
+        .steps
+        .iter()
+        .map(|step| match step {
+            PendingStep::Ready(step) => Some(step.clone()),
+            PendingStep::Build { .. } => None,
+        })
+        .collect::<Option<Vec<Step>>>()?;
+    let columns =
+        direct_columns(&steps)?.unwrap_or_else(|| (0..table.def().columns.len()).collect());
+    let types: Vec<_> = columns.iter().map(|&c| table.def().columns[c].ty).collect();
+    encoder.row_serializer(&columns, &types)
+}
+
+/// Streams a scan whose workers serialize the rows themselves: their batches, in
+/// primary-key order, are the encoded rows, and no executor worker is involved.
+fn stream_serialized(
+    shape: &Shape<'_>,
+    serializer: Arc<dyn tarn_row::RowSerializer>,
+    cx: &ExecContext,
+    deliver: &mut dyn FnMut(EncodedRows) -> Result<()>,
+) -> Result<u64> {
+    let Plan::Scan { table, .. } = shape.scan else {
+        unreachable!("a pipeline starts at a scan");
+    };
+    let stream = table.parallel_scan_tx(
+        &mut cx.tx.borrow_mut(),
+        ParallelScan {
+            ordered: true,
+            serializer: Some(serializer),
+            ..Default::default()
+        },
+    )?;
+    let cancel = cx.cancel_handle();
+    let mut rows = 0;
+    for batch in stream {
+        cancel.check()?;
+        let batch = batch?;
+        rows += batch.len() as u64;
+        deliver(EncodedRows {
+            rows: batch.len() as u64,
+            bytes: batch.serialized,
+        })?;
+    }
+    Ok(rows)
 }
 
 #[derive(Clone)]
@@ -575,18 +638,6 @@ impl ParallelOp<'_> {
         let Plan::Scan { table, .. } = self.shape.scan else {
             unreachable!("a pipeline starts at a scan");
         };
-        let stream = table.parallel_scan_tx(
-            &mut cx.tx.borrow_mut(),
-            ParallelScan {
-                ordered: matches!(self.sink, SinkSpec::Collect | SinkSpec::Encode(_)),
-                ..Default::default()
-            },
-        )?;
-        let pool = crate::workers::pool();
-        let workers = pool.threads();
-        let (sender, receiver) = sync_channel(workers * PARALLEL_QUEUED_CHUNKS_PER_WORKER);
-        let stop = Arc::new(AtomicBool::new(false));
-        let source = Arc::new(Mutex::new((stream, 0u64)));
         // Build the probes' hash tables before the scan's morsels flow.
         let mut steps = Vec::with_capacity(self.shape.steps.len());
         for step in &self.shape.steps {
@@ -611,6 +662,18 @@ impl ParallelOp<'_> {
                 }
             });
         }
+        let stream = table.parallel_scan_tx(
+            &mut cx.tx.borrow_mut(),
+            ParallelScan {
+                ordered: matches!(self.sink, SinkSpec::Collect | SinkSpec::Encode(_)),
+                ..Default::default()
+            },
+        )?;
+        let pool = crate::workers::pool();
+        let workers = pool.threads();
+        let (sender, receiver) = sync_channel(workers * PARALLEL_QUEUED_CHUNKS_PER_WORKER);
+        let stop = Arc::new(AtomicBool::new(false));
+        let source = Arc::new(Mutex::new((stream, 0u64)));
         let steps = Arc::new(steps);
         let sink = Arc::new(self.sink.clone());
         let params = Arc::new(cx.params.to_vec());

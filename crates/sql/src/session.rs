@@ -136,6 +136,17 @@ pub trait RowEncoder: Send + Sync {
     fn encode_batch(&self, batch: &tarn_row::Batch, columns: &[usize], out: &mut Vec<u8>);
     /// Rows of a chunk, one value per output column.
     fn encode_chunk(&self, chunk: &Chunk, out: &mut Vec<u8>);
+    /// A serializer the scan's own workers may run on each stored row instead, when
+    /// output column `i` is the table's column `columns[i]`, of type `column_types[i]`
+    /// (one pass over the row, no batch in between); `None`: rows come in batches.
+    /// Must produce exactly what [`RowEncoder::encode_batch`] produces.
+    fn row_serializer(
+        &self,
+        _columns: &[usize],
+        _column_types: &[tarn_row::ColumnType],
+    ) -> Option<Arc<dyn tarn_row::RowSerializer>> {
+        None
+    }
 }
 
 /// A buffer of encoded rows.
