@@ -12,7 +12,7 @@ use common::*;
 use tarn_btree::Direction;
 use tarn_catalog::{ParallelScan, Predicate, Storage, Table, TableDef};
 use tarn_common::rng::{Rng, test_seed};
-use tarn_row::row::RowView;
+use tarn_row::row::{OverflowStore, RowSerializer, RowView};
 use tarn_row::{Column, ColumnType, Decimal, Value};
 
 const POOL_FRAMES: u64 = 256;
@@ -116,6 +116,60 @@ fn fixture(rng: &mut Rng) -> Fixture {
     }
 }
 
+/// Serializes the values of some columns as a debug line per row.
+struct DebugRows(Vec<usize>);
+
+impl RowSerializer for DebugRows {
+    fn serialize(
+        &self,
+        view: &RowView<'_>,
+        overflow: &dyn OverflowStore,
+        out: &mut Vec<u8>,
+    ) -> tarn_common::Result<()> {
+        let values = self
+            .0
+            .iter()
+            .map(|&c| view.value(c, overflow))
+            .collect::<tarn_common::Result<Vec<Value>>>()?;
+        out.extend_from_slice(format!("{values:?}\n").as_bytes());
+        Ok(())
+    }
+}
+
+/// Scan options without a projection or serializer.
+fn options_again(
+    threads: usize,
+    filtered: bool,
+    ordered: bool,
+    batch_rows: Option<usize>,
+    readahead_pages: Option<usize>,
+) -> ParallelScan {
+    ParallelScan {
+        threads: Some(threads),
+        predicate: filtered.then(multiple_of_three),
+        ordered,
+        batch_rows,
+        readahead_pages,
+        ..Default::default()
+    }
+}
+
+/// The serialized rows of a scan, as text; checks each batch's row count.
+fn serialized_text(table: &Arc<Table>, options: ParallelScan) -> tarn_common::Result<String> {
+    let mut text = String::new();
+    for batch in table.parallel_scan(options)? {
+        let batch = batch?;
+        assert!(
+            batch.columns.is_empty(),
+            "a serialized batch has no vectors"
+        );
+        let part = String::from_utf8(batch.serialized.clone()).expect("debug text");
+        assert_eq!(part.lines().count(), batch.len());
+        text.push_str(&part);
+    }
+    Ok(text)
+}
+
 fn multiple_of_three() -> Predicate {
     Arc::new(|v: &RowView| v.i64(0).is_some_and(|x| x % 3 == 0))
 }
@@ -151,6 +205,7 @@ fn parallel_scans_return_the_serial_scans_rows() {
                             batch_rows,
                             readahead_pages,
                             snapshot: None,
+                            serializer: None,
                         };
                         let what = format!(
                             "seed {seed}: {name}, {threads} threads, ordered {ordered}, \
@@ -175,11 +230,34 @@ fn parallel_scans_return_the_serial_scans_rows() {
                         assert_eq!(stats.rows, expected.len() as u64, "{what}: {stats:?}");
                         assert_eq!(stats.rows_scanned, serial.len() as u64, "{what}: {stats:?}");
                         assert_eq!(stats.threads, threads, "{what}: {stats:?}");
+                        let ranges_per_thread = if ordered {
+                            tarn_common::limits::SCAN_ORDERED_RANGES_PER_THREAD
+                        } else {
+                            tarn_common::limits::SCAN_RANGES_PER_THREAD
+                        };
                         assert!(
-                            stats.ranges >= 1 && stats.ranges <= threads * 4,
+                            stats.ranges >= 1 && stats.ranges <= threads * ranges_per_thread,
                             "{what}: {stats:?}"
                         );
                         assert!(stats.leaves >= 1, "{what}: {stats:?}");
+                        // The same scan serializing its rows instead of decoding them.
+                        let columns = projection
+                            .clone()
+                            .unwrap_or_else(|| (0..table.def().columns.len()).collect());
+                        let serialized = ParallelScan {
+                            serializer: Some(Arc::new(DebugRows(columns))),
+                            ..options_again(threads, filtered, ordered, batch_rows, readahead_pages)
+                        };
+                        let text = serialized_text(table, serialized)
+                            .unwrap_or_else(|e| panic!("{what}, serialized: {e}"));
+                        let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+                        let mut expected_lines: Vec<String> =
+                            expected.iter().map(|r| format!("{r:?}")).collect();
+                        if !ordered {
+                            lines.sort();
+                            expected_lines.sort();
+                        }
+                        assert_eq!(lines, expected_lines, "{what}, serialized");
                     }
                 }
             }
