@@ -87,10 +87,25 @@ pub fn cmp_strings(a: &[u8], b: &[u8], collation: Collation) -> Ordering {
     match collation {
         Collation::Binary => a.cmp(b),
         Collation::CaseInsensitive => {
+            // ASCII on both sides (the common case): the weights are the upper-cased
+            // bytes without trailing spaces, compared here without building them.
+            let (x, y) = (without_trailing_spaces(a), without_trailing_spaces(b));
+            if x.is_ascii() && y.is_ascii() {
+                return x
+                    .iter()
+                    .map(u8::to_ascii_uppercase)
+                    .cmp(y.iter().map(u8::to_ascii_uppercase));
+            }
             let ty = ColumnType::Text;
             weight(ty, collation, a).cmp(&weight(ty, collation, b))
         }
     }
+}
+
+/// `bytes` without trailing spaces (as [`weight`] strips them).
+fn without_trailing_spaces(bytes: &[u8]) -> &[u8] {
+    let kept = bytes.iter().rposition(|b| *b != b' ').map_or(0, |i| i + 1);
+    &bytes[..kept]
 }
 
 /// MySQL comparison with its coercion rules (see the module documentation); None when
@@ -276,6 +291,29 @@ mod tests {
 
     const CI: Collation = Collation::CaseInsensitive;
     use Ordering::*;
+
+    /// The ASCII path of `cmp_strings` orders as the weights do.
+    #[test]
+    fn case_insensitive_ascii_agrees_with_weights() {
+        let mut rng = Rng::new(test_seed("case_insensitive_ascii_agrees_with_weights"));
+        let alphabet = b"aAbBzZ _-09~";
+        let string = |rng: &mut Rng| -> Vec<u8> {
+            let len = rng.below(6) as usize;
+            let mut v: Vec<u8> = (0..len)
+                .map(|_| alphabet[rng.below(alphabet.len() as u64) as usize])
+                .collect();
+            if rng.percent(10) {
+                v.extend_from_slice("é".as_bytes());
+            }
+            v
+        };
+        for _ in 0..20_000 {
+            let (a, b) = (string(&mut rng), string(&mut rng));
+            let ty = ColumnType::Text;
+            let expected = weight(ty, CI, &a).cmp(&weight(ty, CI, &b));
+            assert_eq!(cmp_strings(&a, &b, CI), expected, "{a:?} {b:?}");
+        }
+    }
 
     #[test]
     fn mysql_comparisons() {
