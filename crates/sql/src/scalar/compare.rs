@@ -87,14 +87,8 @@ pub fn cmp_strings(a: &[u8], b: &[u8], collation: Collation) -> Ordering {
     match collation {
         Collation::Binary => a.cmp(b),
         Collation::CaseInsensitive => {
-            // ASCII on both sides (the common case): the weights are the upper-cased
-            // bytes without trailing spaces, compared here without building them.
-            let (x, y) = (without_trailing_spaces(a), without_trailing_spaces(b));
-            if x.is_ascii() && y.is_ascii() {
-                return x
-                    .iter()
-                    .map(u8::to_ascii_uppercase)
-                    .cmp(y.iter().map(u8::to_ascii_uppercase));
+            if let Some(order) = cmp_ascii_case_insensitive(a, b) {
+                return order;
             }
             let ty = ColumnType::Text;
             weight(ty, collation, a).cmp(&weight(ty, collation, b))
@@ -102,10 +96,40 @@ pub fn cmp_strings(a: &[u8], b: &[u8], collation: Collation) -> Ordering {
     }
 }
 
-/// `bytes` without trailing spaces (as [`weight`] strips them).
-fn without_trailing_spaces(bytes: &[u8]) -> &[u8] {
-    let kept = bytes.iter().rposition(|b| *b != b' ').map_or(0, |i| i + 1);
-    &bytes[..kept]
+/// The order of the weights of `a` and `b` (upper-cased, trailing spaces dropped),
+/// found in one pass up to their first difference without building them; None where
+/// that takes the general path (a byte past ASCII, or a space against another byte).
+fn cmp_ascii_case_insensitive(a: &[u8], b: &[u8]) -> Option<Ordering> {
+    let common = a.len().min(b.len());
+    for i in 0..common {
+        let (x, y) = (a[i], b[i]);
+        if x == y {
+            if !x.is_ascii() {
+                return None;
+            }
+            continue;
+        }
+        // A space may be trailing (not in the weight): the general path decides.
+        if !x.is_ascii() || !y.is_ascii() || x == b' ' || y == b' ' {
+            return None;
+        }
+        let (ux, uy) = (x.to_ascii_uppercase(), y.to_ascii_uppercase());
+        if ux != uy {
+            return Some(ux.cmp(&uy));
+        }
+    }
+    // One is a prefix of the other (upper-cased): equal if the rest is spaces, else
+    // the longer one's weight is longer.
+    let (longer, order) = if a.len() > b.len() {
+        (&a[common..], Ordering::Greater)
+    } else {
+        (&b[common..], Ordering::Less)
+    };
+    if longer.iter().all(|&c| c == b' ') {
+        Some(Ordering::Equal)
+    } else {
+        Some(order)
+    }
 }
 
 /// MySQL comparison with its coercion rules (see the module documentation); None when
@@ -296,7 +320,7 @@ mod tests {
     #[test]
     fn case_insensitive_ascii_agrees_with_weights() {
         let mut rng = Rng::new(test_seed("case_insensitive_ascii_agrees_with_weights"));
-        let alphabet = b"aAbBzZ _-09~";
+        let alphabet = b"aAbBzZ _-09~!\x01\x7f";
         let string = |rng: &mut Rng| -> Vec<u8> {
             let len = rng.below(6) as usize;
             let mut v: Vec<u8> = (0..len)
