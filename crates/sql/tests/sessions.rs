@@ -379,7 +379,14 @@ fn parallel_pipelines_and_sorts_agree_with_the_definition() {
         std::thread::sleep(Duration::from_millis(20));
     }
     let stats = table.stats().expect("statistics were taken automatically");
-    assert_eq!(stats.rows, ROWS as u64);
+    // An automatic ANALYZE may run while the last INSERTs are still loading (each one
+    // binds the table); it is taken again only once a tenth of the table changed, so
+    // the count is within a tenth of the rows.
+    assert!(
+        stats.rows.abs_diff(ROWS as u64) <= ROWS as u64 / 10,
+        "{} rows counted of {ROWS}",
+        stats.rows
+    );
 }
 
 #[test]
