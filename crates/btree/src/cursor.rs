@@ -49,6 +49,8 @@ pub struct Cursor<'t> {
     started: bool,
     /// No entries remain beyond the buffered ones.
     exhausted: bool,
+    /// The most entries a forward cursor buffers from a leaf at a time.
+    fill_limit: usize,
 }
 
 impl Tree {
@@ -66,6 +68,7 @@ impl Tree {
             last_key: None,
             started: false,
             exhausted: false,
+            fill_limit: usize::MAX,
         }
     }
 
@@ -107,6 +110,17 @@ fn below_upper(key: &[u8], upper: &Bound) -> bool {
 }
 
 impl<'t> Cursor<'t> {
+    /// Buffers at most `entries` entries of a leaf at a time (at least one), for a
+    /// caller that reads only the first few: the rest of the leaf is not copied.
+    /// Only forward cursors take the limit; a backward one buffers what is ahead in
+    /// each leaf.
+    pub fn buffer_at_most(mut self, entries: usize) -> Self {
+        if self.direction == Direction::Forward {
+            self.fill_limit = entries.max(1);
+        }
+        self
+    }
+
     /// The next entry in the cursor's direction, or `None` at the end of the range.
     pub fn next_entry(&mut self) -> Result<Option<(&[u8], &[u8])>> {
         while self.position >= self.entries.len() {
@@ -169,6 +183,12 @@ impl<'t> Cursor<'t> {
                     }
                     if above_lower(key, &self.lower) && self.is_ahead(key) {
                         self.entries.push((key.to_vec(), node.payload(i).to_vec()));
+                        if self.entries.len() >= self.fill_limit {
+                            // The rest of the leaf is read when these are taken
+                            // (`load_next_leaf` reads the leaf again, from the last
+                            // key returned).
+                            return;
+                        }
                     }
                 }
             }

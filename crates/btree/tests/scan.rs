@@ -197,9 +197,29 @@ fn partitions_cover_the_key_space_and_scans_match_the_model() {
             };
             let readahead = [0, 8, 64][i % 3];
             let (got, _) = scan(&tree, &range, readahead);
+            let expected = model_range(&model, &range.lower, &range.upper);
             assert!(
-                got == model_range(&model, &range.lower, &range.upper),
+                got == expected,
                 "{name}: {range:?} with read-ahead {readahead}"
+            );
+            // A cursor that buffers a few entries at a time reads the same.
+            let limit = [1, 2, 7][i % 3];
+            let direction = if i % 2 == 0 {
+                tarn_btree::Direction::Forward
+            } else {
+                tarn_btree::Direction::Backward
+            };
+            let mut cursored = tree
+                .range(range.lower.clone(), range.upper.clone(), direction)
+                .buffer_at_most(limit)
+                .collect_all()
+                .unwrap();
+            if direction == tarn_btree::Direction::Backward {
+                cursored.reverse();
+            }
+            assert!(
+                cursored == expected,
+                "{name}: {range:?} through a cursor buffering {limit} ({direction:?})"
             );
         }
 

@@ -1376,6 +1376,7 @@ fn log_undone(tx: &Transaction, taken: &[(u64, Arc<UndoRecord>)]) {
 fn first_key(tree: &tarn_btree::Tree, lower: tarn_btree::Bound) -> Result<Option<Vec<u8>>> {
     Ok(tree
         .range(lower, Bound::Unbounded, Direction::Forward)
+        .buffer_at_most(1)
         .next_entry()?
         .map(|(k, _)| k.to_vec()))
 }

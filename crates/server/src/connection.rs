@@ -20,7 +20,6 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
-use std::os::fd::AsFd;
 use tarn_common::{Error, Result};
 use tarn_sql::accounts::{Account, AuthPlugin};
 use tarn_sql::{QueryResult, Session};
@@ -38,10 +37,41 @@ use crate::send::{Output, ResultSender, RowFormat, Stream};
 use crate::server::Shared;
 
 /// Any byte stream a connection runs over (TCP, or TLS over TCP).
-pub trait ByteStream: AsyncRead + AsyncWrite + Unpin + Send {}
-impl<T: AsyncRead + AsyncWrite + Unpin + Send> ByteStream for T {}
+pub trait ByteStream: AsyncRead + AsyncWrite + Unpin + Send {
+    /// The plain TCP socket this stream is, taken out of the runtime's reactor (its
+    /// readiness then wakes no network thread) for a statement thread to keep
+    /// (`Conn::run_sticky`); None over TLS.
+    fn into_std_tcp(self: Box<Self>) -> Option<std::io::Result<std::net::TcpStream>>;
+}
+
+impl ByteStream for TcpStream {
+    fn into_std_tcp(self: Box<Self>) -> Option<std::io::Result<std::net::TcpStream>> {
+        Some((*self).into_std())
+    }
+}
+
+impl ByteStream for tokio_rustls::server::TlsStream<TcpStream> {
+    fn into_std_tcp(self: Box<Self>) -> Option<std::io::Result<std::net::TcpStream>> {
+        None
+    }
+}
 
 type Boxed = Box<dyn ByteStream>;
+type StreamReader = BufReader<Resumed<tokio::io::ReadHalf<Boxed>>>;
+
+/// Splits `stream` for the network task; `ahead` is read first.
+fn split_stream(stream: Boxed, ahead: Vec<u8>) -> (StreamReader, tokio::io::WriteHalf<Boxed>) {
+    let (reader, writer) = tokio::io::split(stream);
+    let reader = BufReader::with_capacity(
+        64 * 1024,
+        Resumed {
+            ahead,
+            at: 0,
+            inner: reader,
+        },
+    );
+    (reader, writer)
+}
 
 fn access_denied(user: &str, host: &str, with_password: bool) -> Error {
     Error::sql(
@@ -154,8 +184,8 @@ pub struct Conn {
     pub capabilities: u32,
     /// Parameter types and long data per prepared statement.
     pub params: HashMap<u32, ParamState>,
-    /// The socket as a blocking stream (plain TCP only; None over TLS).
-    pub sync_socket: Option<std::net::TcpStream>,
+    /// Plain TCP (not TLS): a statement thread may keep the connection.
+    pub plain_tcp: bool,
 }
 
 /// How a statement thread gave the connection back.
@@ -166,8 +196,70 @@ enum Sticky {
     /// The client said COM_QUIT.
     Quit,
     /// A command the network task must run itself (COM_CHANGE_USER), with the
-    /// sequence number that follows it.
-    Deferred(Vec<u8>, u8),
+    /// sequence number that follows it and the bytes read after it.
+    Deferred(Vec<u8>, u8, Vec<u8>),
+}
+
+fn is_timeout(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+    )
+}
+
+/// A blocking socket whose read timeout is `tick`, read by a statement thread that
+/// keeps a connection (`Conn::run_sticky`). With `patience` None a read that waits
+/// a tick fails with a timeout (the client went quiet); with `Some(limit)` it goes
+/// on waiting, a tick at a time, until it has waited `limit` (`net_read_timeout`).
+pub struct PatientSocket<'a> {
+    socket: &'a std::net::TcpStream,
+    tick: Duration,
+    patience: Option<Duration>,
+}
+
+impl std::io::Read for PatientSocket<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let mut waited = Duration::ZERO;
+        loop {
+            match std::io::Read::read(&mut &*self.socket, buf) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) if is_timeout(&e) => match self.patience {
+                    Some(limit) if waited + self.tick < limit => waited += self.tick,
+                    _ => return Err(e),
+                },
+                other => return other,
+            }
+        }
+    }
+}
+
+/// The read half of a connection, giving first the bytes a statement thread read
+/// past the command it handed back (`Sticky::Deferred`).
+struct Resumed<R> {
+    ahead: Vec<u8>,
+    at: usize,
+    inner: R,
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for Resumed<R> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let this = &mut *self;
+        if this.at < this.ahead.len() {
+            let n = buf.remaining().min(this.ahead.len() - this.at);
+            buf.put_slice(&this.ahead[this.at..this.at + n]);
+            this.at += n;
+            if this.at == this.ahead.len() {
+                this.ahead = Vec::new();
+                this.at = 0;
+            }
+            return std::task::Poll::Ready(Ok(()));
+        }
+        std::pin::Pin::new(&mut this.inner).poll_read(cx, buf)
+    }
 }
 
 /// Ends the command loop or not.
@@ -219,7 +311,6 @@ async fn handshake(
         }
     };
     let mut stream: Boxed;
-    let mut sync_socket = None;
     let tls = response.ssl_request;
     if tls {
         let Some(acceptor) = &shared.tls else {
@@ -244,13 +335,6 @@ async fn handshake(
             }
         };
     } else {
-        // A blocking twin of the socket, for statement threads that keep a busy
-        // connection (`Conn::run_sticky`).
-        sync_socket = tcp
-            .as_fd()
-            .try_clone_to_owned()
-            .ok()
-            .map(std::net::TcpStream::from);
         stream = Box::new(tcp);
     }
     let client_caps = response.capabilities & capabilities;
@@ -317,7 +401,7 @@ async fn handshake(
         stream: stream_state,
         capabilities: client_caps,
         params: HashMap::new(),
-        sync_socket,
+        plain_tcp: !tls,
     };
     Ok((stream, conn, rx))
 }
@@ -403,8 +487,7 @@ async fn command_loop(
     peer: SocketAddr,
 ) {
     let id = conn.session.connection_id();
-    let (reader, mut writer) = tokio::io::split(stream);
-    let mut reader = BufReader::with_capacity(64 * 1024, reader);
+    let (mut reader, mut writer) = split_stream(stream, Vec::new());
     let mut payload = Vec::new();
     let engine = shared.engine.clone();
     tracing::debug!("connection {id} from {peer} as {}", conn.account.user);
@@ -442,7 +525,12 @@ async fn command_loop(
             payload = p;
             seq = next;
         } else {
-            let limit = session_u64(&conn.session, "max_allowed_packet", 64 << 20) as usize;
+            let limit = conn
+                .session
+                .variables()
+                .hot()
+                .max_allowed_packet
+                .unwrap_or(64 << 20) as usize;
             let read = tokio::time::timeout(
                 Duration::from_secs(shared.net_read_timeout_s()),
                 read_payload(&mut reader, &mut seq, limit, &mut payload),
@@ -471,33 +559,60 @@ async fn command_loop(
                 Flow::Close => break,
             }
         }
-        if conn.sync_socket.is_some() && reader.buffer().is_empty() {
+        if conn.plain_tcp && reader.buffer().is_empty() {
             // The common case: a statement thread takes the connection and keeps it
-            // while the client keeps it busy.
+            // while the client keeps it busy. The socket leaves the reactor
+            // meanwhile: else every command that arrives would wake a network
+            // thread too.
+            let stream = reader.into_inner().inner.unsplit(writer);
+            let Some(Ok(socket)) = stream.into_std_tcp() else {
+                tracing::error!("connection {id}: could not take the socket from the reactor");
+                engine.note_client_aborted();
+                tokio::task::spawn_blocking(move || drop(conn));
+                return;
+            };
             let command_payload = std::mem::take(&mut payload);
             let job = tokio::task::spawn_blocking(move || {
-                let end = conn.run_sticky(command_payload, seq);
-                (conn, end)
+                let end = conn.run_sticky(&socket, command_payload, seq);
+                (conn, end, socket)
             });
-            match job.await {
-                Ok((c, end)) => {
-                    conn = c;
-                    match end {
-                        Sticky::Idle => continue,
-                        Sticky::Close => break,
-                        Sticky::Quit => {
-                            quit = true;
-                            break;
-                        }
-                        Sticky::Deferred(p, next) => {
-                            deferred = Some((p, next));
-                            continue;
-                        }
-                    }
-                }
+            let (c, end, socket) = match job.await {
+                Ok(done) => done,
                 Err(e) => {
                     tracing::error!("connection {id}: a statement thread failed: {e}");
                     return;
+                }
+            };
+            conn = c;
+            // Back to the reactor, with what the thread read past a command it
+            // hands back (Deferred).
+            let (end, ahead) = match end {
+                Sticky::Deferred(p, next, ahead) => (Sticky::Deferred(p, next, Vec::new()), ahead),
+                other => (other, Vec::new()),
+            };
+            let tcp = match socket
+                .set_nonblocking(true)
+                .and_then(|()| TcpStream::from_std(socket))
+            {
+                Ok(tcp) => tcp,
+                Err(e) => {
+                    tracing::error!("connection {id}: could not give the socket back: {e}");
+                    engine.note_client_aborted();
+                    tokio::task::spawn_blocking(move || drop(conn));
+                    return;
+                }
+            };
+            (reader, writer) = split_stream(Box::new(tcp), ahead);
+            match end {
+                Sticky::Idle => continue,
+                Sticky::Close => break,
+                Sticky::Quit => {
+                    quit = true;
+                    break;
+                }
+                Sticky::Deferred(p, next, _) => {
+                    deferred = Some((p, next));
+                    continue;
                 }
             }
         }
@@ -661,7 +776,7 @@ impl Conn {
     }
 
     fn send_threads(&self) -> usize {
-        session_u64(&self.session, "send_threads", 0) as usize
+        self.session.variables().hot().send_threads.unwrap_or(0) as usize
     }
 
     fn ok(&self) {
@@ -691,34 +806,45 @@ impl Conn {
     /// `STATEMENT_THREAD_LINGER_MS` of the last answer. A busy connection so costs
     /// no thread hand-off per statement. A client that disconnects while a
     /// statement runs is noticed at the statement's first write.
-    fn run_sticky(&mut self, mut payload: Vec<u8>, mut seq: u8) -> Sticky {
-        let Some(socket) = self.sync_socket.as_ref().and_then(|s| s.try_clone().ok()) else {
+    fn run_sticky(
+        &mut self,
+        socket: &std::net::TcpStream,
+        mut payload: Vec<u8>,
+        mut seq: u8,
+    ) -> Sticky {
+        // The output writes through its own handle on the socket.
+        let Ok(output) = socket.try_clone() else {
             return Sticky::Close;
         };
-        let mut reader = match socket.try_clone() {
-            Ok(r) => r,
-            Err(_) => return Sticky::Close,
-        };
-        if socket.set_nonblocking(false).is_err() {
-            return Sticky::Close;
-        }
-        self.stream.lock().output.direct = Some(socket);
-        let end = self.sticky_loop(&mut reader, &mut payload, &mut seq);
-        if let Some(socket) = self.stream.lock().output.direct.take()
-            && socket.set_nonblocking(true).is_err()
+        // The socket's read timeout is the linger, set once: a wait for the next
+        // command ends after it, and a wait inside a packet is several of it
+        // (`PatientSocket`), so no command costs a system call to change it.
+        let linger = Duration::from_millis(crate::limits::STATEMENT_THREAD_LINGER_MS);
+        if socket.set_nonblocking(false).is_err() || socket.set_read_timeout(Some(linger)).is_err()
         {
             return Sticky::Close;
         }
+        self.stream.lock().output.direct = Some(output);
+        let mut input = std::io::BufReader::with_capacity(
+            crate::limits::STICKY_READ_BUFFER_BYTES,
+            PatientSocket {
+                socket,
+                tick: linger,
+                patience: None,
+            },
+        );
+        let end = self.sticky_loop(&mut input, &mut payload, &mut seq);
+        self.stream.lock().output.direct = None;
         end
     }
 
     fn sticky_loop(
         &mut self,
-        socket: &mut std::net::TcpStream,
+        input: &mut std::io::BufReader<PatientSocket<'_>>,
         payload: &mut Vec<u8>,
         seq: &mut u8,
     ) -> Sticky {
-        let linger = Duration::from_millis(crate::limits::STATEMENT_THREAD_LINGER_MS);
+        use std::io::BufRead;
         let net_read_timeout = Duration::from_secs(self.shared.net_read_timeout_s());
         loop {
             self.stream.lock().output.seq = *seq;
@@ -727,29 +853,27 @@ impl Conn {
             if flow == Flow::Close || flushed.is_err() || self.session.is_killed() {
                 return Sticky::Close;
             }
-            // Linger: is the next command coming soon?
-            if socket.set_read_timeout(Some(linger)).is_err() {
-                return Sticky::Close;
-            }
-            match socket.peek(&mut [0u8; 1]) {
-                Ok(0) => return Sticky::Close,
-                Ok(_) => {}
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                    ) =>
-                {
-                    return Sticky::Idle;
+            // Linger: is the next command coming soon? (A command the client sent
+            // already is in the buffer: no system call.)
+            if input.buffer().is_empty() {
+                input.get_mut().patience = None;
+                match input.fill_buf() {
+                    Ok([]) => return Sticky::Close,
+                    Ok(_) => {}
+                    Err(e) if is_timeout(&e) => return Sticky::Idle,
+                    Err(_) => return Sticky::Close,
                 }
-                Err(_) => return Sticky::Close,
             }
-            if socket.set_read_timeout(Some(net_read_timeout)).is_err() {
-                return Sticky::Close;
-            }
+            // The rest of the packet may take up to net_read_timeout per read.
+            input.get_mut().patience = Some(net_read_timeout);
             *seq = 0;
-            let limit = session_u64(&self.session, "max_allowed_packet", 64 << 20) as usize;
-            if let Err(e) = packet::read_payload_blocking(socket, seq, limit, payload) {
+            let limit = self
+                .session
+                .variables()
+                .hot()
+                .max_allowed_packet
+                .unwrap_or(64 << 20) as usize;
+            if let Err(e) = packet::read_payload_blocking(input, seq, limit, payload) {
                 if let Some(err) = protocol_error(&e) {
                     let mut out = self.stream.lock();
                     out.output.seq = *seq;
@@ -761,7 +885,9 @@ impl Conn {
             match payload.first() {
                 Some(&command::QUIT) => return Sticky::Quit,
                 Some(&command::CHANGE_USER) => {
-                    return Sticky::Deferred(std::mem::take(payload), *seq);
+                    // Whatever the client sent after it goes back with it.
+                    let ahead = input.buffer().to_vec();
+                    return Sticky::Deferred(std::mem::take(payload), *seq, ahead);
                 }
                 _ => {}
             }

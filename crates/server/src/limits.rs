@@ -31,3 +31,8 @@ pub const LONG_DATA_BYTES_MAX: usize = 1 << 30;
 /// connection so keeps one thread and needs no hand-off per statement (like
 /// MySQL's thread per connection); an idle one holds no thread after this.
 pub const STATEMENT_THREAD_LINGER_MS: u64 = 20;
+
+/// The read buffer of a statement thread that keeps a connection: a command (and
+/// any the client sent after it) arrives with one system call. Larger packets are
+/// read past it.
+pub const STICKY_READ_BUFFER_BYTES: usize = 16 * 1024;

@@ -590,3 +590,49 @@ fn require_secure_transport_refuses_plain_tcp_with_3159() {
     let e = Client::login(server.address, "root", "").err().unwrap();
     assert_eq!(e.0, 3159, "{}", e.1);
 }
+
+/// A statement thread that keeps a plain-TCP connection answers commands the client
+/// sent in one write, waits out a packet that arrives in pieces further apart than
+/// the linger, and hands the connection back when the client goes quiet.
+#[test]
+fn a_kept_connection_answers_pipelined_and_split_commands() {
+    let server = start(&[]);
+    let mut c = Client::root(server.address);
+    assert!(matches!(c.query("SELECT 0"), Reply::Rows { .. }));
+    let command = |sql: &str| {
+        let mut p = vec![0x03];
+        p.extend_from_slice(sql.as_bytes());
+        let mut buf = Vec::new();
+        packet::put(&mut buf, &p);
+        packet::stamp_sequence(&mut buf, 0);
+        buf
+    };
+    let together: Vec<u8> = ["SELECT 1", "SELECT 2", "SELECT 3"]
+        .iter()
+        .flat_map(|sql| command(sql))
+        .collect();
+    c.socket.write_all(&together).unwrap();
+    for expected in ["1", "2", "3"] {
+        c.seq = 1;
+        match c.reply() {
+            Reply::Rows { rows, .. } => assert_eq!(cells(&rows[0]), vec![Some(expected.into())]),
+            other => panic!("{other:?}"),
+        }
+    }
+    let linger = Duration::from_millis(tarn_server::limits::STATEMENT_THREAD_LINGER_MS);
+    let split = command("SELECT 4");
+    c.socket.write_all(&split[..6]).unwrap();
+    std::thread::sleep(linger * 5);
+    c.socket.write_all(&split[6..]).unwrap();
+    c.seq = 1;
+    match c.reply() {
+        Reply::Rows { rows, .. } => assert_eq!(cells(&rows[0]), vec![Some("4".into())]),
+        other => panic!("{other:?}"),
+    }
+    // Quiet past the linger: the network threads have the connection again.
+    std::thread::sleep(linger * 5);
+    match c.query("SELECT 5") {
+        Reply::Rows { rows, .. } => assert_eq!(cells(&rows[0]), vec![Some("5".into())]),
+        other => panic!("{other:?}"),
+    }
+}

@@ -465,7 +465,7 @@ impl Session {
     }
 
     pub fn autocommit(&self) -> bool {
-        self.var_bool("autocommit")
+        self.vars.hot().autocommit
     }
 
     /// True once KILL CONNECTION named this session.
@@ -485,20 +485,6 @@ impl Session {
         &self.vars
     }
 
-    fn var_bool(&self, name: &str) -> bool {
-        self.vars
-            .get(name)
-            .and_then(|v| crate::scalar::cast::to_bool(&v))
-            .unwrap_or(false)
-    }
-
-    fn var_u64(&self, name: &str) -> u64 {
-        self.vars
-            .get(name)
-            .and_then(|v| crate::scalar::cast::to_i64(&v))
-            .map_or(0, |v| v.max(0) as u64)
-    }
-
     pub(crate) fn add_warning(&mut self, level: &'static str, code: u16, message: String) {
         if self.warnings.len() < WARNINGS_MAX {
             self.warnings.push(Warning {
@@ -512,9 +498,7 @@ impl Session {
     /// Whether dividing by zero in a value written is error 1365 rather than a
     /// warning: `sql_mode` has `ERROR_FOR_DIVISION_BY_ZERO` and a strict mode.
     pub(crate) fn division_by_zero_is_error(&self) -> bool {
-        self.vars.sql_mode_has("ERROR_FOR_DIVISION_BY_ZERO")
-            && (self.vars.sql_mode_has("STRICT_TRANS_TABLES")
-                || self.vars.sql_mode_has("STRICT_ALL_TABLES"))
+        self.vars.hot().division_by_zero_is_error
     }
 
     /// `USE db`.
@@ -743,7 +727,7 @@ impl Session {
             state.since = Some(Instant::now());
         }
         self.entry.cancel.killed.store(false, Ordering::Relaxed);
-        let max_ms = self.var_u64("max_execution_time");
+        let max_ms = self.vars.hot().max_execution_time.unwrap_or(0);
         *self.entry.cancel.deadline.lock() =
             (max_ms > 0).then(|| Instant::now() + Duration::from_millis(max_ms));
         self.statement_text = Some(parsed.text.clone());
@@ -970,22 +954,12 @@ impl Session {
 
     // ---------------------------------------------------------------- transactions
 
-    fn isolation(&self) -> IsolationLevel {
-        self.vars
-            .get("transaction_isolation")
-            .and_then(|v| match v {
-                Value::Bytes(b) => IsolationLevel::parse(&String::from_utf8_lossy(&b)),
-                _ => None,
-            })
-            .unwrap_or(IsolationLevel::RepeatableRead)
-    }
-
     fn begin(&mut self, read_only: Option<bool>, explicit: bool) -> Result<()> {
         let next = std::mem::take(&mut self.next_tx);
-        let isolation = next.isolation.unwrap_or_else(|| self.isolation());
+        let isolation = next.isolation.unwrap_or(self.vars.hot().isolation);
         let read_only = read_only
             .or(next.read_only)
-            .unwrap_or_else(|| self.var_bool("transaction_read_only"));
+            .unwrap_or(self.vars.hot().transaction_read_only);
         self.tx = Some(self.engine.storage().begin(Some(isolation), read_only));
         self.tx_explicit = explicit;
         Ok(())
@@ -1079,7 +1053,7 @@ impl Session {
     }
 
     fn query_memory_bytes(&self) -> u64 {
-        match self.var_u64("query_memory_max_bytes") {
+        match self.vars.hot().query_memory_max_bytes.unwrap_or(0) {
             0 => crate::limits::QUERY_MEMORY_DEFAULT_BYTES,
             n => n.min(crate::limits::QUERY_MEMORY_MAX_BYTES_CEILING),
         }
@@ -1090,13 +1064,13 @@ impl Session {
             now: now(),
             div_precision_increment: self
                 .vars
-                .get("div_precision_increment")
-                .and_then(|v| crate::scalar::cast::to_i64(&v))
+                .hot()
+                .div_precision_increment
                 .map_or(crate::scalar::arith::DIV_PRECISION_INCREMENT_DEFAULT, |v| {
                     v.clamp(0, 30) as u8
                 }),
             // 0: a value past BIGINT's range (the variable's least is 4).
-            group_concat_max_len: match self.var_u64("group_concat_max_len") {
+            group_concat_max_len: match self.vars.hot().group_concat_max_len.unwrap_or(0) {
                 0 => usize::MAX,
                 n => usize::try_from(n).unwrap_or(usize::MAX),
             },
@@ -1409,7 +1383,7 @@ impl BindContext for Session {
     }
 
     fn only_full_group_by(&self) -> bool {
-        self.vars.sql_mode_has("ONLY_FULL_GROUP_BY")
+        self.vars.hot().only_full_group_by
     }
 
     fn statement_text(&self) -> Option<String> {

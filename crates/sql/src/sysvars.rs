@@ -464,7 +464,11 @@ static BY_NAME: LazyLock<HashMap<&'static str, &'static VarSpec>> = LazyLock::ne
 
 /// The variable named `name` (any case, aliases included).
 pub fn spec(name: &str) -> Option<&'static VarSpec> {
-    BY_NAME.get(name.to_ascii_lowercase().as_str()).copied()
+    if name.bytes().any(|b| b.is_ascii_uppercase()) {
+        BY_NAME.get(name.to_ascii_lowercase().as_str()).copied()
+    } else {
+        BY_NAME.get(name).copied()
+    }
 }
 
 /// The engine setting variable `name` (any case, aliases included) stands for: its
@@ -513,6 +517,80 @@ pub struct SystemVariables {
     /// Canonical name to value. At the global level this includes the defaults of
     /// the session-only variables, which `get` and `iter` do not show.
     values: BTreeMap<&'static str, Value>,
+    /// What every statement reads, derived from `values` again whenever one is
+    /// stored.
+    hot: HotVars,
+}
+
+/// The variables every statement reads, decoded once per change instead of looked
+/// up by name per statement. Each is what [`SystemVariables::get`] gives, read as
+/// the session reads it: a boolean with `to_bool` (false if unknown), a number with
+/// `to_i64` and negative values as 0 (None if unknown).
+#[derive(Clone, Debug)]
+pub struct HotVars {
+    pub autocommit: bool,
+    pub transaction_read_only: bool,
+    /// `transaction_isolation` (REPEATABLE READ if unknown).
+    pub isolation: IsolationLevel,
+    pub max_execution_time: Option<u64>,
+    pub query_memory_max_bytes: Option<u64>,
+    pub group_concat_max_len: Option<u64>,
+    /// As stored (the session clamps it).
+    pub div_precision_increment: Option<i64>,
+    pub max_allowed_packet: Option<u64>,
+    pub send_threads: Option<u64>,
+    /// `sql_mode` has ONLY_FULL_GROUP_BY.
+    pub only_full_group_by: bool,
+    /// `sql_mode` has ERROR_FOR_DIVISION_BY_ZERO and a strict mode.
+    pub division_by_zero_is_error: bool,
+}
+
+impl HotVars {
+    /// A placeholder until [`HotVars::of`] has the values.
+    fn of_nothing() -> HotVars {
+        HotVars {
+            autocommit: false,
+            transaction_read_only: false,
+            isolation: IsolationLevel::RepeatableRead,
+            max_execution_time: None,
+            query_memory_max_bytes: None,
+            group_concat_max_len: None,
+            div_precision_increment: None,
+            max_allowed_packet: None,
+            send_threads: None,
+            only_full_group_by: false,
+            division_by_zero_is_error: false,
+        }
+    }
+
+    fn of(vars: &SystemVariables) -> HotVars {
+        use crate::scalar::cast::{to_bool, to_i64};
+        let flag = |name: &str| vars.get(name).and_then(|v| to_bool(&v)).unwrap_or(false);
+        let number = |name: &str| {
+            vars.get(name)
+                .and_then(|v| to_i64(&v))
+                .map(|v| v.max(0) as u64)
+        };
+        HotVars {
+            autocommit: flag("autocommit"),
+            transaction_read_only: flag("transaction_read_only"),
+            isolation: match vars.get("transaction_isolation") {
+                Some(Value::Bytes(b)) => IsolationLevel::parse(&String::from_utf8_lossy(&b)),
+                _ => None,
+            }
+            .unwrap_or(IsolationLevel::RepeatableRead),
+            max_execution_time: number("max_execution_time"),
+            query_memory_max_bytes: number("query_memory_max_bytes"),
+            group_concat_max_len: number("group_concat_max_len"),
+            div_precision_increment: vars.get("div_precision_increment").and_then(|v| to_i64(&v)),
+            max_allowed_packet: number("max_allowed_packet"),
+            send_threads: number("send_threads"),
+            only_full_group_by: vars.sql_mode_has("ONLY_FULL_GROUP_BY"),
+            division_by_zero_is_error: vars.sql_mode_has("ERROR_FOR_DIVISION_BY_ZERO")
+                && (vars.sql_mode_has("STRICT_TRANS_TABLES")
+                    || vars.sql_mode_has("STRICT_ALL_TABLES")),
+        }
+    }
 }
 
 impl SystemVariables {
@@ -521,10 +599,7 @@ impl SystemVariables {
         let values = all_specs()
             .map(|spec| (spec.name, default_value(spec, settings)))
             .collect();
-        SystemVariables {
-            level: Level::Global,
-            values,
-        }
+        SystemVariables::with_values(Level::Global, values)
     }
 
     /// A new session's variables: the session-scoped ones copied from the globals.
@@ -538,10 +613,28 @@ impl SystemVariables {
             .filter(|spec| spec.scope.has_session())
             .map(|spec| (spec.name, globals.values[spec.name].clone()))
             .collect();
-        SystemVariables {
-            level: Level::Session,
+        SystemVariables::with_values(Level::Session, values)
+    }
+
+    fn with_values(level: Level, values: BTreeMap<&'static str, Value>) -> SystemVariables {
+        let mut vars = SystemVariables {
+            level,
             values,
-        }
+            hot: HotVars::of_nothing(),
+        };
+        vars.hot = HotVars::of(&vars);
+        vars
+    }
+
+    /// Stores `value` as `name`'s (a canonical name) and derives the hot values again.
+    fn store(&mut self, name: &'static str, value: Value) {
+        self.values.insert(name, value);
+        self.hot = HotVars::of(self);
+    }
+
+    /// The variables every statement reads, decoded.
+    pub fn hot(&self) -> &HotVars {
+        &self.hot
     }
 
     fn visible(&self, spec: &VarSpec) -> bool {
@@ -650,7 +743,7 @@ impl SystemVariables {
                 .unwrap_or(Value::Null),
             Some(value) => convert(spec.kind, &lower, value)?,
         };
-        self.values.insert(spec.name, stored.clone());
+        self.store(spec.name, stored.clone());
         Ok(stored)
     }
 
@@ -671,7 +764,7 @@ impl SystemVariables {
             ));
         }
         let stored = convert(spec.kind, &lower, value)?;
-        self.values.insert(spec.name, stored.clone());
+        self.store(spec.name, stored.clone());
         Ok(stored)
     }
 
@@ -681,7 +774,7 @@ impl SystemVariables {
     pub fn set_internal(&mut self, name: &str, value: Value) -> bool {
         match spec(name) {
             Some(spec) if self.visible(spec) => {
-                self.values.insert(spec.name, value);
+                self.store(spec.name, value);
                 true
             }
             _ => false,
@@ -715,10 +808,7 @@ impl SystemVariables {
         for (name, value) in &self.values {
             values.insert(name, value.clone());
         }
-        SystemVariables {
-            level: Level::Merged,
-            values,
-        }
+        SystemVariables::with_values(Level::Merged, values)
     }
 }
 
