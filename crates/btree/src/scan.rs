@@ -191,14 +191,16 @@ impl Tree {
                 StdBound::Unbounded => 0,
             };
             let start = from_lower.max(last_key.as_deref().map_or(0, past));
+            let in_upper = |key: &[u8]| match &range.upper {
+                StdBound::Unbounded => true,
+                StdBound::Included(b) => key <= b.as_slice(),
+                StdBound::Excluded(b) => key < b.as_slice(),
+            };
+            // Keys ascend in a leaf: if its last one is in range, all are.
+            let all_in_upper = node.is_empty() || in_upper(node.key(node.len() - 1));
             for i in start..node.len() {
                 let key = node.key(i);
-                let in_upper = match &range.upper {
-                    StdBound::Unbounded => true,
-                    StdBound::Included(b) => key <= b.as_slice(),
-                    StdBound::Excluded(b) => key < b.as_slice(),
-                };
-                if !in_upper {
+                if !all_in_upper && !in_upper(key) {
                     more = false;
                     break;
                 }

@@ -462,7 +462,8 @@ impl Batch {
     }
 }
 
-fn read_int(physical: Physical, bytes: &[u8]) -> i64 {
+#[inline]
+pub(crate) fn read_int(physical: Physical, bytes: &[u8]) -> i64 {
     match physical {
         Physical::I8 => i64::from(bytes[0] as i8),
         Physical::I16 => i64::from(i16::from_le_bytes([bytes[0], bytes[1]])),
@@ -475,7 +476,8 @@ fn read_int(physical: Physical, bytes: &[u8]) -> i64 {
     }
 }
 
-fn read_uint(physical: Physical, bytes: &[u8]) -> u64 {
+#[inline]
+pub(crate) fn read_uint(physical: Physical, bytes: &[u8]) -> u64 {
     match physical {
         Physical::U8 => u64::from(bytes[0]),
         Physical::U16 => u64::from(u16::from_le_bytes([bytes[0], bytes[1]])),

@@ -147,6 +147,7 @@ impl Date {
     }
 
     /// The date `days` after 0000-01-01; `IncorrectValue` beyond 9999-12-31.
+    #[inline]
     pub fn from_days(days: u32) -> Result<Date> {
         if days > DAYS_MAX {
             return Err(incorrect(format!("day number {days} is after 9999-12-31")));

@@ -555,6 +555,7 @@ impl Decimal {
     /// [`Decimal::read_binary`] for precisions up to [`DECIMAL64_PRECISION_MAX`], as
     /// the coefficient in an `i64` (the value is `coefficient / 10^scale`): the fast
     /// path columnar batches use, with the same checks.
+    #[inline]
     pub fn read_binary_i64(bytes: &[u8], precision: u8, scale: u8) -> Result<i64> {
         let bad = || {
             corrupt(format!(

@@ -299,10 +299,12 @@ fn bitmap_bytes(bits: usize) -> usize {
     bits.div_ceil(8)
 }
 
+#[inline]
 fn read_u16(bytes: &[u8], offset: usize) -> usize {
     usize::from(u16::from_le_bytes([bytes[offset], bytes[offset + 1]]))
 }
 
+#[inline]
 fn bit(bytes: &[u8], offset: usize, index: usize) -> bool {
     bytes[offset + index / 8] >> (index % 8) & 1 == 1
 }
@@ -747,6 +749,7 @@ impl<'a> RowView<'a> {
         self.bytes
     }
 
+    #[inline]
     pub fn is_null(&self, index: usize) -> bool {
         assert!(
             index < self.layout.columns.len(),
@@ -756,6 +759,7 @@ impl<'a> RowView<'a> {
     }
 
     /// The bytes of fixed-width column `index` (zero when NULL).
+    #[inline]
     pub(crate) fn fixed_bytes(&self, index: usize) -> &'a [u8] {
         let slot = self.layout.slots[index];
         assert!(
@@ -765,6 +769,7 @@ impl<'a> RowView<'a> {
         &self.bytes[slot.position..slot.position + slot.width]
     }
 
+    #[inline]
     fn slot_checked(&self, index: usize, want: &str, ok: fn(Physical) -> bool) -> Slot {
         let slot = self.layout.slots[index];
         assert!(ok(slot.physical), "column {index} is not {want}");
@@ -772,6 +777,7 @@ impl<'a> RowView<'a> {
     }
 
     /// A signed integer column; None when NULL. Panics for another type.
+    #[inline]
     pub fn i64(&self, index: usize) -> Option<i64> {
         let slot = self.slot_checked(index, "a signed integer", |p| {
             matches!(
@@ -782,13 +788,14 @@ impl<'a> RowView<'a> {
         if self.is_null(index) {
             return None;
         }
-        match read_fixed(slot.physical, self.fixed_bytes(index)) {
-            Ok(Value::Int(v)) => Some(v),
-            _ => unreachable!("integers always decode"),
-        }
+        Some(crate::batch::read_int(
+            slot.physical,
+            self.fixed_bytes(index),
+        ))
     }
 
     /// An unsigned integer column; None when NULL. Panics for another type.
+    #[inline]
     pub fn u64(&self, index: usize) -> Option<u64> {
         let slot = self.slot_checked(index, "an unsigned integer", |p| {
             matches!(
@@ -799,10 +806,10 @@ impl<'a> RowView<'a> {
         if self.is_null(index) {
             return None;
         }
-        match read_fixed(slot.physical, self.fixed_bytes(index)) {
-            Ok(Value::UInt(v)) => Some(v),
-            _ => unreachable!("integers always decode"),
-        }
+        Some(crate::batch::read_uint(
+            slot.physical,
+            self.fixed_bytes(index),
+        ))
     }
 
     /// A FLOAT or DOUBLE column; None when NULL. Panics for another type.
@@ -823,6 +830,7 @@ impl<'a> RowView<'a> {
     /// A DECIMAL column of at most [`crate::decimal::DECIMAL64_PRECISION_MAX`] digits as
     /// its `i64` coefficient (the value is `coefficient / 10^scale`); None when NULL.
     /// Panics for another type.
+    #[inline]
     pub fn decimal64(&self, index: usize) -> Result<Option<i64>> {
         let slot = self.slot_checked(index, "a DECIMAL of at most 18 digits", |p| {
             matches!(p, Physical::Decimal { precision, .. }
@@ -839,6 +847,7 @@ impl<'a> RowView<'a> {
 
     /// A DATE column as its day number ([`crate::Date::to_days`]); None when NULL.
     /// Panics for another type.
+    #[inline]
     pub fn date_days(&self, index: usize) -> Result<Option<u32>> {
         self.slot_checked(index, "a DATE", |p| p == Physical::Date);
         if self.is_null(index) {
@@ -850,6 +859,7 @@ impl<'a> RowView<'a> {
 
     /// A variable-length column: inline bytes or an external reference; None when NULL.
     /// Panics for a fixed-width column.
+    #[inline]
     pub fn bytes(&self, index: usize) -> Option<VarBytes<'a>> {
         let slot = self.slot_checked(index, "variable-length", |p| p == Physical::Var);
         if self.is_null(index) {
@@ -872,6 +882,7 @@ impl<'a> RowView<'a> {
 
     /// A variable-length column's bytes, inline or read from `overflow` into
     /// `scratch`; None when NULL. Panics for a fixed-width column.
+    #[inline]
     pub fn var_bytes<'s>(
         &self,
         index: usize,

@@ -23,6 +23,10 @@ pub const RESULT_BUFFERS_IN_FLIGHT_MAX: usize = 256;
 /// encoded per encoding thread.
 pub const ENCODE_JOBS_PER_THREAD: usize = 2;
 
+/// Dates each encoding thread keeps formatted, by day number (direct-mapped; a power
+/// of two): a table's dates span a few thousand days and repeat, 14 bytes a slot.
+pub const DATE_TEXT_CACHE_SLOTS: usize = 4096;
+
 /// Bytes of COM_STMT_SEND_LONG_DATA one statement parameter may collect.
 pub const LONG_DATA_BYTES_MAX: usize = 1 << 30;
 

@@ -17,6 +17,7 @@ use tarn_sql::plan::OutputColumn;
 
 use super::packet::{begin, finish};
 use super::{charset, column_type, put_lenenc_bytes, put_lenenc_int};
+use crate::limits::DATE_TEXT_CACHE_SLOTS;
 
 /// Column definition flags.
 mod flag {
@@ -245,8 +246,13 @@ fn digits_u64<const N: usize>(mut n: u64, buf: &mut [u8; N]) -> usize {
     i
 }
 
-/// `YYYY-MM-DD` (the caller checked the fields' ranges).
+/// Appends `d` as [`date_text`] writes it.
 fn put_date(out: &mut Vec<u8>, d: &Date) {
+    out.extend_from_slice(&date_text(d));
+}
+
+/// `YYYY-MM-DD` (the caller checked the fields' ranges).
+fn date_text(d: &Date) -> [u8; 10] {
     let pair = |n: u16| {
         let i = usize::from(n) * 2;
         [DIGIT_PAIRS[i], DIGIT_PAIRS[i + 1]]
@@ -257,18 +263,31 @@ fn put_date(out: &mut Vec<u8>, d: &Date) {
         pair(u16::from(d.month)),
         pair(u16::from(d.day)),
     );
-    out.extend_from_slice(&[
+    [
         century[0], century[1], year[0], year[1], b'-', month[0], month[1], b'-', day[0], day[1],
-    ]);
+    ]
+}
+
+thread_local! {
+    /// Dates this thread formatted lately, by day number: (day, its text), the day
+    /// `u32::MAX` for an empty slot.
+    static DATE_TEXT: std::cell::RefCell<[(u32, [u8; 10]); DATE_TEXT_CACHE_SLOTS]> =
+        const { std::cell::RefCell::new([(u32::MAX, [0; 10]); DATE_TEXT_CACHE_SLOTS]) };
 }
 
 /// A date from its day number ([`Date::to_days`]), as [`put_text_value`] writes it.
 fn put_day(out: &mut Vec<u8>, days: u32) -> Result<()> {
-    // Every day number is a date of years 0 to 9999: always ten characters.
-    let date = Date::from_days(days)?;
-    out.push(10);
-    put_date(out, &date);
-    Ok(())
+    const _: () = assert!(DATE_TEXT_CACHE_SLOTS.is_power_of_two());
+    DATE_TEXT.with_borrow_mut(|cache| {
+        let slot = &mut cache[days as usize & (DATE_TEXT_CACHE_SLOTS - 1)];
+        if slot.0 != days {
+            // Every day number is a date of years 0 to 9999: always ten characters.
+            *slot = (days, date_text(&Date::from_days(days)?));
+        }
+        out.push(10);
+        out.extend_from_slice(&slot.1);
+        Ok(())
+    })
 }
 
 /// A decimal from its mantissa and scale, as MySQL prints it (`-0.05`, `12.50`).
