@@ -11,8 +11,10 @@
 //!   or hash-join probes) is encoded by the executor's workers themselves, each
 //!   morsel into a buffer of its own, straight from the storage batch's typed
 //!   vectors when the morsel needs no step but a choice of columns
-//!   ([`WireEncoder`], `tarn_sql::parallel::stream_encoded`); the statement thread
-//!   receives the buffers in order and only numbers and writes them;
+//!   ([`WireEncoder`], `tarn_sql::parallel::stream_encoded`), or, for a text
+//!   result of a scan that only chooses columns, by the scan's own workers from the
+//!   stored rows (`results::TextRowSerializer`); the statement thread receives the
+//!   buffers in order and only numbers and writes them;
 //! - otherwise the first chunk of a result is encoded on the statement thread (the
 //!   direct path: a result of up to one chunk never leaves it);
 //! - later chunks go to the [`EncodePool`], whose threads each encode one chunk into
