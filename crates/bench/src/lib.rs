@@ -136,6 +136,16 @@ impl BenchError {
 
 pub type Result<T, E = BenchError> = std::result::Result<T, E>;
 
+/// Checks that `--no-tarn` and `--no-mariadb` leave a server to measure.
+pub(crate) fn check_sides(tarn: bool, mariadb: bool) -> Result<()> {
+    if !tarn && !mariadb {
+        return Err(BenchError::Options(
+            "--no-tarn and --no-mariadb leave nothing to measure".into(),
+        ));
+    }
+    Ok(())
+}
+
 /// Checks a bench's `--rounds` option: from 1 to `max`.
 pub(crate) fn check_rounds(rounds: u32, max: u32) -> Result<()> {
     if rounds == 0 || rounds > max {

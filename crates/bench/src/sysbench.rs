@@ -135,12 +135,7 @@ impl SysbenchBenchOptions {
                 "--tables and --table-size must be at least 1".into(),
             ));
         }
-        if !self.tarn && !self.mariadb {
-            return Err(BenchError::Options(
-                "--no-tarn and --no-mariadb leave nothing to measure".into(),
-            ));
-        }
-        Ok(())
+        crate::check_sides(self.tarn, self.mariadb)
     }
 }
 

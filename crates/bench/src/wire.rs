@@ -252,12 +252,7 @@ fn check_options(options: &WireBenchOptions) -> Result<()> {
             "--threads needs at least one value, each at least 1".into(),
         ));
     }
-    if !options.tarn && !options.mariadb {
-        return Err(BenchError::Options(
-            "--no-tarn and --no-mariadb leave nothing to measure".into(),
-        ));
-    }
-    Ok(())
+    crate::check_sides(options.tarn, options.mariadb)
 }
 
 /// Where a server is and how to log in, for the readers.

@@ -130,6 +130,15 @@ fn session_u64(session: &Session, name: &str, default: u64) -> u64 {
         .map_or(default, |v| v.max(0) as u64)
 }
 
+/// The session's `max_allowed_packet`: the largest command payload it accepts.
+fn packet_limit_bytes(session: &Session) -> usize {
+    session
+        .variables()
+        .hot()
+        .max_allowed_packet
+        .unwrap_or(64 << 20) as usize
+}
+
 /// The host part accounts match against: loopback is `localhost`.
 fn client_host(peer: &SocketAddr) -> String {
     if peer.ip().is_loopback() {
@@ -525,12 +534,7 @@ async fn command_loop(
             payload = p;
             seq = next;
         } else {
-            let limit = conn
-                .session
-                .variables()
-                .hot()
-                .max_allowed_packet
-                .unwrap_or(64 << 20) as usize;
+            let limit = packet_limit_bytes(&conn.session);
             let read = tokio::time::timeout(
                 Duration::from_secs(shared.net_read_timeout_s()),
                 read_payload(&mut reader, &mut seq, limit, &mut payload),
@@ -867,12 +871,7 @@ impl Conn {
             // The rest of the packet may take up to net_read_timeout per read.
             input.get_mut().patience = Some(net_read_timeout);
             *seq = 0;
-            let limit = self
-                .session
-                .variables()
-                .hot()
-                .max_allowed_packet
-                .unwrap_or(64 << 20) as usize;
+            let limit = packet_limit_bytes(&self.session);
             if let Err(e) = packet::read_payload_blocking(input, seq, limit, payload) {
                 if let Some(err) = protocol_error(&e) {
                     let mut out = self.stream.lock();
