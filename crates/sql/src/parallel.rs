@@ -483,6 +483,7 @@ impl Job {
             SinkSpec::Encode(_) => direct_columns(&self.steps),
             _ => None,
         };
+        let mut identity: Vec<usize> = Vec::new();
         while !self.stop.load(Ordering::Relaxed) {
             (self.cancel_check)()?;
             let Some((sequence, batch)) = self.next_morsel() else {
@@ -490,11 +491,13 @@ impl Job {
             };
             let batch = batch?;
             if let (SinkSpec::Encode(encoder), Some(columns)) = (&*self.sink, &direct) {
-                let identity: Vec<usize>;
                 let columns = match columns {
                     Some(columns) => columns,
                     None => {
-                        identity = (0..batch.projection().len()).collect();
+                        // Every batch of the scan has the same columns.
+                        if identity.is_empty() {
+                            identity = (0..batch.projection().len()).collect();
+                        }
                         &identity
                     }
                 };
