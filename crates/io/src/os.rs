@@ -36,6 +36,25 @@ pub fn process_cpu_time_of(pid: u32) -> Option<Duration> {
     )
 }
 
+/// CPU time the calling thread has used so far, to the nanosecond: what a
+/// micro-benchmark on a shared machine measures (time spent waiting for a core is
+/// not the code's).
+pub fn thread_cpu_time() -> Duration {
+    let mut time = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec, which `time` is.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut time) };
+    if rc != 0 {
+        return Duration::ZERO;
+    }
+    Duration::new(
+        time.tv_sec.max(0) as u64,
+        time.tv_nsec.clamp(0, 999_999_999) as u32,
+    )
+}
+
 fn timeval_duration(time: libc::timeval) -> Duration {
     Duration::from_secs(time.tv_sec.max(0) as u64)
         + Duration::from_micros(time.tv_usec.max(0) as u64)

@@ -553,10 +553,8 @@ fn push_column(
             nulls.push(null);
         }
         ColumnVector::Decimal64 { values, nulls, .. } => {
-            let value = match (null, physical) {
-                (false, Physical::Decimal { precision, scale }) => {
-                    Decimal::read_binary_i64(bytes, precision, scale)?
-                }
+            let value = match (null, layout.slot(index).decimal64) {
+                (false, Some(form)) => form.read_i64(bytes)?,
                 _ => 0,
             };
             values.push(value);

@@ -196,6 +196,174 @@ fn out_of_range(reason: String) -> Error {
 /// Decimals of at most this many digits fit an `i64` coefficient; batches hold them so.
 pub const DECIMAL64_PRECISION_MAX: u8 = 18;
 
+/// The binary form of a DECIMAL(precision, scale) of at most
+/// [`DECIMAL64_PRECISION_MAX`] digits, worked out once per column so that reading a
+/// value does no layout arithmetic: at most 9 bytes and 4 digit groups, read as one
+/// big-endian integer and cut into groups from the last.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Decimal64Form {
+    precision: u8,
+    scale: u8,
+    len_bytes: u8,
+    /// Digits of each group from the last group to the first: the fraction's groups,
+    /// then the integer part's.
+    group_digits: [u8; 4],
+    fraction_groups: u8,
+    groups: u8,
+}
+
+/// A stored DECIMAL of at most 18 digits taken apart: `integer.fraction`, the
+/// fraction as an integer of exactly `scale` digits (`12.05` is 12 and 5 at scale 2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Decimal64Parts {
+    pub negative: bool,
+    pub integer: u64,
+    pub fraction: u64,
+}
+
+impl Decimal64Form {
+    /// The form of DECIMAL(precision, scale); `CorruptData` when the definition is not
+    /// one of at most [`DECIMAL64_PRECISION_MAX`] digits.
+    pub fn new(precision: u8, scale: u8) -> Result<Decimal64Form> {
+        if precision == 0 || precision > DECIMAL64_PRECISION_MAX || scale > precision {
+            return Err(corrupt(format!(
+                "DECIMAL({precision},{scale}) is not a decimal of at most \
+                 {DECIMAL64_PRECISION_MAX} digits"
+            )));
+        }
+        let mut form = Decimal64Form {
+            precision,
+            scale,
+            len_bytes: binary_len_bytes(precision, scale) as u8,
+            group_digits: [0; 4],
+            fraction_groups: 0,
+            groups: 0,
+        };
+        let mut add = |digits: usize, fraction: bool| {
+            form.group_digits[usize::from(form.groups)] = digits as u8;
+            form.groups += 1;
+            form.fraction_groups += u8::from(fraction);
+        };
+        let (integer_digits, fraction_digits) =
+            (usize::from(precision - scale), usize::from(scale));
+        // From the last group: the partial fraction group, whole fraction groups, whole
+        // integer groups, the partial integer group (as `groups` lists them, reversed).
+        for (digits, fraction) in std::iter::once((fraction_digits % 9, true))
+            .chain(std::iter::repeat_n((9, true), fraction_digits / 9))
+            .chain(std::iter::repeat_n((9, false), integer_digits / 9))
+            .chain(std::iter::once((integer_digits % 9, false)))
+        {
+            if digits > 0 {
+                add(digits, fraction);
+            }
+        }
+        debug_assert!(form.len_bytes <= 9);
+        Ok(form)
+    }
+
+    /// Bytes a value takes.
+    pub fn len_bytes(&self) -> usize {
+        usize::from(self.len_bytes)
+    }
+
+    pub fn scale(&self) -> u8 {
+        self.scale
+    }
+
+    /// Takes a stored value apart, with [`Decimal::read_binary`]'s checks.
+    #[inline]
+    pub fn read_parts(&self, bytes: &[u8]) -> Result<Decimal64Parts> {
+        if bytes.len() != self.len_bytes() {
+            return Err(corrupt(format!(
+                "{} bytes are not a DECIMAL({},{})",
+                bytes.len(),
+                self.precision,
+                self.scale
+            )));
+        }
+        // Every form of up to 8 bytes (all but a few of 17 and 18 digits) is read as one
+        // u64, with a copy of constant length per width.
+        let mut stored = match *bytes {
+            [a] => u64::from(a),
+            [a, b] => u64::from(u16::from_be_bytes([a, b])),
+            [a, b, c] => u64::from(u32::from_be_bytes([0, a, b, c])),
+            [a, b, c, d] => u64::from(u32::from_be_bytes([a, b, c, d])),
+            [a, b, c, d, e] => u64::from_be_bytes([0, 0, 0, a, b, c, d, e]),
+            [a, b, c, d, e, f] => u64::from_be_bytes([0, 0, a, b, c, d, e, f]),
+            [a, b, c, d, e, f, g] => u64::from_be_bytes([0, a, b, c, d, e, f, g]),
+            [a, b, c, d, e, f, g, h] => u64::from_be_bytes([a, b, c, d, e, f, g, h]),
+            _ => return self.read_parts_wide(bytes),
+        };
+        let bits = 8 * bytes.len() as u32;
+        let negative = stored >> (bits - 1) == 0;
+        // Undo the sign encoding: flip the top bit, and invert a negative value.
+        stored ^= 1 << (bits - 1);
+        if negative {
+            stored ^= u64::MAX >> (64 - bits);
+        }
+        let (mut integer, mut fraction) = (0u64, 0u64);
+        let mut fraction_scale = 1u64;
+        let mut integer_scale = 1u64;
+        for (g, &digits) in self.group_digits[..usize::from(self.groups)]
+            .iter()
+            .enumerate()
+        {
+            let width_bits = 8 * GROUP_BYTES[usize::from(digits)] as u32;
+            let group = stored & (u64::MAX >> (64 - width_bits));
+            stored = stored.checked_shr(width_bits).unwrap_or(0);
+            let limit = POW10_U64[usize::from(digits)];
+            if group >= limit {
+                return Err(corrupt("corrupt DECIMAL digit group".into()));
+            }
+            // At most 18 digits in all: no overflow.
+            if g < usize::from(self.fraction_groups) {
+                fraction += group * fraction_scale;
+                fraction_scale *= limit;
+            } else {
+                integer += group * integer_scale;
+                integer_scale *= limit;
+            }
+        }
+        if negative && integer == 0 && fraction == 0 {
+            return Err(corrupt("corrupt DECIMAL: negative zero".into()));
+        }
+        Ok(Decimal64Parts {
+            negative,
+            integer,
+            fraction,
+        })
+    }
+
+    /// [`Decimal64Form::read_parts`] of a 9-byte form, through [`Decimal::read_binary`].
+    #[cold]
+    fn read_parts_wide(&self, bytes: &[u8]) -> Result<Decimal64Parts> {
+        let value = Decimal::read_binary(bytes, self.precision, self.scale)?;
+        let coefficient = value
+            .to_i128_mantissa()
+            .and_then(|m| u64::try_from(m.unsigned_abs()).ok())
+            .ok_or_else(|| corrupt("corrupt DECIMAL".into()))?;
+        let one = POW10_U64[usize::from(self.scale)];
+        Ok(Decimal64Parts {
+            negative: value.is_negative(),
+            integer: coefficient / one,
+            fraction: coefficient % one,
+        })
+    }
+
+    /// A stored value as its coefficient (the value is `coefficient / 10^scale`).
+    #[inline]
+    pub fn read_i64(&self, bytes: &[u8]) -> Result<i64> {
+        let parts = self.read_parts(bytes)?;
+        let coefficient =
+            (parts.integer * POW10_U64[usize::from(self.scale)] + parts.fraction) as i64;
+        Ok(if parts.negative {
+            -coefficient
+        } else {
+            coefficient
+        })
+    }
+}
+
 /// Checks a DECIMAL(precision, scale) definition.
 pub fn check_precision_scale(precision: u8, scale: u8) -> Result<()> {
     if precision == 0 || precision > DECIMAL_PRECISION_MAX {
@@ -553,65 +721,10 @@ impl Decimal {
     }
 
     /// [`Decimal::read_binary`] for precisions up to [`DECIMAL64_PRECISION_MAX`], as
-    /// the coefficient in an `i64` (the value is `coefficient / 10^scale`): the fast
-    /// path columnar batches use, with the same checks.
-    #[inline]
+    /// the coefficient in an `i64` (the value is `coefficient / 10^scale`), with the
+    /// same checks. A column read many times should keep a [`Decimal64Form`].
     pub fn read_binary_i64(bytes: &[u8], precision: u8, scale: u8) -> Result<i64> {
-        let bad = || {
-            corrupt(format!(
-                "{} bytes are not a DECIMAL({precision},{scale}) of at most \
-                 {DECIMAL64_PRECISION_MAX} digits",
-                bytes.len()
-            ))
-        };
-        if precision == 0 || precision > DECIMAL64_PRECISION_MAX || scale > precision {
-            return Err(bad());
-        }
-        // The digit groups of `groups`: a partial leading one, whole ones of nine
-        // digits (four bytes), and a partial trailing one.
-        let (int_digits, frac_digits) = (usize::from(precision - scale), usize::from(scale));
-        let (lead, whole, trail) = (
-            int_digits % 9,
-            int_digits / 9 + frac_digits / 9,
-            frac_digits % 9,
-        );
-        let len = GROUP_BYTES[lead] + 4 * whole + GROUP_BYTES[trail];
-        if bytes.len() != len {
-            return Err(bad());
-        }
-        // At most 18 digits take at most 9 bytes: undo the sign encoding in a copy.
-        let negative = bytes[0] & 0x80 == 0;
-        let mask = if negative { 0xff } else { 0 };
-        let mut plain = [0u8; 16];
-        for (to, from) in plain.iter_mut().zip(bytes) {
-            *to = from ^ mask;
-        }
-        plain[0] ^= 0x80;
-        let mut coefficient = 0u64;
-        let mut at = 0;
-        let mut take = |digits: usize| -> Result<()> {
-            let width = GROUP_BYTES[digits];
-            let group = plain[at..at + width]
-                .iter()
-                .fold(0u64, |group, &byte| (group << 8) | u64::from(byte));
-            at += width;
-            if group >= POW10_U64[digits] {
-                return Err(corrupt("corrupt DECIMAL digit group".into()));
-            }
-            // At most 18 digits in all: no overflow.
-            coefficient = coefficient * POW10_U64[digits] + group;
-            Ok(())
-        };
-        take(lead)?;
-        for _ in 0..whole {
-            take(9)?;
-        }
-        take(trail)?;
-        if negative && coefficient == 0 {
-            return Err(corrupt("corrupt DECIMAL: negative zero".into()));
-        }
-        let coefficient = coefficient as i64;
-        Ok(if negative { -coefficient } else { coefficient })
+        Decimal64Form::new(precision, scale)?.read_i64(bytes)
     }
 
     /// The value with trailing fraction zeros removed (`1.50` -> `1.5`).

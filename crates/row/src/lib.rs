@@ -33,7 +33,7 @@ pub mod value;
 pub use batch::{Batch, ColumnVector};
 pub use check::check_value;
 pub use datetime::{Date, DateTime};
-pub use decimal::Decimal;
+pub use decimal::{Decimal, Decimal64Form, Decimal64Parts};
 pub use key::{compare_values, encode_key, key_prefix_len};
 pub use row::{
     NoOverflow, OverflowRef, OverflowStore, RowHeader, RowLayout, RowLimits, RowSerializer,

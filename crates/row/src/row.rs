@@ -45,7 +45,7 @@ use tarn_common::{Error, Result};
 
 use crate::check::with_column;
 use crate::datetime::{Date, DateTime};
-use crate::decimal::Decimal;
+use crate::decimal::{Decimal, Decimal64Form, Decimal64Parts};
 use crate::limits::{
     COLUMNS_MAX, OVERFLOW_REF_BYTES, ROW_HEADER_BYTES, ROW_VAR_AREA_MAX_BYTES, TRX_ID_MAX,
     VALUE_LEN_MAX_BYTES,
@@ -239,6 +239,8 @@ pub(crate) struct Slot {
     pub(crate) position: usize,
     /// Fixed columns: the width in bytes. Variable columns: 0.
     pub(crate) width: usize,
+    /// A DECIMAL of at most 18 digits: its binary form, worked out once.
+    pub(crate) decimal64: Option<Decimal64Form>,
 }
 
 /// The precomputed layout of rows of one schema. Cheap to share between threads.
@@ -349,12 +351,17 @@ impl RowLayout {
         let mut var_ordinal = 0;
         for column in columns {
             let physical = Physical::of(column.ty);
+            let decimal64 = match physical {
+                Physical::Decimal { precision, scale } => Decimal64Form::new(precision, scale).ok(),
+                _ => None,
+            };
             match column.ty.fixed_len_bytes() {
                 Some(width) => {
                     slots.push(Slot {
                         physical,
                         position: offset,
                         width,
+                        decimal64,
                     });
                     offset += width;
                 }
@@ -363,6 +370,7 @@ impl RowLayout {
                         physical,
                         position: var_ordinal,
                         width: 0,
+                        decimal64: None,
                     });
                     var_ordinal += 1;
                 }
@@ -832,17 +840,28 @@ impl<'a> RowView<'a> {
     /// Panics for another type.
     #[inline]
     pub fn decimal64(&self, index: usize) -> Result<Option<i64>> {
-        let slot = self.slot_checked(index, "a DECIMAL of at most 18 digits", |p| {
-            matches!(p, Physical::Decimal { precision, .. }
-                if precision <= crate::decimal::DECIMAL64_PRECISION_MAX)
-        });
+        let form = self.decimal64_form(index);
         if self.is_null(index) {
             return Ok(None);
         }
-        let Physical::Decimal { precision, scale } = slot.physical else {
-            unreachable!("checked above");
-        };
-        crate::Decimal::read_binary_i64(self.fixed_bytes(index), precision, scale).map(Some)
+        form.read_i64(self.fixed_bytes(index)).map(Some)
+    }
+
+    /// [`RowView::decimal64`] taken apart into its integer and fraction parts.
+    #[inline]
+    pub fn decimal64_parts(&self, index: usize) -> Result<Option<Decimal64Parts>> {
+        let form = self.decimal64_form(index);
+        if self.is_null(index) {
+            return Ok(None);
+        }
+        form.read_parts(self.fixed_bytes(index)).map(Some)
+    }
+
+    #[inline]
+    fn decimal64_form(&self, index: usize) -> Decimal64Form {
+        self.layout.slots[index]
+            .decimal64
+            .unwrap_or_else(|| panic!("column {index} is not a DECIMAL of at most 18 digits"))
     }
 
     /// A DATE column as its day number ([`crate::Date::to_days`]); None when NULL.

@@ -1,7 +1,7 @@
 //! Column definitions and value checks at their bounds.
 
 use tarn_common::Error;
-use tarn_row::{Column, ColumnType, Decimal, Value, check_value};
+use tarn_row::{Column, ColumnType, Decimal, Decimal64Form, Value, check_value};
 
 #[test]
 fn definitions_are_validated() {
@@ -114,6 +114,17 @@ fn decimal64_fast_path_agrees_with_the_general_decoder() {
         value.write_binary(precision, scale, &mut bytes).unwrap();
         let fast = Decimal::read_binary_i64(&bytes, precision, scale).unwrap();
         let general = Decimal::read_binary(&bytes, precision, scale).unwrap();
+        let parts = Decimal64Form::new(precision, scale)
+            .unwrap()
+            .read_parts(&bytes)
+            .unwrap();
+        assert_eq!(
+            (parts.integer * 10u64.pow(u32::from(scale)) + parts.fraction) as i64,
+            fast.abs(),
+            "{text} in parts"
+        );
+        assert!(parts.fraction < 10u64.pow(u32::from(scale)), "{text}");
+        assert_eq!(parts.negative, fast < 0, "{text}");
         assert_eq!(
             Decimal::from_i128(i128::from(fast), scale).unwrap(),
             general,

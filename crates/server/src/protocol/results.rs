@@ -10,7 +10,8 @@ use std::io::Write;
 
 use tarn_common::Result;
 use tarn_row::{
-    Batch, ColumnType, ColumnVector, Date, OverflowStore, RowSerializer, RowView, Value,
+    Batch, ColumnType, ColumnVector, Date, Decimal64Parts, OverflowStore, RowSerializer, RowView,
+    Value, VarBytes,
 };
 use tarn_sql::SqlType;
 use tarn_sql::plan::OutputColumn;
@@ -331,6 +332,51 @@ fn put_decimal(out: &mut Vec<u8>, mantissa: i128, scale: u8) {
     }
 }
 
+/// A length-encoded string of bytes stored inline in `row`. A short one is appended as
+/// a window of constant length of the row (the bytes after it are the row's too), and
+/// `out` is cut back: a constant-length copy is a few moves, where a copy of the
+/// string's own length is a call into `memcpy` for a few bytes.
+#[inline]
+fn put_row_bytes(out: &mut Vec<u8>, bytes: &[u8], row: &[u8]) {
+    const WINDOW_BYTES: usize = 16;
+    let at = (bytes.as_ptr() as usize).wrapping_sub(row.as_ptr() as usize);
+    if bytes.len() < WINDOW_BYTES
+        && let Some(window) = row.get(at..).and_then(|rest| rest.get(..WINDOW_BYTES))
+    {
+        let window: &[u8; WINDOW_BYTES] = window.try_into().expect("a window");
+        let keep = out.len() + 1 + bytes.len();
+        out.push(bytes.len() as u8);
+        out.extend_from_slice(window);
+        out.truncate(keep);
+        return;
+    }
+    put_lenenc_bytes(out, bytes);
+}
+
+/// A DECIMAL of at most 18 digits from its stored parts, as [`put_decimal`] writes
+/// its coefficient (with the length byte): no coefficient to divide back into digits.
+fn put_decimal_parts(out: &mut Vec<u8>, parts: Decimal64Parts, scale: u8) {
+    put_short(out, |o| {
+        if parts.negative {
+            o.push(b'-');
+        }
+        put_uint(o, parts.integer);
+        if scale == 0 {
+            return;
+        }
+        o.push(b'.');
+        if scale == 2 {
+            // Money and rates: one digit pair.
+            let pair = parts.fraction as usize * 2;
+            o.extend_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+        } else {
+            let mut digits = [b'0'; 20];
+            digits_u64(parts.fraction, &mut digits);
+            o.extend_from_slice(&digits[20 - usize::from(scale)..]);
+        }
+    })
+}
+
 /// Appends a length-encoded value whose text is shorter than 251 bytes, written by
 /// `write` straight into `out` (the length byte is patched afterwards).
 fn put_short(out: &mut Vec<u8>, write: impl FnOnce(&mut Vec<u8>)) {
@@ -523,16 +569,20 @@ impl RowSerializer for TextRowSerializer {
                     Some(n) => put_short(out, |o| put_uint(o, n)),
                     None => out.push(0xfb),
                 },
-                StoredCell::Decimal64 { scale } => match view.decimal64(index)? {
-                    Some(m) => put_short(out, |o| put_decimal(o, i128::from(m), *scale)),
+                StoredCell::Decimal64 { scale } => match view.decimal64_parts(index)? {
+                    Some(parts) => put_decimal_parts(out, parts, *scale),
                     None => out.push(0xfb),
                 },
                 StoredCell::Date => match view.date_days(index)? {
                     Some(days) => put_day(out, days)?,
                     None => out.push(0xfb),
                 },
-                StoredCell::Bytes => match view.var_bytes(index, overflow, &mut scratch)? {
-                    Some(bytes) => put_lenenc_bytes(out, bytes),
+                StoredCell::Bytes => match view.bytes(index) {
+                    Some(VarBytes::Inline(bytes)) => put_row_bytes(out, bytes, view.as_bytes()),
+                    Some(VarBytes::External(_)) => {
+                        let bytes = view.var_bytes(index, overflow, &mut scratch)?;
+                        put_lenenc_bytes(out, bytes.unwrap_or_default());
+                    }
                     None => out.push(0xfb),
                 },
                 StoredCell::Value => put_text_value(out, &view.value(index, overflow)?, ty),
@@ -774,6 +824,17 @@ mod tests {
             ColumnType::Date,
             ColumnType::DateTime { fsp: 3 },
             ColumnType::VarChar { len: 40 },
+            // A short string before another (the serializer copies a window of the row),
+            // a 9-byte DECIMAL of 18 digits and an odd scale.
+            ColumnType::Char { len: 20 },
+            ColumnType::Decimal {
+                precision: 18,
+                scale: 1,
+            },
+            ColumnType::Decimal {
+                precision: 10,
+                scale: 5,
+            },
         ];
         let columns: Vec<Column> = types
             .iter()
@@ -813,6 +874,13 @@ mod tests {
                 Value::Date(Date::from_days(r(2_900_000) as u32).unwrap()),
                 Value::DateTime(DateTime::parse("2024-02-29 13:14:15.678").unwrap()),
                 Value::Bytes((0..r(41)).map(|i| b'a' + (i % 26) as u8).collect()),
+                Value::Bytes((0..r(21)).map(|i| b'A' + (i % 26) as u8).collect()),
+                Value::Decimal(
+                    Decimal::from_i128(r(2 * 10u64.pow(17)) as i128 - 10i128.pow(17), 1).unwrap(),
+                ),
+                Value::Decimal(
+                    Decimal::from_i128(r(2 * 10u64.pow(10)) as i128 - 10i128.pow(10), 5).unwrap(),
+                ),
             ];
             for v in values.iter_mut() {
                 if r(8) == 0 {
@@ -834,7 +902,7 @@ mod tests {
                 .unwrap();
             stored.push(bytes);
         }
-        let chosen = vec![9, 0, 1, 2, 3, 4, 5, 6, 7, 8, 3];
+        let chosen = vec![9, 0, 1, 2, 3, 4, 5, 6, 7, 8, 3, 10, 11, 12];
         RandomRows {
             batch,
             layout,
