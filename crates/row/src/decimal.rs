@@ -198,18 +198,56 @@ pub const DECIMAL64_PRECISION_MAX: u8 = 18;
 
 /// The binary form of a DECIMAL(precision, scale) of at most
 /// [`DECIMAL64_PRECISION_MAX`] digits, worked out once per column so that reading a
-/// value does no layout arithmetic: at most 9 bytes and 4 digit groups, read as one
-/// big-endian integer and cut into groups from the last.
+/// value does no layout arithmetic. A value of up to 8 bytes is read as one
+/// big-endian integer: the fraction's groups are its low bits, the integer part's the
+/// high ones, and each part has at most two groups.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Decimal64Form {
     precision: u8,
     scale: u8,
     len_bytes: u8,
-    /// Digits of each group from the last group to the first: the fraction's groups,
-    /// then the integer part's.
-    group_digits: [u8; 4],
-    fraction_groups: u8,
-    groups: u8,
+    integer: PartForm,
+    fraction: PartForm,
+}
+
+/// The integer or fraction part of a [`Decimal64Form`]: a group in the low bits, and
+/// maybe one above it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct PartForm {
+    bits: u32,
+    low_bits: u32,
+    /// 10^(the low group's digits), and 10^(the high group's digits) (1 when none).
+    low_limit: u64,
+    high_limit: u64,
+}
+
+impl PartForm {
+    /// A part of `digits` digits whose low group has `low_digits` of them.
+    fn new(digits: usize, low_digits: usize) -> PartForm {
+        let high_digits = digits - low_digits;
+        let low_bits = 8 * GROUP_BYTES[low_digits] as u32;
+        PartForm {
+            bits: low_bits + 8 * GROUP_BYTES[high_digits] as u32,
+            low_bits,
+            low_limit: POW10_U64[low_digits],
+            high_limit: POW10_U64[high_digits],
+        }
+    }
+
+    /// The part's value from its bits, or None if a group holds more digits than
+    /// it may.
+    #[inline]
+    fn read(&self, bits: u64) -> Option<u64> {
+        let low = bits & low_mask(self.low_bits);
+        let high = bits.checked_shr(self.low_bits).unwrap_or(0);
+        (low < self.low_limit && high < self.high_limit).then_some(high * self.low_limit + low)
+    }
+}
+
+/// The low `bits` bits set (`bits` <= 64).
+#[inline]
+fn low_mask(bits: u32) -> u64 {
+    1u64.checked_shl(bits).unwrap_or(0).wrapping_sub(1)
 }
 
 /// A stored DECIMAL of at most 18 digits taken apart: `integer.fraction`, the
@@ -231,33 +269,28 @@ impl Decimal64Form {
                  {DECIMAL64_PRECISION_MAX} digits"
             )));
         }
-        let mut form = Decimal64Form {
+        let (integer_digits, fraction_digits) =
+            (usize::from(precision - scale), usize::from(scale));
+        // The integer part's last group is whole when it has two; the fraction's last
+        // group is its partial one (or a whole one).
+        let form = Decimal64Form {
             precision,
             scale,
             len_bytes: binary_len_bytes(precision, scale) as u8,
-            group_digits: [0; 4],
-            fraction_groups: 0,
-            groups: 0,
+            integer: PartForm::new(integer_digits, integer_digits.min(9)),
+            fraction: PartForm::new(
+                fraction_digits,
+                if fraction_digits > 9 {
+                    fraction_digits - 9
+                } else {
+                    fraction_digits
+                },
+            ),
         };
-        let mut add = |digits: usize, fraction: bool| {
-            form.group_digits[usize::from(form.groups)] = digits as u8;
-            form.groups += 1;
-            form.fraction_groups += u8::from(fraction);
-        };
-        let (integer_digits, fraction_digits) =
-            (usize::from(precision - scale), usize::from(scale));
-        // From the last group: the partial fraction group, whole fraction groups, whole
-        // integer groups, the partial integer group (as `groups` lists them, reversed).
-        for (digits, fraction) in std::iter::once((fraction_digits % 9, true))
-            .chain(std::iter::repeat_n((9, true), fraction_digits / 9))
-            .chain(std::iter::repeat_n((9, false), integer_digits / 9))
-            .chain(std::iter::once((integer_digits % 9, false)))
-        {
-            if digits > 0 {
-                add(digits, fraction);
-            }
-        }
-        debug_assert!(form.len_bytes <= 9);
+        debug_assert_eq!(
+            8 * usize::from(form.len_bytes),
+            (form.integer.bits + form.fraction.bits) as usize
+        );
         Ok(form)
     }
 
@@ -283,7 +316,7 @@ impl Decimal64Form {
         }
         // Every form of up to 8 bytes (all but a few of 17 and 18 digits) is read as one
         // u64, with a copy of constant length per width.
-        let mut stored = match *bytes {
+        let stored = match *bytes {
             [a] => u64::from(a),
             [a, b] => u64::from(u16::from_be_bytes([a, b])),
             [a, b, c] => u64::from(u32::from_be_bytes([0, a, b, c])),
@@ -297,33 +330,14 @@ impl Decimal64Form {
         let bits = 8 * bytes.len() as u32;
         let negative = stored >> (bits - 1) == 0;
         // Undo the sign encoding: flip the top bit, and invert a negative value.
-        stored ^= 1 << (bits - 1);
-        if negative {
-            stored ^= u64::MAX >> (64 - bits);
-        }
-        let (mut integer, mut fraction) = (0u64, 0u64);
-        let mut fraction_scale = 1u64;
-        let mut integer_scale = 1u64;
-        for (g, &digits) in self.group_digits[..usize::from(self.groups)]
-            .iter()
-            .enumerate()
-        {
-            let width_bits = 8 * GROUP_BYTES[usize::from(digits)] as u32;
-            let group = stored & (u64::MAX >> (64 - width_bits));
-            stored = stored.checked_shr(width_bits).unwrap_or(0);
-            let limit = POW10_U64[usize::from(digits)];
-            if group >= limit {
-                return Err(corrupt("corrupt DECIMAL digit group".into()));
-            }
-            // At most 18 digits in all: no overflow.
-            if g < usize::from(self.fraction_groups) {
-                fraction += group * fraction_scale;
-                fraction_scale *= limit;
-            } else {
-                integer += group * integer_scale;
-                integer_scale *= limit;
-            }
-        }
+        let stored = stored ^ (1 << (bits - 1)) ^ if negative { low_mask(bits) } else { 0 };
+        let fraction = self.fraction.read(stored & low_mask(self.fraction.bits));
+        let integer = self
+            .integer
+            .read(stored.checked_shr(self.fraction.bits).unwrap_or(0));
+        let (Some(integer), Some(fraction)) = (integer, fraction) else {
+            return Err(corrupt("corrupt DECIMAL digit group".into()));
+        };
         if negative && integer == 0 && fraction == 0 {
             return Err(corrupt("corrupt DECIMAL: negative zero".into()));
         }
