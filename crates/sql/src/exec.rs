@@ -272,6 +272,7 @@ fn open_serial(plan: &Plan, needed: Option<Vec<bool>>) -> Result<Box<dyn Operato
             Box::new(ProjectOp {
                 input: open_needing(input, below)?,
                 exprs,
+                moves: column_moves(exprs),
             })
         }
         Plan::Join {
@@ -716,6 +717,28 @@ impl Operator for FilterOp<'_> {
 struct ProjectOp<'p> {
     input: Box<dyn Operator + 'p>,
     exprs: &'p [Expr],
+    /// Per expression: the input column it is, when no other expression reads that
+    /// column (the column vector then moves to the output instead of being cloned).
+    moves: Vec<Option<usize>>,
+}
+
+/// [`ProjectOp::moves`] for `exprs`.
+fn column_moves(exprs: &[Expr]) -> Vec<Option<usize>> {
+    let mut reads: HashMap<usize, usize> = HashMap::new();
+    for e in exprs {
+        e.visit(&mut |x| {
+            if let Expr::Column(c) = x {
+                *reads.entry(*c).or_default() += 1;
+            }
+        });
+    }
+    exprs
+        .iter()
+        .map(|e| match e {
+            Expr::Column(c) if reads.get(c) == Some(&1) => Some(*c),
+            _ => None,
+        })
+        .collect()
 }
 
 impl Operator for ProjectOp<'_> {
@@ -723,17 +746,27 @@ impl Operator for ProjectOp<'_> {
         let Some(chunk) = self.input.next(cx)? else {
             return Ok(None);
         };
+        let len = chunk.len();
+        if self.exprs.is_empty() {
+            return Ok(Some(Chunk::empty_rows(len)));
+        }
         let ecx = cx.eval_cx();
-        let columns = self
-            .exprs
-            .iter()
-            .map(|e| e.eval(&chunk, &ecx))
-            .collect::<Result<Vec<_>>>()?;
-        Ok(Some(if columns.is_empty() {
-            Chunk::empty_rows(chunk.len())
-        } else {
-            Chunk::from_columns(columns, chunk.len())
-        }))
+        let mut columns = Vec::with_capacity(self.exprs.len());
+        for (e, moved) in self.exprs.iter().zip(&self.moves) {
+            columns.push(match moved {
+                Some(_) => Vec::new(),
+                None => e.eval(&chunk, &ecx)?,
+            });
+        }
+        if self.moves.iter().any(Option::is_some) {
+            let mut input = chunk.into_columns();
+            for (out, moved) in columns.iter_mut().zip(&self.moves) {
+                if let Some(c) = moved {
+                    *out = std::mem::take(&mut input[*c]);
+                }
+            }
+        }
+        Ok(Some(Chunk::from_columns(columns, len)))
     }
 }
 
@@ -1483,15 +1516,17 @@ impl Operator for DistinctOp<'_> {
     fn next(&mut self, cx: &ExecContext) -> Result<Option<Chunk>> {
         while let Some(chunk) = self.input.next(cx)? {
             let mut keep = vec![false; chunk.len()];
+            // One buffer builds every row's key; a new key is copied at its size.
+            let mut key = Vec::new();
             for (i, slot) in keep.iter_mut().enumerate() {
-                let mut key = Vec::new();
+                key.clear();
                 for c in chunk.columns() {
                     join_key(&c[i], Collation::CaseInsensitive, &mut key);
                     key.push(0xFE);
                 }
-                let len = key.len();
-                if self.seen.insert(key) {
-                    cx.memory.charge(len + 32)?;
+                if !self.seen.contains(&key) {
+                    cx.memory.charge(key.len() + 32)?;
+                    self.seen.insert(key.clone());
                     *slot = true;
                 }
             }
