@@ -334,9 +334,18 @@ fn inner_nodes_pointing_to_the_wrong_pages_are_errors_not_hangs() {
             Err(e) => assert_eq!(e.mysql_code(), 3000, "{what}: backward: {e}"),
         }
         for readahead in [0, 8] {
+            // Partitioning reads the inner levels: it fails if its path passes
+            // through the broken pointer (which it does depends on the tree's shape).
+            let ranges = match tree.partition(3) {
+                Ok(ranges) => ranges,
+                Err(e) => {
+                    assert_eq!(e.mysql_code(), 3000, "{what}: partition: {e}");
+                    continue;
+                }
+            };
             let mut rows = Vec::new();
             let mut result = Ok(());
-            for range in tree.partition(3).unwrap() {
+            for range in ranges {
                 if let Err(e) = tree.scan_range(&range, readahead, |k, v| {
                     rows.push((k.to_vec(), v.to_vec()));
                     Ok(true)

@@ -229,3 +229,44 @@ fn deletes_do_not_leave_the_tree_bloated_and_freed_pages_are_reused() {
     let regrown = check(&tree, &model, 2);
     assert_eq!(regrown.allocated_pages, allocated, "{regrown:?}");
 }
+
+/// Ascending inserts, at the end of the key space or in a run inside it, split at the
+/// insert point (`tree::split_for_insert`): the leaves they leave behind are full, not
+/// half empty, and every read still finds every entry.
+#[test]
+fn ascending_inserts_leave_full_leaves() {
+    let fixture = Fixture::new();
+    let pool = fixture.pool(2048);
+    let tree = fixture.create(&pool);
+    let mut model = BTreeMap::new();
+    let usable = u64::from(common::PAGE_SIZE) - 64;
+    let fill =
+        |stats: &tarn_btree::TreeStats| stats.leaf_used_bytes * 100 / (stats.leaves * usable);
+    // An AUTO_INCREMENT-like load: every key past the last.
+    for i in 0..20_000u32 {
+        let key = [b'b', (i >> 16) as u8, (i >> 8) as u8, i as u8];
+        tree.insert(&key, &[3u8; 40]).unwrap();
+        model.insert(key.to_vec(), vec![3u8; 40]);
+    }
+    let loaded = check(&tree, &model, 0);
+    assert!(fill(&loaded) >= 90, "ascending load: {loaded:?}");
+    // A run of ascending keys between existing ones ('a' < run < 'b'), then one
+    // past everything: the nodes the run passes through fill up too.
+    for i in 0..20_000u32 {
+        let key = [b'a', (i >> 16) as u8, (i >> 8) as u8, i as u8, 0];
+        tree.insert(&key, &[4u8; 40]).unwrap();
+        model.insert(key.to_vec(), vec![4u8; 40]);
+    }
+    let both = check(&tree, &model, 1);
+    assert!(fill(&both) >= 90, "ascending run inside: {both:?}");
+    let all: Vec<_> = tree
+        .range(
+            std::ops::Bound::Unbounded,
+            std::ops::Bound::Unbounded,
+            Direction::Forward,
+        )
+        .collect_all()
+        .unwrap();
+    let expected: Vec<_> = model.into_iter().collect();
+    assert!(all == expected, "a scan returns every entry in order");
+}

@@ -415,6 +415,16 @@ impl Table {
         key: &[u8],
         snapshot: Option<(&TrxSys, &ReadView)>,
     ) -> Result<Option<Vec<Value>>> {
+        self.row_columns_as_of(key, snapshot, None)
+    }
+
+    /// [`Table::row_as_of`], decoding only the columns `columns` selects.
+    fn row_columns_as_of(
+        &self,
+        key: &[u8],
+        snapshot: Option<(&TrxSys, &ReadView)>,
+        columns: Option<&[bool]>,
+    ) -> Result<Option<Vec<Value>>> {
         let row = self.clustered.get_with(key, |stored| {
             let visible = match snapshot {
                 Some((sys, view)) => self.visible(sys, Some(view), stored)?,
@@ -423,7 +433,7 @@ impl Table {
             };
             visible
                 .bytes(stored)
-                .map(|bytes| self.decode_stored(bytes))
+                .map(|bytes| self.decode_stored_columns(bytes, columns))
                 .transpose()
         })?;
         Ok(row.flatten())
@@ -463,6 +473,28 @@ impl Table {
         self.layout.decode(bytes, &self.overflow())
     }
 
+    /// Decodes the columns of stored row bytes that `columns` selects (one flag per
+    /// column; `None` selects all); the others come back NULL. A reader that needs
+    /// only some columns so skips copying the rest (sysbench's `SELECT c` would
+    /// otherwise copy the 60-byte `pad` of every row it reads).
+    pub(crate) fn decode_stored_columns(
+        &self,
+        bytes: &[u8],
+        columns: Option<&[bool]>,
+    ) -> Result<Vec<Value>> {
+        let Some(columns) = columns else {
+            return self.decode_stored(bytes);
+        };
+        let view = self.layout.view(bytes)?;
+        let overflow = self.overflow();
+        (0..self.layout.column_count())
+            .map(|index| match columns.get(index) {
+                Some(false) => Ok(Value::Null),
+                _ => view.value(index, &overflow),
+            })
+            .collect()
+    }
+
     /// Reads the row with clustered key `key` as the transaction should see it, taking
     /// the lock `lock` first if it is a locking read.
     pub fn read_key_tx(
@@ -471,6 +503,19 @@ impl Table {
         key: &[u8],
         lock: RowLock,
         wait: WaitPolicy,
+    ) -> Result<Option<Vec<Value>>> {
+        self.read_key_columns_tx(tx, key, lock, wait, None)
+    }
+
+    /// [`Table::read_key_tx`], decoding only the columns `columns` selects (one flag
+    /// per column, `None` for all): the others come back NULL.
+    pub fn read_key_columns_tx(
+        &self,
+        tx: &mut Transaction,
+        key: &[u8],
+        lock: RowLock,
+        wait: WaitPolicy,
+        columns: Option<&[bool]>,
     ) -> Result<Option<Vec<Value>>> {
         self.check_current()?;
         let lock = effective_lock(tx, lock);
@@ -489,19 +534,13 @@ impl Table {
                 return Ok(None);
             };
             return match self.visible_version(&tx.ctx.sys, None, bytes)? {
-                Some(bytes) => self.decode_stored(&bytes).map(Some),
+                Some(bytes) => self.decode_stored_columns(&bytes, columns).map(Some),
                 None => Ok(None),
             };
         }
-        let Some(bytes) = self.clustered.get(key)? else {
-            return Ok(None);
-        };
         let ctx = tx.ctx.clone();
         let view = tx.view();
-        match self.visible_version(&ctx.sys, view, bytes)? {
-            Some(bytes) => self.decode_stored(&bytes).map(Some),
-            None => Ok(None),
-        }
+        self.row_columns_as_of(key, view.map(|view| (&ctx.sys, view)), columns)
     }
 
     /// [`Table::read_key_tx`] by primary key values.
@@ -527,8 +566,25 @@ impl Table {
         wait: WaitPolicy,
         limit: usize,
     ) -> Result<Vec<Vec<Value>>> {
+        self.scan_columns_tx(tx, lower, upper, lock, wait, limit, None)
+    }
+
+    /// [`Table::scan_tx`], decoding only the columns `columns` selects (one flag per
+    /// column, `None` for all): the others come back NULL.
+    #[allow(clippy::too_many_arguments)]
+    pub fn scan_columns_tx(
+        &self,
+        tx: &mut Transaction,
+        lower: Bound<Vec<Value>>,
+        upper: Bound<Vec<Value>>,
+        lock: RowLock,
+        wait: WaitPolicy,
+        limit: usize,
+        columns: Option<&[bool]>,
+    ) -> Result<Vec<Vec<Value>>> {
         let mut rows = Vec::new();
-        self.scan_each_tx(tx, lower, upper, lock, wait, limit, &mut |_, row| {
+        let bounds = (lower, upper);
+        self.scan_each_columns_tx(tx, bounds, lock, wait, limit, columns, &mut |_, row| {
             rows.push(row)
         })?;
         Ok(rows)
@@ -548,6 +604,20 @@ impl Table {
         limit: usize,
         each: &mut dyn FnMut(&[u8], Vec<Value>),
     ) -> Result<()> {
+        self.scan_each_columns_tx(tx, (lower, upper), lock, wait, limit, None, each)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn scan_each_columns_tx(
+        &self,
+        tx: &mut Transaction,
+        (lower, upper): (Bound<Vec<Value>>, Bound<Vec<Value>>),
+        lock: RowLock,
+        wait: WaitPolicy,
+        limit: usize,
+        columns: Option<&[bool]>,
+        each: &mut dyn FnMut(&[u8], Vec<Value>),
+    ) -> Result<()> {
         self.check_current()?;
         let (lower, upper) = crate::table::key_bounds(&self.pk_types, lower, upper)?;
         let lock = effective_lock(tx, lock);
@@ -560,8 +630,9 @@ impl Table {
                 let Some((key, bytes)) = cursor.next_entry()? else {
                     break;
                 };
-                if let Some(version) = self.visible_version(&ctx.sys, view, bytes.to_vec())? {
-                    each(key, self.decode_stored(&version)?);
+                let visible = self.visible(&ctx.sys, view, bytes)?;
+                if let Some(version) = visible.bytes(bytes) {
+                    each(key, self.decode_stored_columns(version, columns)?);
                     count += 1;
                 }
             }
@@ -578,7 +649,7 @@ impl Table {
             if taken == Taken::Skipped {
                 continue;
             }
-            match self.row_as_of(&key, None)? {
+            match self.row_columns_as_of(&key, None, columns)? {
                 Some(row) => {
                     each(&key, row);
                     count += 1;

@@ -168,9 +168,20 @@ pub fn collect_rows(plan: &Plan, cx: &ExecContext) -> Result<Vec<Vec<Value>>> {
 
 /// Builds the operator tree for `plan`.
 pub fn open(plan: &Plan) -> Result<Box<dyn Operator + '_>> {
+    open_needing(plan, None)
+}
+
+/// Builds the operator tree for `plan` when its consumer reads only the output
+/// columns `needed` flags (`None`: all of them). The flags go down through filters,
+/// projections, sorts, limits and aggregations to a serial [`ScanOp`], which then
+/// decodes only what someone above reads and leaves the other columns NULL: the
+/// chunks it returns keep the table's width, so no column position changes. Nodes
+/// that read every input column (DISTINCT, joins, unions) and expressions with
+/// subqueries (whose correlated references may read any column) ask for all.
+fn open_needing(plan: &Plan, needed: Option<Vec<bool>>) -> Result<Box<dyn Operator + '_>> {
     let inner = match crate::parallel::open_parallel(plan) {
         Some(op) => op,
-        None => open_serial(plan)?,
+        None => open_serial(plan, needed)?,
     };
     Ok(Box::new(Profiled {
         inner,
@@ -205,11 +216,37 @@ impl Operator for Profiled<'_> {
     }
 }
 
-fn open_serial(plan: &Plan) -> Result<Box<dyn Operator + '_>> {
+/// Marks the input columns `expr` reads in `needed`; a subquery (or a column past
+/// the flags) makes it `None`: every column.
+fn mark_needed(expr: &Expr, needed: &mut Option<Vec<bool>>) {
+    let Some(flags) = needed else {
+        return;
+    };
+    let mut all = false;
+    expr.visit(&mut |e| match e {
+        Expr::Column(c) => match flags.get_mut(*c) {
+            Some(flag) => *flag = true,
+            None => all = true,
+        },
+        Expr::Subquery { .. } => all = true,
+        _ => {}
+    });
+    if all {
+        *needed = None;
+    }
+}
+
+/// The input columns a node needs: none yet, for [`mark_needed`] to add to.
+fn needing_none(input: &Plan) -> Option<Vec<bool>> {
+    Some(vec![false; input.width()])
+}
+
+fn open_serial(plan: &Plan, needed: Option<Vec<bool>>) -> Result<Box<dyn Operator + '_>> {
     let op: Box<dyn Operator + '_> = match plan {
         Plan::Scan { .. } => Box::new(ScanOp {
             plan,
             state: ScanState::NotStarted,
+            needed,
         }),
         Plan::Values { rows, .. } => Box::new(ValuesOp { rows, done: false }),
         Plan::Rows { rows, columns } => Box::new(RowsOp {
@@ -217,14 +254,27 @@ fn open_serial(plan: &Plan) -> Result<Box<dyn Operator + '_>> {
             width: columns.len(),
             position: 0,
         }),
-        Plan::Filter { input, predicate } => Box::new(FilterOp {
-            input: open(input)?,
-            predicate,
-        }),
-        Plan::Project { input, exprs, .. } => Box::new(ProjectOp {
-            input: open(input)?,
-            exprs,
-        }),
+        Plan::Filter { input, predicate } => {
+            let mut below = needed;
+            mark_needed(predicate, &mut below);
+            Box::new(FilterOp {
+                input: open_needing(input, below)?,
+                predicate,
+            })
+        }
+        Plan::Project { input, exprs, .. } => {
+            let mut below = needing_none(input);
+            for (i, expr) in exprs.iter().enumerate() {
+                if needed.as_ref().is_none_or(|n| n.get(i) != Some(&false)) {
+                    mark_needed(expr, &mut below);
+                }
+            }
+            Box::new(ProjectOp {
+                input: open_needing(input, below)?,
+                exprs,
+                moves: column_moves(exprs),
+            })
+        }
         Plan::Join {
             left,
             right,
@@ -258,23 +308,39 @@ fn open_serial(plan: &Plan) -> Result<Box<dyn Operator + '_>> {
         }),
         Plan::Aggregate {
             input, group, aggs, ..
-        } => Box::new(AggregateOp {
-            input: Some(open(input)?),
-            group,
-            aggs,
-            output: None,
-        }),
-        Plan::Sort { input, keys } => Box::new(SortOp {
-            input: Some(open(input)?),
-            keys,
-            output: None,
-        }),
+        } => {
+            let mut below = needing_none(input);
+            group.iter().for_each(|e| mark_needed(e, &mut below));
+            for agg in aggs {
+                if agg.concat.is_some() {
+                    below = None;
+                }
+                if let Some(arg) = &agg.arg {
+                    mark_needed(arg, &mut below);
+                }
+            }
+            Box::new(AggregateOp {
+                input: Some(open_needing(input, below)?),
+                group,
+                aggs,
+                output: None,
+            })
+        }
+        Plan::Sort { input, keys } => {
+            let mut below = needed;
+            keys.iter().for_each(|k| mark_needed(&k.expr, &mut below));
+            Box::new(SortOp {
+                input: Some(open_needing(input, below)?),
+                keys,
+                output: None,
+            })
+        }
         Plan::Limit {
             input,
             offset,
             count,
         } => Box::new(LimitOp {
-            input: open(input)?,
+            input: open_needing(input, needed)?,
             skip: *offset,
             remaining: count.unwrap_or(u64::MAX),
         }),
@@ -345,6 +411,8 @@ enum ScanState {
 struct ScanOp<'p> {
     plan: &'p Plan,
     state: ScanState,
+    /// The table columns the operators above read (`None`: all); see [`open_needing`].
+    needed: Option<Vec<bool>>,
 }
 
 /// Converts key values to the key columns' types exactly; None if one cannot be
@@ -396,12 +464,19 @@ impl ScanOp<'_> {
             access,
             lock,
             wait,
+            filter,
             ..
         } = self.plan
         else {
             unreachable!("a ScanOp runs a Scan");
         };
         let def = table.def();
+        let mut columns = self.needed.take();
+        if let Some(f) = filter {
+            mark_needed(f, &mut columns);
+        }
+        let columns = columns.filter(|c| c.contains(&false));
+        let columns = columns.as_deref();
         let mut tx = cx.tx.borrow_mut();
         let rows: Option<Vec<Vec<Value>>> = match access {
             Access::Full => None,
@@ -412,7 +487,7 @@ impl ScanOp<'_> {
                     let key = table.encode_primary_key(&pk)?;
                     Some(
                         table
-                            .read_key_tx(&mut tx, &key, *lock, *wait)?
+                            .read_key_columns_tx(&mut tx, &key, *lock, *wait, columns)?
                             .into_iter()
                             .collect(),
                     )
@@ -434,7 +509,9 @@ impl ScanOp<'_> {
                     encoded.dedup();
                     let mut rows = Vec::with_capacity(encoded.len());
                     for key in encoded {
-                        rows.extend(table.read_key_tx(&mut tx, &key, *lock, *wait)?);
+                        rows.extend(
+                            table.read_key_columns_tx(&mut tx, &key, *lock, *wait, columns)?,
+                        );
                     }
                     Some(rows)
                 } else {
@@ -445,9 +522,15 @@ impl ScanOp<'_> {
                 let lo = bound_values(lower, &def.primary_key, table, cx)?;
                 let hi = bound_values(upper, &def.primary_key, table, cx)?;
                 match (lo, hi) {
-                    (Some(Some(lo)), Some(Some(hi))) => {
-                        Some(table.scan_tx(&mut tx, lo, hi, *lock, *wait, usize::MAX)?)
-                    }
+                    (Some(Some(lo)), Some(Some(hi))) => Some(table.scan_columns_tx(
+                        &mut tx,
+                        lo,
+                        hi,
+                        *lock,
+                        *wait,
+                        usize::MAX,
+                        columns,
+                    )?),
                     (Some(None), _) | (_, Some(None)) => Some(Vec::new()),
                     _ => None,
                 }
@@ -497,13 +580,14 @@ impl ScanOp<'_> {
         }
         // The whole table.
         if *lock != RowLock::None {
-            let rows = table.scan_tx(
+            let rows = table.scan_columns_tx(
                 &mut tx,
                 Bound::Unbounded,
                 Bound::Unbounded,
                 *lock,
                 *wait,
                 usize::MAX,
+                columns,
             )?;
             cx.memory.charge(rows.iter().map(|r| r.len() * 32).sum())?;
             self.state = ScanState::Rows(rows.into_iter());
@@ -633,6 +717,28 @@ impl Operator for FilterOp<'_> {
 struct ProjectOp<'p> {
     input: Box<dyn Operator + 'p>,
     exprs: &'p [Expr],
+    /// Per expression: the input column it is, when no other expression reads that
+    /// column (the column vector then moves to the output instead of being cloned).
+    moves: Vec<Option<usize>>,
+}
+
+/// [`ProjectOp::moves`] for `exprs`.
+fn column_moves(exprs: &[Expr]) -> Vec<Option<usize>> {
+    let mut reads: HashMap<usize, usize> = HashMap::new();
+    for e in exprs {
+        e.visit(&mut |x| {
+            if let Expr::Column(c) = x {
+                *reads.entry(*c).or_default() += 1;
+            }
+        });
+    }
+    exprs
+        .iter()
+        .map(|e| match e {
+            Expr::Column(c) if reads.get(c) == Some(&1) => Some(*c),
+            _ => None,
+        })
+        .collect()
 }
 
 impl Operator for ProjectOp<'_> {
@@ -640,17 +746,27 @@ impl Operator for ProjectOp<'_> {
         let Some(chunk) = self.input.next(cx)? else {
             return Ok(None);
         };
+        let len = chunk.len();
+        if self.exprs.is_empty() {
+            return Ok(Some(Chunk::empty_rows(len)));
+        }
         let ecx = cx.eval_cx();
-        let columns = self
-            .exprs
-            .iter()
-            .map(|e| e.eval(&chunk, &ecx))
-            .collect::<Result<Vec<_>>>()?;
-        Ok(Some(if columns.is_empty() {
-            Chunk::empty_rows(chunk.len())
-        } else {
-            Chunk::from_columns(columns, chunk.len())
-        }))
+        let mut columns = Vec::with_capacity(self.exprs.len());
+        for (e, moved) in self.exprs.iter().zip(&self.moves) {
+            columns.push(match moved {
+                Some(_) => Vec::new(),
+                None => e.eval(&chunk, &ecx)?,
+            });
+        }
+        if self.moves.iter().any(Option::is_some) {
+            let mut input = chunk.into_columns();
+            for (out, moved) in columns.iter_mut().zip(&self.moves) {
+                if let Some(c) = moved {
+                    *out = std::mem::take(&mut input[*c]);
+                }
+            }
+        }
+        Ok(Some(Chunk::from_columns(columns, len)))
     }
 }
 
@@ -1400,15 +1516,17 @@ impl Operator for DistinctOp<'_> {
     fn next(&mut self, cx: &ExecContext) -> Result<Option<Chunk>> {
         while let Some(chunk) = self.input.next(cx)? {
             let mut keep = vec![false; chunk.len()];
+            // One buffer builds every row's key; a new key is copied at its size.
+            let mut key = Vec::new();
             for (i, slot) in keep.iter_mut().enumerate() {
-                let mut key = Vec::new();
+                key.clear();
                 for c in chunk.columns() {
                     join_key(&c[i], Collation::CaseInsensitive, &mut key);
                     key.push(0xFE);
                 }
-                let len = key.len();
-                if self.seen.insert(key) {
-                    cx.memory.charge(len + 32)?;
+                if !self.seen.contains(&key) {
+                    cx.memory.charge(key.len() + 32)?;
+                    self.seen.insert(key.clone());
                     *slot = true;
                 }
             }
