@@ -734,13 +734,6 @@ impl Decimal {
         Ok(Decimal::from_raw(coefficient, scale, negative))
     }
 
-    /// [`Decimal::read_binary`] for precisions up to [`DECIMAL64_PRECISION_MAX`], as
-    /// the coefficient in an `i64` (the value is `coefficient / 10^scale`), with the
-    /// same checks. A column read many times should keep a [`Decimal64Form`].
-    pub fn read_binary_i64(bytes: &[u8], precision: u8, scale: u8) -> Result<i64> {
-        Decimal64Form::new(precision, scale)?.read_i64(bytes)
-    }
-
     /// The value with trailing fraction zeros removed (`1.50` -> `1.5`).
     pub fn normalized(&self) -> Decimal {
         let mut value = *self;

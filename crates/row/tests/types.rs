@@ -112,7 +112,10 @@ fn decimal64_fast_path_agrees_with_the_general_decoder() {
             .unwrap();
         let mut bytes = vec![0u8; binary_len_bytes(precision, scale)];
         value.write_binary(precision, scale, &mut bytes).unwrap();
-        let fast = Decimal::read_binary_i64(&bytes, precision, scale).unwrap();
+        let fast = Decimal64Form::new(precision, scale)
+            .unwrap()
+            .read_i64(&bytes)
+            .unwrap();
         let general = Decimal::read_binary(&bytes, precision, scale).unwrap();
         let parts = Decimal64Form::new(precision, scale)
             .unwrap()
@@ -134,7 +137,10 @@ fn decimal64_fast_path_agrees_with_the_general_decoder() {
         let mut bad = bytes.clone();
         bad[0] ^= 0x7f;
         assert_eq!(
-            Decimal::read_binary_i64(&bad, precision, scale).is_ok(),
+            Decimal64Form::new(precision, scale)
+                .unwrap()
+                .read_i64(&bad)
+                .is_ok(),
             Decimal::read_binary(&bad, precision, scale).is_ok(),
             "{text} corrupted"
         );
