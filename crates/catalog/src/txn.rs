@@ -59,6 +59,7 @@
 
 use std::ops::Bound;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use tarn_btree::Direction;
 use tarn_common::settings::IsolationLevel;
@@ -159,6 +160,9 @@ impl TxnContext {
 pub struct Transaction {
     pub trx: Trx,
     lock: Option<Arc<LockTrx>>,
+    /// Ends this transaction's lock waits with error 1317 once set (see
+    /// [`Transaction::set_interrupt`]).
+    interrupt: Option<Arc<AtomicBool>>,
     pub(crate) ctx: Arc<TxnContext>,
 }
 
@@ -167,8 +171,21 @@ impl Transaction {
         Transaction {
             trx: ctx.sys.begin(isolation, read_only),
             lock: None,
+            interrupt: None,
             ctx,
         }
+    }
+
+    /// Makes this transaction's lock waits end with [`Error::QueryInterrupted`] once
+    /// `flag` is set: the SQL layer passes its statement's KILL QUERY flag, so a
+    /// killed statement, or one whose client went away, stops waiting for a lock
+    /// (and its rollback releases the locks it holds). Call before the first lock.
+    pub fn set_interrupt(&mut self, flag: Arc<AtomicBool>) {
+        debug_assert!(
+            self.lock.is_none(),
+            "the interrupt flag comes before any lock"
+        );
+        self.interrupt = Some(flag);
     }
 
     pub fn id(&self) -> u64 {
@@ -188,7 +205,10 @@ impl Transaction {
             .ctx
             .sys
             .assign_id(&mut self.trx, self.ctx.wal.current_lsn())?;
-        let lock = self.ctx.locks.register(id);
+        let lock = match &self.interrupt {
+            Some(flag) => self.ctx.locks.register_interruptible(id, flag.clone()),
+            None => self.ctx.locks.register(id),
+        };
         self.lock = Some(lock.clone());
         Ok(lock)
     }

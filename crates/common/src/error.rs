@@ -164,6 +164,11 @@ pub enum Error {
     #[error("Lock wait timeout exceeded; try restarting transaction")]
     LockWaitTimeout,
 
+    /// The statement was stopped (KILL QUERY, or its client disconnected) while it
+    /// ran or waited for a lock. Only the statement is rolled back.
+    #[error("Query execution was interrupted")]
+    QueryInterrupted,
+
     /// The transaction was chosen as a deadlock victim and has been rolled back.
     #[error("Deadlock found when trying to get lock; try restarting transaction")]
     Deadlock,
@@ -241,6 +246,7 @@ impl Error {
             Error::IndexExists(_) => 1061,    // ER_DUP_KEYNAME
             Error::InvalidDefinition(_) => 1064, // ER_PARSE_ERROR
             Error::LockWaitTimeout => 1205,   // ER_LOCK_WAIT_TIMEOUT
+            Error::QueryInterrupted => 1317,  // ER_QUERY_INTERRUPTED
             Error::Deadlock => 1213,          // ER_LOCK_DEADLOCK
             Error::LockNowait => 3572,        // ER_LOCK_NOWAIT
             Error::WritesStopped(_) => 1030,  // ER_GET_ERRNO
@@ -270,6 +276,7 @@ impl Error {
             Error::TableExists(_) => "42S01",
             Error::UnknownColumn(_) => "42S22",
             Error::Deadlock => "40001",
+            Error::QueryInterrupted => "70100",
             Error::ReadOnlyTransaction => "25006",
             Error::UnknownSavepoint(_) => "42000",
             Error::Sql { sqlstate, .. } => sqlstate,

@@ -261,6 +261,10 @@ pub const LOCK_TABLE_SHARDS: usize = 64;
 /// Lock requests (granted plus waiting) the lock table holds at once.
 pub const LOCK_REQUESTS_MAX: usize = 4 << 20;
 
+/// How often a lock wait that can be interrupted (KILL QUERY, a client that went
+/// away) looks at its interrupt flag: the longest a killed waiter sleeps on.
+pub const LOCK_WAIT_INTERRUPT_CHECK_MS: u64 = 50;
+
 /// `lock_wait_timeout`, in seconds (InnoDB's `innodb_lock_wait_timeout`).
 pub const LOCK_WAIT_TIMEOUT_S_MIN: u32 = 1;
 pub const LOCK_WAIT_TIMEOUT_S_MAX: u32 = 1_073_741_824;

@@ -55,6 +55,24 @@ pub fn thread_cpu_time() -> Duration {
     )
 }
 
+/// True if the peer of `socket` has closed its side or the connection failed (a
+/// reset): a zero-timeout `poll` for `POLLRDHUP`, which never blocks and reads
+/// nothing, so bytes the peer sent before closing stay for their reader. The server
+/// asks this of a client whose statement runs long, so a client that went away stops
+/// its statement.
+pub fn peer_closed(socket: &impl std::os::fd::AsFd) -> bool {
+    use std::os::fd::AsRawFd;
+    let mut poll = libc::pollfd {
+        fd: socket.as_fd().as_raw_fd(),
+        events: libc::POLLRDHUP,
+        revents: 0,
+    };
+    // SAFETY: `poll` is one valid, writable pollfd, and the descriptor stays open for
+    // the call because `socket` borrows it; a zero timeout returns at once.
+    let rc = unsafe { libc::poll(&mut poll, 1, 0) };
+    rc > 0 && poll.revents & (libc::POLLRDHUP | libc::POLLHUP | libc::POLLERR) != 0
+}
+
 fn timeval_duration(time: libc::timeval) -> Duration {
     Duration::from_secs(time.tv_sec.max(0) as u64)
         + Duration::from_micros(time.tv_usec.max(0) as u64)

@@ -35,6 +35,7 @@ use crate::protocol::stmt::{ParamState, decode_params};
 use crate::protocol::{Malformed, Reader, auth, caps, command, results, status};
 use crate::send::{Output, ResultSender, RowFormat, Stream};
 use crate::server::Shared;
+use crate::watch::Watched;
 
 /// Any byte stream a connection runs over (TCP, or TLS over TCP).
 pub trait ByteStream: AsyncRead + AsyncWrite + Unpin + Send {
@@ -809,7 +810,8 @@ impl Conn {
     /// the client's commands itself for as long as each arrives within
     /// `STATEMENT_THREAD_LINGER_MS` of the last answer. A busy connection so costs
     /// no thread hand-off per statement. A client that disconnects while a
-    /// statement runs is noticed at the statement's first write.
+    /// statement runs is noticed by the watch thread ([`crate::watch`]), which
+    /// stops the statement, or at the statement's first write.
     fn run_sticky(
         &mut self,
         socket: &std::net::TcpStream,
@@ -829,6 +831,10 @@ impl Conn {
             return Sticky::Close;
         }
         self.stream.lock().output.direct = Some(output);
+        let watched = self
+            .shared
+            .watch
+            .register(self.session.connection_id(), socket);
         let mut input = std::io::BufReader::with_capacity(
             crate::limits::STICKY_READ_BUFFER_BYTES,
             PatientSocket {
@@ -837,7 +843,7 @@ impl Conn {
                 patience: None,
             },
         );
-        let end = self.sticky_loop(&mut input, &mut payload, &mut seq);
+        let end = self.sticky_loop(&mut input, &mut payload, &mut seq, watched.as_ref());
         self.stream.lock().output.direct = None;
         end
     }
@@ -847,12 +853,19 @@ impl Conn {
         input: &mut std::io::BufReader<PatientSocket<'_>>,
         payload: &mut Vec<u8>,
         seq: &mut u8,
+        watched: Option<&Watched>,
     ) -> Sticky {
         use std::io::BufRead;
         let net_read_timeout = Duration::from_secs(self.shared.net_read_timeout_s());
         loop {
             self.stream.lock().output.seq = *seq;
+            if let Some(watched) = watched {
+                watched.statement_started();
+            }
             let flow = self.dispatch(payload);
+            if let Some(watched) = watched {
+                watched.statement_ended();
+            }
             let flushed = self.stream.lock().output.flush();
             if flow == Flow::Close || flushed.is_err() || self.session.is_killed() {
                 return Sticky::Close;

@@ -7,6 +7,7 @@
 //!   statement threads, never on the network threads.
 //! - [`send`]: a connection's output, and rows encoded in parallel (S1, §3).
 //! - [`tls`]: certificates and the rustls configuration.
+//! - [`watch`]: notices clients that disconnect while their statement runs.
 //! - [`limits`]: every bound the server keeps.
 
 pub mod connection;
@@ -16,3 +17,4 @@ pub mod send;
 pub mod server;
 pub mod text;
 pub mod tls;
+pub mod watch;

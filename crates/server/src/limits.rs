@@ -40,3 +40,8 @@ pub const STATEMENT_THREAD_LINGER_MS: u64 = 20;
 /// any the client sent after it) arrives with one system call. Larger packets are
 /// read past it.
 pub const STICKY_READ_BUFFER_BYTES: usize = 16 * 1024;
+
+/// How often the watch thread looks for clients that disconnected while their
+/// statement runs on a kept connection (`crate::watch`): such a statement is stopped
+/// within about two of these.
+pub const WATCH_INTERVAL_MS: u64 = 100;

@@ -15,12 +15,15 @@ use tarn_sql::Engine;
 use tokio::net::TcpListener;
 
 use crate::send::EncodePool;
+use crate::watch::Watch;
 
 /// What every connection shares.
 pub struct Shared {
     pub engine: Arc<Engine>,
     pub tls: Option<tokio_rustls::TlsAcceptor>,
     pub encoders: Arc<EncodePool>,
+    /// Plain-TCP connections whose statement threads hold their sockets.
+    pub watch: Arc<Watch>,
     /// Open connections (authenticated or not).
     pub connections: AtomicU64,
     pub shutting_down: AtomicBool,
@@ -37,6 +40,7 @@ impl Shared {
         encode_threads: usize,
     ) -> Arc<Shared> {
         Arc::new(Shared {
+            watch: Watch::start(&engine),
             engine,
             tls: tls.map(tokio_rustls::TlsAcceptor::from),
             encoders: EncodePool::new(encode_threads),

@@ -10,7 +10,7 @@
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tarn_common::settings::Settings;
 use tarn_server::protocol::{Reader, auth, caps, column_type, packet, put_lenenc_bytes};
@@ -582,6 +582,59 @@ fn a_client_that_disconnects_releases_its_locks() {
     // And the process list no longer shows the first connection.
     std::thread::sleep(Duration::from_millis(200));
     assert_eq!(server.engine.processes().len(), 1);
+}
+
+/// A client that disconnects while its statement waits for a row lock: the statement
+/// stops at once (not after `lock_wait_timeout`), and the connection's end rolls
+/// back its transaction, releasing the locks it held.
+#[test]
+fn a_client_that_disconnects_mid_statement_stops_it_and_releases_its_locks() {
+    let server = start(&[]);
+    let mut a = Client::root(server.address);
+    a.query("CREATE DATABASE d");
+    a.query("CREATE TABLE d.t (id INT PRIMARY KEY, v INT)");
+    a.query("INSERT INTO d.t VALUES (1, 0), (2, 0)");
+    a.query("BEGIN");
+    assert!(matches!(
+        a.query("UPDATE d.t SET v = 1 WHERE id = 1"),
+        Reply::Ok { .. }
+    ));
+    let mut b = Client::root(server.address);
+    b.query("SET innodb_lock_wait_timeout = 120");
+    b.query("BEGIN");
+    assert!(matches!(
+        b.query("UPDATE d.t SET v = 2 WHERE id = 2"),
+        Reply::Ok { .. }
+    ));
+    // B waits for A's lock on row 1, holding its own on row 2, and goes away.
+    let mut p = vec![0x03];
+    p.extend_from_slice(b"UPDATE d.t SET v = 2 WHERE id = 1");
+    b.command(&p);
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(server.engine.processes().len(), 2);
+    drop(b);
+    // C needs row 2: it gets it once B's statement stopped and B's transaction
+    // rolled back, long before B's lock wait (120 s) or C's own (20 s) would end.
+    let mut c = Client::root(server.address);
+    c.query("SET innodb_lock_wait_timeout = 20");
+    let started = Instant::now();
+    match c.query("UPDATE d.t SET v = 3 WHERE id = 2") {
+        Reply::Ok { affected_rows, .. } => assert_eq!(affected_rows, 1),
+        other => panic!("C did not get row 2: {other:?}"),
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "C waited {:?} for the row of a client that had gone",
+        started.elapsed()
+    );
+    assert!(matches!(a.query("COMMIT"), Reply::Ok { .. }));
+    match c.query("SELECT v FROM d.t ORDER BY id") {
+        Reply::Rows { rows, .. } => {
+            let values: Vec<_> = rows.iter().map(|r| cells(r)[0].clone()).collect();
+            assert_eq!(values, vec![Some("1".into()), Some("3".into())]);
+        }
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]

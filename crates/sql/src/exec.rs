@@ -71,17 +71,18 @@ impl MemoryBudget {
 }
 
 /// Stops a running statement: KILL QUERY sets the flag; `max_execution_time` sets
-/// the deadline.
+/// the deadline. The flag is shared with the session's transaction, whose lock waits
+/// end when it is set (`Transaction::set_interrupt`).
 #[derive(Default)]
 pub struct Cancel {
-    pub killed: AtomicBool,
+    pub killed: Arc<AtomicBool>,
     pub deadline: parking_lot::Mutex<Option<Instant>>,
 }
 
 impl Cancel {
     pub fn check(&self) -> Result<()> {
         if self.killed.load(Ordering::Relaxed) {
-            return Err(Error::sql(1317, "70100", "Query execution was interrupted"));
+            return Err(Error::QueryInterrupted);
         }
         if let Some(deadline) = *self.deadline.lock() {
             if Instant::now() >= deadline {

@@ -960,7 +960,9 @@ impl Session {
         let read_only = read_only
             .or(next.read_only)
             .unwrap_or(self.vars.hot().transaction_read_only);
-        self.tx = Some(self.engine.storage().begin(Some(isolation), read_only));
+        let mut tx = self.engine.storage().begin(Some(isolation), read_only);
+        tx.set_interrupt(self.entry.cancel.killed.clone());
+        self.tx = Some(tx);
         self.tx_explicit = explicit;
         Ok(())
     }

@@ -214,6 +214,46 @@ fn a_killed_query_stops_with_1317_and_the_session_goes_on() {
     assert_eq!(ints(&mut a, "SELECT count(*) FROM kv"), vec![3]);
 }
 
+/// KILL QUERY reaches a statement that waits for a row lock: the wait ends with 1317
+/// long before `lock_wait_timeout`, the statement changes nothing, and the session
+/// goes on.
+#[test]
+fn a_killed_lock_wait_stops_with_1317() {
+    let (_dir, engine) = engine();
+    let mut a = engine.session("root", "localhost");
+    setup(&mut a);
+    let mut b = engine.session("root", "localhost");
+    b.execute("USE t; SET innodb_lock_wait_timeout = 60")
+        .expect("sets");
+    a.execute("BEGIN").expect("begins");
+    a.execute("UPDATE kv SET v = 11 WHERE id = 1")
+        .expect("locks row 1");
+    let id = b.connection_id();
+    let killer = {
+        let engine = engine.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            engine.kill(id, false).expect("the session exists");
+        })
+    };
+    let started = Instant::now();
+    let e = b
+        .execute("UPDATE kv SET v = 12 WHERE id = 1")
+        .expect_err("killed while waiting");
+    let waited = started.elapsed();
+    killer.join().expect("the killer ends");
+    assert_eq!(e.mysql_code(), 1317, "{e}");
+    assert!(
+        waited < Duration::from_secs(30),
+        "the killed wait lasted {waited:?}, as long as a timeout"
+    );
+    a.execute("COMMIT").expect("commits");
+    assert_eq!(ints(&mut b, "SELECT v FROM kv WHERE id = 1"), vec![11]);
+    b.execute("UPDATE kv SET v = 12 WHERE id = 1")
+        .expect("the session goes on");
+    assert_eq!(ints(&mut a, "SELECT v FROM kv WHERE id = 1"), vec![12]);
+}
+
 #[test]
 fn max_execution_time_stops_a_long_query_with_3024() {
     let (_dir, engine) = engine();

@@ -124,7 +124,10 @@
 //! until granted, cancelled, or the lock wait timeout passes. On timeout it removes its
 //! own request, wakes whoever that request held back, and returns
 //! [`Error::LockWaitTimeout`]; the transaction keeps every other lock (rolling back the
-//! statement or the transaction is the caller's business).
+//! statement or the transaction is the caller's business). A transaction registered
+//! with an interrupt flag ([`LockManager::register_interruptible`]) also ends its wait
+//! that way, with [`Error::QueryInterrupted`], once the flag is set (KILL QUERY, or a
+//! client that disconnected while its statement waited).
 //!
 //! Before a request waits, the requester searches the graph from itself for a path
 //! back to itself, visiting at most
@@ -139,7 +142,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use tarn_common::latch::{CountedMutex, LatchRegistry};
@@ -489,7 +492,13 @@ impl LockManager {
     /// Creates the lock state of a transaction. Ids must be unique among live
     /// transactions.
     pub fn register(&self, trx_id: u64) -> Arc<LockTrx> {
-        Arc::new(LockTrx::new(trx_id))
+        Arc::new(LockTrx::new(trx_id, None))
+    }
+
+    /// [`LockManager::register`] for a transaction whose waits end with error 1317
+    /// once `interrupt` is set (the statement's KILL QUERY flag).
+    pub fn register_interruptible(&self, trx_id: u64, interrupt: Arc<AtomicBool>) -> Arc<LockTrx> {
+        Arc::new(LockTrx::new(trx_id, Some(interrupt)))
     }
 
     /// Locks a table in an intention or whole-table mode.
@@ -835,6 +844,11 @@ impl LockManager {
         let mut graph = self.graph.lock();
         let error = match trx.state() {
             WaitState::Granted => return Ok(LockOutcome::Granted),
+            WaitState::Waiting if trx.is_interrupted() => {
+                graph.remove(trx.id());
+                tracing::debug!(trx_id = trx.id(), "lock wait interrupted");
+                Error::QueryInterrupted
+            }
             WaitState::Waiting => {
                 graph.remove(trx.id());
                 self.counters.timeouts.fetch_add(1, Ordering::Relaxed);

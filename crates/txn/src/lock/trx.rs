@@ -1,8 +1,11 @@
 //! The lock state of one transaction: its work, its CATS weight, its wait, and the
 //! names of the locks it holds.
 
-use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
-use std::time::Instant;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use tarn_common::limits::LOCK_WAIT_INTERRUPT_CHECK_MS;
 
 use parking_lot::{Condvar, Mutex};
 
@@ -50,11 +53,16 @@ pub struct LockTrx {
     wakeup: Condvar,
     /// Every key on which this trx has a granted entry, in the order granted.
     pub(crate) held: Mutex<Vec<LockName>>,
+    /// Set by whoever may stop the owner's statement (KILL QUERY, a client that
+    /// disconnected): a wait sees it within `LOCK_WAIT_INTERRUPT_CHECK_MS` and ends
+    /// with error 1317. The owner clears it between statements.
+    interrupt: Option<Arc<AtomicBool>>,
 }
 
 impl LockTrx {
-    pub(crate) fn new(id: u64) -> LockTrx {
+    pub(crate) fn new(id: u64, interrupt: Option<Arc<AtomicBool>>) -> LockTrx {
         LockTrx {
+            interrupt,
             id,
             work: AtomicU64::new(0),
             weight: AtomicU64::new(1),
@@ -120,11 +128,27 @@ impl LockTrx {
         self.wakeup.notify_one();
     }
 
-    /// Sleeps until the state leaves `Waiting` or `deadline` passes; returns the state.
+    /// True once the owner's statement was told to stop.
+    pub(crate) fn is_interrupted(&self) -> bool {
+        self.interrupt
+            .as_ref()
+            .is_some_and(|flag| flag.load(Ordering::Relaxed))
+    }
+
+    /// Sleeps until the state leaves `Waiting`, `deadline` passes or the owner's
+    /// statement is interrupted; returns the state (still `Waiting` after a timeout
+    /// or an interrupt). An interruptible wait wakes every
+    /// `LOCK_WAIT_INTERRUPT_CHECK_MS` to look at its flag: the flag's setter knows
+    /// nothing of locks, so it cannot wake the waiter itself.
     pub(crate) fn sleep_while_waiting(&self, deadline: Instant) -> WaitState {
+        let check = Duration::from_millis(LOCK_WAIT_INTERRUPT_CHECK_MS);
         let mut guard = self.parker.lock();
-        while self.state() == WaitState::Waiting {
-            if self.wakeup.wait_until(&mut guard, deadline).timed_out() {
+        while self.state() == WaitState::Waiting && !self.is_interrupted() {
+            let until = match self.interrupt {
+                Some(_) => deadline.min(Instant::now() + check),
+                None => deadline,
+            };
+            if self.wakeup.wait_until(&mut guard, until).timed_out() && until == deadline {
                 break;
             }
         }
