@@ -305,6 +305,22 @@ impl Session {
         }
     }
 
+    /// Checks that the session holds some privilege in `db` or one of its tables
+    /// (1044), as USE and SHOW TABLES need.
+    pub(crate) fn check_database_access(&self, db: &str) -> Result<()> {
+        if self.identity.internal || accounts::is_open_schema(db) || self.grants.any_in_database(db)
+        {
+            return Ok(());
+        }
+        Err(accounts::database_denied(&self.identity, db))
+    }
+
+    /// The grants that decide which databases and tables SHOW and
+    /// information_schema list; `None` for the engine's own sessions, which see all.
+    pub(crate) fn visible_grants(&self) -> Option<&accounts::Grants> {
+        (!self.identity.internal).then_some(&*self.grants)
+    }
+
     /// True if the session holds `needed` on `db.table`.
     pub(crate) fn table_privileges_held(&self, needed: Privileges, db: &str, table: &str) -> bool {
         self.identity.internal || accounts::table_allowed(&self.grants, needed, db, table)
@@ -505,12 +521,7 @@ impl Session {
     pub fn use_database(&mut self, name: &str) -> Result<()> {
         let name = self.normalize_table_name(name);
         self.refresh_grants();
-        if !self.identity.internal
-            && !accounts::is_open_schema(&name)
-            && !self.grants.any_in_database(&name)
-        {
-            return Err(accounts::database_denied(&self.identity, &name));
-        }
+        self.check_database_access(&name)?;
         if !is_system_database(&name) && !self.engine.storage().databases().contains(&name) {
             return Err(Error::UnknownDatabase(name));
         }

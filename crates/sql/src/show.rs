@@ -71,6 +71,7 @@ fn with_view_describing<T>(
         current_database: session.database(),
         server: engine.server_status(),
         view_columns: &view_columns,
+        grants: session.visible_grants(),
     };
     f(&cx)
 }
@@ -248,6 +249,7 @@ pub fn show(session: &mut Session, statement: &ast::Statement) -> Result<QueryRe
                     .map(str::to_string)
                     .ok_or_else(|| Error::sql(1046, "3D000", "No database selected"))?,
             };
+            session.check_database_access(&db)?;
             let rows = with_view(session, |cx| sysviews::show_tables(cx, &db, *full))?;
             filtered(session, rows, show_filter(show_options).as_ref())
         }
@@ -397,6 +399,7 @@ pub fn special(session: &mut Session, statement: &Statement) -> Result<QueryResu
                     .map(str::to_string)
                     .ok_or_else(|| Error::sql(1046, "3D000", "No database selected"))?,
             };
+            session.check_database_access(&db)?;
             let rows = with_view(session, |cx| sysviews::show_table_status(cx, &db))?;
             filtered(session, rows, filter.as_ref())
         }

@@ -82,6 +82,44 @@ pub struct ViewContext<'a> {
     /// The columns of view `db.name` (its query bound with `db` as the current
     /// database); the binder is the session's, which this module does not know.
     pub view_columns: &'a dyn Fn(&str, &str) -> Result<Vec<Column>>,
+    /// The session's grants, which decide what it may see (as in MySQL: a database
+    /// if it holds any privilege in it, a table if it holds one on it); `None` sees
+    /// everything (the engine's own sessions).
+    pub grants: Option<&'a crate::accounts::Grants>,
+}
+
+impl ViewContext<'_> {
+    /// The user databases the session may see, sorted.
+    pub fn databases(&self) -> Vec<String> {
+        let mut names = self.storage.databases();
+        if let Some(grants) = self.grants {
+            names.retain(|db| grants.any_in_database(db));
+        }
+        names
+    }
+
+    /// The tables of `db` the session may see.
+    pub fn tables(&self, db: &str) -> Result<Vec<String>> {
+        let mut names = self.storage.tables(db)?;
+        names.retain(|name| self.may_see(db, name));
+        Ok(names)
+    }
+
+    /// The views of `db` the session may see.
+    pub fn views(&self, db: &str) -> Result<Vec<String>> {
+        let mut names = self.storage.views(db)?;
+        names.retain(|name| self.may_see(db, name));
+        Ok(names)
+    }
+
+    fn may_see(&self, db: &str, table: &str) -> bool {
+        self.grants.is_none_or(|grants| {
+            !grants
+                .on_table(db, table)
+                .without(crate::accounts::Privileges::GRANT_OPTION)
+                .is_empty()
+        })
+    }
 }
 
 /// The schema of `information_schema`.
@@ -425,7 +463,7 @@ pub(crate) fn file_owners(storage: &Storage) -> HashMap<u32, (String, String, St
 
 /// `SHOW DATABASES`: the user's databases and the two system schemas, sorted.
 pub fn show_databases(cx: &ViewContext) -> Rows {
-    let mut names = cx.storage.databases();
+    let mut names = cx.databases();
     names.push(INFORMATION_SCHEMA.to_string());
     names.push(PERFORMANCE_SCHEMA.to_string());
     names.sort();
@@ -445,12 +483,8 @@ pub fn show_tables(cx: &ViewContext, db: &str, full: bool) -> Result<Rows> {
             .map(|t| (t.name.to_string(), "SYSTEM VIEW"))
             .collect()
     } else {
-        let tables = cx
-            .storage
-            .tables(db)?
-            .into_iter()
-            .map(|t| (t, "BASE TABLE"));
-        let views = cx.storage.views(db)?.into_iter().map(|v| (v, "VIEW"));
+        let tables = cx.tables(db)?.into_iter().map(|t| (t, "BASE TABLE"));
+        let views = cx.views(db)?.into_iter().map(|v| (v, "VIEW"));
         tables.chain(views).collect()
     };
     names.sort();
@@ -758,7 +792,7 @@ fn table_status_columns() -> Vec<Column> {
 /// `Avg_row_length`, `Data_free` and the times are NULL (not tracked).
 pub fn show_table_status(cx: &ViewContext, db: &str) -> Result<Rows> {
     let mut rows = Vec::new();
-    for name in cx.storage.tables(db)? {
+    for name in cx.tables(db)? {
         let Ok(table) = table(cx, db, &name) else {
             continue; // dropped meanwhile
         };
@@ -1003,8 +1037,8 @@ pub(crate) fn tables(cx: &ViewContext) -> Result<Vec<Vec<Value>>> {
         row.extend([Value::Null, Value::Null, text(""), text("")]);
         rows.push(row);
     }
-    for db in cx.storage.databases() {
-        for name in cx.storage.tables(&db)? {
+    for db in cx.databases() {
+        for name in cx.tables(&db)? {
             let Ok(table) = table(cx, &db, &name) else {
                 continue;
             };
@@ -1014,7 +1048,7 @@ pub(crate) fn tables(cx: &ViewContext) -> Result<Vec<Vec<Value>>> {
             row.extend(table_status_row(cx, &name, &table).into_iter().skip(1));
             rows.push(row);
         }
-        for name in cx.storage.views(&db)? {
+        for name in cx.views(&db)? {
             // A view has no engine, sizes or collation; its comment says VIEW.
             let mut row = vec![text("def"), text(&db), text(&name), text("VIEW")];
             row.extend(std::iter::repeat_n(Value::Null, 16));
@@ -1102,11 +1136,11 @@ pub(crate) fn columns(cx: &ViewContext) -> Result<Vec<Vec<Value>>> {
         .iter()
         .map(|t| (t.db.to_string(), t.name.to_string()))
         .collect();
-    for db in cx.storage.databases() {
-        for name in cx.storage.tables(&db)? {
+    for db in cx.databases() {
+        for name in cx.tables(&db)? {
             tables.push((db.clone(), name));
         }
-        for name in cx.storage.views(&db)? {
+        for name in cx.views(&db)? {
             tables.push((db.clone(), name));
         }
     }
@@ -1171,8 +1205,8 @@ pub(crate) fn statistics_columns() -> Vec<Column> {
 /// `information_schema.STATISTICS`: one row per index column of every user table.
 pub(crate) fn statistics(cx: &ViewContext) -> Result<Vec<Vec<Value>>> {
     let mut rows = Vec::new();
-    for db in cx.storage.databases() {
-        for name in cx.storage.tables(&db)? {
+    for db in cx.databases() {
+        for name in cx.tables(&db)? {
             let Ok((_, index_rows)) = show_index(cx, &db, &name) else {
                 continue;
             };
@@ -1210,8 +1244,8 @@ pub(crate) fn statistics(cx: &ViewContext) -> Result<Vec<Vec<Value>>> {
 /// Every user table, with its database.
 fn all_tables(cx: &ViewContext) -> Result<Vec<(String, std::sync::Arc<Table>)>> {
     let mut out = Vec::new();
-    for db in cx.storage.databases() {
-        for name in cx.storage.tables(&db)? {
+    for db in cx.databases() {
+        for name in cx.tables(&db)? {
             if let Ok(table) = table(cx, &db, &name) {
                 out.push((db.clone(), table));
             }

@@ -343,3 +343,62 @@ fn accounts_survive_a_restart() {
         Value::Int(1)
     );
 }
+
+/// SHOW DATABASES, SHOW TABLES and information_schema list only what the account
+/// holds a privilege in, as MySQL does; root sees everything.
+#[test]
+fn catalog_listings_show_only_what_the_account_may_use() {
+    let dir = test_dir();
+    let engine = Engine::open(&settings(dir.path())).expect("opens");
+    let mut root = engine.session("root", "localhost");
+    run(
+        &mut root,
+        "CREATE DATABASE shop; CREATE DATABASE hr; CREATE DATABASE logs;
+         CREATE TABLE shop.items (id INT PRIMARY KEY); CREATE TABLE shop.prices (id INT PRIMARY KEY);
+         CREATE TABLE hr.staff (id INT PRIMARY KEY); CREATE TABLE logs.lines (id INT PRIMARY KEY);
+         CREATE USER clerk@'%' IDENTIFIED BY 'pw';
+         GRANT SELECT ON shop.* TO clerk@'%';
+         GRANT INSERT ON logs.lines TO clerk@'%'",
+    );
+    let names = |session: &mut Session, sql: &str| -> Vec<String> {
+        run(session, sql).iter().map(|r| text(&r[0])).collect()
+    };
+    let mut clerk = login(&engine, "clerk", "10.0.0.9", "pw");
+    assert_eq!(
+        names(&mut clerk, "SHOW DATABASES"),
+        vec!["information_schema", "logs", "performance_schema", "shop"]
+    );
+    assert_eq!(
+        names(
+            &mut clerk,
+            "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA ORDER BY 1"
+        ),
+        vec!["information_schema", "logs", "performance_schema", "shop"]
+    );
+    assert_eq!(
+        names(&mut clerk, "SHOW TABLES FROM shop"),
+        vec!["items", "prices"]
+    );
+    assert_eq!(names(&mut clerk, "SHOW TABLES FROM logs"), vec!["lines"]);
+    assert_eq!(
+        names(
+            &mut clerk,
+            "SELECT CONCAT(TABLE_SCHEMA, '.', TABLE_NAME) FROM information_schema.TABLES
+             WHERE TABLE_SCHEMA NOT IN ('information_schema', 'performance_schema') ORDER BY 1"
+        ),
+        vec!["logs.lines", "shop.items", "shop.prices"]
+    );
+    assert_eq!(code(clerk.execute("SHOW TABLES FROM hr")), 1044);
+    // A grant shows up at once; root sees every database.
+    run(&mut root, "GRANT SELECT ON hr.staff TO clerk@'%'");
+    assert_eq!(names(&mut clerk, "SHOW TABLES FROM hr"), vec!["staff"]);
+    let all = names(&mut root, "SHOW DATABASES");
+    for db in ["hr", "logs", "mysql", "shop"] {
+        assert!(
+            all.iter().any(|d| d == db),
+            "root does not see {db}: {all:?}"
+        );
+    }
+    drop((clerk, root));
+    close(engine);
+}

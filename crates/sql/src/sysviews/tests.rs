@@ -123,6 +123,7 @@ impl Fixture {
                 ..ServerStatus::default()
             },
             view_columns: &|_, _| Ok(Vec::new()),
+            grants: None,
         }
     }
 }
