@@ -503,6 +503,8 @@ fn results_encoded_by_the_pipeline_workers_are_the_rows_encoded_serially() {
         // Through the pipeline's steps, then encoded by its workers.
         "SELECT id, v, price FROM d.big WHERE id % 3 = 0",
         "SELECT id + 1, CONCAT(v, '!'), shipped FROM d.big",
+        // A pruned scan: the filter reads one column, the output two others.
+        "SELECT shipped, price FROM d.big WHERE id % 3 = 0",
     ];
     for sql in queries {
         c.query("SET send_threads = 1");

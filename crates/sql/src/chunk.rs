@@ -63,6 +63,25 @@ impl Chunk {
         Chunk { columns, len }
     }
 
+    /// Converts a storage batch of some of a table's `width` columns: each decoded
+    /// column at its table position ([`Batch::projection`]), NULL elsewhere.
+    pub fn from_batch_spread(batch: &Batch, width: usize) -> Chunk {
+        let len = batch.len();
+        let projection = batch.projection();
+        if projection.len() == width && projection.iter().enumerate().all(|(i, &c)| i == c) {
+            return Chunk::from_batch(batch);
+        }
+        let mut columns: Vec<Option<Vec<Value>>> = vec![None; width];
+        for (k, &c) in projection.iter().enumerate() {
+            columns[c] = Some((0..len).map(|r| batch.value(k, r)).collect());
+        }
+        let columns = columns
+            .into_iter()
+            .map(|column| column.unwrap_or_else(|| vec![Value::Null; len]))
+            .collect();
+        Chunk { columns, len }
+    }
+
     pub fn len(&self) -> usize {
         self.len
     }

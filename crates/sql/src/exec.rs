@@ -177,10 +177,15 @@ pub fn open(plan: &Plan) -> Result<Box<dyn Operator + '_>> {
 /// projections, sorts, limits and aggregations to a serial [`ScanOp`], which then
 /// decodes only what someone above reads and leaves the other columns NULL: the
 /// chunks it returns keep the table's width, so no column position changes. Nodes
-/// that read every input column (DISTINCT, joins, unions) and expressions with
-/// subqueries (whose correlated references may read any column) ask for all.
-fn open_needing(plan: &Plan, needed: Option<Vec<bool>>) -> Result<Box<dyn Operator + '_>> {
-    let inner = match crate::parallel::open_parallel(plan) {
+/// that read every input column (DISTINCT, serial joins, unions) and expressions
+/// with subqueries (whose correlated references may read any column) ask for all.
+/// A parallel pipeline works out its own columns from its steps and sink (see
+/// `parallel::columns`) and uses the flags only for the rows it collects.
+pub(crate) fn open_needing(
+    plan: &Plan,
+    needed: Option<Vec<bool>>,
+) -> Result<Box<dyn Operator + '_>> {
+    let inner = match crate::parallel::open_parallel(plan, needed.as_deref()) {
         Some(op) => op,
         None => open_serial(plan, needed)?,
     };
@@ -594,10 +599,12 @@ impl ScanOp<'_> {
             self.state = ScanState::Rows(rows.into_iter());
             return Ok(());
         }
+        let projection = columns.map(|flags| (0..flags.len()).filter(|&c| flags[c]).collect());
         let stream = table.parallel_scan_tx(
             &mut tx,
             ParallelScan {
                 ordered: true,
+                projection,
                 ..Default::default()
             },
         )?;
@@ -626,7 +633,7 @@ impl Operator for ScanOp<'_> {
                         self.state = ScanState::Done;
                         return Ok(None);
                     }
-                    Some(batch) => Chunk::from_batch(&batch?),
+                    Some(batch) => Chunk::from_batch_spread(&batch?, columns.len()),
                 },
                 ScanState::Rows(rows) => {
                     let batch: Vec<Vec<Value>> = rows.by_ref().take(CHUNK_ROWS).collect();

@@ -19,6 +19,12 @@
 //!   serialize the stored rows ([`tarn_row::RowSerializer`]) and the consumer
 //!   forwards their buffers.
 //!
+//! The scan decodes only the table columns the steps and the sink read
+//! ([`columns::prune`]: none at all for `COUNT(*)`), and the steps and the sink are
+//! rewritten to read the pruned chunks' positions; a collecting sink puts its
+//! consumer's columns back at their output positions, NULL where no one reads them,
+//! as a serial scan leaves them. A pipeline that reads every column is unchanged.
+//!
 //! [`open_parallel`] recognises the plans this applies to: a chain of filters and
 //! projections (and optionally an aggregation without DISTINCT) over a full,
 //! non-locking scan, whose expressions have no subqueries or correlated references
@@ -51,6 +57,8 @@ use crate::scalar::agg::Accumulator;
 use crate::session::{EncodedRows, RowEncoder};
 use crate::subquery::{SubqueryExpr, SubqueryRunner};
 
+mod columns;
+
 /// A step of a pipeline: stateless, or a probe of a hash table built before the
 /// workers start (shared read-only by all of them).
 #[derive(Clone)]
@@ -70,6 +78,7 @@ struct Probe {
 
 /// A step as the plan describes it: a probe's hash table is built when the
 /// pipeline starts.
+#[derive(Clone)]
 enum PendingStep<'p> {
     Ready(Step),
     Build {
@@ -78,6 +87,9 @@ enum PendingStep<'p> {
         left_keys: Vec<Expr>,
         filter: Option<Expr>,
         kind: JoinKind,
+        /// The build side's columns the probe reads (`None`: all); set by
+        /// [`columns::prune`].
+        right_needed: Option<Vec<bool>>,
     },
 }
 
@@ -155,6 +167,7 @@ fn shape(plan: &Plan) -> Option<Shape<'_>> {
                 left_keys: keys.iter().map(|(l, _)| l.clone()).collect(),
                 filter: filter.clone(),
                 kind: *kind,
+                right_needed: None,
             });
             Some(s)
         }
@@ -162,31 +175,47 @@ fn shape(plan: &Plan) -> Option<Shape<'_>> {
     }
 }
 
-/// EXPLAIN's note on a node that runs as a parallel pipeline ("" otherwise).
+/// EXPLAIN's note on a node that runs as a parallel pipeline ("" otherwise), with
+/// the table columns its scan decodes when that is not all of them (a pipeline that
+/// collects rows counts the columns its consumer may read: all).
 pub fn describe(plan: &Plan) -> String {
-    let is_pipeline = match plan {
+    let pipeline = match plan {
         Plan::Aggregate {
             input, group, aggs, ..
-        } => {
-            group.iter().all(parallel_safe)
-                && aggs
-                    .iter()
-                    .all(|a| !a.distinct && a.exprs().all(parallel_safe))
-                && shape(input).is_some()
+        } if group.iter().all(parallel_safe)
+            && aggs
+                .iter()
+                .all(|a| !a.distinct && a.exprs().all(parallel_safe)) =>
+        {
+            shape(input).map(|s| {
+                let sink = SinkSpec::Aggregate {
+                    group: group.clone(),
+                    aggs: aggs.clone(),
+                };
+                (s, sink)
+            })
         }
         Plan::Filter { .. } | Plan::Project { .. } | Plan::Scan { .. } | Plan::Join { .. } => {
-            shape(plan).is_some()
+            shape(plan).map(|s| (s, SinkSpec::Collect { layout: None }))
         }
-        _ => false,
+        _ => None,
     };
-    if is_pipeline {
-        format!(
-            " [parallel pipeline on {} workers]",
-            crate::workers::pool().threads()
-        )
-    } else {
-        String::new()
-    }
+    let Some((shape, mut sink)) = pipeline else {
+        return String::new();
+    };
+    let Plan::Scan { table, .. } = shape.scan else {
+        unreachable!("a pipeline starts at a scan");
+    };
+    let table_width = table.def().columns.len();
+    let mut steps = shape.steps.clone();
+    let decoded = match columns::prune(&mut steps, &mut sink, table_width, None) {
+        Some(projection) => format!(", decoding {} of {table_width} columns", projection.len()),
+        None => String::new(),
+    };
+    format!(
+        " [parallel pipeline on {} workers{decoded}]",
+        crate::workers::pool().threads()
+    )
 }
 
 thread_local! {
@@ -203,8 +232,13 @@ pub fn pipeline_running() -> bool {
     RUNNING_PIPELINES.with(|r| r.get()) > 0
 }
 
-/// A parallel operator for `plan`, if it is a pipeline this module runs.
-pub fn open_parallel(plan: &Plan) -> Option<Box<dyn Operator + '_>> {
+/// A parallel operator for `plan`, if it is a pipeline this module runs. `needed`
+/// flags the output columns its consumer reads (`None`: all): a pipeline that
+/// collects rows returns the others NULL, as a serial scan does.
+pub fn open_parallel<'p>(
+    plan: &'p Plan,
+    needed: Option<&[bool]>,
+) -> Option<Box<dyn Operator + 'p>> {
     if RUNNING_PIPELINES.with(|r| r.get()) > 0 {
         return None;
     }
@@ -223,6 +257,7 @@ pub fn open_parallel(plan: &Plan) -> Option<Box<dyn Operator + '_>> {
                     group: group.clone(),
                     aggs: aggs.clone(),
                 },
+                needed: None,
                 state: None,
             }))
         }
@@ -230,7 +265,8 @@ pub fn open_parallel(plan: &Plan) -> Option<Box<dyn Operator + '_>> {
             let s = shape(plan)?;
             Some(Box::new(ParallelOp {
                 shape: s,
-                sink: SinkSpec::Collect,
+                sink: SinkSpec::Collect { layout: None },
+                needed: needed.map(<[bool]>::to_vec),
                 state: None,
             }))
         }
@@ -262,6 +298,7 @@ pub fn stream_encoded(
     let mut op = ParallelOp {
         shape,
         sink: SinkSpec::Encode(encoder),
+        needed: None,
         state: None,
     };
     let mut run = || {
@@ -337,7 +374,12 @@ fn stream_serialized(
 
 #[derive(Clone)]
 enum SinkSpec {
-    Collect,
+    /// Chunks in morsel order. `layout`, set by [`columns::prune`] when the scan
+    /// decodes fewer columns than the output has: the chunk position of each output
+    /// column (`None`: NULL, no one reads it).
+    Collect {
+        layout: Option<Vec<Option<usize>>>,
+    },
     Aggregate {
         group: Vec<Expr>,
         aggs: Vec<AggCall>,
@@ -404,6 +446,8 @@ struct Running {
 struct ParallelOp<'p> {
     shape: Shape<'p>,
     sink: SinkSpec,
+    /// The output columns a collecting sink's consumer reads (`None`: all).
+    needed: Option<Vec<bool>>,
     state: Option<Running>,
 }
 
@@ -551,7 +595,11 @@ impl Job {
                 };
             }
             match &*self.sink {
-                SinkSpec::Collect => {
+                SinkSpec::Collect { layout } => {
+                    let chunk = match layout {
+                        Some(layout) if !chunk.is_empty() => spread(chunk, layout),
+                        _ => chunk,
+                    };
                     if self.send(sequence, Payload::Rows(chunk)).is_err() {
                         return Ok(None);
                     }
@@ -575,7 +623,7 @@ impl Job {
             }
         }
         Ok(match &*self.sink {
-            SinkSpec::Collect | SinkSpec::Encode(_) => None,
+            SinkSpec::Collect { .. } | SinkSpec::Encode(_) => None,
             SinkSpec::Aggregate { .. } => Some(groups),
         })
     }
@@ -612,6 +660,22 @@ fn fold(
         .iter()
         .map(|a| crate::exec::eval_agg_args(a, chunk, cx))
         .collect::<Result<Vec<_>>>()?;
+    if group.is_empty() {
+        // One group: no key to build or look up per row.
+        let partial = groups.entry(Vec::new()).or_insert_with(|| Partial {
+            keys: Vec::new(),
+            accumulators: aggs
+                .iter()
+                .map(|a| crate::exec::accumulator(a, cx.functions))
+                .collect(),
+        });
+        for row in 0..chunk.len() {
+            for (a, acc) in partial.accumulators.iter_mut().enumerate() {
+                crate::exec::update_agg(&aggs[a], acc, &args[a], row)?;
+            }
+        }
+        return Ok(());
+    }
     let mut key = Vec::new();
     for row in 0..chunk.len() {
         key.clear();
@@ -636,30 +700,57 @@ fn fold(
     Ok(())
 }
 
+/// Puts a pruned chunk's columns back at their output positions (`layout`, see
+/// [`SinkSpec::Collect`]), NULL where no one reads the column. Moves, never copies:
+/// each chunk position is at most one output column's.
+fn spread(chunk: Chunk, layout: &[Option<usize>]) -> Chunk {
+    let len = chunk.len();
+    let mut columns: Vec<Option<Vec<Value>>> = chunk.into_columns().into_iter().map(Some).collect();
+    let output = layout
+        .iter()
+        .map(|position| match position {
+            Some(p) => columns[*p]
+                .take()
+                .expect("a chunk column is one output column"),
+            None => vec![Value::Null; len],
+        })
+        .collect();
+    Chunk::from_columns(output, len)
+}
+
 impl ParallelOp<'_> {
     fn start(&mut self, cx: &ExecContext) -> Result<()> {
         let Plan::Scan { table, .. } = self.shape.scan else {
             unreachable!("a pipeline starts at a scan");
         };
+        // Decode only the columns the steps and the sink read.
+        let mut pending = self.shape.steps.clone();
+        let projection = columns::prune(
+            &mut pending,
+            &mut self.sink,
+            table.def().columns.len(),
+            self.needed.as_deref(),
+        );
         // Build the probes' hash tables before the scan's morsels flow.
-        let mut steps = Vec::with_capacity(self.shape.steps.len());
-        for step in &self.shape.steps {
+        let mut steps = Vec::with_capacity(pending.len());
+        for step in pending {
             steps.push(match step {
-                PendingStep::Ready(step) => step.clone(),
+                PendingStep::Ready(step) => step,
                 PendingStep::Build {
                     right,
                     right_keys,
                     left_keys,
                     filter,
                     kind,
+                    right_needed,
                 } => {
-                    let mut build = crate::exec::open(right)?;
-                    let table = build_hash_table(build.as_mut(), right_keys, cx)?;
+                    let mut build = crate::exec::open_needing(right, right_needed)?;
+                    let table = build_hash_table(build.as_mut(), &right_keys, cx)?;
                     Step::Probe(Arc::new(Probe {
                         table,
-                        keys: left_keys.clone(),
-                        filter: filter.clone(),
-                        kind: *kind,
+                        keys: left_keys,
+                        filter,
+                        kind,
                         right_width: right.width(),
                     }))
                 }
@@ -668,7 +759,8 @@ impl ParallelOp<'_> {
         let stream = table.parallel_scan_tx(
             &mut cx.tx.borrow_mut(),
             ParallelScan {
-                ordered: matches!(self.sink, SinkSpec::Collect | SinkSpec::Encode(_)),
+                ordered: matches!(self.sink, SinkSpec::Collect { .. } | SinkSpec::Encode(_)),
+                projection,
                 ..Default::default()
             },
         )?;
@@ -735,7 +827,7 @@ impl Operator for ParallelOp<'_> {
         }
         let aggregate = match &self.sink {
             SinkSpec::Aggregate { group, aggs } => Some((group.len(), aggs.clone())),
-            SinkSpec::Collect | SinkSpec::Encode(_) => None,
+            SinkSpec::Collect { .. } | SinkSpec::Encode(_) => None,
         };
         let running = self.state.as_mut().expect("started");
         if let Some((group_len, aggs)) = aggregate {

@@ -133,6 +133,18 @@ impl AggCall {
             .chain(more.iter().map(|(e, _)| e))
             .chain(order.iter().map(|(k, _)| &k.expr))
     }
+
+    /// [`AggCall::exprs`], to rewrite (a pipeline moving their columns).
+    pub fn exprs_mut(&mut self) -> impl Iterator<Item = &mut Expr> {
+        let (more, order) = match &mut self.concat {
+            Some(c) => (&mut c.more_args[..], &mut c.order[..]),
+            None => (&mut [][..], &mut [][..]),
+        };
+        self.arg
+            .iter_mut()
+            .chain(more.iter_mut().map(|(e, _)| e))
+            .chain(order.iter_mut().map(|(k, _)| &mut k.expr))
+    }
 }
 
 /// One ORDER BY key.
