@@ -26,6 +26,16 @@
 //! - `tps_ratio`: Tarn's TPS over MariaDB's.
 //! - `summary.min_ratio_vs_mariadb_32_threads`: the smallest `tps_ratio` among the
 //!   32-thread rows (`null` unless both servers ran at 32 threads).
+//! - `*_server_cpu_us_per_tx`: the server process's CPU time (user plus system, from
+//!   `/proc`, in 10 ms ticks) over the run, per transaction;
+//!   `*_client_cpu_us_per_tx`: sysbench's own (`getrusage(RUSAGE_CHILDREN)` around
+//!   it). Both include the kernel's share of the loopback TCP on each side.
+//! - `tarn_client_bound_vs_mariadb`: the ratio Tarn could reach if its server took
+//!   no CPU at all: with sysbench costing `tarn_client_cpu_us_per_tx` on this
+//!   machine's cores, at most `cores x 10^6 / tarn_client_cpu_us_per_tx`
+//!   transactions per second, over MariaDB's TPS. Where it is below a target ratio,
+//!   the client alone rules the target out on this machine.
+//!   `summary.client_bound_min_ratio_32_threads` is its smallest 32-thread value.
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -147,6 +157,10 @@ pub struct SysbenchResult {
     pub p95_ms: f64,
     pub errors: u64,
     pub reconnects: u64,
+    /// The server's CPU per transaction over the run (not in sysbench's report).
+    pub server_cpu_us_per_tx: Option<f64>,
+    /// sysbench's own CPU per transaction over the run.
+    pub client_cpu_us_per_tx: Option<f64>,
 }
 
 /// Reads sysbench 1.0's text report.
@@ -188,6 +202,8 @@ pub fn parse_report(text: &str) -> Option<SysbenchResult> {
 /// How sysbench reaches a server.
 struct Target {
     name: &'static str,
+    /// The server's process, whose CPU time the runs measure.
+    pid: Option<u32>,
     port: u16,
     user: &'static str,
     password: &'static str,
@@ -247,6 +263,13 @@ pub struct SysbenchRow {
     pub mariadb_p95_ms: Option<f64>,
     pub mariadb_errors: Option<u64>,
     pub tps_ratio: Option<f64>,
+    pub tarn_server_cpu_us_per_tx: Option<f64>,
+    pub tarn_client_cpu_us_per_tx: Option<f64>,
+    pub mariadb_server_cpu_us_per_tx: Option<f64>,
+    pub mariadb_client_cpu_us_per_tx: Option<f64>,
+    /// The most `tps_ratio` could be with a Tarn server that took no CPU (see the
+    /// module docs).
+    pub tarn_client_bound_vs_mariadb: Option<f64>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -271,6 +294,8 @@ pub struct SysbenchSummary {
     pub min_ratio_vs_mariadb_32_threads: Option<f64>,
     /// The workload with that smallest ratio.
     pub min_ratio_workload: Option<&'static str>,
+    /// The smallest `tarn_client_bound_vs_mariadb` among the 32-thread rows.
+    pub client_bound_min_ratio_32_threads: Option<f64>,
 }
 
 pub struct SysbenchReport {
@@ -306,17 +331,30 @@ fn run_server(
         for &threads in &options.threads {
             let row = format!("{} oltp_{workload} threads={threads}", target.name);
             let time = format!("--time={}", options.time_s);
+            let server_cpu_before = target.pid.and_then(tarn_io::os::process_cpu_time_of);
+            let client_cpu_before = tarn_io::os::children_cpu_time();
             let text = target.run(
                 target.command(&format!("oltp_{workload}"), options, threads),
                 &[&time, "--report-interval=0", "--percentile=95", "run"],
                 &row,
             )?;
-            let result = parse_report(&text).ok_or_else(|| {
+            let client_cpu = tarn_io::os::children_cpu_time() - client_cpu_before;
+            let server_cpu = server_cpu_before.and_then(|before| {
+                let after = target.pid.and_then(tarn_io::os::process_cpu_time_of)?;
+                Some(after.saturating_sub(before))
+            });
+            let mut result = parse_report(&text).ok_or_else(|| {
                 BenchError::Options(format!(
                     "could not read sysbench's report for {row}:\n{}",
                     crate::server::tail(&text, 20)
                 ))
             })?;
+            let transactions = result.tps * f64::from(options.time_s);
+            let per_tx = |cpu: std::time::Duration| {
+                (transactions > 0.0).then(|| cpu.as_secs_f64() * 1e6 / transactions)
+            };
+            result.client_cpu_us_per_tx = per_tx(client_cpu);
+            result.server_cpu_us_per_tx = server_cpu.and_then(per_tx);
             output.progress(&format!(
                 "  {row}: {} tps, p95 {} ms, {} errors",
                 format_count(Some(result.tps)),
@@ -378,6 +416,7 @@ pub fn run(options: &SysbenchBenchOptions, output: &Output) -> Result<SysbenchRe
         let target = Target {
             name: "tarn",
             port: server.port(),
+            pid: server.pid(),
             user: crate::server::TARN_USER,
             password: crate::server::TARN_PASSWORD,
         };
@@ -407,6 +446,7 @@ pub fn run(options: &SysbenchBenchOptions, output: &Output) -> Result<SysbenchRe
         let target = Target {
             name: "mariadb",
             port: server.port(),
+            pid: server.pid(),
             user: mariadb::USER,
             password: mariadb::PASSWORD,
         };
@@ -435,6 +475,15 @@ pub fn run(options: &SysbenchBenchOptions, output: &Output) -> Result<SysbenchRe
                 mariadb_p95_ms: maria.map(|r| r.p95_ms),
                 mariadb_errors: maria.map(|r| r.errors),
                 tps_ratio: ratio(tarn.map(|r| r.tps), maria.map(|r| r.tps)),
+                tarn_server_cpu_us_per_tx: tarn.and_then(|r| r.server_cpu_us_per_tx),
+                tarn_client_cpu_us_per_tx: tarn.and_then(|r| r.client_cpu_us_per_tx),
+                mariadb_server_cpu_us_per_tx: maria.and_then(|r| r.server_cpu_us_per_tx),
+                mariadb_client_cpu_us_per_tx: maria.and_then(|r| r.client_cpu_us_per_tx),
+                tarn_client_bound_vs_mariadb: ratio(
+                    tarn.and_then(|r| r.client_cpu_us_per_tx)
+                        .map(|us| crate::scan::cores() as f64 * 1e6 / us),
+                    maria.map(|r| r.tps),
+                ),
             });
         }
     }
@@ -448,9 +497,17 @@ pub fn run(options: &SysbenchBenchOptions, output: &Output) -> Result<SysbenchRe
         .iter()
         .filter(|r| r.threads == SUMMARY_THREADS)
         .all(|r| r.tps_ratio.is_some());
+    let bounds: Option<Vec<f64>> = rows
+        .iter()
+        .filter(|r| r.threads == SUMMARY_THREADS)
+        .map(|r| r.tarn_client_bound_vs_mariadb)
+        .collect();
     let summary = SysbenchSummary {
         min_ratio_vs_mariadb_32_threads: min.filter(|_| complete).map(|m| m.0),
         min_ratio_workload: min.filter(|_| complete).map(|m| m.1),
+        client_bound_min_ratio_32_threads: bounds
+            .filter(|b| !b.is_empty())
+            .map(|b| b.into_iter().fold(f64::INFINITY, f64::min)),
     };
     let config = SysbenchConfig {
         workloads,
@@ -489,6 +546,9 @@ pub fn table(report: &SysbenchReport) -> TextTable {
             "mariadb p95 ms",
             "tarn/mariadb",
             "errors (t/m)",
+            "server CPU us/tx (t/m)",
+            "sysbench CPU us/tx (t/m)",
+            "client bound",
         ],
     );
     for row in &report.rows {
@@ -505,6 +565,17 @@ pub fn table(report: &SysbenchReport) -> TextTable {
                 row.tarn_errors.map_or("-".into(), |e| e.to_string()),
                 row.mariadb_errors.map_or("-".into(), |e| e.to_string())
             ),
+            format!(
+                "{}/{}",
+                format_number(row.tarn_server_cpu_us_per_tx, 0),
+                format_number(row.mariadb_server_cpu_us_per_tx, 0)
+            ),
+            format!(
+                "{}/{}",
+                format_number(row.tarn_client_cpu_us_per_tx, 0),
+                format_number(row.mariadb_client_cpu_us_per_tx, 0)
+            ),
+            format_ratio(row.tarn_client_bound_vs_mariadb),
         ]);
     }
     table
@@ -540,6 +611,12 @@ pub fn run_and_print(options: &SysbenchBenchOptions, output: &Output) -> Result<
             .summary
             .min_ratio_workload
             .map_or(String::new(), |w| format!(", on {w}"))
+    ));
+    output.note(&format!(
+        "client_bound_min_ratio_32_threads {}: the most a server taking no CPU could \
+         reach against MariaDB here, with sysbench's own CPU per transaction on {} cores",
+        format_ratio(report.summary.client_bound_min_ratio_32_threads),
+        crate::scan::cores()
     ));
     output.json(&BenchDocument::new(
         "sysbench",

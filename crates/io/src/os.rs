@@ -15,6 +15,20 @@ pub fn process_cpu_time() -> Duration {
     timeval_duration(usage.ru_utime) + timeval_duration(usage.ru_stime)
 }
 
+/// CPU time (user plus system) used so far by this process's children that have
+/// ended and been waited for, their threads included: a benchmark reads it before
+/// and after running a client program to learn what the client cost.
+pub fn children_cpu_time() -> Duration {
+    // SAFETY: `rusage` is plain old data; all-zero is a valid value.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `usage` is a valid, writable `rusage` and `RUSAGE_CHILDREN` a valid
+    // target.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
+    // getrusage fails only for a bad pointer or target, neither possible here.
+    assert_eq!(rc, 0, "getrusage(RUSAGE_CHILDREN) failed");
+    timeval_duration(usage.ru_utime) + timeval_duration(usage.ru_stime)
+}
+
 /// CPU time (user plus system) used so far by process `pid`, all threads included,
 /// from `/proc/<pid>/stat` in clock ticks (10 ms on Linux); `None` if the process is
 /// gone or the file is unreadable. The benchmarks measure the servers they start.
