@@ -350,11 +350,8 @@ fn run_server(
                 ))
             })?;
             let transactions = result.tps * f64::from(options.time_s);
-            let per_tx = |cpu: std::time::Duration| {
-                (transactions > 0.0).then(|| cpu.as_secs_f64() * 1e6 / transactions)
-            };
-            result.client_cpu_us_per_tx = per_tx(client_cpu);
-            result.server_cpu_us_per_tx = server_cpu.and_then(per_tx);
+            result.client_cpu_us_per_tx = us_per_tx(client_cpu, transactions);
+            result.server_cpu_us_per_tx = server_cpu.and_then(|cpu| us_per_tx(cpu, transactions));
             output.progress(&format!(
                 "  {row}: {} tps, p95 {} ms, {} errors",
                 format_count(Some(result.tps)),
@@ -365,6 +362,11 @@ fn run_server(
         }
     }
     Ok(results)
+}
+
+/// Microseconds of `cpu` per transaction; `None` for a run without any.
+fn us_per_tx(cpu: std::time::Duration, transactions: f64) -> Option<f64> {
+    (transactions > 0.0).then(|| cpu.as_secs_f64() * 1e6 / transactions)
 }
 
 fn create_database(client: &mut crate::wire::client::Client, server: &str) -> Result<()> {
