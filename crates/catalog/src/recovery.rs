@@ -7,7 +7,9 @@
 //!    whose page is older than the record (page LSN < record end LSN), through the
 //!    buffer pool. Records of files the catalog does not name (a table dropped, or
 //!    created but never published) are skipped. Undo records are collected per
-//!    transaction; a commit or rollback record discards its transaction's set.
+//!    transaction by undo number (a transaction larger than the log logged its live
+//!    undo again, see `Transaction::carry_undo_forward`: one copy of each number is
+//!    kept); a commit or rollback record discards its transaction's set.
 //! 3. [`rollback_incomplete`] undoes, newest first, the changes of every transaction
 //!    left without a commit or rollback record, logs a rollback record for each, and
 //!    makes the log durable.
@@ -19,7 +21,9 @@
 //! A fuzzy checkpoint writes the pages dirty before it started, then records the LSN
 //! where recovery must start: the oldest LSN of a page still dirty, or the first record
 //! of the oldest active transaction (whose undo recovery needs), whichever is older.
-//! Log space before it is recycled.
+//! Log space before it is recycled. A transaction whose log outgrows the ring moves its
+//! first record up by logging its live undo again (`Transaction::carry_undo_forward`),
+//! so the checkpoint is not held at its start for ever.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
@@ -115,7 +119,10 @@ pub(crate) struct RedoPass {
 struct TrxLog {
     /// The start LSN of its first undo record.
     first_lsn: Lsn,
-    records: Vec<UndoRecord>,
+    /// By undo number, which orders a transaction's changes. A transaction that held
+    /// the checkpoint back logged its live undo again (`Transaction::carry_undo_forward`):
+    /// a copy replaces the same number's record.
+    records: BTreeMap<u64, UndoRecord>,
 }
 
 /// Replays the log from the last checkpoint (step 2 of the module docs).
@@ -158,9 +165,9 @@ pub(crate) fn redo(wal: &Wal, pool: &BufferPool, catalog: &CatalogData) -> Resul
                 next_trx_id = next_trx_id.max(undo.trx_id + 1);
                 let log = incomplete.entry(undo.trx_id).or_insert_with(|| TrxLog {
                     first_lsn: record.start_lsn,
-                    records: Vec::new(),
+                    records: BTreeMap::new(),
                 });
-                log.records.push(undo);
+                log.records.insert(undo.undo_no, undo);
             }
             log_kind::COMMIT => {
                 let [id] = numbers(record.payload)?;
@@ -177,13 +184,13 @@ pub(crate) fn redo(wal: &Wal, pool: &BufferPool, catalog: &CatalogData) -> Resul
             log_kind::UNDONE => {
                 let [id, first, last] = numbers(record.payload)?;
                 if let Some(log) = incomplete.get_mut(&id) {
-                    log.records.retain(|r| !(first..=last).contains(&r.undo_no));
+                    log.records.retain(|no, _| !(first..=last).contains(no));
                 }
             }
             log_kind::PURGED => {
                 let [id, undo_no] = numbers(record.payload)?;
                 if let Some(log) = committed.get_mut(&id) {
-                    log.records.retain(|r| r.undo_no != undo_no);
+                    log.records.remove(&undo_no);
                 }
             }
             other => {
@@ -286,13 +293,37 @@ pub(crate) fn rollback_incomplete(
     // Make room in the log for the rollback: write the replayed pages and move the
     // checkpoint up to the oldest record recovery still needs (the undo of the
     // transactions to roll back and of those purge has not finished).
-    let pinned = pass
-        .incomplete
-        .values()
-        .chain(pass.unpurged.iter())
-        .map(|log| log.first_lsn)
-        .min();
+    // The undo of the transactions to roll back is logged again first, so that the
+    // checkpoint need not stay at their first records: a transaction larger than the
+    // log may have left the ring nearly full, with no room for its rollback.
+    let mut incomplete = pass.incomplete;
+    let oldest = |incomplete: &BTreeMap<u64, TrxLog>| {
+        incomplete
+            .values()
+            .chain(pass.unpurged.iter())
+            .map(|log| log.first_lsn)
+            .min()
+    };
+    // First free the log before the oldest first record, for the copies.
     pool.flush_all()?;
+    let current = ctx.wal.current_lsn();
+    ctx.wal.write_checkpoint(
+        oldest(&incomplete).map_or(current, |p| p.min(current)),
+        &checkpoint_extra(pass.next_trx_id, ctx.sys.undo.next_roll_ptr()),
+    )?;
+    for log in incomplete.values_mut() {
+        let mut payload = Vec::new();
+        for (i, record) in log.records.values().enumerate() {
+            payload.clear();
+            record.encode(&mut payload);
+            let (start, _) = ctx.wal.append_range(log_kind::UNDO, &payload);
+            if i == 0 {
+                log.first_lsn = start;
+            }
+        }
+    }
+    let pinned = oldest(&incomplete);
+    ctx.wal.flush_to(ctx.wal.current_lsn())?;
     let current = ctx.wal.current_lsn();
     ctx.wal.write_checkpoint(
         pinned.map_or(current, |p| p.min(current)),
@@ -300,8 +331,24 @@ pub(crate) fn rollback_incomplete(
     )?;
     report.torn_pages_repaired = repair.pages_repaired.len() as u64;
     let state = state.lock();
-    for (trx_id, log) in pass.incomplete.iter() {
-        for record in log.records.iter().rev() {
+    let ids: Vec<u64> = incomplete.keys().copied().collect();
+    let unpurged_first = pass.unpurged.iter().map(|log| log.first_lsn).min();
+    for (n, trx_id) in ids.iter().enumerate() {
+        let records: Vec<&UndoRecord> = incomplete[trx_id].records.values().rev().collect();
+        for (i, record) in records.iter().enumerate() {
+            // No checkpoint thread runs yet, and the rollback of a transaction larger
+            // than the log may log more than the ring holds: carry the undo still to
+            // apply forward and checkpoint, as a live rollback does.
+            if ctx.wal.log_used_bytes()
+                > ctx.wal.log_capacity_bytes() * tarn_common::limits::LOG_ADMIT_PCT / 100
+            {
+                let pending = records[i..].iter().copied().chain(
+                    ids[n + 1..]
+                        .iter()
+                        .flat_map(|id| incomplete[id].records.values()),
+                );
+                carry_and_checkpoint(ctx, pool, pending, unpurged_first, pass.next_trx_id)?;
+            }
             if let Some(table) = state.table_by_file_id(record.table_id) {
                 table.undo_change(record)?;
                 report.changes_undone += 1;
@@ -312,7 +359,8 @@ pub(crate) fn rollback_incomplete(
     }
     drop(state);
     for log in pass.unpurged {
-        ctx.sys.requeue_recovered(log.first_lsn, log.records);
+        ctx.sys
+            .requeue_recovered(log.first_lsn, log.records.into_values().collect());
     }
     ctx.wal.flush_to(ctx.wal.current_lsn())?;
     report.undo_ms = started.elapsed().as_millis() as u64;
@@ -332,6 +380,37 @@ pub(crate) fn rollback_incomplete(
         );
     }
     Ok(report)
+}
+
+/// Recovery's rollback: writes every page, logs `pending` (the undo still to apply)
+/// again, and checkpoints at the first copy (or the oldest unpurged transaction's first
+/// record, if older), freeing the log before it.
+fn carry_and_checkpoint<'r>(
+    ctx: &TxnContext,
+    pool: &BufferPool,
+    pending: impl Iterator<Item = &'r UndoRecord>,
+    unpurged_first: Option<Lsn>,
+    next_trx_id: u64,
+) -> Result<()> {
+    pool.flush_all()?;
+    let mut first_copy = None;
+    let mut payload = Vec::new();
+    for record in pending {
+        payload.clear();
+        record.encode(&mut payload);
+        let (start, _) = ctx.wal.append_range(log_kind::UNDO, &payload);
+        first_copy.get_or_insert(start);
+    }
+    let current = ctx.wal.current_lsn();
+    ctx.wal.flush_to(current)?;
+    let lsn = [first_copy, unpurged_first]
+        .into_iter()
+        .flatten()
+        .fold(current, Lsn::min);
+    ctx.wal.write_checkpoint(
+        lsn,
+        &checkpoint_extra(next_trx_id, ctx.sys.undo.next_roll_ptr()),
+    )
 }
 
 /// A fuzzy checkpoint (module docs). With `all`, every dirty page is written first (a

@@ -465,7 +465,7 @@ impl Table {
         Ok(bytes)
     }
 
-    fn row_limits(&self, key_len: usize) -> RowLimits {
+    pub(crate) fn row_limits(&self, key_len: usize) -> RowLimits {
         RowLimits {
             overflow_threshold_bytes: self.clustered.page_size_bytes() / 4,
             max_row_bytes: self.clustered.max_entry_bytes().saturating_sub(key_len),

@@ -131,16 +131,31 @@ pub struct TxnContext {
 }
 
 impl TxnContext {
-    /// Before a change: if the log since the last checkpoint fills more than
-    /// `LOG_ADMIT_PCT` of the ring, waits (bounded) for the checkpointer and purge to
-    /// free space. The remaining share is kept for rollbacks, which never wait here:
-    /// the log also holds the undo of active transactions, so a full log with no room
-    /// to roll back could never be checkpointed.
-    fn log_free_check(&self) -> Result<()> {
-        let limit = self.wal.log_capacity_bytes() * tarn_common::limits::LOG_ADMIT_PCT / 100;
+    /// A rollback's admission: waits (bounded, then goes on regardless, since a
+    /// rollback must not fail for want of log) while the log fills more than
+    /// `LOG_ROLLBACK_WAIT_PCT` of the ring.
+    fn wait_rollback_room(&self) {
         let deadline = std::time::Instant::now()
             + std::time::Duration::from_secs(tarn_common::limits::LOG_ADMIT_WAIT_S);
-        while self.wal.log_used_bytes() > limit {
+        while self.log_over(tarn_common::limits::LOG_ROLLBACK_WAIT_PCT)
+            && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+
+    /// True while the log since the last checkpoint fills more than `pct` percent of
+    /// the ring.
+    fn log_over(&self, pct: u64) -> bool {
+        self.wal.log_used_bytes() > self.wal.log_capacity_bytes() * pct / 100
+    }
+
+    /// Waits (bounded) while the log since the last checkpoint fills more than
+    /// `LOG_ADMIT_PCT` of the ring, for the checkpointer and purge to free space.
+    fn wait_log_admission(&self) -> Result<()> {
+        let deadline = std::time::Instant::now()
+            + std::time::Duration::from_secs(tarn_common::limits::LOG_ADMIT_WAIT_S);
+        while self.log_over(tarn_common::limits::LOG_ADMIT_PCT) {
             if std::time::Instant::now() >= deadline {
                 return Err(Error::OutOfResources(format!(
                     "the redo log has been more than {}% full for {} s: old transactions or \
@@ -291,18 +306,138 @@ impl Transaction {
         }
     }
 
+    /// Before a change: if the log since the last checkpoint fills more than
+    /// `LOG_ADMIT_PCT` of the ring, carries this transaction's undo forward if it is
+    /// what holds the checkpoint back ([`Transaction::carry_undo_forward`]), then waits
+    /// (bounded) for the checkpointer and purge to free space. The remaining share is
+    /// kept for rollbacks, which never wait here: the log also holds the undo of
+    /// active transactions, so a full log with no room to roll back could never be
+    /// checkpointed.
+    fn log_free_check(&mut self) -> Result<()> {
+        if !self.ctx.log_over(tarn_common::limits::LOG_ADMIT_PCT) {
+            return Ok(());
+        }
+        self.carry_undo_forward(&[], false)?;
+        self.ctx.wait_log_admission()
+    }
+
+    /// If this transaction is the oldest active one and its log since its first
+    /// record is over half the admission share, logs its live undo records again
+    /// (those still in the transaction and `pending`, changes a rollback has taken
+    /// out but not yet undone), makes them durable, and moves its first LSN up to
+    /// the first copy ([`TrxSys::carry_first_lsn`]). The checkpoint, which recovery
+    /// starts from, may then pass the transaction's older log once the pages it
+    /// changed are written, so a transaction may log more than the ring holds, as
+    /// long as its undo fits in `LOG_UNDO_CARRY_PCT_MAX` of it (else 1197). A
+    /// `rollback` (which never fails for want of log) carries whatever fits in the
+    /// free ring less 5%. The copy is appended while the transaction still holds the
+    /// checkpoint: it must fit in the free ring, or the append would wait for ever.
+    /// Recovery keeps one copy of each undo number ([`crate::recovery`]); copies
+    /// change nothing else. Returns whether it carried.
+    pub(crate) fn carry_undo_forward(
+        &mut self,
+        pending: &[(u64, Arc<UndoRecord>)],
+        rollback: bool,
+    ) -> Result<bool> {
+        let wal = &self.ctx.wal;
+        let first = self.trx.first_lsn();
+        let capacity = wal.log_capacity_bytes();
+        let pinned_by_self = self.trx.id() != 0
+            && self.ctx.sys.oldest_active_lsn() == Some(first)
+            && wal.current_lsn().0 - first.0 > capacity * tarn_common::limits::LOG_ADMIT_PCT / 200;
+        if !pinned_by_self {
+            return Ok(false);
+        }
+        let mut payloads = Vec::new();
+        let mut log_bytes = 0u64;
+        for record in self
+            .trx
+            .undo_records()
+            .chain(pending.iter().map(|(_, r)| r))
+        {
+            let mut payload = Vec::with_capacity(64 + record.old_row.len());
+            record.encode(&mut payload);
+            log_bytes += tarn_wal::format::record_bytes(payload.len());
+            payloads.push(payload);
+        }
+        let carry_max = if rollback {
+            wal.log_free_bytes().saturating_sub(capacity / 20)
+        } else {
+            (capacity * tarn_common::limits::LOG_UNDO_CARRY_PCT_MAX / 100)
+                .min(wal.log_free_bytes() / 2)
+        };
+        if log_bytes > carry_max {
+            return Err(transaction_too_large(log_bytes, capacity));
+        }
+        let mut start = wal.current_lsn();
+        let mut end = start;
+        for (i, payload) in payloads.iter().enumerate() {
+            let (record_start, record_end) = wal.append_range(log_kind::UNDO, payload);
+            if i == 0 {
+                start = record_start;
+            }
+            end = record_end;
+        }
+        // Durable before the checkpoint may pass the originals.
+        wal.flush_to(end)?;
+        self.ctx.sys.carry_first_lsn(&mut self.trx, start);
+        Ok(true)
+    }
+
     /// Logs `record`, records it in the transaction, and returns the roll pointer.
     fn log_undo(&mut self, record: UndoRecord) -> Result<u64> {
-        self.ctx.log_free_check()?;
+        let payload_bytes = record.encoded_bytes();
+        if payload_bytes > tarn_common::limits::LOG_RECORD_BYTES_MAX {
+            // Many long secondary entries: the undo record would not fit one redo
+            // record. Nothing is changed yet.
+            return Err(Error::RowTooLarge(format!(
+                "the change's undo record needs {payload_bytes} bytes, and a redo log \
+                 record holds at most {}; change fewer indexed columns at once",
+                tarn_common::limits::LOG_RECORD_BYTES_MAX
+            )));
+        }
+        // A transaction that will need its undo carried forward (its log is over half
+        // the admission share) must keep that undo small enough to carry, and to leave
+        // the statement's rollback room: refuse here, early, not once the log is full.
+        // A transaction whose log stays within that share has no such bound.
+        let capacity = self.ctx.wal.log_capacity_bytes();
+        let undo_bytes = self.trx.undo_bytes() + record.size_bytes();
+        if self.trx.id() != 0
+            && self.ctx.wal.current_lsn().0 - self.trx.first_lsn().0
+                > capacity * tarn_common::limits::LOG_ADMIT_PCT / 200
+            && undo_bytes > capacity * tarn_common::limits::LOG_UNDO_CARRY_PCT_MAX / 100
+        {
+            return Err(transaction_too_large(undo_bytes, capacity));
+        }
+        self.log_free_check()?;
         let (roll_ptr, record) = self.ctx.sys.push_undo(&mut self.trx, record)?;
-        let mut payload = Vec::with_capacity(64 + record.old_row.len());
+        let mut payload = Vec::with_capacity(payload_bytes);
         record.encode(&mut payload);
+        debug_assert_eq!(payload.len(), payload_bytes);
         self.ctx.wal.append(log_kind::UNDO, &payload);
         if let Some(lock) = &self.lock {
             lock.add_work(1);
         }
         Ok(roll_ptr)
     }
+}
+
+/// 1197 (`ER_TRANS_CACHE_FULL`, statement rolled back): the transaction's undo, which
+/// the log must hold while it is active, needs `log_bytes` and would not leave the log
+/// room to move on.
+fn transaction_too_large(log_bytes: u64, capacity_bytes: u64) -> Error {
+    Error::sql(
+        1197,
+        "HY000",
+        format!(
+            "Multi-statement transaction required more than {} bytes of redo log for its \
+             undo ({log_bytes} bytes; {}% of the {capacity_bytes}-byte redo log); commit in \
+             smaller parts, or increase log_file_size (innodb_log_file_size) or log_files \
+             and try again",
+            capacity_bytes * tarn_common::limits::LOG_UNDO_CARRY_PCT_MAX / 100,
+            tarn_common::limits::LOG_UNDO_CARRY_PCT_MAX,
+        ),
+    )
 }
 
 /// A transaction's read view with the version store behind it, for scans that run
@@ -766,6 +901,7 @@ impl Table {
         self.check_current()?;
         tx.check_writable()?;
         let row = self.check_row(row)?;
+        self.check_external_bytes(tx, &row)?;
         let key = self.primary_key_of_row(&row)?;
         self.lock_table_tx(tx, TableMode::IX)?;
         loop {
@@ -820,6 +956,37 @@ impl Table {
                 WaitPolicy::Wait,
             )?;
         }
+    }
+
+    /// Fails with 1118 (`ER_TOO_BIG_ROWSIZE`), before anything changes, if the row's
+    /// long values would take more than `LOG_ROW_EXTERNAL_PCT_MAX` of the redo log.
+    /// Their overflow chains are logged page by page between two admission checks
+    /// ([`Transaction::log_free_check`]), while this transaction holds the checkpoint
+    /// back: a longer row could fill the ring, and every append would then wait for a
+    /// checkpoint that cannot come (InnoDB refuses at 10% too).
+    fn check_external_bytes(&self, tx: &Transaction, row: &[Value]) -> Result<()> {
+        let threshold = self.row_limits(0).overflow_threshold_bytes;
+        let external_bytes: u64 = row
+            .iter()
+            .map(|value| match value {
+                Value::Bytes(bytes) if bytes.len() > threshold => bytes.len() as u64,
+                _ => 0,
+            })
+            .sum();
+        let pct = tarn_common::limits::LOG_ROW_EXTERNAL_PCT_MAX;
+        let capacity_bytes = tx.ctx.wal.log_capacity_bytes();
+        if external_bytes <= capacity_bytes * pct / 100 {
+            return Ok(());
+        }
+        Err(Error::sql(
+            1118,
+            "42000",
+            format!(
+                "The size of BLOB/TEXT data inserted in one row ({external_bytes} bytes) is \
+                 greater than {pct}% of redo log size ({capacity_bytes} bytes). Increase the \
+                 redo log size using log_file_size (innodb_log_file_size) or log_files."
+            ),
+        ))
     }
 
     /// After a change wrote the clustered key `key` (if any) and the secondary entries
@@ -947,6 +1114,7 @@ impl Table {
     /// does, so a locking range reader over the index sees no phantom move in.
     pub fn update_key_tx(&self, tx: &mut Transaction, key: &[u8], row: Vec<Value>) -> Result<bool> {
         let row = self.check_row(row)?;
+        self.check_external_bytes(tx, &row)?;
         let Some(current) = self.lock_live_row(tx, key)? else {
             return Ok(false);
         };
@@ -1438,7 +1606,18 @@ pub(crate) fn undo_after<T: std::ops::Deref<Target = Table>>(
 ) -> Result<()> {
     let taken = tx.trx.take_undo_after(position);
     let mut result = Ok(());
-    for (_, record) in &taken {
+    for (i, (_, record)) in taken.iter().enumerate() {
+        // A rollback never waits for the log, but the log it writes must not fill
+        // the ring while this transaction holds the checkpoint back: carry the undo
+        // still to apply forward (a failure leaves the rollback on the reserve).
+        if tx.ctx.log_over(tarn_common::limits::LOG_ADMIT_PCT) {
+            if let Err(error) = tx.carry_undo_forward(&taken[i..], true) {
+                tracing::warn!("a rollback could not carry its undo forward: {error}");
+            }
+            // Outside any latch: a rollback that filled the ring inside a page change
+            // would hold a latch the checkpoint needs to write that page.
+            tx.ctx.wait_rollback_room();
+        }
         if let Some(table) = table_of(record.table_id)
             && let Err(error) = table.undo_change(record)
         {

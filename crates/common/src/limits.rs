@@ -229,6 +229,26 @@ pub const LOG_CHECKPOINT_TRIGGER_PCT: u64 = 50;
 pub const LOG_ADMIT_PCT: u64 = 75;
 pub const LOG_ADMIT_WAIT_S: u64 = 30;
 
+/// A row's long values (those stored in overflow chains) may take at most this share
+/// of the ring: a longer one fails up front with 1118, as InnoDB refuses BLOB/TEXT data
+/// over 10% of its redo log. A row's chain is written between two admission checks, so
+/// admission (`LOG_ADMIT_PCT`) plus one row stays below a full ring.
+pub const LOG_ROW_EXTERNAL_PCT_MAX: u64 = 10;
+
+/// A transaction that holds the checkpoint back while the log is over
+/// `LOG_ADMIT_PCT` logs its live undo records again and moves its first LSN up to
+/// them, so the checkpoint can pass its older log (pages are flushed as usual). Its
+/// undo may take at most this share of the ring; a statement that needs more fails
+/// with 1197 (and is rolled back). The copy is written above `LOG_ADMIT_PCT` while
+/// the transaction still holds the checkpoint, so it must fit well inside the rest
+/// of the ring, and leave the statement's rollback room in it.
+pub const LOG_UNDO_CARRY_PCT_MAX: u64 = 10;
+
+/// A rollback never fails for want of log, but between two undone changes it waits
+/// (at most `LOG_ADMIT_WAIT_S`) while the log fills more than this share of the ring,
+/// so that it never fills the ring inside a page change.
+pub const LOG_ROLLBACK_WAIT_PCT: u64 = 90;
+
 /// With `flush_log_at_commit` 0 or 2 the log writer flushes at least this often.
 pub const LOG_BACKGROUND_FLUSH_INTERVAL_MS: u64 = 1000;
 

@@ -56,6 +56,22 @@ impl Trx {
         self.undo.len()
     }
 
+    /// The log position before the transaction's first record that recovery still
+    /// needs (see [`TrxSys::carry_first_lsn`]); `Lsn::ZERO` until it has an id.
+    pub fn first_lsn(&self) -> Lsn {
+        self.first_lsn
+    }
+
+    /// Bytes of the changes not taken back (about their size in the log too).
+    pub fn undo_bytes(&self) -> u64 {
+        self.undo_bytes
+    }
+
+    /// The changes not taken back, oldest first.
+    pub fn undo_records(&self) -> impl Iterator<Item = &Arc<UndoRecord>> {
+        self.undo.iter().map(|(_, record)| record)
+    }
+
     /// True if the transaction changed anything.
     pub fn has_changes(&self) -> bool {
         !self.undo.is_empty()
@@ -248,6 +264,17 @@ impl TrxSys {
         }
         trx.first_lsn = log_position;
         Ok(id)
+    }
+
+    /// Moves `trx`'s first LSN up to `lsn`, once the caller has logged again, from
+    /// `lsn` on, every undo record recovery would need to roll `trx` back (the log
+    /// before `lsn` then holds nothing of `trx` that recovery must read, so checkpoints
+    /// may pass it). `lsn` never moves back.
+    pub fn carry_first_lsn(&self, trx: &mut Trx, lsn: Lsn) {
+        assert!(trx.id != 0, "only a transaction with an id holds log back");
+        assert!(lsn >= trx.first_lsn, "a first LSN never moves back");
+        self.state.lock().active.insert(trx.id, lsn);
+        trx.first_lsn = lsn;
     }
 
     /// The next id to be handed out (stored in checkpoints).

@@ -75,6 +75,22 @@ impl UndoRecord {
         (64 + self.key.len() + self.old_row.len() + entries) as u64
     }
 
+    /// The length of [`UndoRecord::encode`]'s output.
+    pub fn encoded_bytes(&self) -> usize {
+        8 + 8
+            + 1
+            + 4
+            + 4
+            + 4
+            + self.key.len()
+            + self
+                .added_entries
+                .iter()
+                .map(|(_, key)| 4 + 4 + key.len())
+                .sum::<usize>()
+            + self.old_row.len()
+    }
+
     /// The record's form in the redo log.
     pub fn encode(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.trx_id.to_le_bytes());

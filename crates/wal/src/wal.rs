@@ -308,7 +308,13 @@ impl Wal {
     }
 
     /// Appends records in one contiguous LSN range; returns the end of the last. The
-    /// total must fit in the log buffer and the link window (asserted).
+    /// total must fit in the log buffer and the link window (asserted). Callers keep
+    /// records within `LOG_RECORD_BYTES_MAX`, which the smallest log buffer and ring
+    /// allowed by the settings hold: page changes are bounded by the page size, and
+    /// the engine refuses an undo record over it before logging (a programmer error
+    /// here, never an SQL input). A caller that appends while its own transaction
+    /// holds the checkpoint back must leave the ring room (see the engine's log
+    /// admission), or this waits for a checkpoint that cannot come.
     pub fn append_many(&self, records: &[(u8, &[u8])]) -> Lsn {
         let s = &*self.shared;
         let total: u64 = records
