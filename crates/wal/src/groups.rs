@@ -102,17 +102,18 @@ impl Groups {
         lower(&self.table.lock().list, lsn)
     }
 
-    /// True if an open group starts below `lsn` (so durability to `lsn` must wait
-    /// for it to close).
+    /// True if durability to `lsn` must wait for an open group to close: an open
+    /// group starts below `lsn`, or starts inside a closed group that does (no
+    /// durability point may fall inside any group, so overlapping groups chain: the
+    /// point stops at the start of the lowest group in the chain until the open one
+    /// closes).
     pub fn open_below(&self, lsn: u64) -> bool {
         if self.listed.load(Ordering::SeqCst) == 0 {
             return false;
         }
-        self.table
-            .lock()
-            .list
-            .iter()
-            .any(|g| g.end == u64::MAX && g.start < lsn)
+        // Above every closed group's end and inside every open group: lowering it
+        // gives the highest point the open groups allow.
+        lower(&self.table.lock().list, u64::MAX - 1) < lsn
     }
 }
 
@@ -128,6 +129,21 @@ fn lower(list: &[Group], mut point: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_open_group_holds_back_what_a_closed_group_overlapping_it_starts_at() {
+        let groups = Groups::default();
+        let a = groups.begin(|| 100);
+        let b = groups.begin(|| 300);
+        groups.end(a, || 350);
+        // b = [300, open) starts above 200, but a = [100, 350) overlaps b: no point in
+        // (100, 350) or at or above 300 may be durable until b closes.
+        assert!(groups.open_below(200));
+        assert!(!groups.open_below(100));
+        groups.end(b, || 400);
+        assert!(!groups.open_below(200));
+        assert!(!groups.open_below(1000));
+    }
 
     #[test]
     fn limit_respects_open_and_closed_groups() {

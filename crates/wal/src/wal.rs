@@ -394,15 +394,17 @@ impl Wal {
     }
 
     /// Waits until the log is durable up to `lsn` (the WAL rule for page writes).
-    /// Must not be called by a thread holding a [`MultiGuard`] that began below `lsn`
-    /// (it would wait for itself); such a thread uses [`Wal::flush_to_nowait`].
+    /// Must not be called by a thread holding a [`MultiGuard`]: it could wait for
+    /// itself (a group that began above `lsn` still holds durability below it when a
+    /// closed group overlaps it); such a thread uses [`Wal::flush_to_nowait`].
     pub fn flush_to(&self, lsn: Lsn) -> Result<()> {
         self.shared.check_failed()?;
         self.shared.wait_durable(lsn.0)
     }
 
-    /// Like [`Wal::flush_to`], but returns `Ok(false)` at once if an open group below
-    /// `lsn` holds durability back.
+    /// Like [`Wal::flush_to`], but returns `Ok(false)` at once if an open group holds
+    /// durability below `lsn` back, by starting below it or through closed groups
+    /// overlapping it (see the `groups` module).
     pub fn flush_to_nowait(&self, lsn: Lsn) -> Result<bool> {
         let s = &*self.shared;
         s.check_failed()?;
