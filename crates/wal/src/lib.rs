@@ -76,8 +76,11 @@
 //! A B+tree split logs several records and releases page latches before the last one.
 //! [`Wal::begin_multi`] returns a guard; between it and the guard's drop, durability may
 //! not stop inside the group's LSN range, so commits of other threads that land after
-//! the group's start wait for the group to close. Code that may run inside a group
-//! (buffer pool eviction) uses [`Wal::flush_to_nowait`].
+//! the group's start wait for the group to close. Overlapping groups chain: a closed
+//! group that overlaps an open one holds durability at its own start too, so an open
+//! group can hold back LSNs below its start. Code that may run inside a group (buffer
+//! pool eviction) uses [`Wal::flush_to_nowait`], which refuses rather than wait on such
+//! a chain.
 //!
 //! # Existing logs and settings
 //!
