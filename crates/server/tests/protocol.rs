@@ -35,10 +35,16 @@ fn test_dir() -> tempfile::TempDir {
 }
 
 fn start(globals: &[(&str, &str)]) -> TestServer {
+    start_with_log(globals, Settings::default().log_file_size_bytes)
+}
+
+/// [`start`] with redo log files of `log_file_size_bytes` each.
+fn start_with_log(globals: &[(&str, &str)], log_file_size_bytes: u64) -> TestServer {
     let dir = test_dir();
     let mut settings = Settings {
         data_dir: dir.path().to_path_buf(),
         buffer_pool_size_bytes: 16 << 20,
+        log_file_size_bytes,
         ..Settings::default()
     };
     settings.set("io_method", "buffered").unwrap();
@@ -536,7 +542,13 @@ fn results_encoded_by_the_pipeline_workers_are_the_rows_encoded_serially() {
 
 #[test]
 fn payloads_over_16_mib_are_joined_and_split() {
-    let server = start(&[("max_allowed_packet", "67108864")]);
+    // A row's long values may take at most a tenth of the redo log (1118 beyond, as in
+    // InnoDB): this one is over 16 MiB, so the log is larger than the default.
+    let log_files = u64::from(Settings::default().log_files);
+    let server = start_with_log(
+        &[("max_allowed_packet", "67108864")],
+        (256 << 20) / log_files,
+    );
     let mut c = Client::root(server.address);
     c.query("CREATE DATABASE d");
     c.query("CREATE TABLE d.b (id INT PRIMARY KEY, v LONGBLOB)");
