@@ -59,11 +59,10 @@
 
 use std::ops::Bound;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 
 use tarn_btree::Direction;
 use tarn_common::settings::IsolationLevel;
-use tarn_common::{Error, Lsn, Result};
+use tarn_common::{Error, Lsn, Result, StatementInterrupt};
 use tarn_row::Value;
 use tarn_row::row::{ROW_FLAG_DELETE_MARKED, RowHeader};
 use tarn_txn::lock::{
@@ -175,9 +174,9 @@ impl TxnContext {
 pub struct Transaction {
     pub trx: Trx,
     lock: Option<Arc<LockTrx>>,
-    /// Ends this transaction's lock waits with error 1317 once set (see
-    /// [`Transaction::set_interrupt`]).
-    interrupt: Option<Arc<AtomicBool>>,
+    /// Ends this transaction's lock waits with error 1317 or 3024 when the waiting
+    /// statement must stop (see [`Transaction::set_interrupt`]).
+    interrupt: Option<Arc<StatementInterrupt>>,
     pub(crate) ctx: Arc<TxnContext>,
 }
 
@@ -191,16 +190,19 @@ impl Transaction {
         }
     }
 
-    /// Makes this transaction's lock waits end with [`Error::QueryInterrupted`] once
-    /// `flag` is set: the SQL layer passes its statement's KILL QUERY flag, so a
-    /// killed statement, or one whose client went away, stops waiting for a lock
-    /// (and its rollback releases the locks it holds). Call before the first lock.
-    pub fn set_interrupt(&mut self, flag: Arc<AtomicBool>) {
+    /// Makes this transaction's lock waits end when the waiting statement must stop:
+    /// the SQL layer passes its session's [`StatementInterrupt`], so a killed
+    /// statement, or one whose client went away, stops waiting for a lock with
+    /// [`Error::QueryInterrupted`] (and its rollback releases the locks it holds), and
+    /// one past its `max_execution_time` deadline with
+    /// [`Error::MaxExecutionTimeExceeded`]. Either way only the statement is rolled
+    /// back. Call before the first lock.
+    pub fn set_interrupt(&mut self, interrupt: Arc<StatementInterrupt>) {
         debug_assert!(
             self.lock.is_none(),
-            "the interrupt flag comes before any lock"
+            "the statement interrupt comes before any lock"
         );
-        self.interrupt = Some(flag);
+        self.interrupt = Some(interrupt);
     }
 
     pub fn id(&self) -> u64 {
@@ -221,7 +223,7 @@ impl Transaction {
             .sys
             .assign_id(&mut self.trx, self.ctx.wal.current_lsn())?;
         let lock = match &self.interrupt {
-            Some(flag) => self.ctx.locks.register_interruptible(id, flag.clone()),
+            Some(interrupt) => self.ctx.locks.register_interruptible(id, interrupt.clone()),
             None => self.ctx.locks.register(id),
         };
         self.lock = Some(lock.clone());

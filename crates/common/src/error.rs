@@ -169,6 +169,11 @@ pub enum Error {
     #[error("Query execution was interrupted")]
     QueryInterrupted,
 
+    /// The statement ran past its `max_execution_time` deadline, while it ran or
+    /// waited for a lock. Only the statement is rolled back.
+    #[error("Query execution was interrupted, maximum statement execution time exceeded")]
+    MaxExecutionTimeExceeded,
+
     /// The transaction was chosen as a deadlock victim and has been rolled back.
     #[error("Deadlock found when trying to get lock; try restarting transaction")]
     Deadlock,
@@ -247,6 +252,7 @@ impl Error {
             Error::InvalidDefinition(_) => 1064, // ER_PARSE_ERROR
             Error::LockWaitTimeout => 1205,   // ER_LOCK_WAIT_TIMEOUT
             Error::QueryInterrupted => 1317,  // ER_QUERY_INTERRUPTED
+            Error::MaxExecutionTimeExceeded => 3024, // ER_QUERY_TIMEOUT
             Error::Deadlock => 1213,          // ER_LOCK_DEADLOCK
             Error::LockNowait => 3572,        // ER_LOCK_NOWAIT
             Error::WritesStopped(_) => 1030,  // ER_GET_ERRNO
@@ -277,6 +283,7 @@ impl Error {
             Error::UnknownColumn(_) => "42S22",
             Error::Deadlock => "40001",
             Error::QueryInterrupted => "70100",
+            Error::MaxExecutionTimeExceeded => "HY000",
             Error::ReadOnlyTransaction => "25006",
             Error::UnknownSavepoint(_) => "42000",
             Error::Sql { sqlstate, .. } => sqlstate,

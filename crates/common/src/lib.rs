@@ -8,6 +8,8 @@
 //!   index, a count and an id can never be mixed up.
 //! - [`error`]: the one error type. Every variant maps to a MySQL error number and
 //!   SQLSTATE, because in the end every error reaches a MySQL client.
+//! - [`interrupt`]: the kill flag and `max_execution_time` deadline of a running
+//!   statement, read by the executor and by lock waits alike.
 //! - [`limits`]: every bound on a queue, cache, buffer or count, in one place.
 //! - [`settings`]: the user-visible settings, their defaults and their validation.
 //! - [`latch`]: the latch accounting registry (technique S4) and instrumented locks.
@@ -19,6 +21,7 @@ pub mod config;
 pub mod counter;
 pub mod error;
 pub mod ids;
+pub mod interrupt;
 pub mod latch;
 pub mod limits;
 pub mod rng;
@@ -26,3 +29,4 @@ pub mod settings;
 
 pub use error::{Error, Result};
 pub use ids::{FileId, Lsn, PageId, PageNo};
+pub use interrupt::StatementInterrupt;

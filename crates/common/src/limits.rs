@@ -282,7 +282,8 @@ pub const LOCK_TABLE_SHARDS: usize = 64;
 pub const LOCK_REQUESTS_MAX: usize = 4 << 20;
 
 /// How often a lock wait that can be interrupted (KILL QUERY, a client that went
-/// away) looks at its interrupt flag: the longest a killed waiter sleeps on.
+/// away) looks at its statement's kill flag: the longest a killed waiter sleeps on.
+/// (A `max_execution_time` deadline needs no looking: the waiter sleeps until it.)
 pub const LOCK_WAIT_INTERRUPT_CHECK_MS: u64 = 50;
 
 /// `lock_wait_timeout`, in seconds (InnoDB's `innodb_lock_wait_timeout`).

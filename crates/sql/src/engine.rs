@@ -41,7 +41,9 @@ pub struct SessionEntry {
     pub user: String,
     pub host: String,
     pub state: Mutex<EntryState>,
-    /// The running statement's cancel flag (KILL QUERY).
+    /// The running statement's stop switch: KILL QUERY kills it; the session arms it
+    /// with the statement's `max_execution_time` deadline. Also the session
+    /// transaction's interrupt, so it ends lock waits too.
     pub cancel: Arc<Cancel>,
     /// Set by KILL CONNECTION: the session ends after its current statement.
     pub killed: AtomicBool,
@@ -369,7 +371,7 @@ impl Engine {
         let entry = sessions
             .get(&id)
             .ok_or_else(|| Error::sql(1094, "HY000", format!("Unknown thread id: {id}")))?;
-        entry.cancel.killed.store(true, Ordering::Relaxed);
+        entry.cancel.kill();
         if connection {
             entry.killed.store(true, Ordering::Relaxed);
         }

@@ -9,14 +9,14 @@
 //! Bounds: operators that hold rows (hash join build sides, aggregation tables,
 //! sorts, DISTINCT sets, materialised ranges) charge their memory to the statement's
 //! [`MemoryBudget`]; past it the statement fails with error 1038 and changes nothing.
-//! Every operator checks the statement's [`Cancel`] flag and deadline between chunks
-//! (KILL QUERY, `max_execution_time`).
+//! Every operator checks the statement's [`Cancel`] (its kill flag and deadline)
+//! between chunks (KILL QUERY, `max_execution_time`).
 
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::ops::Bound;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use tarn_btree::Direction;
@@ -70,32 +70,14 @@ impl MemoryBudget {
     }
 }
 
-/// Stops a running statement: KILL QUERY sets the flag; `max_execution_time` sets
-/// the deadline. The flag is shared with the session's transaction, whose lock waits
-/// end when it is set (`Transaction::set_interrupt`).
-#[derive(Default)]
-pub struct Cancel {
-    pub killed: Arc<AtomicBool>,
-    pub deadline: parking_lot::Mutex<Option<Instant>>,
-}
-
-impl Cancel {
-    pub fn check(&self) -> Result<()> {
-        if self.killed.load(Ordering::Relaxed) {
-            return Err(Error::QueryInterrupted);
-        }
-        if let Some(deadline) = *self.deadline.lock() {
-            if Instant::now() >= deadline {
-                return Err(Error::sql(
-                    3024,
-                    "HY000",
-                    "Query execution was interrupted, maximum statement execution time exceeded",
-                ));
-            }
-        }
-        Ok(())
-    }
-}
+/// The stop switch of a session's running statement, as operators see it: KILL QUERY
+/// (or a client that went away) kills it, and `Session::run_statement` arms it with
+/// the statement's `max_execution_time` deadline. [`Cancel::check`] fails with 1317
+/// once killed and with 3024 ([`Error::MaxExecutionTimeExceeded`]) once the deadline
+/// has passed. The same object is the session's transaction's interrupt
+/// (`Transaction::set_interrupt`), so a lock wait ends for the same reasons, with the
+/// same errors, the deadline ending it when it passes.
+pub type Cancel = tarn_common::StatementInterrupt;
 
 /// Everything operators share while a statement runs.
 pub struct ExecContext<'a> {

@@ -737,10 +737,10 @@ impl Session {
             state.info = Some(parsed.text.clone());
             state.since = Some(Instant::now());
         }
-        self.entry.cancel.killed.store(false, Ordering::Relaxed);
         let max_ms = self.vars.hot().max_execution_time.unwrap_or(0);
-        *self.entry.cancel.deadline.lock() =
-            (max_ms > 0).then(|| Instant::now() + Duration::from_millis(max_ms));
+        self.entry
+            .cancel
+            .arm((max_ms > 0).then(|| Instant::now() + Duration::from_millis(max_ms)));
         self.statement_text = Some(parsed.text.clone());
         crate::scalar::arith::take_divisions_by_zero();
         crate::scalar::agg::take_concat_cuts();
@@ -972,7 +972,7 @@ impl Session {
             .or(next.read_only)
             .unwrap_or(self.vars.hot().transaction_read_only);
         let mut tx = self.engine.storage().begin(Some(isolation), read_only);
-        tx.set_interrupt(self.entry.cancel.killed.clone());
+        tx.set_interrupt(self.entry.cancel.clone());
         self.tx = Some(tx);
         self.tx_explicit = explicit;
         Ok(())

@@ -254,6 +254,72 @@ fn a_killed_lock_wait_stops_with_1317() {
     assert_eq!(ints(&mut a, "SELECT v FROM kv WHERE id = 1"), vec![12]);
 }
 
+/// `max_execution_time` reaches a statement that waits for a row lock: the wait ends
+/// with 3024 at the statement's deadline, long before `lock_wait_timeout`; only the
+/// statement is rolled back, the session goes on, and the holder keeps its lock.
+#[test]
+fn max_execution_time_ends_a_lock_wait_with_3024() {
+    let (_dir, engine) = engine();
+    let mut a = engine.session("root", "localhost");
+    setup(&mut a);
+    let mut b = engine.session("root", "localhost");
+    // The lock wait timeout is the engine's (a session's SET of it does not reach
+    // the lock manager), so it is raised globally, far above the deadline.
+    b.execute("USE t; SET GLOBAL innodb_lock_wait_timeout = 60")
+        .expect("sets");
+    a.execute("BEGIN").expect("begins");
+    a.execute("UPDATE kv SET v = 11 WHERE id = 1")
+        .expect("locks row 1");
+    b.execute("BEGIN").expect("begins");
+    b.execute("UPDATE kv SET v = 22 WHERE id = 2")
+        .expect("locks row 2");
+    b.execute("SET max_execution_time = 300").expect("sets");
+    let started = Instant::now();
+    let e = b
+        .execute("SELECT v FROM kv WHERE id = 1 FOR UPDATE")
+        .expect_err("stopped at its deadline while waiting");
+    let waited = started.elapsed();
+    assert_eq!((e.mysql_code(), e.sqlstate()), (3024, "HY000"), "{e}");
+    assert_eq!(
+        e.to_string(),
+        "Query execution was interrupted, maximum statement execution time exceeded"
+    );
+    assert!(
+        waited >= Duration::from_millis(300),
+        "the wait ended after {waited:?}, before its deadline"
+    );
+    // A correctness bound (the wait did not run to the 60 s timeout), not a speed one.
+    assert!(
+        waited < Duration::from_secs(10),
+        "the wait lasted {waited:?}, as long as a timeout"
+    );
+    // Only the statement was rolled back: B's transaction and its lock on row 2 live.
+    assert!(b.in_transaction());
+    b.execute("SET max_execution_time = 0").expect("sets");
+    assert_eq!(ints(&mut b, "SELECT v FROM kv WHERE id = 2"), vec![22]);
+    let e = a
+        .execute("SELECT v FROM kv WHERE id = 2 FOR UPDATE NOWAIT")
+        .expect_err("B still holds row 2");
+    assert_eq!(e.mysql_code(), 3572, "{e}");
+    // A still holds row 1: a NOWAIT read from B is refused.
+    let e = b
+        .execute("SELECT v FROM kv WHERE id = 1 FOR UPDATE NOWAIT")
+        .expect_err("row 1 is still locked");
+    assert_eq!(e.mysql_code(), 3572, "{e}");
+    a.execute("UPDATE kv SET v = 12 WHERE id = 1")
+        .expect("A's lock is unaffected");
+    a.execute("COMMIT").expect("commits");
+    assert_eq!(
+        ints(&mut b, "SELECT v FROM kv WHERE id = 1 FOR UPDATE"),
+        vec![12]
+    );
+    b.execute("COMMIT").expect("commits");
+    assert_eq!(
+        ints(&mut a, "SELECT v FROM kv WHERE id IN (1, 2) ORDER BY id"),
+        vec![12, 22]
+    );
+}
+
 #[test]
 fn max_execution_time_stops_a_long_query_with_3024() {
     let (_dir, engine) = engine();

@@ -125,9 +125,16 @@
 //! own request, wakes whoever that request held back, and returns
 //! [`Error::LockWaitTimeout`]; the transaction keeps every other lock (rolling back the
 //! statement or the transaction is the caller's business). A transaction registered
-//! with an interrupt flag ([`LockManager::register_interruptible`]) also ends its wait
-//! that way, with [`Error::QueryInterrupted`], once the flag is set (KILL QUERY, or a
-//! client that disconnected while its statement waited).
+//! with its session's [`StatementInterrupt`] ([`LockManager::register_interruptible`])
+//! also ends its wait that way when the waiting statement must stop: with
+//! [`Error::QueryInterrupted`] (1317) once it is killed (KILL QUERY, or a client that
+//! disconnected while its statement waited), with [`Error::MaxExecutionTimeExceeded`]
+//! (3024) once its `max_execution_time` deadline passes. The waiter sleeps no later
+//! than the earliest of the lock wait timeout, the statement's deadline and its next
+//! look at the kill flag (every
+//! [`LOCK_WAIT_INTERRUPT_CHECK_MS`](tarn_common::limits::LOCK_WAIT_INTERRUPT_CHECK_MS):
+//! whoever kills knows nothing of locks and cannot wake it), so a deadline ends the
+//! wait when it passes, not at the next look. An interrupted wait counts as no timeout.
 //!
 //! Before a request waits, the requester searches the graph from itself for a path
 //! back to itself, visiting at most
@@ -142,13 +149,13 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use tarn_common::latch::{CountedMutex, LatchRegistry};
 use tarn_common::limits::{LOCK_REQUESTS_MAX, LOCK_TABLE_SHARDS};
 use tarn_common::settings::LockScheduling;
-use tarn_common::{Error, Result};
+use tarn_common::{Error, Result, StatementInterrupt};
 
 mod graph;
 mod mode;
@@ -495,9 +502,15 @@ impl LockManager {
         Arc::new(LockTrx::new(trx_id, None))
     }
 
-    /// [`LockManager::register`] for a transaction whose waits end with error 1317
-    /// once `interrupt` is set (the statement's KILL QUERY flag).
-    pub fn register_interruptible(&self, trx_id: u64, interrupt: Arc<AtomicBool>) -> Arc<LockTrx> {
+    /// [`LockManager::register`] for a transaction whose waits end when its running
+    /// statement must stop: with error 1317 once `interrupt` is killed (KILL QUERY, a
+    /// client that went away), with error 3024 once its deadline passes
+    /// (`max_execution_time`).
+    pub fn register_interruptible(
+        &self,
+        trx_id: u64,
+        interrupt: Arc<StatementInterrupt>,
+    ) -> Arc<LockTrx> {
         Arc::new(LockTrx::new(trx_id, Some(interrupt)))
     }
 
@@ -844,16 +857,20 @@ impl LockManager {
         let mut graph = self.graph.lock();
         let error = match trx.state() {
             WaitState::Granted => return Ok(LockOutcome::Granted),
-            WaitState::Waiting if trx.is_interrupted() => {
-                graph.remove(trx.id());
-                tracing::debug!(trx_id = trx.id(), "lock wait interrupted");
-                Error::QueryInterrupted
-            }
             WaitState::Waiting => {
                 graph.remove(trx.id());
-                self.counters.timeouts.fetch_add(1, Ordering::Relaxed);
-                tracing::debug!(trx_id = trx.id(), "lock wait timeout");
-                Error::LockWaitTimeout
+                // An interrupt wins over a timeout that passed at the same time.
+                match trx.interruption() {
+                    Some(error) => {
+                        tracing::debug!(trx_id = trx.id(), %error, "lock wait interrupted");
+                        error
+                    }
+                    None => {
+                        self.counters.timeouts.fetch_add(1, Ordering::Relaxed);
+                        tracing::debug!(trx_id = trx.id(), "lock wait timeout");
+                        Error::LockWaitTimeout
+                    }
+                }
             }
             WaitState::Deadlock => Error::Deadlock,
             WaitState::Idle => unreachable!("trx {} left a queue it was not in", trx.id()),

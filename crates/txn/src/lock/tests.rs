@@ -11,7 +11,7 @@ use tarn_common::latch::LatchRegistry;
 use tarn_common::limits::{LOCK_CATS_OVERTAKES_MAX, LOCK_TABLE_SHARDS};
 use tarn_common::rng::{Rng, test_seed};
 use tarn_common::settings::LockScheduling;
-use tarn_common::{Error, Result};
+use tarn_common::{Error, Result, StatementInterrupt};
 
 use super::trx::WaitState;
 use super::*;
@@ -392,6 +392,71 @@ fn a_timeout_removes_only_the_waiting_request_and_wakes_those_behind_it() {
     assert!(stats.wait_ns_total >= 200_000_000);
     m.check_invariants();
     drain(&m, vec![(a, None), (b, None), (c, None)]);
+}
+
+#[test]
+fn a_statement_deadline_ends_a_wait_with_3024_and_a_kill_with_1317() {
+    // The lock wait timeout (20 s) is far off: only the statement stops the waits.
+    let m = manager(LockScheduling::Fifo);
+    let interrupt = Arc::new(StatementInterrupt::new());
+    let a = m.register(1);
+    let b = m.register_interruptible(2, interrupt.clone());
+    lock(&m, &a, b"k1", X_RECORD);
+    lock(&m, &b, b"k2", X_RECORD);
+
+    // The deadline passes while b sleeps: b wakes for it, not for a 50 ms check.
+    let deadline = Instant::now() + Duration::from_millis(120);
+    interrupt.arm(Some(deadline));
+    let pending = enqueue(&m, &b, b"k1", X_RECORD);
+    let result = m.finish_wait(&b, pending);
+    let late = Instant::now().saturating_duration_since(deadline);
+    assert!(
+        matches!(result, Err(Error::MaxExecutionTimeExceeded)),
+        "{result:?}"
+    );
+    assert!(Instant::now() >= deadline);
+    assert!(
+        late < Duration::from_secs(10),
+        "woke {late:?} after the deadline"
+    );
+    assert!(!b.is_waiting());
+    assert_eq!(b.held_count(), 1, "b keeps its other lock");
+    assert_eq!(m.stats().timeouts, 0, "an interrupt is no timeout");
+    m.check_invariants();
+
+    // A deadline that has already passed ends the wait at once.
+    interrupt.set_deadline(Some(Instant::now()));
+    let result = m.lock_record(&b, INDEX, b"k1", X_RECORD, WaitPolicy::Wait);
+    assert!(
+        matches!(result, Err(Error::MaxExecutionTimeExceeded)),
+        "{result:?}"
+    );
+
+    // Re-armed without a deadline, b waits until it is killed.
+    interrupt.arm(None);
+    let killer = {
+        let (b, interrupt) = (b.clone(), interrupt.clone());
+        thread::spawn(move || {
+            let started = Instant::now();
+            while !b.is_waiting() {
+                assert!(started.elapsed() < Duration::from_secs(5), "b never waited");
+                thread::sleep(Duration::from_millis(1));
+            }
+            interrupt.kill();
+        })
+    };
+    let result = m.lock_record(&b, INDEX, b"k1", X_RECORD, WaitPolicy::Wait);
+    killer.join().unwrap();
+    assert!(matches!(result, Err(Error::QueryInterrupted)), "{result:?}");
+    assert_eq!(m.stats().timeouts, 0);
+    m.check_invariants();
+
+    // a's lock was never touched; once it is released, b (re-armed) gets k1.
+    assert!(try_lock(&m, &b, b"k1", S_RECORD).is_err());
+    m.release_all(&a);
+    interrupt.arm(None);
+    lock(&m, &b, b"k1", X_RECORD);
+    drain(&m, vec![(a, None), (b, None)]);
 }
 
 #[test]

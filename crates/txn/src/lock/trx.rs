@@ -2,10 +2,11 @@
 //! names of the locks it holds.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use tarn_common::limits::LOCK_WAIT_INTERRUPT_CHECK_MS;
+use tarn_common::{Error, StatementInterrupt};
 
 use parking_lot::{Condvar, Mutex};
 
@@ -53,14 +54,16 @@ pub struct LockTrx {
     wakeup: Condvar,
     /// Every key on which this trx has a granted entry, in the order granted.
     pub(crate) held: Mutex<Vec<LockName>>,
-    /// Set by whoever may stop the owner's statement (KILL QUERY, a client that
-    /// disconnected): a wait sees it within `LOCK_WAIT_INTERRUPT_CHECK_MS` and ends
-    /// with error 1317. The owner clears it between statements.
-    interrupt: Option<Arc<AtomicBool>>,
+    /// The owner's statement's stop switch. Its kill flag is set by whoever may stop
+    /// the statement (KILL QUERY, a client that disconnected): a wait sees it within
+    /// `LOCK_WAIT_INTERRUPT_CHECK_MS` and ends with error 1317. Its deadline
+    /// (`max_execution_time`) ends a wait when it passes, with error 3024. The owner
+    /// re-arms it between statements.
+    interrupt: Option<Arc<StatementInterrupt>>,
 }
 
 impl LockTrx {
-    pub(crate) fn new(id: u64, interrupt: Option<Arc<AtomicBool>>) -> LockTrx {
+    pub(crate) fn new(id: u64, interrupt: Option<Arc<StatementInterrupt>>) -> LockTrx {
         LockTrx {
             interrupt,
             id,
@@ -128,24 +131,29 @@ impl LockTrx {
         self.wakeup.notify_one();
     }
 
-    /// True once the owner's statement was told to stop.
-    pub(crate) fn is_interrupted(&self) -> bool {
-        self.interrupt
-            .as_ref()
-            .is_some_and(|flag| flag.load(Ordering::Relaxed))
+    /// The error the owner's statement must stop with, if it must stop now (killed:
+    /// 1317; past its deadline: 3024).
+    pub(crate) fn interruption(&self) -> Option<Error> {
+        self.interrupt.as_ref()?.interruption()
     }
 
-    /// Sleeps until the state leaves `Waiting`, `deadline` passes or the owner's
-    /// statement is interrupted; returns the state (still `Waiting` after a timeout
-    /// or an interrupt). An interruptible wait wakes every
-    /// `LOCK_WAIT_INTERRUPT_CHECK_MS` to look at its flag: the flag's setter knows
+    /// Sleeps until the state leaves `Waiting`, `deadline` (the lock wait timeout)
+    /// passes or the owner's statement is interrupted; returns the state (still
+    /// `Waiting` after a timeout or an interrupt). An interruptible wait sleeps no
+    /// later than its statement's deadline, and wakes every
+    /// `LOCK_WAIT_INTERRUPT_CHECK_MS` to look at the kill flag: the flag's setter knows
     /// nothing of locks, so it cannot wake the waiter itself.
     pub(crate) fn sleep_while_waiting(&self, deadline: Instant) -> WaitState {
         let check = Duration::from_millis(LOCK_WAIT_INTERRUPT_CHECK_MS);
         let mut guard = self.parker.lock();
-        while self.state() == WaitState::Waiting && !self.is_interrupted() {
-            let until = match self.interrupt {
-                Some(_) => deadline.min(Instant::now() + check),
+        while self.state() == WaitState::Waiting && self.interruption().is_none() {
+            let until = match &self.interrupt {
+                Some(interrupt) => {
+                    let next_check = deadline.min(Instant::now() + check);
+                    interrupt
+                        .deadline()
+                        .map_or(next_check, |statement| next_check.min(statement))
+                }
                 None => deadline,
             };
             if self.wakeup.wait_until(&mut guard, until).timed_out() && until == deadline {
