@@ -196,7 +196,9 @@ impl Transaction {
     /// [`Error::QueryInterrupted`] (and its rollback releases the locks it holds), and
     /// one past its `max_execution_time` deadline with
     /// [`Error::MaxExecutionTimeExceeded`]. Either way only the statement is rolled
-    /// back. Call before the first lock.
+    /// back. The interrupt also carries the session's lock wait timeout
+    /// ([`StatementInterrupt::set_lock_wait_timeout`]), which then governs this
+    /// transaction's waits instead of the engine's. Call before the first lock.
     pub fn set_interrupt(&mut self, interrupt: Arc<StatementInterrupt>) {
         debug_assert!(
             self.lock.is_none(),

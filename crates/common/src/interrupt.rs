@@ -1,5 +1,5 @@
-//! The stop switch of a session's running statement, shared by the SQL layer and the
-//! lock manager.
+//! The stop switch of a session's running statement, and the session's lock wait
+//! timeout, shared by the SQL layer and the lock manager.
 //!
 //! A statement stops for one of two reasons: it was killed (KILL QUERY, or its client
 //! disconnected), or its `max_execution_time` deadline passed. Both are kept in one
@@ -22,6 +22,14 @@
 //!    a waiter sleeps no later than it ([`StatementInterrupt::deadline`]).
 //! 4. Only the owning session clears the flag and moves the deadline, between
 //!    statements; anyone may set the flag at any time.
+//! 5. The lock wait timeout is the session's `innodb_lock_wait_timeout`: how long a
+//!    lock wait of the session's transactions lasts before error 1205. It lives here
+//!    because the lock manager already holds this struct for each such transaction,
+//!    so the session sets it only when it starts and when it changes the variable
+//!    (never per statement), and a wait reads it (one atomic load) when it begins.
+//!    A change between two statements of a transaction applies to the waits of the
+//!    next statement. Encoded as nanoseconds in an `AtomicU64`; 0 means "none": the
+//!    lock manager's engine-wide timeout applies (a real timeout is at least 1 ns).
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -50,6 +58,8 @@ pub struct StatementInterrupt {
     killed: AtomicBool,
     /// Nanoseconds past [`base_instant`]; 0 = no deadline.
     deadline_ns: AtomicU64,
+    /// The session's lock wait timeout in nanoseconds; 0 = the engine's.
+    lock_wait_timeout_ns: AtomicU64,
 }
 
 impl StatementInterrupt {
@@ -75,6 +85,23 @@ impl StatementInterrupt {
         match self.deadline_ns.load(Ordering::Relaxed) {
             0 => None,
             since_base_ns => Some(base_instant() + Duration::from_nanos(since_base_ns)),
+        }
+    }
+
+    /// Sets (or, with `None`, clears: the engine's applies) the session's lock wait
+    /// timeout. Waits that begin after the call use it.
+    pub fn set_lock_wait_timeout(&self, timeout: Option<Duration>) {
+        let encoded = timeout.map_or(0, |t| {
+            u64::try_from(t.as_nanos()).unwrap_or(u64::MAX).max(1)
+        });
+        self.lock_wait_timeout_ns.store(encoded, Ordering::Relaxed);
+    }
+
+    /// The session's lock wait timeout, if it set one.
+    pub fn lock_wait_timeout(&self) -> Option<Duration> {
+        match self.lock_wait_timeout_ns.load(Ordering::Relaxed) {
+            0 => None,
+            timeout_ns => Some(Duration::from_nanos(timeout_ns)),
         }
     }
 
@@ -133,6 +160,22 @@ mod tests {
         interrupt.arm(None);
         assert!(interrupt.check().is_ok());
         assert_eq!(interrupt.deadline(), None);
+    }
+
+    #[test]
+    fn a_lock_wait_timeout_survives_its_encoding_and_arming() {
+        let interrupt = StatementInterrupt::new();
+        assert_eq!(interrupt.lock_wait_timeout(), None);
+        interrupt.set_lock_wait_timeout(Some(Duration::from_secs(7)));
+        interrupt.arm(Some(Instant::now()));
+        interrupt.kill();
+        interrupt.arm(None);
+        assert_eq!(interrupt.lock_wait_timeout(), Some(Duration::from_secs(7)));
+        // A zero timeout is still a timeout (the shortest), never "the engine's".
+        interrupt.set_lock_wait_timeout(Some(Duration::ZERO));
+        assert_eq!(interrupt.lock_wait_timeout(), Some(Duration::from_nanos(1)));
+        interrupt.set_lock_wait_timeout(None);
+        assert_eq!(interrupt.lock_wait_timeout(), None);
     }
 
     #[test]

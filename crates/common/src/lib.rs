@@ -9,7 +9,8 @@
 //! - [`error`]: the one error type. Every variant maps to a MySQL error number and
 //!   SQLSTATE, because in the end every error reaches a MySQL client.
 //! - [`interrupt`]: the kill flag and `max_execution_time` deadline of a running
-//!   statement, read by the executor and by lock waits alike.
+//!   statement, read by the executor and by lock waits alike, and the session's lock
+//!   wait timeout.
 //! - [`limits`]: every bound on a queue, cache, buffer or count, in one place.
 //! - [`settings`]: the user-visible settings, their defaults and their validation.
 //! - [`latch`]: the latch accounting registry (technique S4) and instrumented locks.

@@ -43,7 +43,8 @@ pub struct SessionEntry {
     pub state: Mutex<EntryState>,
     /// The running statement's stop switch: KILL QUERY kills it; the session arms it
     /// with the statement's `max_execution_time` deadline. Also the session
-    /// transaction's interrupt, so it ends lock waits too.
+    /// transaction's interrupt, so it ends lock waits too, and it carries the
+    /// session's `innodb_lock_wait_timeout` to them.
     pub cancel: Arc<Cancel>,
     /// Set by KILL CONNECTION: the session ends after its current statement.
     pub killed: AtomicBool,

@@ -21,6 +21,13 @@
 //! Prepared statements ([`Session::prepare`]) are parsed and bound once; executing one
 //! runs its plan with the parameters, and binds again only when a table it reads
 //! changed definition (error 1412 from the catalog).
+//!
+//! The session's `innodb_lock_wait_timeout` bounds the lock waits of its
+//! transactions: the session puts it in its statement interrupt (which every
+//! transaction it begins carries to the lock manager) when it starts, is reset, and
+//! sets the variable, never per statement; so `SET [SESSION] innodb_lock_wait_timeout`
+//! applies from the next statement on, in the open transaction too, and `SET GLOBAL`
+//! only to sessions that start later, as in MySQL.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -249,7 +256,7 @@ fn unsupported(what: impl std::fmt::Display) -> Error {
 impl Session {
     pub(crate) fn new(engine: Arc<Engine>, entry: Arc<SessionEntry>) -> Session {
         let vars = SystemVariables::session_from(&engine.globals.read());
-        Session {
+        let session = Session {
             database: None,
             vars,
             user_vars: HashMap::new(),
@@ -273,7 +280,18 @@ impl Session {
             access_log: Mutex::new(None),
             engine,
             entry,
-        }
+        };
+        session.publish_lock_wait_timeout();
+        session
+    }
+
+    /// Hands the session's `innodb_lock_wait_timeout` to its statement interrupt, where
+    /// the lock waits of its transactions read it (see the module docs).
+    fn publish_lock_wait_timeout(&self) {
+        let timeout_s = self.vars.get_u64("innodb_lock_wait_timeout");
+        self.entry
+            .cancel
+            .set_lock_wait_timeout((timeout_s > 0).then(|| Duration::from_secs(timeout_s)));
     }
 
     // ---------------------------------------------------------------- privileges
@@ -445,6 +463,7 @@ impl Session {
             let _ = self.engine.storage().rollback(tx);
         }
         self.vars = SystemVariables::session_from(&self.engine.globals.read());
+        self.publish_lock_wait_timeout();
         self.user_vars.clear();
         self.tx_explicit = false;
         self.next_tx = NextTransaction::default();
@@ -1143,6 +1162,9 @@ impl Session {
         // SET SESSION x = DEFAULT takes the global value, as MySQL does.
         let globals = self.engine.globals.read().clone();
         self.vars.set(&lower, value, false, &globals)?;
+        if crate::sysvars::spec(&lower).is_some_and(|s| s.name == "innodb_lock_wait_timeout") {
+            self.publish_lock_wait_timeout();
+        }
         if lower == "autocommit" && !was_autocommit && self.autocommit() {
             // Turning autocommit on commits the open transaction.
             self.commit()?;

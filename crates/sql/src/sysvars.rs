@@ -21,6 +21,16 @@
 //!   `lock_wait_timeout`; MySQL's `innodb_*` names of settings
 //!   ([`tarn_common::settings::SETTING_ALIASES`]) are the settings too
 //!   ([`engine_setting`]);
+//! - the lock wait timeouts: `innodb_lock_wait_timeout` (an alias of the setting)
+//!   and `lock_wait_timeout` both show the engine setting `lock_wait_timeout` at the
+//!   global level, and `SET GLOBAL` of either changes it: the engine-wide timeout of
+//!   internal transactions (DDL, purge) and the default of sessions that start
+//!   later. A session's own `innodb_lock_wait_timeout` bounds the lock waits of its
+//!   transactions (`Session` hands it to the lock manager). MySQL's
+//!   `lock_wait_timeout` is the metadata lock timeout (a year by default); Tarn has
+//!   no metadata locks apart from the lock manager's table locks, which the row lock
+//!   timeout already bounds, so a session's `lock_wait_timeout` is kept and shown
+//!   but governs nothing;
 //! - what the server needs: `bind_address`, `ssl_cert`, `ssl_key`,
 //!   `auto_generate_certs` (read-only, set from the configuration file or the flags
 //!   at start through `Engine::set_global`), `send_threads` and

@@ -186,6 +186,71 @@ fn locking_reads_wait_fail_with_nowait_and_skip_locked_rows() {
     a.execute("COMMIT").expect("commits");
 }
 
+/// A session's `innodb_lock_wait_timeout` bounds its own lock waits, whatever the
+/// engine's (global) timeout; a change of it inside a transaction applies to the next
+/// statement; sessions that did not set it keep the global value, and `SET GLOBAL`
+/// reaches only sessions that start later, as in MySQL.
+#[test]
+fn a_sessions_lock_wait_timeout_governs_only_its_own_waits() {
+    let (_dir, engine) = engine();
+    let mut a = engine.session("root", "localhost");
+    setup(&mut a);
+    a.execute("SET GLOBAL innodb_lock_wait_timeout = 60")
+        .expect("sets");
+    let mut b = engine.session("root", "localhost");
+    let mut c = engine.session("root", "localhost");
+    b.execute("USE t; SET SESSION innodb_lock_wait_timeout = 1")
+        .expect("sets");
+    c.execute("USE t").expect("use");
+    assert_eq!(ints(&mut b, "SELECT @@innodb_lock_wait_timeout"), vec![1]);
+    assert_eq!(ints(&mut c, "SELECT @@innodb_lock_wait_timeout"), vec![60]);
+    assert_eq!(
+        ints(&mut b, "SELECT @@global.innodb_lock_wait_timeout"),
+        vec![60]
+    );
+    // A started before SET GLOBAL: it keeps the engine's value at its start (2 s).
+    assert_eq!(ints(&mut a, "SELECT @@innodb_lock_wait_timeout"), vec![2]);
+
+    a.execute("BEGIN; UPDATE kv SET v = 11 WHERE id = 1")
+        .expect("locks row 1");
+    b.execute("BEGIN; UPDATE kv SET v = 22 WHERE id = 2")
+        .expect("locks row 2");
+    let started = Instant::now();
+    assert_eq!(code(b.execute("UPDATE kv SET v = 12 WHERE id = 1")), 1205);
+    let waited = started.elapsed();
+    assert!(waited >= Duration::from_millis(900), "waited {waited:?}");
+    // A correctness bound (the 60 s global timeout did not apply), not a speed one.
+    assert!(waited < Duration::from_secs(20), "waited {waited:?}");
+
+    // Changed inside the open transaction: the next statement waits that long.
+    b.execute("SET innodb_lock_wait_timeout = 3").expect("sets");
+    let started = Instant::now();
+    assert_eq!(code(b.execute("UPDATE kv SET v = 12 WHERE id = 1")), 1205);
+    let waited = started.elapsed();
+    assert!(waited >= Duration::from_millis(2900), "waited {waited:?}");
+    assert!(waited < Duration::from_secs(20), "waited {waited:?}");
+    assert!(b.in_transaction());
+    b.execute("COMMIT").expect("commits");
+
+    // C waits under the global 60 s: still waiting after B's timeouts would have
+    // ended it, it gets the row once A commits.
+    let release_after = Duration::from_millis(3500);
+    let started = Instant::now();
+    let committer = std::thread::spawn(move || {
+        std::thread::sleep(release_after);
+        a.execute("COMMIT").expect("commits");
+    });
+    c.execute("UPDATE kv SET v = 13 WHERE id = 1")
+        .expect("waits until A commits");
+    let waited = started.elapsed();
+    committer.join().expect("the committer ends");
+    assert!(waited >= release_after, "waited {waited:?}");
+    assert_eq!(
+        ints(&mut c, "SELECT v FROM kv WHERE id IN (1, 2) ORDER BY id"),
+        vec![13, 22]
+    );
+}
+
 #[test]
 fn a_killed_query_stops_with_1317_and_the_session_goes_on() {
     let (_dir, engine) = engine();
@@ -215,34 +280,38 @@ fn a_killed_query_stops_with_1317_and_the_session_goes_on() {
 }
 
 /// KILL QUERY reaches a statement that waits for a row lock: the wait ends with 1317
-/// long before `lock_wait_timeout`, the statement changes nothing, and the session
-/// goes on.
+/// long before the session's `innodb_lock_wait_timeout`, the statement changes
+/// nothing, and the session goes on.
 #[test]
 fn a_killed_lock_wait_stops_with_1317() {
     let (_dir, engine) = engine();
     let mut a = engine.session("root", "localhost");
     setup(&mut a);
     let mut b = engine.session("root", "localhost");
+    // The session's timeout, not the engine's 2 s, bounds B's wait: the kill comes
+    // after the engine's timeout would have ended it (with 1205).
     b.execute("USE t; SET innodb_lock_wait_timeout = 60")
         .expect("sets");
+    let kill_after = Duration::from_millis(2500);
     a.execute("BEGIN").expect("begins");
     a.execute("UPDATE kv SET v = 11 WHERE id = 1")
         .expect("locks row 1");
     let id = b.connection_id();
+    let started = Instant::now();
     let killer = {
         let engine = engine.clone();
         std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(300));
+            std::thread::sleep(kill_after);
             engine.kill(id, false).expect("the session exists");
         })
     };
-    let started = Instant::now();
     let e = b
         .execute("UPDATE kv SET v = 12 WHERE id = 1")
         .expect_err("killed while waiting");
     let waited = started.elapsed();
     killer.join().expect("the killer ends");
-    assert_eq!(e.mysql_code(), 1317, "{e}");
+    assert_eq!(e.mysql_code(), 1317, "not a lock wait timeout: {e}");
+    assert!(waited >= kill_after, "the wait ended after {waited:?}");
     assert!(
         waited < Duration::from_secs(30),
         "the killed wait lasted {waited:?}, as long as a timeout"
@@ -263,9 +332,8 @@ fn max_execution_time_ends_a_lock_wait_with_3024() {
     let mut a = engine.session("root", "localhost");
     setup(&mut a);
     let mut b = engine.session("root", "localhost");
-    // The lock wait timeout is the engine's (a session's SET of it does not reach
-    // the lock manager), so it is raised globally, far above the deadline.
-    b.execute("USE t; SET GLOBAL innodb_lock_wait_timeout = 60")
+    // The session's lock wait timeout is far above the deadline.
+    b.execute("USE t; SET SESSION innodb_lock_wait_timeout = 60")
         .expect("sets");
     a.execute("BEGIN").expect("begins");
     a.execute("UPDATE kv SET v = 11 WHERE id = 1")

@@ -121,7 +121,11 @@
 //! # Timeouts and deadlocks
 //!
 //! A waiting thread sleeps on its transaction's condition variable (it never spins)
-//! until granted, cancelled, or the lock wait timeout passes. On timeout it removes its
+//! until granted, cancelled, or the lock wait timeout passes. The timeout is the
+//! session's (`innodb_lock_wait_timeout`, kept in its [`StatementInterrupt`] and read
+//! when the wait begins: [`LockTrx::wait_timeout`]) for a transaction registered with
+//! one, else the engine-wide [`LockManager::wait_timeout`] (internal transactions:
+//! DDL, purge, the engine used directly). On timeout it removes its
 //! own request, wakes whoever that request held back, and returns
 //! [`Error::LockWaitTimeout`]; the transaction keeps every other lock (rolling back the
 //! statement or the transaction is the caller's business). A transaction registered
@@ -486,11 +490,14 @@ impl LockManager {
             .store(scheduling_code(scheduling), Ordering::Relaxed);
     }
 
+    /// The engine-wide lock wait timeout: that of every transaction whose session
+    /// set none ([`LockTrx::wait_timeout`]).
     pub fn wait_timeout(&self) -> Duration {
         Duration::from_nanos(self.wait_timeout_ns.load(Ordering::Relaxed))
     }
 
-    /// Takes effect for requests that begin waiting after the call.
+    /// Takes effect for requests that begin waiting after the call, of transactions
+    /// whose session set no timeout of its own.
     pub fn set_wait_timeout(&self, wait_timeout: Duration) {
         self.wait_timeout_ns
             .store(duration_ns(wait_timeout), Ordering::Relaxed);
@@ -505,7 +512,8 @@ impl LockManager {
     /// [`LockManager::register`] for a transaction whose waits end when its running
     /// statement must stop: with error 1317 once `interrupt` is killed (KILL QUERY, a
     /// client that went away), with error 3024 once its deadline passes
-    /// (`max_execution_time`).
+    /// (`max_execution_time`). Its waits last `interrupt`'s lock wait timeout, if set,
+    /// instead of the engine's.
     pub fn register_interruptible(
         &self,
         trx_id: u64,
@@ -807,7 +815,7 @@ impl LockManager {
         Ok(Attempt::Waiting(PendingWait {
             name: name.to_name(),
             started,
-            deadline: started + self.wait_timeout(),
+            deadline: started + trx.wait_timeout().unwrap_or_else(|| self.wait_timeout()),
         }))
     }
 

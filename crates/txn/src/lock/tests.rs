@@ -395,6 +395,48 @@ fn a_timeout_removes_only_the_waiting_request_and_wakes_those_behind_it() {
 }
 
 #[test]
+fn a_session_lock_wait_timeout_governs_its_waits_and_others_keep_the_engines() {
+    // The engine's timeout (20 s) is far off; b's session set 150 ms.
+    let m = manager(LockScheduling::Fifo);
+    let interrupt = Arc::new(StatementInterrupt::new());
+    interrupt.set_lock_wait_timeout(Some(Duration::from_millis(150)));
+    let a = m.register(1);
+    let b = m.register_interruptible(2, interrupt.clone());
+    let c = m.register_interruptible(3, Arc::new(StatementInterrupt::new()));
+    assert_eq!(b.wait_timeout(), Some(Duration::from_millis(150)));
+    assert_eq!((a.wait_timeout(), c.wait_timeout()), (None, None));
+    lock(&m, &a, b"k1", X_RECORD);
+
+    let pending = enqueue(&m, &b, b"k1", X_RECORD);
+    assert!(pending.deadline <= pending.started + Duration::from_millis(150));
+    let started = Instant::now();
+    let result = m.finish_wait(&b, pending);
+    let waited = started.elapsed();
+    assert!(matches!(result, Err(Error::LockWaitTimeout)), "{result:?}");
+    // A correctness bound (not the engine's 20 s), not a speed one.
+    assert!(waited < Duration::from_secs(10), "waited {waited:?}");
+    assert_eq!(m.stats().timeouts, 1);
+
+    // A session without a timeout of its own waits as long as the engine says.
+    let pending = enqueue(&m, &c, b"k1", X_RECORD);
+    assert_eq!(pending.deadline, pending.started + m.wait_timeout());
+    assert!(matches!(
+        abandon(&m, &c, pending),
+        Err(Error::LockWaitTimeout)
+    ));
+    // A change of the session's timeout applies to its next wait.
+    interrupt.set_lock_wait_timeout(Some(Duration::from_secs(60)));
+    let pending = enqueue(&m, &b, b"k1", X_RECORD);
+    assert_eq!(pending.deadline, pending.started + Duration::from_secs(60));
+    assert!(matches!(
+        abandon(&m, &b, pending),
+        Err(Error::LockWaitTimeout)
+    ));
+    m.check_invariants();
+    drain(&m, vec![(a, None), (b, None), (c, None)]);
+}
+
+#[test]
 fn a_statement_deadline_ends_a_wait_with_3024_and_a_kill_with_1317() {
     // The lock wait timeout (20 s) is far off: only the statement stops the waits.
     let m = manager(LockScheduling::Fifo);

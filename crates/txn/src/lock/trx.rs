@@ -58,7 +58,8 @@ pub struct LockTrx {
     /// the statement (KILL QUERY, a client that disconnected): a wait sees it within
     /// `LOCK_WAIT_INTERRUPT_CHECK_MS` and ends with error 1317. Its deadline
     /// (`max_execution_time`) ends a wait when it passes, with error 3024. The owner
-    /// re-arms it between statements.
+    /// re-arms it between statements. It also carries the owner's session's lock wait
+    /// timeout ([`LockTrx::wait_timeout`]).
     interrupt: Option<Arc<StatementInterrupt>>,
 }
 
@@ -129,6 +130,13 @@ impl LockTrx {
         self.set_state(state);
         drop(self.parker.lock());
         self.wakeup.notify_one();
+    }
+
+    /// The lock wait timeout of the owner's session (`innodb_lock_wait_timeout`), if
+    /// it has one; else the lock manager's engine-wide timeout applies. Read when a
+    /// wait begins.
+    pub fn wait_timeout(&self) -> Option<Duration> {
+        self.interrupt.as_ref()?.lock_wait_timeout()
     }
 
     /// The error the owner's statement must stop with, if it must stop now (killed:
