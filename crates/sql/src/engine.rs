@@ -42,8 +42,8 @@ pub struct SessionEntry {
     pub host: String,
     pub state: Mutex<EntryState>,
     /// The running statement's stop switch: KILL QUERY kills it; the session arms it
-    /// with the statement's `max_execution_time` deadline. Also the session
-    /// transaction's interrupt, so it ends lock waits too, and it carries the
+    /// with the statement's `max_execution_time` deadline (a SELECT's). Also the
+    /// session transaction's interrupt, so it ends lock waits too, and it carries the
     /// session's `innodb_lock_wait_timeout` to them.
     pub cancel: Arc<Cancel>,
     /// Set by KILL CONNECTION: the session ends after its current statement.

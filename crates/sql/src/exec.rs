@@ -72,7 +72,8 @@ impl MemoryBudget {
 
 /// The stop switch of a session's running statement, as operators see it: KILL QUERY
 /// (or a client that went away) kills it, and `Session::run_statement` arms it with
-/// the statement's `max_execution_time` deadline. [`Cancel::check`] fails with 1317
+/// the statement's `max_execution_time` deadline (a SELECT's; other statements have
+/// none). [`Cancel::check`] fails with 1317
 /// once killed and with 3024 ([`Error::MaxExecutionTimeExceeded`]) once the deadline
 /// has passed. The same object is the session's transaction's interrupt
 /// (`Transaction::set_interrupt`), so a lock wait ends for the same reasons, with the

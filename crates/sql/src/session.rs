@@ -245,6 +245,26 @@ fn preparable(statement: &Statement) -> bool {
     }
 }
 
+/// Whether `max_execution_time` bounds the statement. As in MySQL, it bounds only
+/// top-level read-only SELECT statements: a query (`SELECT ... FOR UPDATE` too, whose
+/// MySQL command is a SELECT's), run directly or prepared, and the SELECT that EXPLAIN
+/// shows or runs; never DML (`INSERT ... SELECT` included), DDL, SET, SHOW or COMMIT.
+/// (A SELECT is not read-only in MySQL when it calls a stored function that writes,
+/// and SELECTs inside stored programs are not bounded; Tarn has neither.) The others
+/// run with no deadline; KILL QUERY still stops them.
+fn execution_time_applies(parsed: &Parsed) -> bool {
+    let Statement::Sql(statement) = &parsed.statement else {
+        return false;
+    };
+    match &**statement {
+        ast::Statement::Query(_) => true,
+        ast::Statement::Explain { statement, .. } => {
+            matches!(**statement, ast::Statement::Query(_))
+        }
+        _ => false,
+    }
+}
+
 fn unsupported(what: impl std::fmt::Display) -> Error {
     Error::sql(
         1235,
@@ -756,7 +776,12 @@ impl Session {
             state.info = Some(parsed.text.clone());
             state.since = Some(Instant::now());
         }
-        let max_ms = self.vars.hot().max_execution_time.unwrap_or(0);
+        // Two atomic stores: the kill flag cleared, the deadline set or cleared.
+        let max_ms = if execution_time_applies(parsed) {
+            self.vars.hot().max_execution_time.unwrap_or(0)
+        } else {
+            0
+        };
         self.entry
             .cancel
             .arm((max_ms > 0).then(|| Instant::now() + Duration::from_millis(max_ms)));

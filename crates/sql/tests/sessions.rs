@@ -407,6 +407,64 @@ fn max_execution_time_stops_a_long_query_with_3024() {
     assert_eq!(ints(&mut a, "SELECT count(*) FROM kv"), vec![3]);
 }
 
+/// As in MySQL, `max_execution_time` bounds only SELECT statements: with 1 ms, a
+/// SELECT that takes far longer fails with 3024, while an INSERT ... SELECT and an
+/// UPDATE doing the same work complete, and a DML lock wait ends at the lock wait
+/// timeout (1205), not at a deadline.
+#[test]
+fn max_execution_time_bounds_selects_but_not_dml() {
+    let (_dir, engine) = engine();
+    let mut a = engine.session("root", "localhost");
+    setup(&mut a);
+    a.execute("CREATE TABLE big (id INT PRIMARY KEY); CREATE TABLE totals (n BIGINT)")
+        .expect("creates");
+    let values: Vec<String> = (1..=2000).map(|i| format!("({i})")).collect();
+    a.execute(&format!("INSERT INTO big VALUES {}", values.join(",")))
+        .expect("loads");
+    const PAIRS: &str = "SELECT count(*) FROM big x, big y WHERE x.id + y.id > 0";
+    // Without a limit the SELECT takes far longer than 1 ms (4 million pairs).
+    let started = Instant::now();
+    assert_eq!(ints(&mut a, PAIRS), vec![4_000_000]);
+    let unbounded = started.elapsed();
+    assert!(
+        unbounded >= Duration::from_millis(20),
+        "the SELECT took only {unbounded:?}: too quick to tell"
+    );
+
+    a.execute("SET max_execution_time = 1").expect("sets");
+    assert_eq!(code(a.execute(PAIRS)), 3024);
+    // The same work inside DML is not bounded.
+    let started = Instant::now();
+    a.execute(&format!("INSERT INTO totals {PAIRS}"))
+        .expect("INSERT ... SELECT is not bounded");
+    assert!(started.elapsed() >= Duration::from_millis(2));
+    let started = Instant::now();
+    a.execute(&format!("UPDATE kv SET v = ({PAIRS}) WHERE id = 3"))
+        .expect("UPDATE is not bounded");
+    assert!(started.elapsed() >= Duration::from_millis(2));
+    a.execute("COMMIT").expect("COMMIT is not bounded");
+    a.execute("SET max_execution_time = 0").expect("sets");
+    assert_eq!(ints(&mut a, "SELECT n FROM totals"), vec![4_000_000]);
+    assert_eq!(
+        ints(&mut a, "SELECT v FROM kv WHERE id = 3"),
+        vec![4_000_000]
+    );
+
+    // A DML's lock wait has no deadline: it ends at the lock wait timeout.
+    let mut b = engine.session("root", "localhost");
+    b.execute("USE t; SET innodb_lock_wait_timeout = 1; SET max_execution_time = 1")
+        .expect("sets");
+    a.execute("BEGIN; UPDATE kv SET v = 11 WHERE id = 1")
+        .expect("locks row 1");
+    assert_eq!(code(b.execute("UPDATE kv SET v = 12 WHERE id = 1")), 1205);
+    assert_eq!(
+        code(b.execute("SELECT v FROM kv WHERE id = 1 FOR UPDATE")),
+        3024,
+        "a locking SELECT is bounded"
+    );
+    a.execute("COMMIT").expect("commits");
+}
+
 #[test]
 fn a_query_over_its_memory_bound_fails_with_1038() {
     let (_dir, engine) = engine();
