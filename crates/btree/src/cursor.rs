@@ -2,7 +2,9 @@
 //!
 //! A cursor holds no latch between calls to [`Cursor::next_entry`]: it copies the
 //! in-range entries of one leaf under a shared latch, remembers the last key it
-//! returned and the sibling to visit next, and releases the latch. So a caller may
+//! returned and the sibling to visit next, and releases the latch. The copies go into
+//! one byte buffer that every leaf reuses, so a long scan allocates only while that
+//! buffer grows to a leaf's size, not once per entry. So a caller may
 //! block between rows (the lock manager will make cursors wait for row locks) without
 //! blocking writers.
 //!
@@ -38,19 +40,31 @@ pub struct Cursor<'t> {
     lower: Bound,
     upper: Bound,
     direction: Direction,
-    /// The in-range entries of the current leaf, in the cursor's direction.
-    entries: Vec<(Vec<u8>, Vec<u8>)>,
+    /// The in-range entries of the current leaf, in the cursor's direction: their keys
+    /// and values one after the other in `bytes`, and where each lies in `spans`.
+    bytes: Vec<u8>,
+    spans: Vec<EntrySpan>,
+    /// The next span to return.
     position: usize,
-    /// The leaf `entries` came from, and its sibling in the cursor's direction.
+    /// The leaf the spans came from, and its sibling in the cursor's direction.
     leaf_no: u32,
     sibling_no: u32,
-    /// The last key returned (or the bound the scan starts from).
+    /// The last key returned (its buffer is reused for the next one).
     last_key: Option<Vec<u8>>,
     started: bool,
     /// No entries remain beyond the buffered ones.
     exhausted: bool,
     /// The most entries a forward cursor buffers from a leaf at a time.
     fill_limit: usize,
+}
+
+/// Where one buffered entry lies in `Cursor::bytes`: its key at `start`, its value
+/// right after it.
+#[derive(Clone, Copy)]
+struct EntrySpan {
+    start: usize,
+    key_bytes: usize,
+    value_bytes: usize,
 }
 
 impl Tree {
@@ -61,7 +75,8 @@ impl Tree {
             lower,
             upper,
             direction,
-            entries: Vec::new(),
+            bytes: Vec::new(),
+            spans: Vec::new(),
             position: 0,
             leaf_no: 0,
             sibling_no: 0,
@@ -123,16 +138,27 @@ impl<'t> Cursor<'t> {
 
     /// The next entry in the cursor's direction, or `None` at the end of the range.
     pub fn next_entry(&mut self) -> Result<Option<(&[u8], &[u8])>> {
-        while self.position >= self.entries.len() {
+        while self.position >= self.spans.len() {
             if self.exhausted {
                 return Ok(None);
             }
             self.load_next_leaf()?;
         }
-        let (key, value) = &self.entries[self.position];
+        let span = self.spans[self.position];
         self.position += 1;
-        self.last_key = Some(key.clone());
-        Ok(Some((key.as_slice(), value.as_slice())))
+        let key_end = span.start + span.key_bytes;
+        let key = &self.bytes[span.start..key_end];
+        match &mut self.last_key {
+            Some(last) => {
+                last.clear();
+                last.extend_from_slice(key);
+            }
+            None => self.last_key = Some(key.to_vec()),
+        }
+        Ok(Some((
+            key,
+            &self.bytes[key_end..key_end + span.value_bytes],
+        )))
     }
 
     /// Collects the rest of the range (tests and small scans).
@@ -153,10 +179,26 @@ impl<'t> Cursor<'t> {
         }
     }
 
+    /// Appends one entry to the buffered ones.
+    fn buffer(&mut self, key: &[u8], value: &[u8]) {
+        self.spans.push(EntrySpan {
+            start: self.bytes.len(),
+            key_bytes: key.len(),
+            value_bytes: value.len(),
+        });
+        self.bytes.extend_from_slice(key);
+        self.bytes.extend_from_slice(value);
+    }
+
     /// Buffers the entries of `leaf` that are in range and ahead of the cursor. Marks
     /// the cursor exhausted if the range ends inside this leaf or the level ends.
     fn fill(&mut self, leaf_no: u32, node: Node<'_>) {
-        self.entries.clear();
+        self.bytes.clear();
+        self.spans.clear();
+        if self.fill_limit == usize::MAX && self.bytes.capacity() == 0 {
+            // Room for a whole leaf at once rather than growing by doubling.
+            self.bytes.reserve(node.page_bytes());
+        }
         self.position = 0;
         self.leaf_no = leaf_no;
         let n = node.len();
@@ -182,8 +224,8 @@ impl<'t> Cursor<'t> {
                         return;
                     }
                     if above_lower(key, &self.lower) && self.is_ahead(key) {
-                        self.entries.push((key.to_vec(), node.payload(i).to_vec()));
-                        if self.entries.len() >= self.fill_limit {
+                        self.buffer(key, node.payload(i));
+                        if self.spans.len() >= self.fill_limit {
                             // The rest of the leaf is read when these are taken
                             // (`load_next_leaf` reads the leaf again, from the last
                             // key returned).
@@ -211,7 +253,7 @@ impl<'t> Cursor<'t> {
                         return;
                     }
                     if below_upper(key, &self.upper) && self.is_ahead(key) {
-                        self.entries.push((key.to_vec(), node.payload(i).to_vec()));
+                        self.buffer(key, node.payload(i));
                     }
                 }
             }
@@ -317,7 +359,7 @@ impl<'t> Cursor<'t> {
         loop {
             let leaf_no = leaf.page_id().page_no.0;
             self.fill(leaf_no, Node::new(&leaf));
-            if !self.entries.is_empty() || self.exhausted || self.direction == Direction::Backward {
+            if !self.spans.is_empty() || self.exhausted || self.direction == Direction::Backward {
                 return Ok(());
             }
             let next = self.tree.read_node(self.sibling_no)?;
@@ -375,7 +417,7 @@ impl<'t> Cursor<'t> {
                     let (from, failed) = (self.leaf_no, self.sibling_no);
                     let leaf = self.descend()?;
                     self.fill_from(leaf)?;
-                    if self.entries.is_empty()
+                    if self.spans.is_empty()
                         && !self.exhausted
                         && self.leaf_no == from
                         && self.sibling_no == failed

@@ -100,6 +100,11 @@ impl<'a> Node<'a> {
         Node { p }
     }
 
+    /// The page's size: more than all its entries' bytes together.
+    pub fn page_bytes(&self) -> usize {
+        self.p.len()
+    }
+
     pub fn page_type(&self) -> PageType {
         tarn_io::page::page_type(self.p)
     }
