@@ -641,17 +641,33 @@ impl Table {
         bytes: &[u8],
         columns: Option<&[bool]>,
     ) -> Result<Vec<Value>> {
+        let mut row = Vec::new();
+        self.decode_stored_columns_into(bytes, columns, &mut row)?;
+        Ok(row)
+    }
+
+    /// [`Table::decode_stored_columns`] into `row` (emptied first), so a scan can
+    /// reuse one vector for every row.
+    fn decode_stored_columns_into(
+        &self,
+        bytes: &[u8],
+        columns: Option<&[bool]>,
+        row: &mut Vec<Value>,
+    ) -> Result<()> {
+        row.clear();
         let Some(columns) = columns else {
-            return self.decode_stored(bytes);
+            *row = self.decode_stored(bytes)?;
+            return Ok(());
         };
         let view = self.layout.view(bytes)?;
         let overflow = self.overflow();
-        (0..self.layout.column_count())
-            .map(|index| match columns.get(index) {
-                Some(false) => Ok(Value::Null),
-                _ => view.value(index, &overflow),
-            })
-            .collect()
+        for index in 0..self.layout.column_count() {
+            row.push(match columns.get(index) {
+                Some(false) => Value::Null,
+                _ => view.value(index, &overflow)?,
+            });
+        }
+        Ok(())
     }
 
     /// Reads the row with clustered key `key` as the transaction should see it, taking
@@ -744,9 +760,35 @@ impl Table {
         let mut rows = Vec::new();
         let bounds = (lower, upper);
         self.scan_each_columns_tx(tx, bounds, lock, wait, limit, columns, &mut |_, row| {
-            rows.push(row)
+            rows.push(std::mem::take(row))
         })?;
         Ok(rows)
+    }
+
+    /// [`Table::scan_columns_tx`] with the rows handed back as columns: one vector of
+    /// values per table column, in the table's order, each as long as the rows found.
+    /// What the executor makes its chunks of, without a vector per row.
+    #[allow(clippy::too_many_arguments)]
+    pub fn scan_column_vectors_tx(
+        &self,
+        tx: &mut Transaction,
+        lower: Bound<Vec<Value>>,
+        upper: Bound<Vec<Value>>,
+        lock: RowLock,
+        wait: WaitPolicy,
+        limit: usize,
+        columns: Option<&[bool]>,
+    ) -> Result<Vec<Vec<Value>>> {
+        let mut vectors: Vec<Vec<Value>> = (0..self.layout.column_count())
+            .map(|_| Vec::new())
+            .collect();
+        let bounds = (lower, upper);
+        self.scan_each_columns_tx(tx, bounds, lock, wait, limit, columns, &mut |_, row| {
+            for (vector, value) in vectors.iter_mut().zip(row.drain(..)) {
+                vector.push(value);
+            }
+        })?;
+        Ok(vectors)
     }
 
     /// [`Table::scan_tx`], handing each row and its clustered key to `each` rather
@@ -763,9 +805,20 @@ impl Table {
         limit: usize,
         each: &mut dyn FnMut(&[u8], Vec<Value>),
     ) -> Result<()> {
-        self.scan_each_columns_tx(tx, (lower, upper), lock, wait, limit, None, each)
+        self.scan_each_columns_tx(
+            tx,
+            (lower, upper),
+            lock,
+            wait,
+            limit,
+            None,
+            &mut |key, row| each(key, std::mem::take(row)),
+        )
     }
 
+    /// Hands each row the transaction sees between the bounds to `each`, with its
+    /// clustered key, in key order (at most `limit`). `each` may take the row's values:
+    /// a consistent read decodes every row into the same vector.
     #[allow(clippy::too_many_arguments)]
     fn scan_each_columns_tx(
         &self,
@@ -775,7 +828,7 @@ impl Table {
         wait: WaitPolicy,
         limit: usize,
         columns: Option<&[bool]>,
-        each: &mut dyn FnMut(&[u8], Vec<Value>),
+        each: &mut dyn FnMut(&[u8], &mut Vec<Value>),
     ) -> Result<()> {
         self.check_current()?;
         let (lower, upper) = crate::table::key_bounds(&self.pk_types, lower, upper)?;
@@ -785,13 +838,15 @@ impl Table {
             let ctx = tx.ctx.clone();
             let view = tx.view();
             let mut cursor = self.clustered.range(lower, upper, Direction::Forward);
+            let mut row = Vec::new();
             while count < limit {
                 let Some((key, bytes)) = cursor.next_entry()? else {
                     break;
                 };
                 let visible = self.visible(&ctx.sys, view, bytes)?;
                 if let Some(version) = visible.bytes(bytes) {
-                    each(key, self.decode_stored_columns(version, columns)?);
+                    self.decode_stored_columns_into(version, columns, &mut row)?;
+                    each(key, &mut row);
                     count += 1;
                 }
             }
@@ -809,8 +864,8 @@ impl Table {
                 continue;
             }
             match self.row_columns_as_of(&key, None, columns)? {
-                Some(row) => {
-                    each(&key, row);
+                Some(mut row) => {
+                    each(&key, &mut row);
                     count += 1;
                 }
                 None => range.release_unreturned(tx, self.table_id(), &key, taken),

@@ -206,9 +206,24 @@ impl Chunk {
         if self.len <= CHUNK_ROWS {
             return vec![self];
         }
-        (0..self.len)
-            .step_by(CHUNK_ROWS)
-            .map(|start| self.slice(start, start + CHUNK_ROWS))
+        // Moved, not cloned: each column is cut into pieces of `CHUNK_ROWS` values.
+        let count = self.len.div_ceil(CHUNK_ROWS);
+        let mut pieces: Vec<Vec<Vec<Value>>> = (0..count)
+            .map(|_| Vec::with_capacity(self.columns.len()))
+            .collect();
+        for column in self.columns {
+            let mut values = column.into_iter();
+            for piece in &mut pieces {
+                piece.push(values.by_ref().take(CHUNK_ROWS).collect());
+            }
+        }
+        pieces
+            .into_iter()
+            .enumerate()
+            .map(|(i, columns)| Chunk {
+                columns,
+                len: CHUNK_ROWS.min(self.len - i * CHUNK_ROWS),
+            })
             .collect()
     }
 
@@ -231,5 +246,30 @@ impl Chunk {
         for column in &self.columns {
             assert_eq!(column.len(), self.len, "a column vector's length differs");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_moves_rows_into_pieces_of_chunk_rows_in_order() {
+        for len in [0, 1, CHUNK_ROWS, CHUNK_ROWS + 1, 2 * CHUNK_ROWS + 452] {
+            let ints: Vec<Value> = (0..len as i64).map(Value::Int).collect();
+            let texts: Vec<Value> = (0..len)
+                .map(|i| Value::Bytes(format!("r{i}").into_bytes()))
+                .collect();
+            let pieces = Chunk::from_columns(vec![ints.clone(), texts.clone()], len).split();
+            assert_eq!(pieces.len(), len.div_ceil(CHUNK_ROWS).max(1), "len {len}");
+            assert!(pieces.iter().all(|p| p.len() <= CHUNK_ROWS));
+            let joined: Vec<Value> = pieces.iter().flat_map(|p| p.column(0).to_vec()).collect();
+            assert_eq!(joined, ints, "len {len}");
+            let joined: Vec<Value> = pieces.iter().flat_map(|p| p.column(1).to_vec()).collect();
+            assert_eq!(joined, texts, "len {len}");
+        }
+        let no_columns = Chunk::empty_rows(CHUNK_ROWS + 3).split();
+        let lens: Vec<usize> = no_columns.iter().map(Chunk::len).collect();
+        assert_eq!(lens, [CHUNK_ROWS, 3]);
     }
 }
