@@ -9,9 +9,16 @@
 //! measures the parse alone (what the prepared path skips), and
 //! `text_point_select` the whole text path, for comparison.
 //!
+//! The `sysbench_ranges` group runs the four range queries of sysbench's
+//! `oltp_read_only` (`simple_range`, `sum_range`, `order_range`, `distinct_range`:
+//! 100 consecutive ids each, prepared once) and measures the thread's CPU time
+//! (`tarn_io::os::thread_cpu_time`), so another process on the machine's cores moves
+//! the figure less than it moves wall time.
+//!
 //! Run: `cargo bench -p tarn-sql --bench point_select`.
 
 use std::hint::black_box;
+use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use tarn_common::settings::Settings;
@@ -20,7 +27,9 @@ use tarn_sql::Engine;
 
 const ROWS: i64 = 10_000;
 
-fn bench(c: &mut Criterion) {
+/// A warm engine with sysbench's table `b.sbtest` of `ROWS` rows (`c` and `pad`
+/// distinct per row, as sysbench's random strings are).
+fn sbtest() -> (tempfile::TempDir, Arc<Engine>) {
     let dir = tempfile::Builder::new()
         .prefix("tarn-point-select")
         .tempdir_in(std::env::var("TARN_TEST_DIR").unwrap_or_else(|_| "target".into()))
@@ -38,11 +47,11 @@ fn bench(c: &mut Criterion) {
         .expect("the schema is created");
     let mut values = Vec::new();
     for id in 1..=ROWS {
+        // Like sysbench's `c`: digit groups that differ from the first byte on.
+        let scrambled = (id * 7_919 * 104_729) % 100_000_000_000;
         values.push(format!(
-            "({id}, {}, '{:0>119}', '{:0>59}')",
+            "({id}, {}, '{scrambled:011}-{id:0>107}', '{id:0>59}')",
             id % 100,
-            id,
-            id
         ));
         if values.len() == 500 {
             session
@@ -51,6 +60,14 @@ fn bench(c: &mut Criterion) {
             values.clear();
         }
     }
+    drop(session);
+    (dir, engine)
+}
+
+fn bench(c: &mut Criterion) {
+    let (_dir, engine) = sbtest();
+    let mut session = engine.session("root", "localhost");
+    session.execute("USE b").expect("the database exists");
     let statement = session
         .prepare("SELECT c FROM sbtest WHERE id = ?")
         .expect("the statement prepares");
@@ -82,5 +99,54 @@ fn bench(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, bench);
+/// Ids per range query, as sysbench's `--range_size` default.
+const RANGE_ROWS: i64 = 100;
+
+fn ranges(c: &mut Criterion) {
+    let (_dir, engine) = sbtest();
+    let mut session = engine.session("root", "localhost");
+    session.execute("USE b").expect("the database exists");
+    let queries = [
+        (
+            "simple_range",
+            "SELECT c FROM sbtest WHERE id BETWEEN ? AND ?",
+        ),
+        (
+            "sum_range",
+            "SELECT SUM(k) FROM sbtest WHERE id BETWEEN ? AND ?",
+        ),
+        (
+            "order_range",
+            "SELECT c FROM sbtest WHERE id BETWEEN ? AND ? ORDER BY c",
+        ),
+        (
+            "distinct_range",
+            "SELECT DISTINCT c FROM sbtest WHERE id BETWEEN ? AND ? ORDER BY c",
+        ),
+    ];
+    let mut group = c.benchmark_group("sysbench_ranges");
+    let mut start = 0i64;
+    for (name, sql) in queries {
+        let statement = session.prepare(sql).expect("the statement prepares");
+        group.bench_function(name, |b| {
+            b.iter_custom(|iterations| {
+                let started = tarn_io::os::thread_cpu_time();
+                for _ in 0..iterations {
+                    start = (start + 7_919) % (ROWS - RANGE_ROWS) + 1;
+                    let result = session
+                        .execute_prepared(
+                            statement,
+                            &[Value::Int(start), Value::Int(start + RANGE_ROWS - 1)],
+                        )
+                        .expect("the range runs");
+                    black_box(result);
+                }
+                tarn_io::os::thread_cpu_time() - started
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench, ranges);
 criterion_main!(benches);
