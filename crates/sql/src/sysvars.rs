@@ -408,6 +408,8 @@ pub static VARIABLES: &[VarSpec] = &[
     var("sql_auto_is_null", Both, RW, K::Bool, D::Bool(false)),
     var("sql_mode", Both, RW, K::Set(SQL_MODES), D::Str(SQL_MODE_DEFAULT)),
     var("sql_notes", Both, RW, K::Bool, D::Bool(true)),
+    // Stored for clients that set it (mysqldump); SHOW CREATE always quotes names.
+    var("sql_quote_show_create", Both, RW, K::Bool, D::Bool(true)),
     var("sql_safe_updates", Both, RW, K::Bool, D::Bool(false)),
     var("sql_select_limit", Both, RW, ANY_UINT, D::UInt(u64::MAX)),
     var("sql_warnings", Both, RW, K::Bool, D::Bool(false)),
