@@ -333,10 +333,11 @@ impl<'c> Binder<'c> {
                     aliases: &aliases,
                     select_items: &[],
                 };
-                let expr = self.order_key(&item.expr, &es, plan.width())?;
+                let (expr, ty) = self.order_key(&item.expr, &es, plan.columns())?;
                 keys.push(SortKey {
                     expr,
                     descending: matches!(item.options.sort, Some(ast::OrderBySort::Desc)),
+                    collation: ty.collation(),
                 });
             }
             plan = Plan::Sort {
@@ -722,6 +723,7 @@ impl<'c> Binder<'c> {
                 sort_keys.push(SortKey {
                     expr: Expr::Column(position),
                     descending,
+                    collation: columns[position].ty.collation(),
                 });
                 continue;
             }
@@ -751,6 +753,7 @@ impl<'c> Binder<'c> {
             sort_keys.push(SortKey {
                 expr: Expr::Column(position),
                 descending,
+                collation: columns[position].ty.collation(),
             });
         }
 
@@ -863,11 +866,16 @@ impl<'c> Binder<'c> {
         }
     }
 
-    fn order_key(&mut self, e: &ast::Expr, es: &ExprScope, width: usize) -> Result<Expr> {
-        if let Some(position) = self.output_position(e, es.aliases, width)? {
-            return Ok(Expr::Column(position));
+    fn order_key(
+        &mut self,
+        e: &ast::Expr,
+        es: &ExprScope,
+        columns: &[OutputColumn],
+    ) -> Result<(Expr, SqlType)> {
+        if let Some(position) = self.output_position(e, es.aliases, columns.len())? {
+            return Ok((Expr::Column(position), columns[position].ty));
         }
-        Ok(self.bind_expr(e, es)?.0)
+        self.bind_expr(e, es)
     }
 
     /// The select items with `*` and `t.*` expanded, each with its alias.
@@ -1554,7 +1562,13 @@ impl<'c> Binder<'c> {
                         }
                         let (expr, ty) = self.bind_expr(&item.expr, &inner)?;
                         let descending = matches!(item.options.sort, Some(ast::OrderBySort::Desc));
-                        order.push((SortKey { expr, descending }, ty));
+                        let collation = ty.collation();
+                        let key = SortKey {
+                            expr,
+                            descending,
+                            collation,
+                        };
+                        order.push((key, ty));
                     }
                 }
                 ast::FunctionArgumentClause::Separator(v) => match &v.value {

@@ -566,9 +566,11 @@ fn target_rows(
     if !order_by.is_empty() {
         let mut keys = Vec::new();
         for o in order_by {
+            let (expr, ty) = binder.bind_in_scope(&o.expr, &scope)?;
             keys.push(SortKey {
-                expr: binder.bind_in_scope(&o.expr, &scope)?.0,
+                expr,
                 descending: matches!(o.options.sort, Some(ast::OrderBySort::Desc)),
+                collation: ty.collation(),
             });
         }
         plan = Plan::Sort {

@@ -28,7 +28,7 @@ use tarn_row::types::Collation;
 use crate::chunk::Chunk;
 use crate::expr::{EvalContext, Expr};
 use crate::limits::{CHUNK_ROWS, CORRELATED_CACHE_ENTRIES_MAX};
-use crate::plan::{Access, AggCall, JoinKind, Plan, SortKey};
+use crate::plan::{Access, AggCall, JoinKind, OutputColumn, Plan, SortKey};
 use crate::scalar::FnContext;
 use crate::scalar::agg::{self, Accumulator};
 use crate::scalar::{cast, compare};
@@ -296,7 +296,10 @@ fn open_serial(plan: &Plan, needed: Option<Vec<bool>>) -> Result<Box<dyn Operato
             pending: None,
         }),
         Plan::Aggregate {
-            input, group, aggs, ..
+            input,
+            group,
+            aggs,
+            columns,
         } => {
             let mut below = needing_none(input);
             group.iter().for_each(|e| mark_needed(e, &mut below));
@@ -311,6 +314,7 @@ fn open_serial(plan: &Plan, needed: Option<Vec<bool>>) -> Result<Box<dyn Operato
             Box::new(AggregateOp {
                 input: Some(open_needing(input, below)?),
                 group,
+                collations: group_collations(columns, group.len()),
                 aggs,
                 output: None,
             })
@@ -335,6 +339,7 @@ fn open_serial(plan: &Plan, needed: Option<Vec<bool>>) -> Result<Box<dyn Operato
         }),
         Plan::Distinct { input } => Box::new(DistinctOp {
             input: open(input)?,
+            collations: group_collations(input.columns(), input.width()),
             seen: HashSet::default(),
         }),
         Plan::Union { inputs, .. } => Box::new(UnionOp {
@@ -343,6 +348,12 @@ fn open_serial(plan: &Plan, needed: Option<Vec<bool>>) -> Result<Box<dyn Operato
         }),
     };
     Ok(op)
+}
+
+/// The collations the first `count` of `columns` compare strings under: an
+/// aggregate's group keys (its first output columns) or a DISTINCT's columns.
+pub(crate) fn group_collations(columns: &[OutputColumn], count: usize) -> Vec<Collation> {
+    columns[..count].iter().map(|c| c.ty.collation()).collect()
 }
 
 /// A value's hash key for joins, GROUP BY and IN sets: numbers of any type that are
@@ -366,9 +377,11 @@ pub fn join_key(v: &Value, collation: Collation, out: &mut Vec<u8>) {
     }
 }
 
-fn keys_of(row_values: &[&Value], collation: Collation) -> Option<Vec<u8>> {
+/// The hash key of a row's key values, each under its collation; None when one is
+/// NULL (it matches nothing).
+fn keys_of(row_values: &[&Value], collations: &[Collation]) -> Option<Vec<u8>> {
     let mut key = Vec::new();
-    for v in row_values {
+    for (v, &collation) in row_values.iter().zip(collations) {
         if v.is_null() {
             return None;
         }
@@ -779,6 +792,9 @@ impl Operator for ProjectOp<'_> {
 /// The build side of a hash join.
 pub(crate) struct HashTable {
     rows: Arc<Chunk>,
+    /// The collation each key compares strings under (the probe side's keys use the
+    /// same).
+    collations: Vec<Collation>,
     /// Key -> row positions in `rows`, split into partitions by the key's hash (one
     /// per builder, so a parallel build fills them without sharing).
     partitions: Vec<HashMap<Vec<u8>, Vec<u32>>>,
@@ -802,14 +818,18 @@ impl HashTable {
 }
 
 /// Builds a hash join's table from its build side (`keys`: the build side's key
-/// expressions; none: a nested-loop join's table of every row). The build side is
+/// expressions, `collations` the collation each compares strings under; none: a
+/// nested-loop join's table of every row). The build side is
 /// read first; past `PARALLEL_BUILD_ROWS_MIN` rows the executor's workers compute the
 /// keys of a share of the rows each, then fill one partition each.
 pub(crate) fn build_hash_table(
     input: &mut dyn Operator,
     keys: &[Expr],
+    collations: &[Collation],
     cx: &ExecContext,
 ) -> Result<HashTable> {
+    debug_assert_eq!(keys.len(), collations.len());
+    let collations = collations.to_vec();
     let mut rows = Chunk::default();
     while let Some(chunk) = input.next(cx)? {
         cx.cancel.check()?;
@@ -821,6 +841,7 @@ pub(crate) fn build_hash_table(
         // An empty build side has no columns to evaluate keys over: no key matches.
         return Ok(HashTable {
             rows,
+            collations,
             partitions: vec![HashMap::new()],
         });
     }
@@ -828,6 +849,7 @@ pub(crate) fn build_hash_table(
         let all = (0..rows.len() as u32).collect();
         return Ok(HashTable {
             rows,
+            collations,
             partitions: vec![HashMap::from([(Vec::new(), all)])],
         });
     }
@@ -846,12 +868,13 @@ pub(crate) fn build_hash_table(
             .collect::<Result<Vec<_>>>()?;
         for i in 0..rows.len() {
             let values: Vec<&Value> = key_columns.iter().map(|c| &c[i]).collect();
-            if let Some(key) = keys_of(&values, Collation::CaseInsensitive) {
+            if let Some(key) = keys_of(&values, &collations) {
                 index.entry(key).or_default().push(i as u32);
             }
         }
         return Ok(HashTable {
             rows,
+            collations,
             partitions: vec![index],
         });
     }
@@ -859,13 +882,19 @@ pub(crate) fn build_hash_table(
     // by partition.
     type Buckets = Vec<Vec<(u32, Vec<u8>)>>;
     let keys = Arc::new(keys.to_vec());
+    let shared_collations = Arc::new(collations.clone());
     let params = Arc::new(cx.params.to_vec());
     let functions = *cx.functions;
     let (sender, receiver) = std::sync::mpsc::channel::<(usize, Result<Buckets>)>();
     let per_worker = rows.len().div_ceil(workers);
     for w in 0..workers {
-        let (rows, keys, params, sender) =
-            (rows.clone(), keys.clone(), params.clone(), sender.clone());
+        let (rows, keys, collations, params, sender) = (
+            rows.clone(),
+            keys.clone(),
+            shared_collations.clone(),
+            params.clone(),
+            sender.clone(),
+        );
         pool.spawn(move || {
             let start = (w * per_worker).min(rows.len());
             let end = ((w + 1) * per_worker).min(rows.len());
@@ -885,7 +914,7 @@ pub(crate) fn build_hash_table(
                 let mut buckets: Buckets = (0..workers).map(|_| Vec::new()).collect();
                 for i in 0..share.len() {
                     let values: Vec<&Value> = key_columns.iter().map(|c| &c[i]).collect();
-                    if let Some(key) = keys_of(&values, Collation::CaseInsensitive) {
+                    if let Some(key) = keys_of(&values, &collations) {
                         let p = partition_of(&key, workers);
                         buckets[p].push(((start + i) as u32, key));
                     }
@@ -928,7 +957,11 @@ pub(crate) fn build_hash_table(
         let (p, index) = receiver.recv().map_err(|_| build_worker_lost())?;
         partitions[p] = index;
     }
-    Ok(HashTable { rows, partitions })
+    Ok(HashTable {
+        rows,
+        collations,
+        partitions,
+    })
 }
 
 fn build_worker_lost() -> Error {
@@ -963,7 +996,7 @@ pub(crate) fn probe_hash_table(
         let key = if keys.is_empty() {
             Some(Vec::new())
         } else {
-            keys_of(&values, Collation::CaseInsensitive)
+            keys_of(&values, &table.collations)
         };
         if let Some(matches) = key.and_then(|k| table.lookup(&k)) {
             for &r in matches {
@@ -1032,7 +1065,7 @@ struct HashJoinOp<'p> {
     right: Option<Box<dyn Operator + 'p>>,
     right_width: usize,
     kind: JoinKind,
-    keys: &'p [(Expr, Expr)],
+    keys: &'p [(Expr, Expr, Collation)],
     filter: Option<&'p Expr>,
     table: Option<HashTable>,
     /// The left chunk being probed, and the next row of it to probe.
@@ -1046,14 +1079,15 @@ const PROBE_PAIRS_MAX: usize = 4 * CHUNK_ROWS;
 impl HashJoinOp<'_> {
     fn build(&mut self, cx: &ExecContext) -> Result<()> {
         let mut right = self.right.take().expect("the build side is read once");
-        let keys: Vec<Expr> = self.keys.iter().map(|(_, r)| r.clone()).collect();
-        self.table = Some(build_hash_table(right.as_mut(), &keys, cx)?);
+        let keys: Vec<Expr> = self.keys.iter().map(|(_, r, _)| r.clone()).collect();
+        let collations: Vec<Collation> = self.keys.iter().map(|(_, _, c)| *c).collect();
+        self.table = Some(build_hash_table(right.as_mut(), &keys, &collations, cx)?);
         Ok(())
     }
 
     fn probe(&self, chunk: Chunk, cx: &ExecContext) -> Result<Chunk> {
         let table = self.table.as_ref().expect("built before probing");
-        let keys: Vec<Expr> = self.keys.iter().map(|(l, _)| l.clone()).collect();
+        let keys: Vec<Expr> = self.keys.iter().map(|(l, _, _)| l.clone()).collect();
         probe_hash_table(
             table,
             &keys,
@@ -1081,13 +1115,13 @@ impl HashJoinOp<'_> {
         let key_columns = self
             .keys
             .iter()
-            .map(|(l, _)| l.eval(&rest, &ecx))
+            .map(|(l, _, _)| l.eval(&rest, &ecx))
             .collect::<Result<Vec<_>>>()?;
         let mut pairs = 0usize;
         for i in 0..rest.len() {
             let values: Vec<&Value> = key_columns.iter().map(|c| &c[i]).collect();
             if let Some(matches) =
-                keys_of(&values, Collation::CaseInsensitive).and_then(|k| table.lookup(&k))
+                keys_of(&values, &table.collations).and_then(|k| table.lookup(&k))
             {
                 pairs += matches.len();
             }
@@ -1191,6 +1225,8 @@ impl Operator for IndexJoinOp<'_> {
 struct AggregateOp<'p> {
     input: Option<Box<dyn Operator + 'p>>,
     group: &'p [Expr],
+    /// The collation each group key compares strings under.
+    collations: Vec<Collation>,
     aggs: &'p [AggCall],
     output: Option<std::vec::IntoIter<Chunk>>,
 }
@@ -1328,8 +1364,8 @@ impl AggregateOp<'_> {
                     continue;
                 }
                 key.clear();
-                for k in &keys {
-                    join_key(&k[row], Collation::CaseInsensitive, &mut key);
+                for (k, &collation) in keys.iter().zip(&self.collations) {
+                    join_key(&k[row], collation, &mut key);
                     key.push(0xFE);
                 }
                 let g = match index.get(&key) {
@@ -1397,9 +1433,11 @@ impl SortOp<'_> {
             all.append(chunk);
         }
         let descending: Vec<bool> = self.keys.iter().map(|k| k.descending).collect();
+        let collations: Vec<Collation> = self.keys.iter().map(|k| k.collation).collect();
         let order = sort_rows(Arc::new(SortKeys {
             columns: key_columns,
             descending,
+            collations,
         }))?;
         Ok(if all.is_empty() {
             Vec::new()
@@ -1413,6 +1451,8 @@ impl SortOp<'_> {
 struct SortKeys {
     columns: Vec<Vec<Value>>,
     descending: Vec<bool>,
+    /// The collation each key compares strings under.
+    collations: Vec<Collation>,
 }
 
 impl SortKeys {
@@ -1421,8 +1461,13 @@ impl SortKeys {
     }
 
     fn cmp(&self, a: usize, b: usize) -> std::cmp::Ordering {
-        for (column, &descending) in self.columns.iter().zip(&self.descending) {
-            let ordering = compare::sort_cmp(&column[a], &column[b], Collation::CaseInsensitive);
+        let keys = self
+            .columns
+            .iter()
+            .zip(&self.descending)
+            .zip(&self.collations);
+        for ((column, &descending), &collation) in keys {
+            let ordering = compare::sort_cmp(&column[a], &column[b], collation);
             let ordering = if descending {
                 ordering.reverse()
             } else {
@@ -1530,6 +1575,8 @@ impl Operator for LimitOp<'_> {
 
 struct DistinctOp<'p> {
     input: Box<dyn Operator + 'p>,
+    /// The collation each column compares strings under.
+    collations: Vec<Collation>,
     /// The keys of the rows passed on. Hashed with foldhash, not SipHash: keys are
     /// whole rows, and SipHash took a tenth of sysbench's `distinct_range`.
     seen: HashSet<Vec<u8>, foldhash::fast::RandomState>,
@@ -1544,8 +1591,8 @@ impl Operator for DistinctOp<'_> {
             let mut key = Vec::new();
             for (i, slot) in keep.iter_mut().enumerate() {
                 key.clear();
-                for c in chunk.columns() {
-                    join_key(&c[i], Collation::CaseInsensitive, &mut key);
+                for (c, &collation) in chunk.columns().iter().zip(&self.collations) {
+                    join_key(&c[i], collation, &mut key);
                     key.push(0xFE);
                 }
                 if !self.seen.contains(&key) {
@@ -1648,7 +1695,9 @@ impl ExecContext<'_> {
         let id = s as *const SubqueryExpr as usize;
         if let Some((plan, columns)) = &s.grouped {
             // One grouped run answers every outer row whose key it saw; a key it did
-            // not see is an empty group, which the correlated plan answers below.
+            // not see is an empty group, which the correlated plan answers below. Keys
+            // compare under the grouped columns' collations (the correlated `=`'s).
+            let collations = group_collations(plan.columns(), columns.len());
             const GROUPED: &[u8] = b"\xffgrouped";
             let cached = self.cache.borrow().get(&(id, GROUPED.to_vec())).cloned();
             let map = match cached {
@@ -1660,8 +1709,8 @@ impl ExecContext<'_> {
                         let width = columns.len();
                         for i in 0..chunk.len() {
                             let mut key = Vec::new();
-                            for c in 0..width {
-                                join_key(&chunk.column(c)[i], Collation::CaseInsensitive, &mut key);
+                            for (c, &collation) in collations.iter().enumerate() {
+                                join_key(&chunk.column(c)[i], collation, &mut key);
                                 key.push(0xFE);
                             }
                             map.insert(key, chunk.column(width)[i].clone());
@@ -1678,7 +1727,7 @@ impl ExecContext<'_> {
                 .iter()
                 .map(|&c| outer.get(c).unwrap_or(&Value::Null))
                 .collect();
-            if let Some(key) = keys_of(&probes, Collation::CaseInsensitive) {
+            if let Some(key) = keys_of(&probes, &collations) {
                 if let Some(v) = map.get(&key) {
                     return Ok(SubqueryResult::Scalar(v.clone()));
                 }

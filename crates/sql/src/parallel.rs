@@ -85,6 +85,8 @@ enum PendingStep<'p> {
         right: &'p Plan,
         right_keys: Vec<Expr>,
         left_keys: Vec<Expr>,
+        /// The collation each key pair compares strings under.
+        collations: Vec<Collation>,
         filter: Option<Expr>,
         kind: JoinKind,
         /// The build side's columns the probe reads (`None`: all); set by
@@ -157,14 +159,15 @@ fn shape(plan: &Plan) -> Option<Shape<'_>> {
         } if !keys.is_empty()
             && keys
                 .iter()
-                .all(|(l, r)| parallel_safe(l) && parallel_safe(r))
+                .all(|(l, r, _)| parallel_safe(l) && parallel_safe(r))
             && filter.as_ref().is_none_or(parallel_safe) =>
         {
             let mut s = shape(left)?;
             s.steps.push(PendingStep::Build {
                 right,
-                right_keys: keys.iter().map(|(_, r)| r.clone()).collect(),
-                left_keys: keys.iter().map(|(l, _)| l.clone()).collect(),
+                right_keys: keys.iter().map(|(_, r, _)| r.clone()).collect(),
+                left_keys: keys.iter().map(|(l, _, _)| l.clone()).collect(),
+                collations: keys.iter().map(|(_, _, c)| *c).collect(),
                 filter: filter.clone(),
                 kind: *kind,
                 right_needed: None,
@@ -181,7 +184,10 @@ fn shape(plan: &Plan) -> Option<Shape<'_>> {
 pub fn describe(plan: &Plan) -> String {
     let pipeline = match plan {
         Plan::Aggregate {
-            input, group, aggs, ..
+            input,
+            group,
+            aggs,
+            columns,
         } if group.iter().all(parallel_safe)
             && aggs
                 .iter()
@@ -190,6 +196,7 @@ pub fn describe(plan: &Plan) -> String {
             shape(input).map(|s| {
                 let sink = SinkSpec::Aggregate {
                     group: group.clone(),
+                    collations: crate::exec::group_collations(columns, group.len()),
                     aggs: aggs.clone(),
                 };
                 (s, sink)
@@ -244,7 +251,10 @@ pub fn open_parallel<'p>(
     }
     match plan {
         Plan::Aggregate {
-            input, group, aggs, ..
+            input,
+            group,
+            aggs,
+            columns,
         } if group.iter().all(parallel_safe)
             && aggs
                 .iter()
@@ -255,6 +265,7 @@ pub fn open_parallel<'p>(
                 shape: s,
                 sink: SinkSpec::Aggregate {
                     group: group.clone(),
+                    collations: crate::exec::group_collations(columns, group.len()),
                     aggs: aggs.clone(),
                 },
                 needed: None,
@@ -380,8 +391,10 @@ enum SinkSpec {
     Collect {
         layout: Option<Vec<Option<usize>>>,
     },
+    /// Group keys (each compares strings under its collation) and aggregates.
     Aggregate {
         group: Vec<Expr>,
+        collations: Vec<Collation>,
         aggs: Vec<AggCall>,
     },
     Encode(Arc<dyn RowEncoder>),
@@ -615,9 +628,13 @@ impl Job {
                         return Ok(None);
                     }
                 }
-                SinkSpec::Aggregate { group, aggs } => {
+                SinkSpec::Aggregate {
+                    group,
+                    collations,
+                    aggs,
+                } => {
                     if !chunk.is_empty() {
-                        fold(&chunk, group, aggs, &cx, &mut groups)?;
+                        fold(&chunk, group, collations, aggs, &cx, &mut groups)?;
                     }
                 }
             }
@@ -644,10 +661,11 @@ impl Job {
     }
 }
 
-/// Folds a chunk into partial aggregates.
+/// Folds a chunk into partial aggregates (`collations`: one per group key).
 fn fold(
     chunk: &Chunk,
     group: &[Expr],
+    collations: &[Collation],
     aggs: &[AggCall],
     cx: &EvalContext,
     groups: &mut HashMap<Vec<u8>, Partial>,
@@ -679,8 +697,8 @@ fn fold(
     let mut key = Vec::new();
     for row in 0..chunk.len() {
         key.clear();
-        for k in &keys {
-            join_key(&k[row], Collation::CaseInsensitive, &mut key);
+        for (k, &collation) in keys.iter().zip(collations) {
+            join_key(&k[row], collation, &mut key);
             key.push(0xFE);
         }
         let partial = match groups.get_mut(&key) {
@@ -740,12 +758,13 @@ impl ParallelOp<'_> {
                     right,
                     right_keys,
                     left_keys,
+                    collations,
                     filter,
                     kind,
                     right_needed,
                 } => {
                     let mut build = crate::exec::open_needing(right, right_needed)?;
-                    let table = build_hash_table(build.as_mut(), &right_keys, cx)?;
+                    let table = build_hash_table(build.as_mut(), &right_keys, &collations, cx)?;
                     Step::Probe(Arc::new(Probe {
                         table,
                         keys: left_keys,
@@ -826,7 +845,7 @@ impl Operator for ParallelOp<'_> {
             self.start(cx)?;
         }
         let aggregate = match &self.sink {
-            SinkSpec::Aggregate { group, aggs } => Some((group.len(), aggs.clone())),
+            SinkSpec::Aggregate { group, aggs, .. } => Some((group.len(), aggs.clone())),
             SinkSpec::Collect { .. } | SinkSpec::Encode(_) => None,
         };
         let running = self.state.as_mut().expect("started");

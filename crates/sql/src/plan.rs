@@ -13,6 +13,7 @@ use std::ops::Bound;
 use std::sync::Arc;
 
 use tarn_catalog::{RowLock, Table, WaitPolicy};
+use tarn_row::types::Collation;
 
 use crate::expr::Expr;
 use crate::scalar::agg::AggFunc;
@@ -152,6 +153,9 @@ impl AggCall {
 pub struct SortKey {
     pub expr: Expr,
     pub descending: bool,
+    /// How the key's strings compare: its type's collation (bytes for a `_bin` or
+    /// binary string).
+    pub collation: Collation,
 }
 
 /// A query plan node.
@@ -188,13 +192,14 @@ pub enum Plan {
         exprs: Vec<Expr>,
         columns: Vec<OutputColumn>,
     },
-    /// A hash join on `keys` (left expression, right expression) with `filter` over
-    /// the joined row; without keys, a nested-loop join.
+    /// A hash join on `keys` (left expression, right expression, and the collation
+    /// their `=` compares strings under) with `filter` over the joined row; without
+    /// keys, a nested-loop join.
     Join {
         left: Box<Plan>,
         right: Box<Plan>,
         kind: JoinKind,
-        keys: Vec<(Expr, Expr)>,
+        keys: Vec<(Expr, Expr, Collation)>,
         filter: Option<Expr>,
         columns: Vec<OutputColumn>,
     },

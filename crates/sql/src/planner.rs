@@ -29,6 +29,7 @@ use std::sync::Arc;
 use sqlparser::ast::TableIndexHintType;
 use tarn_catalog::{RowLock, Table, WaitPolicy};
 use tarn_common::{Error, Result};
+use tarn_row::types::Collation;
 
 use crate::expr::{CmpOp, Expr};
 use crate::limits::SMALL_RANGE_ROWS;
@@ -418,8 +419,8 @@ pub fn plan_block(block: QueryBlock, width: usize) -> Result<Plan> {
             {
                 continue;
             }
-            if let Some((l, r)) = equi_sides(&c.expr, &owner, &placed, next) {
-                keys.push((l, r));
+            if let Some(key) = equi_sides(&c.expr, &owner, &placed, next) {
+                keys.push(key);
                 c.applied = true;
             }
         }
@@ -538,13 +539,19 @@ fn apply_ready(plan: &mut Plan, conjuncts: &mut [Conjunct], placed: &[usize], la
 }
 
 /// If `e` is `a = b` with one side over the placed relations and the other over
-/// `next` alone, the two sides (placed side first, in scope positions).
-fn equi_sides(e: &Expr, owner: &[usize], placed: &[usize], next: usize) -> Option<(Expr, Expr)> {
+/// `next` alone, the two sides (placed side first, in scope positions) and the
+/// collation the `=` compares strings under.
+fn equi_sides(
+    e: &Expr,
+    owner: &[usize],
+    placed: &[usize],
+    next: usize,
+) -> Option<(Expr, Expr, Collation)> {
     let Expr::Compare {
         op: CmpOp::Eq,
         left,
         right,
-        ..
+        collation,
     } = e
     else {
         return None;
@@ -560,9 +567,9 @@ fn equi_sides(e: &Expr, owner: &[usize], placed: &[usize], next: usize) -> Optio
     let (l, r) = (rels(left), rels(right));
     let on_placed = |v: &[usize]| !v.is_empty() && v.iter().all(|x| placed.contains(x));
     if on_placed(&l) && r == [next] {
-        Some(((**left).clone(), (**right).clone()))
+        Some(((**left).clone(), (**right).clone(), *collation))
     } else if on_placed(&r) && l == [next] {
-        Some(((**right).clone(), (**left).clone()))
+        Some(((**right).clone(), (**left).clone(), *collation))
     } else {
         None
     }
@@ -576,7 +583,7 @@ fn join(
     right: Plan,
     right_offset: usize,
     right_width: usize,
-    keys: Vec<(Expr, Expr)>,
+    keys: Vec<(Expr, Expr, Collation)>,
     kind: JoinKind,
     table: Option<&BaseTable>,
     right_filters: &[Expr],
@@ -600,7 +607,7 @@ fn join(
                 })
                 .collect();
             let mut any_key = false;
-            for (l, r) in &keys {
+            for (l, r, collation) in &keys {
                 if let Expr::Column(c) = l {
                     let mut r = r.clone();
                     r.remap_columns(&|x| x - right_offset);
@@ -608,7 +615,7 @@ fn join(
                         op: CmpOp::Eq,
                         left: Box::new(r),
                         right: Box::new(Expr::Outer(position(layout, *c))),
-                        collation: tarn_row::types::Collation::CaseInsensitive,
+                        collation: *collation,
                     });
                     any_key = true;
                 }
@@ -662,7 +669,8 @@ fn join(
         && right.estimated_rows() > plan.estimated_rows() * 2.0
         && !keys.is_empty()
     {
-        let swapped: Vec<(Expr, Expr)> = keys.into_iter().map(|(l, r)| (r, l)).collect();
+        let swapped: Vec<(Expr, Expr, Collation)> =
+            keys.into_iter().map(|(l, r, c)| (r, l, c)).collect();
         let left_width = plan.width();
         let columns = right
             .columns()
@@ -697,12 +705,16 @@ fn join(
 
 /// Join keys from scope positions to the joined plans' own: the left side's by the
 /// current layout, the right side's from its offset.
-fn remap_keys(keys: Vec<(Expr, Expr)>, layout: &[usize], right_offset: usize) -> Vec<(Expr, Expr)> {
+fn remap_keys(
+    keys: Vec<(Expr, Expr, Collation)>,
+    layout: &[usize],
+    right_offset: usize,
+) -> Vec<(Expr, Expr, Collation)> {
     keys.into_iter()
-        .map(|(mut l, mut r)| {
+        .map(|(mut l, mut r, collation)| {
             l.remap_columns(&|c| position(layout, c));
             r.remap_columns(&|c| c - right_offset);
-            (l, r)
+            (l, r, collation)
         })
         .collect()
 }
@@ -715,7 +727,7 @@ fn hash_join(
     right: Plan,
     right_offset: usize,
     right_width: usize,
-    keys: Vec<(Expr, Expr)>,
+    keys: Vec<(Expr, Expr, Collation)>,
     kind: JoinKind,
     filter: Option<Expr>,
 ) -> Plan {
@@ -739,7 +751,7 @@ fn hash_join_remapped(
     right: Plan,
     right_offset: usize,
     right_width: usize,
-    keys: Vec<(Expr, Expr)>,
+    keys: Vec<(Expr, Expr, Collation)>,
     kind: JoinKind,
     filter: Option<Expr>,
 ) -> Plan {

@@ -142,12 +142,18 @@ fn grouped_form(plan: &Plan) -> Option<(Plan, Vec<usize>)> {
             op: crate::expr::CmpOp::Eq,
             left,
             right,
-            ..
+            collation,
         } = &c
         {
             if let (Expr::Column(x), Expr::Outer(o)) | (Expr::Outer(o), Expr::Column(x)) =
                 (&**left, &**right)
             {
+                // The run groups by the column's collation: it answers the `=` only
+                // when that is the collation the `=` compares under.
+                let ty = scan_columns[*x].ty;
+                if ty.is_string() && ty.collation() != *collation {
+                    return None;
+                }
                 keys.push((*x, *o));
                 continue;
             }
@@ -321,7 +327,7 @@ pub fn collect_outer(plan: &Plan, out: &mut Vec<usize>) {
             filter,
             ..
         } => {
-            for (a, b) in keys {
+            for (a, b, _) in keys {
                 visit(a);
                 visit(b);
             }

@@ -100,7 +100,7 @@ pub(super) fn prune(
     let sink_width = *widths.last().expect("the table's width");
     // Backwards from the sink: what each step's input must hold.
     let mut read = match &*sink {
-        SinkSpec::Aggregate { group, aggs } => {
+        SinkSpec::Aggregate { group, aggs, .. } => {
             let mut flags = vec![false; sink_width];
             let exprs = group.iter().chain(aggs.iter().flat_map(|a| a.exprs()));
             for expr in exprs {
@@ -208,7 +208,7 @@ pub(super) fn prune(
         }
     }
     match sink {
-        SinkSpec::Aggregate { group, aggs } => {
+        SinkSpec::Aggregate { group, aggs, .. } => {
             group.iter_mut().for_each(|e| remap(e, &map));
             for agg in aggs.iter_mut() {
                 agg.exprs_mut().for_each(|e| remap(e, &map));
@@ -235,6 +235,7 @@ mod tests {
     use super::*;
     use crate::plan::{OutputColumn, Plan};
     use crate::types::SqlType;
+    use tarn_row::types::Collation;
 
     fn col(c: usize) -> Expr {
         Expr::Column(c)
@@ -265,6 +266,7 @@ mod tests {
             right,
             right_keys: vec![col(0)],
             left_keys: vec![col(left_key)],
+            collations: vec![Collation::CaseInsensitive],
             filter: Some(filter),
             kind,
             right_needed: None,
@@ -280,6 +282,7 @@ mod tests {
         let mut steps = vec![probe(&right, JoinKind::Inner, 1, both(col(4), col(8)))];
         let mut sink = SinkSpec::Aggregate {
             group: vec![col(4)],
+            collations: vec![Collation::CaseInsensitive],
             aggs: Vec::new(),
         };
         let projection = prune(&mut steps, &mut sink, 6, None);
@@ -368,6 +371,7 @@ mod tests {
         let mut steps = Vec::new();
         let mut sink = SinkSpec::Aggregate {
             group: Vec::new(),
+            collations: Vec::new(),
             aggs: Vec::new(),
         };
         assert_eq!(prune(&mut steps, &mut sink, 16, None), Some(Vec::new()));
