@@ -860,6 +860,14 @@ impl Session {
                 Ok(QueryResult::ok(0))
             }
             Statement::AnalyzeTable { tables } => self.analyze(tables),
+            // No table cache to flush, no global read lock (see `Statement::FlushTables`).
+            Statement::FlushTables { .. } => Ok(QueryResult::ok(0)),
+            Statement::AlterTableKeys { table, .. } => {
+                let (db, table) = Binder::new(self).table_ref(table)?;
+                self.check_table(Privileges::ALTER, &db, &table)?;
+                self.engine.storage().table(&db, &table)?;
+                Ok(QueryResult::ok(0))
+            }
             Statement::Account(statement) => accounts::execute(self, statement),
             Statement::Sql(statement) => self.dispatch_sql(statement, parsed, params),
             other => crate::show::special(self, other),
@@ -1256,10 +1264,12 @@ impl Session {
         } else if let Some(rest) = var.strip_prefix("session.").or(var.strip_prefix("local.")) {
             var = rest.to_string();
         }
-        // SET x = DEFAULT; SET x = ON (a bare word is a string).
+        // SET x = DEFAULT; SET x = ON (a bare word is a string); SET x = @saved (a
+        // user variable, which sqlparser reads as an identifier, is evaluated:
+        // mysqldump restores its settings so).
         let v = match value {
             ast::Expr::Identifier(id) if id.value.eq_ignore_ascii_case("default") => None,
-            ast::Expr::Identifier(id) if id.quote_style.is_none() => {
+            ast::Expr::Identifier(id) if id.quote_style.is_none() && !id.value.starts_with('@') => {
                 Some(Value::Bytes(id.value.clone().into_bytes()))
             }
             e => Some(self.eval_constant(e)?),

@@ -477,6 +477,10 @@ pub fn special(session: &mut Session, statement: &Statement) -> Result<QueryResu
                 ]],
             ))
         }
+        Statement::ShowStoredObjects { kind, filter, .. } => {
+            let rows = (sysviews::show_stored_objects_columns(*kind), Vec::new());
+            filtered(session, rows, filter.as_ref())
+        }
         Statement::ShowEngines => {
             let rows = sysviews::show_engines();
             filtered(session, rows, None)

@@ -327,6 +327,16 @@ fn compile_machine(_: &Settings) -> Value {
 }
 
 /// Every MySQL-named variable Tarn knows, sorted by name. The engine settings follow
+/// MySQL 8.0's default `optimizer_switch`, shown for tools that read it.
+const OPTIMIZER_SWITCH_DEFAULT: &str = "index_merge=on,index_merge_union=on,\
+index_merge_sort_union=on,index_merge_intersection=on,engine_condition_pushdown=on,\
+index_condition_pushdown=on,mrr=on,mrr_cost_based=on,block_nested_loop=on,\
+batched_key_access=off,materialization=on,semijoin=on,loosescan=on,firstmatch=on,\
+duplicateweedout=on,subquery_materialization_cost_based=on,use_index_extensions=on,\
+condition_fanout_filter=on,derived_merge=on,use_invisible_indexes=off,skip_scan=on,\
+hash_join=on,subquery_to_derived=off,prefer_ordering_index=on,hypergraph_optimizer=off,\
+derived_condition_pushdown=on";
+
 /// as read-only GLOBAL variables (see the module documentation).
 #[rustfmt::skip]
 pub static VARIABLES: &[VarSpec] = &[
@@ -367,6 +377,9 @@ pub static VARIABLES: &[VarSpec] = &[
     var("explicit_defaults_for_timestamp", Both, RO, K::Bool, D::Bool(true)),
     var("foreign_key_checks", Both, RW, K::Bool, D::Bool(true)),
     var("group_concat_max_len", Both, RW, K::UInt { min: 4, max: u64::MAX }, D::UInt(1024)),
+    // No replication, so no GTIDs: mysqldump probes it to decide on GTID_PURGED.
+    var("gtid_mode", Global, RO, K::Enum(&["OFF", "OFF_PERMISSIVE", "ON_PERMISSIVE", "ON"]),
+        D::Str("OFF")),
     var("have_ssl", Global, RO, K::Str, D::Str("DISABLED")),
     var("hostname", Global, RO, K::Str, D::Computed(hostname)),
     var("init_connect", Global, RW, K::Str, D::Str("")),
@@ -390,6 +403,9 @@ pub static VARIABLES: &[VarSpec] = &[
     var("net_buffer_length", Both, RW, K::UInt { min: 1024, max: 1 << 20 }, D::UInt(16_384)),
     var("net_read_timeout", Both, RW, TIMEOUT_S, D::UInt(30)),
     var("net_write_timeout", Both, RW, TIMEOUT_S, D::UInt(60)),
+    // Stored for clients that set it (mysqldump sets 'semijoin=off'); Tarn's planner
+    // has no switches, and the value is kept as written, not merged as MySQL does.
+    var("optimizer_switch", Both, RW, K::Str, D::Str(OPTIMIZER_SWITCH_DEFAULT)),
     var("performance_schema", Global, RO, K::Bool, D::Bool(false)),
     var("port", Global, RO, K::UInt { min: 0, max: 65_535 }, D::UInt(3306)),
     var("protocol_version", Global, RO, ANY_UINT, D::UInt(10)),

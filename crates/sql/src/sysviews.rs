@@ -19,6 +19,7 @@
 //! values. The caller (the SQL engine) applies `LIKE` / `WHERE` filters and turns the
 //! columns into its own result description.
 
+mod empty_tables;
 pub mod engine_tables;
 
 use std::collections::HashMap;
@@ -896,6 +897,59 @@ pub fn show_engines() -> Rows {
     )
 }
 
+/// The columns of `SHOW TRIGGERS`, `SHOW EVENTS`, `SHOW PROCEDURE STATUS` and
+/// `SHOW FUNCTION STATUS` (MySQL 8's); Tarn has none of these objects, so the
+/// results have no rows.
+pub fn show_stored_objects_columns(kind: crate::parse::StoredObjectKind) -> Vec<Column> {
+    use crate::parse::StoredObjectKind as K;
+    let names: &[&str] = match kind {
+        K::Triggers => &[
+            "Trigger",
+            "Event",
+            "Table",
+            "Statement",
+            "Timing",
+            "Created",
+            "sql_mode",
+            "Definer",
+            "character_set_client",
+            "collation_connection",
+            "Database Collation",
+        ],
+        K::Events => &[
+            "Db",
+            "Name",
+            "Definer",
+            "Time zone",
+            "Type",
+            "Execute at",
+            "Interval value",
+            "Interval field",
+            "Starts",
+            "Ends",
+            "Status",
+            "Originator",
+            "character_set_client",
+            "collation_connection",
+            "Database Collation",
+        ],
+        K::Procedures | K::Functions => &[
+            "Db",
+            "Name",
+            "Type",
+            "Definer",
+            "Modified",
+            "Created",
+            "Security_type",
+            "Comment",
+            "character_set_client",
+            "collation_connection",
+            "Database Collation",
+        ],
+    };
+    names.iter().map(|name| varchar(name, 64)).collect()
+}
+
 fn engine_row() -> Vec<Value> {
     vec![
         text(ENGINE_NAME),
@@ -1053,6 +1107,59 @@ pub(crate) fn tables(cx: &ViewContext) -> Result<Vec<Vec<Value>>> {
             let mut row = vec![text("def"), text(&db), text(&name), text("VIEW")];
             row.extend(std::iter::repeat_n(Value::Null, 16));
             row.push(text("VIEW"));
+            rows.push(row);
+        }
+    }
+    Ok(rows)
+}
+
+/// `information_schema.PARTITIONS`: Tarn does not partition tables, so, as MySQL
+/// does for an unpartitioned table, one row per base table with the partition
+/// columns NULL (and the sizes NULL too: see `TABLES` for them).
+pub(crate) fn partitions_columns() -> Vec<Column> {
+    let mut columns = vec![
+        varchar("TABLE_CATALOG", 64),
+        varchar("TABLE_SCHEMA", 64),
+        varchar("TABLE_NAME", 64),
+        varchar("PARTITION_NAME", 64),
+        varchar("SUBPARTITION_NAME", 64),
+        bigint_unsigned("PARTITION_ORDINAL_POSITION"),
+        bigint_unsigned("SUBPARTITION_ORDINAL_POSITION"),
+        varchar("PARTITION_METHOD", 13),
+        varchar("SUBPARTITION_METHOD", 13),
+        long_text("PARTITION_EXPRESSION"),
+        long_text("SUBPARTITION_EXPRESSION"),
+        long_text("PARTITION_DESCRIPTION"),
+    ];
+    for name in [
+        "TABLE_ROWS",
+        "AVG_ROW_LENGTH",
+        "DATA_LENGTH",
+        "MAX_DATA_LENGTH",
+        "INDEX_LENGTH",
+        "DATA_FREE",
+    ] {
+        columns.push(bigint_unsigned(name));
+    }
+    columns.extend([
+        datetime("CREATE_TIME"),
+        datetime("UPDATE_TIME"),
+        datetime("CHECK_TIME"),
+        bigint_unsigned("CHECKSUM"),
+        long_text("PARTITION_COMMENT"),
+        varchar("NODEGROUP", 256),
+        long_text("TABLESPACE_NAME"),
+    ]);
+    columns
+}
+
+pub(crate) fn partitions(cx: &ViewContext) -> Result<Vec<Vec<Value>>> {
+    let width = partitions_columns().len();
+    let mut rows = Vec::new();
+    for db in cx.databases() {
+        for name in cx.tables(&db)? {
+            let mut row = vec![text("def"), text(&db), text(&name)];
+            row.resize(width, Value::Null);
             rows.push(row);
         }
     }

@@ -3,7 +3,8 @@
 //! sysbench, and a crash test (SIGKILL during sysbench and logged writers, then a
 //! restart that must keep every acknowledged commit). The client programs live in
 //! tests/clients; each is one test case here, and each is also checked against
-//! MariaDB by tests/clients/run-against-mariadb.
+//! MariaDB by tests/clients/run-against-mariadb. One more case, written here, backs a
+//! database up with mariadb-dump and restores it into a second server of its own.
 //!
 //! One server (on 127.0.0.1, a free port, a fresh data directory under
 //! `TARN_TEST_DIR` or target/test-data) serves every case but the crash test, which
@@ -401,11 +402,200 @@ fn crash_sysbench_writers() -> Result<(), Failed> {
     )
 }
 
+/// [`mariadb_tool_bytes`]'s output as text (for comparisons: a dump must stay bytes).
+fn mariadb_tool(
+    tool: &str,
+    port: u16,
+    args: &[&str],
+    stdin: Option<&Path>,
+    require_clean: bool,
+) -> Result<String, Failed> {
+    let stdout = mariadb_tool_bytes(tool, port, args, stdin, require_clean)?;
+    Ok(String::from_utf8_lossy(&stdout).into_owned())
+}
+
+/// `mariadb` (or `mariadb-dump`) against 127.0.0.1:`port` as root, with `stdin` as
+/// its input; its stdout, or a failure with its stderr. `require_clean` also fails
+/// on any stderr output (mariadb-dump reports some errors and still exits 0).
+fn mariadb_tool_bytes(
+    tool: &str,
+    port: u16,
+    args: &[&str],
+    stdin: Option<&Path>,
+    require_clean: bool,
+) -> Result<Vec<u8>, Failed> {
+    let mut command = Command::new(tool);
+    command
+        .args(["-h", "127.0.0.1", "-P", &port.to_string(), "-u", "root"])
+        .arg("--skip-ssl")
+        .args(args);
+    if let Some(path) = stdin {
+        let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        command.stdin(file);
+    }
+    let output = command
+        .output()
+        .map_err(|e| format!("running {tool}: {e}"))?;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    if !output.status.success() || (require_clean && !stderr.trim().is_empty()) {
+        return Err(format!("{tool} {args:?} failed ({}):\n{stderr}", output.status).into());
+    }
+    Ok(output.stdout)
+}
+
+/// The tables of the backup test: every kind of value a dump must carry exactly
+/// (quotes, backslashes, newlines, tabs, NUL bytes, utf8mb4, binary bytes, NULLs,
+/// negative and extreme numbers, DECIMAL, DATETIME), a unique and a secondary index,
+/// and an AUTO_INCREMENT counter.
+const BACKUP_SETUP: &str = r#"
+CREATE DATABASE dumptest;
+USE dumptest;
+CREATE TABLE items (
+  id INT PRIMARY KEY AUTO_INCREMENT,
+  sku VARCHAR(32) NOT NULL,
+  name VARCHAR(100),
+  price DECIMAL(12,2),
+  qty INT,
+  created DATETIME,
+  UNIQUE KEY sku (sku),
+  KEY name (name)
+);
+INSERT INTO items (sku, name, price, qty, created) VALUES
+  ('A-1', 'it''s "quoted"', 1.25, 3, '2024-02-29 23:59:59'),
+  ('B\\2', 'back\\slash\nnew line\ttab\rreturn', -123.45, -7, '1999-12-31 00:00:00'),
+  ('C-3', CONCAT('nul', CHAR(0), 'byte'), 0.00, 0, NULL),
+  ('D-4', 'emoji 😀 and ü', NULL, NULL, '2038-01-19 03:14:08'),
+  ('E-5', NULL, 99999999.99, -2147483648, '1000-01-01 00:00:00');
+DELETE FROM items WHERE sku = 'E-5';
+INSERT INTO items (sku, name) VALUES ('F-6', 'after a delete');
+CREATE TABLE blobs (
+  k BIGINT PRIMARY KEY,
+  data BLOB,
+  note TEXT,
+  big BIGINT,
+  KEY big (big)
+);
+INSERT INTO blobs VALUES
+  (-1, X'00FF27225C0A0D1A', 'multi\nline', -9223372036854775808),
+  (2, REPEAT('x', 1000), '', 9223372036854775807),
+  (3, NULL, NULL, NULL),
+  (4, X'', 'a', 0);
+"#;
+
+/// What a restore must reproduce: each table's SHOW CREATE TABLE and its rows, the
+/// strings and blobs also in hex (batch output escapes them, hex shows every byte).
+const BACKUP_CHECK: &str = "SHOW CREATE TABLE items; SHOW CREATE TABLE blobs; \
+    SELECT * FROM items ORDER BY id; SELECT id, HEX(sku), HEX(name) FROM items ORDER BY id; \
+    SELECT * FROM blobs ORDER BY k; SELECT k, HEX(data), HEX(note) FROM blobs ORDER BY k";
+
+/// Backup and restore with mariadb-dump (MariaDB's mysqldump): dump a database from
+/// one server with several option sets, restore each dump into a second, fresh
+/// server, and compare the schema and every row.
+fn mariadb_dump_restore() -> Result<(), Failed> {
+    let mariadb = require_tool("mariadb")?;
+    let dump_tool = require_tool("mariadb-dump")?;
+    let (mariadb, dump_tool) = (mariadb.to_string_lossy(), dump_tool.to_string_lossy());
+    let source = Server::start()?;
+    let target = Server::start()?;
+    let scratch = tempfile::tempdir_in(test_root())?;
+    let setup = scratch.path().join("setup.sql");
+    std::fs::write(&setup, BACKUP_SETUP)?;
+    mariadb_tool(&mariadb, source.port, &[], Some(&setup), true)?;
+    let expected = mariadb_tool(
+        &mariadb,
+        source.port,
+        &["-B", "dumptest", "-e", BACKUP_CHECK],
+        None,
+        true,
+    )?;
+    let cases: &[&[&str]] = &[
+        &["dumptest"],
+        &["--single-transaction", "dumptest"],
+        &["--databases", "dumptest"],
+        &[
+            "--hex-blob",
+            "--routines",
+            "--triggers",
+            "--events",
+            "dumptest",
+        ],
+    ];
+    for options in cases {
+        let dump_bytes = mariadb_tool_bytes(&dump_tool, source.port, options, None, true)?;
+        let dump = String::from_utf8_lossy(&dump_bytes);
+        let file = scratch.path().join("dump.sql");
+        std::fs::write(&file, &dump_bytes)?;
+        mariadb_tool(
+            &mariadb,
+            target.port,
+            &["-e", "DROP DATABASE IF EXISTS dumptest"],
+            None,
+            true,
+        )?;
+        // A dump of `--databases` creates and enters the database itself.
+        let whole_database = options.contains(&"--databases");
+        if !whole_database {
+            mariadb_tool(
+                &mariadb,
+                target.port,
+                &["-e", "CREATE DATABASE dumptest"],
+                None,
+                true,
+            )?;
+        }
+        mariadb_tool(
+            &mariadb,
+            target.port,
+            if whole_database { &[] } else { &["dumptest"] },
+            Some(&file),
+            true,
+        )
+        .map_err(|e| {
+            let why = e.message().unwrap_or_default();
+            format!("restoring the dump of {options:?}: {why}\n--- dump:\n{dump}")
+        })?;
+        let restored = mariadb_tool(
+            &mariadb,
+            target.port,
+            &["-B", "dumptest", "-e", BACKUP_CHECK],
+            None,
+            true,
+        )?;
+        if restored != expected {
+            return Err(format!(
+                "the restore of mariadb-dump {options:?} differs\n--- source:\n{expected}\n--- restored:\n{restored}\n--- dump:\n{dump}"
+            )
+            .into());
+        }
+    }
+    // The restored counter continues where the source's was.
+    let next = mariadb_tool(
+        &mariadb,
+        target.port,
+        &[
+            "-N",
+            "-B",
+            "dumptest",
+            "-e",
+            "INSERT INTO items (sku) VALUES ('G-7'); SELECT LAST_INSERT_ID()",
+        ],
+        None,
+        true,
+    )?;
+    if next.trim() != "7" {
+        return Err(format!("the restored AUTO_INCREMENT gave id {next}, not 7").into());
+    }
+    source.stop();
+    target.stop();
+    Ok(())
+}
+
 fn main() {
     let args = Arguments::from_args();
     let trials = vec![
         Trial::test("mariadb_cli", mariadb_cli),
         Trial::test("mariadb_cli_interactive", mariadb_cli_interactive),
+        Trial::test("mariadb_dump_restore", mariadb_dump_restore),
         Trial::test("pymysql", || python_driver("pymysql")),
         Trial::test("mysqlclient", || python_driver("mysqlclient")),
         Trial::test("go_sql_driver", go_sql_driver),

@@ -53,6 +53,8 @@
 //! | `SHOW [STORAGE] ENGINES`                             | [`Statement::ShowEngines`]                       |
 //! | `SHOW CREATE DATABASE / SCHEMA d`                    | [`Statement::ShowCreateDatabase`]                |
 //! | `SHOW GRANTS [FOR user]`                             | [`Statement::Account`]                           |
+//! | `SHOW TRIGGERS / EVENTS [FROM db] [LIKE / WHERE]`    | [`Statement::ShowStoredObjects`] (no rows)        |
+//! | `SHOW PROCEDURE / FUNCTION STATUS [LIKE / WHERE]`    | [`Statement::ShowStoredObjects`] (no rows)        |
 //! | any other SHOW                                       | error 1235                                       |
 //!
 //! Other statements the session handles, all `Statement::Sql`: `KILL [QUERY |
@@ -173,8 +175,35 @@ pub enum Statement {
     /// An account statement: CREATE / DROP / ALTER USER, SET PASSWORD, GRANT,
     /// REVOKE, SHOW GRANTS, FLUSH PRIVILEGES (`accounts.rs`).
     Account(crate::accounts::AccountStatement),
+    /// `FLUSH [LOCAL | NO_WRITE_TO_BINLOG] TABLES [t, ..] [WITH READ LOCK]`. Tarn has
+    /// no table cache to flush and no global read lock: both are accepted without
+    /// effect (a consistent dump comes from a snapshot, `--single-transaction`).
+    FlushTables { with_read_lock: bool },
+    /// `SHOW TRIGGERS`, `SHOW EVENTS`, `SHOW PROCEDURE STATUS`, `SHOW FUNCTION
+    /// STATUS`: Tarn has none of these objects, so each is MySQL's columns and no
+    /// rows.
+    ShowStoredObjects {
+        kind: StoredObjectKind,
+        database: Option<String>,
+        filter: Option<ShowFilter>,
+    },
+    /// `ALTER TABLE t {DISABLE | ENABLE} KEYS`: as in InnoDB, accepted without
+    /// effect once `t` is found (indexes are always maintained).
+    AlterTableKeys {
+        table: ast::ObjectName,
+        enable: bool,
+    },
     /// A text with only comments (and whitespace).
     Empty,
+}
+
+/// What `SHOW TRIGGERS / EVENTS / PROCEDURE STATUS / FUNCTION STATUS` lists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StoredObjectKind {
+    Triggers,
+    Events,
+    Procedures,
+    Functions,
 }
 
 /// The filter of a SHOW statement.
@@ -252,7 +281,8 @@ fn parse_statement(text: &str) -> Result<Statement> {
         .map_err(|e| syntax_error(text, &e.to_string()))?;
     check_depth(&tokens)?;
     let words = special::leading_words(&tokens, 4);
-    let form = special::classify(&words);
+    let form = special::classify(&words)
+        .or_else(|| special::is_alter_table_keys(&tokens).then_some(special::Form::AlterTableKeys));
     if form == Some(special::Form::Xa) {
         return Err(unsupported("XA transactions"));
     }

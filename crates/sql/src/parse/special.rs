@@ -7,7 +7,7 @@ use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Token, TokenWithSpan};
 use tarn_common::settings::IsolationLevel;
 
-use super::{ShowFilter, Statement, TransactionScope};
+use super::{ShowFilter, Statement, StoredObjectKind, TransactionScope};
 
 /// The first few words of a statement, upper-cased ("" for a token that is not a
 /// plain word), to decide which form it is before parsing it.
@@ -42,6 +42,11 @@ pub(super) enum Form {
     AnalyzeTable,
     Do,
     Xa,
+    FlushTables,
+    ShowStoredObjects,
+    /// `ALTER TABLE t {DISABLE | ENABLE} KEYS`, found by [`is_alter_table_keys`]
+    /// rather than by its leading words.
+    AlterTableKeys,
     /// CREATE / DROP / ALTER USER, SET PASSWORD, GRANT, REVOKE, SHOW GRANTS, FLUSH
     /// PRIVILEGES (`accounts.rs` in this directory).
     Account,
@@ -73,6 +78,15 @@ pub(super) fn classify(words: &[String]) -> Option<Form> {
         | ["REVOKE", ..]
         | ["SHOW", "GRANTS", ..]
         | ["FLUSH", "PRIVILEGES", ..] => Form::Account,
+        ["FLUSH", "TABLE" | "TABLES", ..] => Form::FlushTables,
+        [
+            "FLUSH",
+            "LOCAL" | "NO_WRITE_TO_BINLOG",
+            "TABLE" | "TABLES",
+            ..,
+        ] => Form::FlushTables,
+        ["SHOW", "TRIGGERS" | "EVENTS", ..] => Form::ShowStoredObjects,
+        ["SHOW", "PROCEDURE" | "FUNCTION", "STATUS", ..] => Form::ShowStoredObjects,
         _ => return None,
     };
     Some(form)
@@ -186,10 +200,96 @@ pub(super) fn parse(form: Form, p: &mut Parser) -> Result<Statement, ParserError
             Statement::Do { exprs }
         }
         Form::Xa => unreachable!("XA is rejected before parsing"),
+        Form::FlushTables => flush_tables(p)?,
+        Form::ShowStoredObjects => show_stored_objects(p)?,
+        Form::AlterTableKeys => {
+            expect_words(p, &["ALTER", "TABLE"])?;
+            let table = p.parse_object_name(false)?;
+            let enable = eat_word(p, "ENABLE");
+            if !enable {
+                expect_word(p, "DISABLE")?;
+            }
+            expect_word(p, "KEYS")?;
+            Statement::AlterTableKeys { table, enable }
+        }
         Form::Account => Statement::Account(super::accounts::parse(p)?),
     };
     expect_end(p)?;
     Ok(statement)
+}
+
+/// Whether `tokens` are `ALTER TABLE name {DISABLE | ENABLE} KEYS` (sqlparser
+/// rejects the form; mysqldump writes it around each table's rows).
+pub(super) fn is_alter_table_keys(tokens: &[TokenWithSpan]) -> bool {
+    let words = leading_words(tokens, 2);
+    if words != ["ALTER", "TABLE"] {
+        return false;
+    }
+    let mut tail = tokens.iter().rev().filter(|t| {
+        !matches!(
+            t.token,
+            Token::Whitespace(_) | Token::EOF | Token::SemiColon
+        )
+    });
+    let is_word = |t: Option<&TokenWithSpan>, words: &[&str]| {
+        matches!(t, Some(TokenWithSpan { token: Token::Word(w), .. })
+            if w.quote_style.is_none()
+                && words.iter().any(|word| w.value.eq_ignore_ascii_case(word)))
+    };
+    is_word(tail.next(), &["KEYS"]) && is_word(tail.next(), &["DISABLE", "ENABLE"])
+}
+
+/// `FLUSH [LOCAL | NO_WRITE_TO_BINLOG] {TABLE | TABLES} [t [, t ..]] [WITH READ LOCK]`
+fn flush_tables(p: &mut Parser) -> Result<Statement, ParserError> {
+    expect_word(p, "FLUSH")?;
+    if !eat_word(p, "LOCAL") {
+        eat_word(p, "NO_WRITE_TO_BINLOG");
+    }
+    if !eat_word(p, "TABLES") {
+        expect_word(p, "TABLE")?;
+    }
+    let at_tail = |p: &Parser| {
+        at_end(p) || {
+            let next = p.peek_token();
+            matches!(&next.token, Token::Word(w) if w.value.eq_ignore_ascii_case("WITH"))
+        }
+    };
+    if !at_tail(p) {
+        p.parse_comma_separated(|p| p.parse_object_name(false))?;
+    }
+    let with_read_lock = eat_word(p, "WITH");
+    if with_read_lock {
+        expect_words(p, &["READ", "LOCK"])?;
+    }
+    Ok(Statement::FlushTables { with_read_lock })
+}
+
+/// `SHOW TRIGGERS [{FROM | IN} db] [LIKE | WHERE]`, `SHOW EVENTS [{FROM | IN} db]
+/// [LIKE | WHERE]`, `SHOW {PROCEDURE | FUNCTION} STATUS [LIKE | WHERE]`
+fn show_stored_objects(p: &mut Parser) -> Result<Statement, ParserError> {
+    expect_word(p, "SHOW")?;
+    let kind = if eat_word(p, "TRIGGERS") {
+        StoredObjectKind::Triggers
+    } else if eat_word(p, "EVENTS") {
+        StoredObjectKind::Events
+    } else if eat_words(p, &["PROCEDURE", "STATUS"]) {
+        StoredObjectKind::Procedures
+    } else {
+        expect_words(p, &["FUNCTION", "STATUS"])?;
+        StoredObjectKind::Functions
+    };
+    let takes_database = matches!(kind, StoredObjectKind::Triggers | StoredObjectKind::Events);
+    let database = if takes_database && (eat_word(p, "FROM") || eat_word(p, "IN")) {
+        Some(p.parse_identifier()?.value)
+    } else {
+        None
+    };
+    let filter = show_filter(p)?;
+    Ok(Statement::ShowStoredObjects {
+        kind,
+        database,
+        filter,
+    })
 }
 
 /// `START TRANSACTION [WITH CONSISTENT SNAPSHOT | READ ONLY | READ WRITE], ...`

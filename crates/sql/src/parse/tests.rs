@@ -759,3 +759,76 @@ fn account_statements() {
         assert_eq!(error(bad).0, 1064, "{bad}");
     }
 }
+
+#[test]
+fn mysqldump_statements() {
+    // What mysqldump sends while dumping, and what its dumps hold.
+    for (text, with_read_lock) in [
+        ("FLUSH TABLES", false),
+        ("FLUSH /*!40101 LOCAL */ TABLES", false),
+        ("FLUSH /*!40101 LOCAL */ TABLES WITH READ LOCK", true),
+        ("flush no_write_to_binlog table t1, db.t2", false),
+    ] {
+        assert_eq!(
+            statement(text),
+            Statement::FlushTables { with_read_lock },
+            "{text}"
+        );
+    }
+    for (text, kind, database) in [
+        (
+            "SHOW TRIGGERS LIKE 'items'",
+            StoredObjectKind::Triggers,
+            None,
+        ),
+        (
+            "SHOW TRIGGERS FROM shop",
+            StoredObjectKind::Triggers,
+            Some("shop"),
+        ),
+        (
+            "show events in `shop`",
+            StoredObjectKind::Events,
+            Some("shop"),
+        ),
+        (
+            "SHOW PROCEDURE STATUS WHERE Db = 'shop'",
+            StoredObjectKind::Procedures,
+            None,
+        ),
+        ("SHOW FUNCTION STATUS", StoredObjectKind::Functions, None),
+    ] {
+        let Statement::ShowStoredObjects {
+            kind: parsed_kind,
+            database: parsed_database,
+            ..
+        } = statement(text)
+        else {
+            panic!("{text} is not ShowStoredObjects");
+        };
+        assert_eq!(
+            (parsed_kind, parsed_database.as_deref()),
+            (kind, database),
+            "{text}"
+        );
+    }
+    for (text, enable) in [
+        ("/*!40000 ALTER TABLE `items` DISABLE KEYS */", false),
+        ("ALTER TABLE shop.items ENABLE KEYS", true),
+    ] {
+        let Statement::AlterTableKeys {
+            enable: parsed_enable,
+            ..
+        } = statement(text)
+        else {
+            panic!("{text} is not AlterTableKeys");
+        };
+        assert_eq!(parsed_enable, enable, "{text}");
+    }
+    // Other ALTER TABLE forms still go to sqlparser.
+    assert!(matches!(
+        statement("ALTER TABLE t ADD KEY keys_ix (a)"),
+        Statement::Sql(_)
+    ));
+    assert_eq!(error("FLUSH TABLES WITH WRITE LOCK").0, 1064);
+}

@@ -29,6 +29,7 @@ use tarn_common::{FileId, Result};
 use tarn_row::Value;
 use tarn_txn::lock::LockTarget;
 
+use super::empty_tables as empty;
 use super::{
     Column, INFORMATION_SCHEMA, PERFORMANCE_SCHEMA, Rows, ViewContext, bigint_unsigned,
     file_owners, varchar,
@@ -79,11 +80,20 @@ pub static SYSTEM_TABLES: &[SystemTable] = &[
     ),
     system(IS, "COLUMNS", super::columns_columns, super::columns),
     system(IS, "ENGINES", super::engines_columns, super::engines),
+    system(IS, "EVENTS", empty::events_columns, empty::no_rows),
+    system(IS, "FILES", empty::files_columns, empty::no_rows),
     system(
         IS,
         "KEY_COLUMN_USAGE",
         super::key_column_usage_columns,
         super::key_column_usage,
+    ),
+    system(IS, "PARAMETERS", empty::parameters_columns, empty::no_rows),
+    system(
+        IS,
+        "PARTITIONS",
+        super::partitions_columns,
+        super::partitions,
     ),
     system(
         IS,
@@ -91,6 +101,7 @@ pub static SYSTEM_TABLES: &[SystemTable] = &[
         super::processlist_columns,
         super::processlist,
     ),
+    system(IS, "ROUTINES", empty::routines_columns, empty::no_rows),
     system(IS, "SCHEMATA", super::schemata_columns, super::schemata),
     system(
         IS,
@@ -105,6 +116,7 @@ pub static SYSTEM_TABLES: &[SystemTable] = &[
         super::table_constraints,
     ),
     system(IS, "TABLES", super::tables_columns, super::tables),
+    system(IS, "TRIGGERS", empty::triggers_columns, empty::no_rows),
     system(PS, "global_status", status_columns, global_status),
     system(PS, "global_variables", variables_columns, global_variables),
     system(
