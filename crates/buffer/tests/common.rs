@@ -3,7 +3,7 @@
 
 #![allow(dead_code)]
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, Weak};
 
 use tarn_buffer::{BufferPool, LogFlush, NoLog, PoolConfig};
 use tarn_common::latch::LatchRegistry;
@@ -25,6 +25,10 @@ pub fn page_id(page_no: u32) -> PageId {
 pub struct Fixture {
     pub dir: tempfile::TempDir,
     pub settings: Settings,
+    /// The open `DataDir`, if any handle to it lives: a directory's lock admits one
+    /// open at a time, so the pools and the direct reads of a test share it, and a
+    /// fresh one is opened only once every handle is gone (as after a restart).
+    open: Mutex<Weak<DataDir>>,
 }
 
 impl Fixture {
@@ -41,7 +45,11 @@ impl Fixture {
             io_method: method,
             ..Settings::default()
         };
-        let fixture = Fixture { dir, settings };
+        let fixture = Fixture {
+            dir,
+            settings,
+            open: Mutex::new(Weak::new()),
+        };
         let datadir = fixture.datadir();
         let file = datadir.file(FILE).unwrap();
         let mut buf = AlignedBuf::zeroed(PAGE_SIZE as usize);
@@ -52,8 +60,16 @@ impl Fixture {
         fixture
     }
 
+    /// The data directory: the open one if a handle to it lives, else opened anew.
     pub fn datadir(&self) -> Arc<DataDir> {
-        DataDir::open(&self.settings, Some(PAGE_SIZE), LatchRegistry::new(true)).unwrap()
+        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(datadir) = open.upgrade() {
+            return datadir;
+        }
+        let datadir =
+            DataDir::open(&self.settings, Some(PAGE_SIZE), LatchRegistry::new(true)).unwrap();
+        *open = Arc::downgrade(&datadir);
+        datadir
     }
 
     pub fn pool(&self, frames_per_instance: u64, instances: u32) -> BufferPool {

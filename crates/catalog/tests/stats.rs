@@ -245,18 +245,22 @@ fn ddl_keeps_statistics_consistent() {
         assert!(other.stats().is_none());
     }
     let storage = open(dir.path(), 256);
-    let t = storage.table("db", "u").unwrap();
-    assert_eq!(t.stats().unwrap().indexes.len(), 1);
-    assert!(storage.table("db", "other").unwrap().stats().is_none());
-    // Adding an index drops them (analyze again); dropping the table removes them.
-    let t = storage
-        .create_index("db", "u", IndexDef::new("by_val", &[3], true))
-        .unwrap();
-    assert!(t.stats().is_none());
-    let stats = storage.analyze_table("db", "u").unwrap();
-    assert_eq!(stats.indexes.len(), 2);
-    assert_eq!(stats.indexes[1].distinct_prefixes, vec![2001]);
-    storage.drop_table("db", "u").unwrap();
+    {
+        let t = storage.table("db", "u").unwrap();
+        assert_eq!(t.stats().unwrap().indexes.len(), 1);
+        assert!(storage.table("db", "other").unwrap().stats().is_none());
+        // Adding an index drops them (analyze again); dropping the table removes them.
+        let t = storage
+            .create_index("db", "u", IndexDef::new("by_val", &[3], true))
+            .unwrap();
+        assert!(t.stats().is_none());
+        let stats = storage.analyze_table("db", "u").unwrap();
+        assert_eq!(stats.indexes.len(), 2);
+        assert_eq!(stats.indexes[1].distinct_prefixes, vec![2001]);
+        storage.drop_table("db", "u").unwrap();
+    }
+    // The table handles, which keep the buffer pool and with it the data directory
+    // open, ended with the block above.
     drop(storage);
     let storage = open(dir.path(), 256);
     assert_eq!(storage.tables("db").unwrap(), vec!["other"]);

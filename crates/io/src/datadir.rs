@@ -1,7 +1,8 @@
-//! The data directory: its control file and its data files.
+//! The data directory: its lock, its control file and its data files.
 //!
 //! ```text
 //! <data_dir>/
+//!   tarn.lock         held with flock(LOCK_EX) by the one process using the directory
 //!   tarn.control      format version, page size, extent size (written once, atomically)
 //!   000001.tdf        data file 1: pages of page_size bytes, grown by extents
 //!   000002.tdf        ...
@@ -11,13 +12,25 @@
 //! depends on it. Opening an existing directory with another page size is an error
 //! that names both sizes; opening it without asking for a size uses the stored one.
 //!
+//! One process at a time: [`DataDir::open`] takes an exclusive, non-blocking `flock`
+//! on `tarn.lock` before it reads or writes anything else in the directory (the
+//! control file, the data files; the storage engine opens the redo log and runs
+//! recovery only after it), and holds it until the `DataDir` is dropped. A second
+//! open, from another process or from this one while the first handle lives, fails
+//! at once with an error naming the directory. The lock file is created if missing
+//! and never deleted, so there is no race between one process removing it and
+//! another locking it; the kernel releases the lock when the holder exits, however
+//! it exits, so a crash never leaves a stale lock. The file holds the holder's
+//! process id, for the error message only.
+//!
 //! The control file is created by writing a temporary file, syncing it, renaming it
 //! into place and syncing the directory, so a crash leaves either no control file or a
 //! complete one; its own checksum catches any other damage.
 
 use std::collections::HashMap;
-use std::fs::{self, File};
-use std::io::Write;
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Seek, Write};
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -32,6 +45,7 @@ use crate::engine::{IoConfig, IoEngine};
 use crate::file::PageFile;
 
 pub const CONTROL_FILE_NAME: &str = "tarn.control";
+pub const LOCK_FILE_NAME: &str = "tarn.lock";
 const CONTROL_MAGIC: &[u8; 8] = b"TARNDATA";
 const CONTROL_FORMAT_VERSION: u32 = 1;
 const CONTROL_BYTES: usize = 32;
@@ -98,6 +112,9 @@ pub struct DataDir {
     engine: Arc<IoEngine>,
     latches: Arc<LatchRegistry>,
     files: RwLock<HashMap<FileId, Arc<PageFile>>>,
+    /// `tarn.lock`, flocked exclusively: the directory is this handle's until it is
+    /// dropped (closing the descriptor releases the lock).
+    _lock_file: File,
 }
 
 impl DataDir {
@@ -120,6 +137,9 @@ impl DataDir {
                 reason: "must be one of 4K, 8K, 16K, 32K or 64K".into(),
             });
         }
+        create_directory(&path)?;
+        // Before anything else in the directory is read or written.
+        let lock_file = lock_directory(&path)?;
         let control = open_control(&path, requested_page_size_bytes, page_size_bytes.is_some())?;
         let engine = IoEngine::start(
             IoConfig {
@@ -135,6 +155,7 @@ impl DataDir {
             engine,
             latches,
             files: RwLock::new(HashMap::new()),
+            _lock_file: lock_file,
         }))
     }
 
@@ -209,7 +230,62 @@ impl DataDir {
     }
 }
 
-/// Reads `tarn.control`, or creates the directory and the file.
+fn create_directory(path: &Path) -> Result<()> {
+    fs::create_dir_all(path).map_err(|e| Error::DataDir {
+        path: path.to_path_buf(),
+        reason: format!("cannot create the directory: {e}"),
+    })
+}
+
+/// Opens (creating if missing) `tarn.lock` in `path` and takes an exclusive,
+/// non-blocking `flock` on it; the lock lasts as long as the returned file. Fails with
+/// [`Error::DataDir`] if another open file description holds it (another process, or
+/// another `DataDir` of this one), and with an I/O error naming the file otherwise.
+fn lock_directory(path: &Path) -> Result<File> {
+    let lock_path = path.join(LOCK_FILE_NAME);
+    let mut file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&lock_path)
+        .map_err(|e| Error::io("open", &lock_path, e))?;
+    loop {
+        // SAFETY: flock only reads its integer arguments, and the descriptor stays open
+        // for the call (`file` owns it).
+        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        if rc == 0 {
+            break;
+        }
+        let error = std::io::Error::last_os_error();
+        match error.raw_os_error() {
+            Some(libc::EINTR) => continue,
+            Some(libc::EWOULDBLOCK) => {
+                let mut holder = String::new();
+                let _ = file.read_to_string(&mut holder);
+                let holder = match holder.trim() {
+                    "" => String::new(),
+                    pid => format!(", held by process {pid}"),
+                };
+                return Err(Error::DataDir {
+                    path: path.to_path_buf(),
+                    reason: format!(
+                        "in use by another Tarn process ({LOCK_FILE_NAME} is locked{holder})"
+                    ),
+                });
+            }
+            _ => return Err(Error::io("flock", lock_path, error)),
+        }
+    }
+    // Informational only (the lock is the flock, not the contents), so not synced.
+    file.set_len(0)
+        .and_then(|()| file.rewind())
+        .and_then(|()| writeln!(file, "{}", std::process::id()))
+        .map_err(|e| Error::io("write", &lock_path, e))?;
+    Ok(file)
+}
+
+/// Reads `tarn.control`, or creates it in the (existing, locked) directory.
 fn open_control(
     path: &Path,
     page_size_bytes: u32,
@@ -219,7 +295,6 @@ fn open_control(
         path: path.to_path_buf(),
         reason: format!("cannot {what}: {e}"),
     };
-    fs::create_dir_all(path).map_err(|e| dir_error("create the directory", e))?;
     let control_path = path.join(CONTROL_FILE_NAME);
     match fs::read(&control_path) {
         Ok(bytes) => {
@@ -282,5 +357,58 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("corrupt"), "{err}");
+    }
+
+    /// Every file in `dir` with its bytes, sorted by name.
+    fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
+        let mut files: Vec<(String, Vec<u8>)> = fs::read_dir(dir)
+            .unwrap()
+            .map(|entry| {
+                let entry = entry.unwrap();
+                let name = entry.file_name().to_string_lossy().into_owned();
+                (name, fs::read(entry.path()).unwrap())
+            })
+            .collect();
+        files.sort();
+        files
+    }
+
+    #[test]
+    fn a_second_open_fails_while_the_first_lives_and_touches_nothing() {
+        let base = std::env::var_os("TARN_TEST_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(std::env::temp_dir);
+        fs::create_dir_all(&base).unwrap();
+        let dir = tempfile::tempdir_in(base).unwrap();
+        let settings = Settings {
+            data_dir: dir.path().join("data"),
+            ..Settings::default()
+        };
+        let open = || DataDir::open(&settings, None, LatchRegistry::new(true));
+        let first = open().unwrap();
+        first.file(FileId(1)).unwrap();
+        let before = snapshot(&settings.data_dir);
+        let names: Vec<&str> = before.iter().map(|(name, _)| name.as_str()).collect();
+        assert!(names.contains(&LOCK_FILE_NAME), "{names:?}");
+        assert!(names.contains(&CONTROL_FILE_NAME), "{names:?}");
+
+        let error = match open() {
+            Ok(_) => panic!("a second open of a locked data directory succeeded"),
+            Err(error) => error,
+        };
+        assert!(matches!(error, Error::DataDir { .. }), "{error:?}");
+        let message = error.to_string();
+        let expected = format!(
+            "data directory '{}': in use by another Tarn process ({LOCK_FILE_NAME} is locked, held by process {})",
+            settings.data_dir.display(),
+            std::process::id()
+        );
+        assert_eq!(message, expected);
+        assert_eq!(error.mysql_code(), 1004);
+        assert_eq!(snapshot(&settings.data_dir), before);
+
+        drop(first);
+        let again = open().unwrap();
+        assert_eq!(again.page_size_bytes(), settings.page_size_bytes as usize);
     }
 }

@@ -93,7 +93,8 @@ struct Run {
     rng: Rng,
     method: IoMethod,
     settings: Settings,
-    data_dir: Arc<DataDir>,
+    /// `None` only inside [`Run::reopen`], between closing and opening again.
+    data_dir: Option<Arc<DataDir>>,
     model: Model,
     /// Arena pages not in flight, reused by batches (registered on uring).
     arena: Arc<PageArena>,
@@ -103,8 +104,12 @@ struct Run {
 }
 
 impl Run {
+    fn data_dir(&self) -> &Arc<DataDir> {
+        self.data_dir.as_ref().expect("the data directory is open")
+    }
+
     fn file(&self, file_id: FileId) -> Arc<PageFile> {
-        self.data_dir.file(file_id).unwrap()
+        self.data_dir().file(file_id).unwrap()
     }
 
     fn random_file(&mut self) -> FileId {
@@ -199,7 +204,7 @@ impl Run {
         }
         let count = requests.len();
         let queue = CompletionQueue::new();
-        self.data_dir.engine().submit(requests, &queue.sink());
+        self.data_dir().engine().submit(requests, &queue.sink());
 
         // Pages outside the batch can be read meanwhile; the model is unchanged for
         // them. (Page counts may grow under these reads, so pick written pages only.)
@@ -279,8 +284,10 @@ impl Run {
 
     fn reopen(&mut self) {
         let path = self.settings.data_dir.clone();
-        self.data_dir = open_data_dir(&self.settings, &path);
-        let registered = self.data_dir.engine().register_arena(&self.arena);
+        // The directory's lock admits one open `DataDir`: close this one first.
+        drop(self.data_dir.take());
+        let data_dir = self.data_dir.insert(open_data_dir(&self.settings, &path));
+        let registered = data_dir.engine().register_arena(&self.arena);
         assert_eq!(registered, self.method == IoMethod::Uring);
     }
 
@@ -315,7 +322,7 @@ impl Run {
             .iter()
             .map(|&f| (f, self.model.page_count(f)))
             .collect();
-        for done in run_batch(self.data_dir.engine(), requests) {
+        for done in run_batch(self.data_dir().engine(), requests) {
             self.check_completion(done, &counts);
         }
         for (file_id, page_no) in keys {
@@ -350,7 +357,7 @@ fn random_writes_reads_and_syncs_always_match_an_in_memory_model(method: IoMetho
         rng,
         method,
         settings,
-        data_dir,
+        data_dir: Some(data_dir),
         model: Model {
             page_size_bytes: page_size_bytes as usize,
             page_counts: HashMap::new(),

@@ -1,9 +1,13 @@
 //! The `tarn` binary's start-up: bad settings and unusable data directories stop it
-//! with a clear error (the setting or path named, a MySQL error number) and exit 1.
+//! with a clear error (the setting or path named, a MySQL error number) and exit 1;
+//! so does a data directory another Tarn process is using.
 
 mod common;
 
+use std::io::{BufRead, BufReader};
 use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
 
 use common::{tarn, test_dir};
 
@@ -112,6 +116,84 @@ fn an_unwritable_data_directory_stops_start_up_with_the_path_named() {
             && stderr.contains("cannot create the directory"),
         "{stderr}"
     );
+}
+
+/// `tarn serve` on `data_dir` and a free port, logging at `log_level`.
+fn spawn_server(data_dir: &Path, log_level: &str) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_tarn"))
+        .arg("serve")
+        .arg("--data-dir")
+        .arg(data_dir)
+        .args(["--port", "0", "--bind", "127.0.0.1"])
+        .env("RUST_LOG", log_level)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn tarn serve")
+}
+
+/// Kills `server` (SIGKILL) when dropped, so a failed assertion leaves no process.
+struct KillOnDrop(Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn a_second_server_on_a_data_directory_in_use_stops_before_touching_it() {
+    let dir = test_dir();
+    let data_dir = dir.path().join("data");
+    let mut first = KillOnDrop(spawn_server(&data_dir, "warn"));
+    // Its stderr names the port it listens on once it is ready.
+    let mut lines = BufReader::new(first.0.stderr.take().expect("stderr")).lines();
+    let port: u16 = loop {
+        let line = lines
+            .next()
+            .expect("the first server printed its address before exiting")
+            .expect("read the first server's stderr");
+        if let Some(rest) = line.split("ready for connections on 127.0.0.1:").nth(1) {
+            break rest.split(' ').next().unwrap().parse().expect("a port");
+        }
+    };
+    // Keep draining the first server's stderr so it never blocks on a full pipe.
+    std::thread::spawn(move || lines.for_each(drop));
+
+    let mut second = KillOnDrop(spawn_server(&data_dir, "info"));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = second.0.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the second server still runs 60 s after starting on a data directory in use"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut second.0.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    let expected = format!(
+        "error: data directory '{}': in use by another Tarn process (tarn.lock is locked, held by process {})",
+        data_dir.display(),
+        first.0.id()
+    );
+    assert!(stderr.contains(&expected), "{stderr}");
+    assert!(stderr.contains("MySQL error 1004"), "{stderr}");
+    // It stopped before the redo log (logged at info when opened).
+    assert!(!stderr.contains("redo log"), "{stderr}");
+
+    let mut client = tarn_bench::wire::client::Client::connect("127.0.0.1", port, "root", "", None)
+        .expect("the first server still accepts connections");
+    assert_eq!(
+        client.query_value("SELECT 40 + 2").unwrap(),
+        Some("42".to_string())
+    );
+    client.quit();
 }
 
 #[test]
