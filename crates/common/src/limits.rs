@@ -341,3 +341,8 @@ pub const SQL_STRING_RESULT_BYTES_MAX: usize = 64 << 20;
 /// GROUP_CONCAT's result is cut at this many bytes (MySQL's default
 /// `group_concat_max_len`; a warning comes later).
 pub const GROUP_CONCAT_MAX_LEN_BYTES: usize = 1024;
+
+/// How long opening a data directory waits for its lock when the holder is this same
+/// process (an engine still shutting down, e.g. a benchmark reopening between runs).
+/// A lock held by another process is refused at once.
+pub const DATADIR_SAME_PROCESS_WAIT_MS: u64 = 10_000;

@@ -16,8 +16,10 @@
 //! on `tarn.lock` before it reads or writes anything else in the directory (the
 //! control file, the data files; the storage engine opens the redo log and runs
 //! recovery only after it), and holds it until the `DataDir` is dropped. A second
-//! open, from another process or from this one while the first handle lives, fails
-//! at once with an error naming the directory. The lock file is created if missing
+//! open from another process fails at once with an error naming the directory. A
+//! second open from this process waits up to `DATADIR_SAME_PROCESS_WAIT_MS` first:
+//! an engine of this process may be finishing its shutdown (its last handles go with
+//! threads that are ending), as when a benchmark reopens the directory between runs. The lock file is created if missing
 //! and never deleted, so there is no race between one process removing it and
 //! another locking it; the kernel releases the lock when the holder exits, however
 //! it exits, so a crash never leaves a stale lock. The file holds the holder's
@@ -37,7 +39,9 @@ use std::sync::Arc;
 use parking_lot::RwLock;
 
 use tarn_common::latch::LatchRegistry;
-use tarn_common::limits::{EXTENT_SIZE_BYTES, OPEN_FILES_MAX, PAGE_SIZES_BYTES};
+use tarn_common::limits::{
+    DATADIR_SAME_PROCESS_WAIT_MS, EXTENT_SIZE_BYTES, OPEN_FILES_MAX, PAGE_SIZES_BYTES,
+};
 use tarn_common::settings::Settings;
 use tarn_common::{Error, FileId, Result};
 
@@ -239,8 +243,9 @@ fn create_directory(path: &Path) -> Result<()> {
 
 /// Opens (creating if missing) `tarn.lock` in `path` and takes an exclusive,
 /// non-blocking `flock` on it; the lock lasts as long as the returned file. Fails with
-/// [`Error::DataDir`] if another open file description holds it (another process, or
-/// another `DataDir` of this one), and with an I/O error naming the file otherwise.
+/// [`Error::DataDir`] if another open file description holds it (another process at
+/// once; another `DataDir` of this one after `DATADIR_SAME_PROCESS_WAIT_MS`), and with
+/// an I/O error naming the file otherwise.
 fn lock_directory(path: &Path) -> Result<File> {
     let lock_path = path.join(LOCK_FILE_NAME);
     let mut file = OpenOptions::new()
@@ -250,6 +255,7 @@ fn lock_directory(path: &Path) -> Result<File> {
         .truncate(false)
         .open(&lock_path)
         .map_err(|e| Error::io("open", &lock_path, e))?;
+    let started = std::time::Instant::now();
     loop {
         // SAFETY: flock only reads its integer arguments, and the descriptor stays open
         // for the call (`file` owns it).
@@ -262,16 +268,32 @@ fn lock_directory(path: &Path) -> Result<File> {
             Some(libc::EINTR) => continue,
             Some(libc::EWOULDBLOCK) => {
                 let mut holder = String::new();
+                let _ = file.rewind();
                 let _ = file.read_to_string(&mut holder);
-                let holder = match holder.trim() {
-                    "" => String::new(),
-                    pid => format!(", held by process {pid}"),
+                let holder = holder.trim();
+                // An engine of this very process may still be shutting down (its last
+                // handles go with threads that are finishing): wait for it, a while.
+                // Another process's lock is refused at once.
+                let ours = holder == std::process::id().to_string();
+                let waited_ms = started.elapsed().as_millis() as u64;
+                if ours && waited_ms < DATADIR_SAME_PROCESS_WAIT_MS {
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                    continue;
+                }
+                let reason = match holder {
+                    _ if ours => format!(
+                        "still in use by an engine of this process after {waited_ms} ms \
+                         ({LOCK_FILE_NAME} is locked)"
+                    ),
+                    "" => format!("in use by another Tarn process ({LOCK_FILE_NAME} is locked)"),
+                    pid => format!(
+                        "in use by another Tarn process ({LOCK_FILE_NAME} is locked, held by \
+                         process {pid})"
+                    ),
                 };
                 return Err(Error::DataDir {
                     path: path.to_path_buf(),
-                    reason: format!(
-                        "in use by another Tarn process ({LOCK_FILE_NAME} is locked{holder})"
-                    ),
+                    reason,
                 });
             }
             _ => return Err(Error::io("flock", lock_path, error)),
@@ -398,17 +420,26 @@ mod tests {
         };
         assert!(matches!(error, Error::DataDir { .. }), "{error:?}");
         let message = error.to_string();
-        let expected = format!(
-            "data directory '{}': in use by another Tarn process ({LOCK_FILE_NAME} is locked, held by process {})",
+        let prefix = format!(
+            "data directory '{}': still in use by an engine of this process after ",
             settings.data_dir.display(),
-            std::process::id()
         );
-        assert_eq!(message, expected);
+        assert!(message.starts_with(&prefix), "{message}");
+        assert!(
+            message.ends_with(&format!("ms ({LOCK_FILE_NAME} is locked)")),
+            "{message}"
+        );
         assert_eq!(error.mysql_code(), 1004);
         assert_eq!(snapshot(&settings.data_dir), before);
 
-        drop(first);
+        // Released while the second open waits (an engine finishing its shutdown):
+        // the open goes ahead.
+        let releaser = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            drop(first);
+        });
         let again = open().unwrap();
         assert_eq!(again.page_size_bytes(), settings.page_size_bytes as usize);
+        releaser.join().unwrap();
     }
 }
