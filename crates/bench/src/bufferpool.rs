@@ -78,6 +78,7 @@ use tarn_common::limits::{
 use tarn_common::rng::Zipf;
 use tarn_common::settings::{IoMethod, Settings, buffer_pool_frames_per_instance};
 use tarn_common::{FileId, PageId, PageNo};
+use tarn_io::DataDir;
 
 use crate::io::open_data_dir;
 use crate::load;
@@ -642,6 +643,17 @@ impl Runner<'_> {
     /// directory with nothing cached by Tarn.
     fn open_pool(&self, instances: u32, optimistic_reads: bool) -> Result<BufferPool> {
         let dir = open_data_dir(&self.settings, self.method)?;
+        self.open_pool_on(dir, instances, optimistic_reads)
+    }
+
+    /// A fresh pool on the open data directory `dir` (which one process opens once:
+    /// two pools that run side by side share it).
+    fn open_pool_on(
+        &self,
+        dir: Arc<DataDir>,
+        instances: u32,
+        optimistic_reads: bool,
+    ) -> Result<BufferPool> {
         Ok(BufferPool::open(
             self.pool_config(instances, optimistic_reads),
             dir,
@@ -815,8 +827,9 @@ impl Runner<'_> {
             "baseline: {label} (fits, zipf, read-only, {BASELINE_INSTANCES} instances, \
              {BASELINE_THREADS} threads)"
         ));
-        let optimistic = self.open_pool(BASELINE_INSTANCES, true)?;
-        let shared = self.open_pool(BASELINE_INSTANCES, false)?;
+        let dir = open_data_dir(&self.settings, self.method)?;
+        let optimistic = self.open_pool_on(dir.clone(), BASELINE_INSTANCES, true)?;
+        let shared = self.open_pool_on(dir, BASELINE_INSTANCES, false)?;
         self.preload(&optimistic, self.fits_pages, label)?;
         self.preload(&shared, self.fits_pages, label)?;
         let workload = self.workload(Dataset::Fits, Distribution::Zipf, 0);
