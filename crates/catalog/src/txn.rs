@@ -741,33 +741,19 @@ impl Table {
         wait: WaitPolicy,
         limit: usize,
     ) -> Result<Vec<Vec<Value>>> {
-        self.scan_columns_tx(tx, lower, upper, lock, wait, limit, None)
-    }
-
-    /// [`Table::scan_tx`], decoding only the columns `columns` selects (one flag per
-    /// column, `None` for all): the others come back NULL.
-    #[allow(clippy::too_many_arguments)]
-    pub fn scan_columns_tx(
-        &self,
-        tx: &mut Transaction,
-        lower: Bound<Vec<Value>>,
-        upper: Bound<Vec<Value>>,
-        lock: RowLock,
-        wait: WaitPolicy,
-        limit: usize,
-        columns: Option<&[bool]>,
-    ) -> Result<Vec<Vec<Value>>> {
         let mut rows = Vec::new();
         let bounds = (lower, upper);
-        self.scan_each_columns_tx(tx, bounds, lock, wait, limit, columns, &mut |_, row| {
+        self.scan_each_columns_tx(tx, bounds, lock, wait, limit, None, &mut |_, row| {
             rows.push(std::mem::take(row))
         })?;
         Ok(rows)
     }
 
-    /// [`Table::scan_columns_tx`] with the rows handed back as columns: one vector of
-    /// values per table column, in the table's order, each as long as the rows found.
-    /// What the executor makes its chunks of, without a vector per row.
+    /// [`Table::scan_tx`] with the rows handed back as columns (one vector of values
+    /// per table column, in the table's order, each as long as the rows found),
+    /// decoding only the columns `columns` selects (one flag per column, `None` for
+    /// all): the others come back NULL. What the executor makes its chunks of, without
+    /// a vector per row.
     #[allow(clippy::too_many_arguments)]
     pub fn scan_column_vectors_tx(
         &self,

@@ -32,6 +32,12 @@ impl Chunk {
         Chunk { columns, len }
     }
 
+    /// A chunk from column vectors of equal length, at least one.
+    pub fn from_vectors(columns: Vec<Vec<Value>>) -> Chunk {
+        let len = columns.first().map_or(0, Vec::len);
+        Chunk::from_columns(columns, len)
+    }
+
     /// A chunk of rows (each of `width` values).
     pub fn from_rows(rows: Vec<Vec<Value>>, width: usize) -> Chunk {
         let len = rows.len();

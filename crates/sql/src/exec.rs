@@ -547,9 +547,7 @@ impl ScanOp<'_> {
                             usize::MAX,
                             columns,
                         )?;
-                        let len = vectors.first().map_or(0, Vec::len);
-                        let chunk = Chunk::from_columns(vectors, len);
-                        return self.start_with(chunk, width, cx);
+                        return self.start_with(Chunk::from_vectors(vectors), width, cx);
                     }
                     (Some(None), _) | (_, Some(None)) => Some(Vec::new()),
                     _ => None,
@@ -598,7 +596,7 @@ impl ScanOp<'_> {
         }
         // The whole table.
         if *lock != RowLock::None {
-            let rows = table.scan_columns_tx(
+            let vectors = table.scan_column_vectors_tx(
                 &mut tx,
                 Bound::Unbounded,
                 Bound::Unbounded,
@@ -607,7 +605,7 @@ impl ScanOp<'_> {
                 usize::MAX,
                 columns,
             )?;
-            return self.start_with(Chunk::from_rows(rows, width), width, cx);
+            return self.start_with(Chunk::from_vectors(vectors), width, cx);
         }
         let projection = columns.map(|flags| (0..flags.len()).filter(|&c| flags[c]).collect());
         let stream = table.parallel_scan_tx(
