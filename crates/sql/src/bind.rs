@@ -350,6 +350,7 @@ impl<'c> Binder<'c> {
                 input: Box::new(plan),
                 offset,
                 count,
+                count_all: false,
             };
         }
         Ok(plan)
@@ -535,7 +536,7 @@ impl<'c> Binder<'c> {
         // FROM: relations and join conditions.
         let mut block = QueryBlock::default();
         let mut scope = Scope::default();
-        for item in &select.from {
+        for item in select.from.iter().filter(|item| !is_dual(item)) {
             self.bind_table_with_joins(item, &mut block, &mut scope, outer, correlated)?;
         }
         // WHERE and inner-join conditions are conjuncts over the whole scope.
@@ -574,9 +575,17 @@ impl<'c> Binder<'c> {
             }
         }
         let mut plan = if block.relations.is_empty() {
-            Plan::Values {
+            let one_row = Plan::Values {
                 rows: vec![vec![]],
                 columns: vec![],
+            };
+            // `SELECT ... [FROM DUAL] WHERE p`: the one row, if p holds.
+            match crate::planner::conjoin(std::mem::take(&mut block.conjuncts)) {
+                Some(predicate) => Plan::Filter {
+                    input: Box::new(one_row),
+                    predicate,
+                },
+                None => one_row,
             }
         } else {
             crate::planner::plan_block(block, scope.columns.len())?
@@ -817,6 +826,7 @@ impl<'c> Binder<'c> {
                 input: Box::new(plan),
                 offset,
                 count,
+                count_all: false,
             };
         }
         if columns.len() > visible {
@@ -3130,4 +3140,12 @@ fn date_unit(field: &ast::DateTimeField) -> Result<IntervalUnit> {
         }
     };
     date::parse_unit(name).ok_or_else(|| unsupported(format!("interval unit {name}")))
+}
+
+/// `FROM DUAL`: MySQL's name for no table (DUAL is reserved, so no table has it).
+fn is_dual(item: &ast::TableWithJoins) -> bool {
+    item.joins.is_empty()
+        && matches!(&item.relation, ast::TableFactor::Table { name, alias: None, args: None, .. }
+            if name.0.len() == 1
+                && name.0[0].as_ident().is_some_and(|i| i.value.eq_ignore_ascii_case("dual")))
 }

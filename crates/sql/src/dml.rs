@@ -166,7 +166,11 @@ pub fn bind(session: &mut Session, statement: &ast::Statement) -> Result<Bound> 
     match statement {
         ast::Statement::Query(q) => {
             let mut binder = Binder::new(session);
-            Ok(Bound::Query(binder.bind_statement_query(q)?))
+            let mut plan = binder.bind_statement_query(q)?;
+            if q.limit_clause.is_some() && calc_found_rows(q) {
+                count_all_before_limit(&mut plan);
+            }
+            Ok(Bound::Query(plan))
         }
         ast::Statement::Insert(insert) => bind_insert(session, insert),
         ast::Statement::Update(update) => bind_update(session, update),
@@ -588,6 +592,7 @@ fn target_rows(
             input: Box::new(plan),
             offset: 0,
             count: Some(count as u64),
+            count_all: false,
         };
     }
     Ok(plan)
@@ -670,6 +675,36 @@ fn bind_delete(session: &mut Session, delete: &ast::Delete) -> Result<Bound> {
         delete.limit.as_ref(),
     )?;
     Ok(Bound::Delete(DeletePlan { table, rows }))
+}
+
+/// SELECT SQL_CALC_FOUND_ROWS: on the first SELECT of the statement (MySQL allows
+/// it nowhere else).
+fn calc_found_rows(query: &ast::Query) -> bool {
+    let mut body = query.body.as_ref();
+    loop {
+        match body {
+            ast::SetExpr::Select(select) => {
+                return select
+                    .select_modifiers
+                    .as_ref()
+                    .is_some_and(|m| m.sql_calc_found_rows);
+            }
+            ast::SetExpr::SetOperation { left, .. } => body = left,
+            ast::SetExpr::Query(q) => body = q.body.as_ref(),
+            _ => return false,
+        }
+    }
+}
+
+/// Makes the statement's own LIMIT (under the projection that drops hidden sort
+/// columns, if any) count every row for FOUND_ROWS(). Without a LIMIT, FOUND_ROWS()
+/// is the result's row count anyway.
+fn count_all_before_limit(plan: &mut Plan) {
+    match plan {
+        Plan::Limit { count_all, .. } => *count_all = true,
+        Plan::Project { input, .. } => count_all_before_limit(input),
+        _ => {}
+    }
 }
 
 // ------------------------------------------------------------------ execution

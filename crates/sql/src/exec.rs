@@ -12,7 +12,7 @@
 //! Every operator checks the statement's [`Cancel`] (its kill flag and deadline)
 //! between chunks (KILL QUERY, `max_execution_time`).
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
 use std::ops::Bound;
 use std::sync::Arc;
@@ -93,6 +93,8 @@ pub struct ExecContext<'a> {
     pub cache: &'a RefCell<HashMap<(usize, Vec<u8>), SubqueryResult>>,
     /// Operator statistics for EXPLAIN ANALYZE: (rows, nanoseconds) per node address.
     pub profile: Option<&'a RefCell<HashMap<usize, (u64, u64)>>>,
+    /// Rows a SQL_CALC_FOUND_ROWS limit saw in all (`Plan::Limit::count_all`).
+    pub rows_before_limit: &'a Cell<Option<u64>>,
 }
 
 impl<'a> ExecContext<'a> {
@@ -107,6 +109,7 @@ impl<'a> ExecContext<'a> {
             outer,
             cache: self.cache,
             profile: self.profile,
+            rows_before_limit: self.rows_before_limit,
         }
     }
 
@@ -332,10 +335,13 @@ fn open_serial(plan: &Plan, needed: Option<Vec<bool>>) -> Result<Box<dyn Operato
             input,
             offset,
             count,
+            count_all,
         } => Box::new(LimitOp {
             input: open_needing(input, needed)?,
             skip: *offset,
             remaining: count.unwrap_or(u64::MAX),
+            count_all: *count_all,
+            seen: 0,
         }),
         Plan::Distinct { input } => Box::new(DistinctOp {
             input: open(input)?,
@@ -1548,15 +1554,24 @@ struct LimitOp<'p> {
     input: Box<dyn Operator + 'p>,
     skip: u64,
     remaining: u64,
+    /// SQL_CALC_FOUND_ROWS: read the input to its end and report how many rows it
+    /// had in `ExecContext::rows_before_limit`.
+    count_all: bool,
+    /// Rows taken from the input so far.
+    seen: u64,
 }
 
 impl Operator for LimitOp<'_> {
     fn next(&mut self, cx: &ExecContext) -> Result<Option<Chunk>> {
         while self.remaining > 0 {
             let Some(chunk) = self.input.next(cx)? else {
+                if self.count_all {
+                    cx.rows_before_limit.set(Some(self.seen));
+                }
                 return Ok(None);
             };
             let len = chunk.len() as u64;
+            self.seen += len;
             if self.skip >= len {
                 self.skip -= len;
                 continue;
@@ -1566,6 +1581,13 @@ impl Operator for LimitOp<'_> {
             let take = (len - start as u64).min(self.remaining) as usize;
             self.remaining -= take as u64;
             return Ok(Some(chunk.slice(start, start + take)));
+        }
+        if self.count_all {
+            while let Some(chunk) = self.input.next(cx)? {
+                self.seen += chunk.len() as u64;
+            }
+            cx.rows_before_limit.set(Some(self.seen));
+            self.count_all = false;
         }
         Ok(None)
     }

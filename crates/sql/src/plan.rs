@@ -227,6 +227,9 @@ pub enum Plan {
         input: Box<Plan>,
         offset: u64,
         count: Option<u64>,
+        /// SQL_CALC_FOUND_ROWS: the input is read to its end and counted for
+        /// FOUND_ROWS().
+        count_all: bool,
     },
     Distinct {
         input: Box<Plan>,

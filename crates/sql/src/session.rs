@@ -29,7 +29,7 @@
 //! applies from the next statement on, in the open transaction too, and `SET GLOBAL`
 //! only to sessions that start later, as in MySQL.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -211,6 +211,18 @@ pub struct Session {
     pub(crate) row_sink: Option<Box<dyn RowSink>>,
     /// UPDATE reports rows matched, not changed (the client's CLIENT_FOUND_ROWS).
     pub(crate) found_rows: bool,
+    /// ROW_COUNT(): the previous statement's affected rows, -1 after a result set
+    /// or an error.
+    row_count: i64,
+    /// FOUND_ROWS(): the rows of the last result set, or with SQL_CALC_FOUND_ROWS
+    /// the rows it had before its LIMIT.
+    last_found_rows: u64,
+    /// Rows before the LIMIT, counted by the running statement's SQL_CALC_FOUND_ROWS
+    /// limit (`ExecContext::rows_before_limit`).
+    rows_before_limit: Option<u64>,
+    /// A session function (DATABASE(), LAST_INSERT_ID(), ...) was folded into a
+    /// constant while binding: such a binding must not be kept for later executions.
+    folded_session_function: Cell<bool>,
     /// Who the session runs as (`accounts.rs`).
     identity: Identity,
     /// The account's grants as of `grants_generation` of the engine's cache.
@@ -290,6 +302,10 @@ impl Session {
             statement_text: None,
             row_sink: None,
             found_rows: false,
+            row_count: -1,
+            last_found_rows: 0,
+            rows_before_limit: None,
+            folded_session_function: Cell::new(false),
             identity: Identity {
                 user: entry.user.clone(),
                 host: entry.host.clone(),
@@ -652,11 +668,15 @@ impl Session {
         let (bound, columns, accesses) = match crate::dml::bindable(&parsed) {
             true => {
                 *self.access_log.lock() = Some(Vec::new());
+                self.folded_session_function.set(false);
                 let bound = self.bind_statement(&parsed);
                 let accesses = self.access_log.lock().take().unwrap_or_default();
                 let bound = bound?;
                 let columns = bound.columns();
-                (Some(Arc::new(bound)), columns, accesses)
+                // A value folded from the session (LAST_INSERT_ID(), DATABASE()) would
+                // go stale: such a statement is bound again at every execution.
+                let keep = !self.folded_session_function.get();
+                (keep.then(|| Arc::new(bound)), columns, accesses)
             }
             false => (None, Vec::new(), Vec::new()),
         };
@@ -789,7 +809,9 @@ impl Session {
         crate::scalar::arith::take_divisions_by_zero();
         crate::scalar::agg::take_concat_cuts();
         crate::scalar::func::take_last_insert_id_set();
+        self.rows_before_limit = None;
         let mut result = self.dispatch(parsed, params, bound);
+        self.note_row_counts(&result);
         if let Some(id) = crate::scalar::func::take_last_insert_id_set() {
             if let Ok(QueryResult::Ok { last_insert_id, .. }) = &mut result {
                 *last_insert_id = id;
@@ -1093,6 +1115,24 @@ impl Session {
         }
     }
 
+    /// Keeps what ROW_COUNT() and FOUND_ROWS() report after a statement's `result`.
+    fn note_row_counts(&mut self, result: &Result<QueryResult>) {
+        let rows = match result {
+            Ok(QueryResult::Ok { affected_rows, .. }) => {
+                self.row_count = i64::try_from(*affected_rows).unwrap_or(i64::MAX);
+                return;
+            }
+            Err(_) => {
+                self.row_count = -1;
+                return;
+            }
+            Ok(QueryResult::Rows { chunks, .. }) => chunks.iter().map(|c| c.len() as u64).sum(),
+            Ok(QueryResult::Streamed { rows }) => *rows,
+        };
+        self.row_count = -1;
+        self.last_found_rows = self.rows_before_limit.take().unwrap_or(rows);
+    }
+
     /// Runs `f` with an execution context over `tx`.
     pub(crate) fn with_exec<T>(
         &mut self,
@@ -1104,6 +1144,7 @@ impl Session {
         let memory = MemoryBudget::new(self.query_memory_bytes());
         let cancel: Arc<Cancel> = self.entry.cancel.clone();
         let cache = RefCell::new(HashMap::new());
+        let rows_before_limit = Cell::new(None);
         let cx = ExecContext {
             tx,
             params,
@@ -1113,8 +1154,13 @@ impl Session {
             outer: Vec::new(),
             cache: &cache,
             profile: None,
+            rows_before_limit: &rows_before_limit,
         };
-        f(&cx)
+        let result = f(&cx);
+        if let Some(rows) = rows_before_limit.get() {
+            self.rows_before_limit = Some(rows);
+        }
+        result
     }
 
     fn query_memory_bytes(&self) -> u64 {
@@ -1430,7 +1476,7 @@ impl BindContext for Session {
 
     fn session_function(&self, name: &str) -> Option<Value> {
         let text = |s: &str| Value::Bytes(s.as_bytes().to_vec());
-        Some(match name {
+        let value = match name {
             "DATABASE" | "SCHEMA" => self.database.as_deref().map_or(Value::Null, text),
             "USER" | "SESSION_USER" | "SYSTEM_USER" => {
                 text(&format!("{}@{}", self.entry.user, self.entry.host))
@@ -1442,10 +1488,17 @@ impl BindContext for Session {
                 .unwrap_or_else(|| text("8.0.36-tarn-0.1")),
             "CONNECTION_ID" => Value::UInt(self.entry.id),
             "LAST_INSERT_ID" => Value::UInt(self.last_insert_id),
-            "ROW_COUNT" => Value::Int(-1),
-            "FOUND_ROWS" => Value::UInt(0),
+            "ROW_COUNT" => Value::Int(self.row_count),
+            "FOUND_ROWS" => Value::UInt(self.last_found_rows),
             _ => return None,
-        })
+        };
+        if matches!(
+            name,
+            "DATABASE" | "SCHEMA" | "LAST_INSERT_ID" | "ROW_COUNT" | "FOUND_ROWS"
+        ) {
+            self.folded_session_function.set(true);
+        }
+        Some(value)
     }
 
     fn check_table_access(&self, needed: Privileges, db: &str, table: &str) -> Result<()> {

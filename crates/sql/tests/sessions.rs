@@ -113,6 +113,50 @@ fn prepared_statements_run_many_times_with_new_parameters() {
     );
 }
 
+/// DATABASE(), LAST_INSERT_ID(), ROW_COUNT() and FOUND_ROWS() in a prepared
+/// statement give the values at each execution, not those at PREPARE.
+#[test]
+fn prepared_session_functions_are_read_at_each_execution() {
+    let (_dir, engine) = engine();
+    let mut s = engine.session("root", "localhost");
+    setup(&mut s);
+    s.execute("CREATE TABLE seq (id INT AUTO_INCREMENT PRIMARY KEY, v INT)")
+        .expect("a table");
+    let select = s
+        .prepare("SELECT LAST_INSERT_ID(), DATABASE(), ROW_COUNT(), FOUND_ROWS()")
+        .expect("prepares");
+    let text = |v: &str| Value::Bytes(v.as_bytes().to_vec());
+    s.execute("INSERT INTO seq (v) VALUES (1), (2)")
+        .expect("inserts");
+    let r = s.execute_prepared(select, &[]).expect("runs");
+    assert_eq!(
+        r.all_rows(),
+        vec![vec![
+            Value::UInt(1),
+            text("t"),
+            Value::Int(2),
+            Value::UInt(0)
+        ]]
+    );
+    s.execute("INSERT INTO seq (v) VALUES (3)")
+        .expect("inserts");
+    rows(&mut s, "SELECT SQL_CALC_FOUND_ROWS id FROM seq LIMIT 1");
+    s.execute("CREATE DATABASE u; USE u")
+        .expect("another database");
+    let r = s.execute_prepared(select, &[]).expect("runs");
+    // The USE between resets ROW_COUNT() to its OK's 0 rows, and FOUND_ROWS()
+    // keeps the last result set's count.
+    assert_eq!(
+        r.all_rows(),
+        vec![vec![
+            Value::UInt(3),
+            text("u"),
+            Value::Int(0),
+            Value::UInt(3)
+        ]]
+    );
+}
+
 #[test]
 fn uncommitted_changes_are_invisible_to_other_sessions_until_commit() {
     let (_dir, engine) = engine();
