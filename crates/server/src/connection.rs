@@ -564,6 +564,17 @@ async fn command_loop(
                 Flow::Close => break,
             }
         }
+        if let Some(file) = local_infile_request(&conn, &payload) {
+            // LOAD DATA LOCAL: the file comes before the statement runs, read here,
+            // where the socket is; the statement then answers as any other.
+            let limit = packet_limit_bytes(&conn.session);
+            let timeout = Duration::from_secs(shared.net_read_timeout_s());
+            let mut both = tokio::io::join(&mut reader, &mut writer);
+            match receive_local_file(&mut both, &mut seq, &file, limit, timeout).await {
+                Some((data, complete)) => conn.session.set_local_infile(file, data, complete),
+                None => break,
+            }
+        }
         if conn.plain_tcp && reader.buffer().is_empty() {
             // The common case: a statement thread takes the connection and keeps it
             // while the client keeps it busy. The socket leaves the reactor
@@ -682,6 +693,67 @@ async fn command_loop(
     }
     let _ = writer.shutdown().await;
     tokio::task::spawn_blocking(move || drop(conn));
+}
+
+/// The file to ask the client for, if `payload` is a COM_QUERY whose (first)
+/// statement is LOAD DATA LOCAL and both sides allow it: the client set
+/// CLIENT_LOCAL_FILES and the server's `local_infile` is on. Otherwise the statement
+/// runs without a file and fails with 3948, as MySQL's does.
+fn local_infile_request(conn: &Conn, payload: &[u8]) -> Option<String> {
+    let (&command::QUERY, body) = payload.split_first()? else {
+        return None;
+    };
+    if conn.capabilities & caps::LOCAL_FILES == 0 {
+        return None;
+    }
+    let text = crate::text::query_text(body);
+    if !crate::text::first_word_is(&text, "LOAD") || !conn.session.local_infile_enabled() {
+        return None;
+    }
+    let first = tarn_sql::parse::parse_each(&text)
+        .into_iter()
+        .next()?
+        .ok()?;
+    match first.statement {
+        tarn_sql::parse::Statement::LoadData(load) if load.local => Some(load.file),
+        _ => None,
+    }
+}
+
+/// LOAD DATA LOCAL: asks the client for `file` (a 0xFB packet with its name) and
+/// reads what it sends up to the empty packet that ends it. Returns the data and
+/// whether it is whole: past `LOAD_DATA_LOCAL_BYTES_MAX` the rest is read and
+/// dropped, since the protocol cannot stop the client. None: the connection broke
+/// (or sent a malformed packet) and must close.
+async fn receive_local_file<S: AsyncRead + AsyncWrite + Unpin>(
+    s: &mut S,
+    seq: &mut u8,
+    file: &str,
+    limit_bytes: usize,
+    timeout: Duration,
+) -> Option<(Vec<u8>, bool)> {
+    let mut request = Vec::with_capacity(file.len() + 1);
+    request.push(0xfb);
+    request.extend_from_slice(file.as_bytes());
+    send_packet(s, seq, &request).await.ok()?;
+    let mut data = Vec::new();
+    let mut complete = true;
+    let mut packet = Vec::new();
+    loop {
+        let read = tokio::time::timeout(timeout, read_payload(s, seq, limit_bytes, &mut packet));
+        if !matches!(read.await, Ok(Ok(()))) {
+            return None;
+        }
+        if packet.is_empty() {
+            return Some((data, complete));
+        }
+        if complete && data.len() + packet.len() <= tarn_sql::limits::LOAD_DATA_LOCAL_BYTES_MAX {
+            data.extend_from_slice(&packet);
+        } else {
+            complete = false;
+            data = Vec::new();
+        }
+    }
 }
 
 /// COM_CHANGE_USER: authenticates as another account and replaces the session
@@ -898,6 +970,11 @@ impl Conn {
                 Some(&command::QUIT) => return Sticky::Quit,
                 Some(&command::CHANGE_USER) => {
                     // Whatever the client sent after it goes back with it.
+                    let ahead = input.buffer().to_vec();
+                    return Sticky::Deferred(std::mem::take(payload), *seq, ahead);
+                }
+                // The network task asks for the file (`receive_local_file`).
+                Some(&command::QUERY) if local_infile_request(self, payload).is_some() => {
                     let ahead = input.buffer().to_vec();
                     return Sticky::Deferred(std::mem::take(payload), *seq, ahead);
                 }

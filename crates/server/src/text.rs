@@ -18,6 +18,34 @@ pub fn query_text(bytes: &[u8]) -> Cow<'_, str> {
     Cow::Owned(rewrite_binary_literals(bytes))
 }
 
+/// Whether the first word of `text`, past whitespace and comments (`/* */`, `-- `,
+/// `#`), is `word` (any case). A cheap look before a parse.
+pub fn first_word_is(text: &str, word: &str) -> bool {
+    let mut rest = text;
+    loop {
+        rest = rest.trim_start();
+        if let Some(after) = rest.strip_prefix("/*") {
+            match after.find("*/") {
+                Some(end) => rest = &after[end + 2..],
+                None => return false,
+            }
+        } else if rest.starts_with("-- ") || rest.starts_with('#') {
+            match rest.find('\n') {
+                Some(end) => rest = &rest[end + 1..],
+                None => return false,
+            }
+        } else {
+            break;
+        }
+    }
+    rest.get(..word.len())
+        .is_some_and(|w| w.eq_ignore_ascii_case(word))
+        && !rest[word.len()..]
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_')
+}
+
 fn unescape(body: &[u8], quote: u8) -> Vec<u8> {
     let mut out = Vec::with_capacity(body.len());
     let mut i = 0;
@@ -105,6 +133,19 @@ fn rewrite_binary_literals(bytes: &[u8]) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_first_word_is_found_past_comments() {
+        use super::first_word_is;
+        assert!(first_word_is(
+            "  load data local infile 'x' into table t",
+            "LOAD"
+        ));
+        assert!(first_word_is("/* a */ -- b\n# c\nLOAD DATA", "LOAD"));
+        assert!(!first_word_is("LOADS", "LOAD"));
+        assert!(!first_word_is("SELECT 'LOAD'", "LOAD"));
+        assert!(!first_word_is("/* unclosed LOAD", "LOAD"));
+    }
+
     use super::*;
 
     #[test]

@@ -373,6 +373,29 @@ fn bind_insert(session: &mut Session, insert: &ast::Insert) -> Result<Bound> {
     }))
 }
 
+impl InsertPlan {
+    /// The plan LOAD DATA inserts its rows with (`crate::load`): `columns` of `table`
+    /// in the order of each row's values, the rest from their defaults.
+    pub(crate) fn for_load(
+        session: &mut Session,
+        table: Arc<Table>,
+        columns: Vec<usize>,
+        ignore: bool,
+        replace: bool,
+    ) -> Result<InsertPlan> {
+        let defaults = defaults(session, &table)?;
+        Ok(InsertPlan {
+            table,
+            columns,
+            source: InsertSource::Values(Vec::new()),
+            defaults,
+            ignore,
+            replace,
+            on_duplicate: None,
+        })
+    }
+}
+
 /// The name of the proposed row's column `column` in ON DUPLICATE KEY UPDATE's scope.
 /// It starts with NUL, which no identifier can hold, so a bare name reaches only the
 /// existing row and only `VALUES(c)` (or the row alias) reaches the proposed one.
@@ -987,12 +1010,9 @@ fn run_insert(
     tx: &RefCell<Transaction>,
     params: &[Value],
 ) -> Result<QueryResult> {
-    let table = &p.table;
-    let def = table.def();
-    let width = def.columns.len();
     // The source rows, evaluated before any is inserted (INSERT ... SELECT from the
-    // same table reads it as it was).
-    let source_rows: Vec<Vec<Value>> = session.with_exec(tx, params, |cx| {
+    // same table reads it as it was). `None` stands for DEFAULT.
+    let source_rows: Vec<SourceRow> = session.with_exec(tx, params, |cx| {
         let ecx = crate::expr::EvalContext {
             params: cx.params,
             outer: &[],
@@ -1008,30 +1028,71 @@ fn run_insert(
                             Expr::Function { name, args }
                                 if &**name == "__DEFAULT" && args.is_empty() =>
                             {
-                                Ok(Value::Bytes(b"\x00__DEFAULT__".to_vec()))
+                                Ok(None)
                             }
-                            e => e.eval_row(&[], &ecx),
+                            e => e.eval_row(&[], &ecx).map(Some),
                         })
                         .collect()
                 })
                 .collect(),
-            InsertSource::Query(plan) => exec::collect_rows(plan, cx),
+            InsertSource::Query(plan) => Ok(exec::collect_rows(plan, cx)?
+                .into_iter()
+                .map(|row| row.into_iter().map(Some).collect())
+                .collect()),
         }
     })?;
-    let default_marker = Value::Bytes(b"\x00__DEFAULT__".to_vec());
+    let inserted = insert_rows(session, p, tx, params, source_rows.into_iter().map(Ok))?;
+    Ok(QueryResult::Ok {
+        affected_rows: inserted.affected_rows,
+        last_insert_id: inserted.first_generated.unwrap_or(0),
+        info: String::new(),
+    })
+}
+
+/// One source row of an INSERT: a value for each of the plan's target columns, in
+/// order, `None` for DEFAULT.
+pub(crate) type SourceRow = Vec<Option<Value>>;
+
+/// What [`insert_rows`] did.
+pub(crate) struct Inserted {
+    /// Source rows read.
+    pub rows: u64,
+    /// MySQL's affected rows: 1 per row inserted, 2 per row REPLACE or ON DUPLICATE
+    /// KEY UPDATE changed (plus 1 per row REPLACE deleted).
+    pub affected_rows: u64,
+    /// Rows that met an existing key: skipped (IGNORE) or replaced (REPLACE).
+    pub duplicates: u64,
+    /// The first AUTO_INCREMENT value generated, if any.
+    pub first_generated: Option<u64>,
+}
+
+/// Inserts `rows` into `p`'s table as `p` says (defaults, AUTO_INCREMENT,
+/// conversion to the column types, IGNORE / REPLACE / ON DUPLICATE KEY UPDATE),
+/// one after the other in the statement's transaction `tx`.
+pub(crate) fn insert_rows(
+    session: &mut Session,
+    p: &InsertPlan,
+    tx: &RefCell<Transaction>,
+    params: &[Value],
+    rows: impl Iterator<Item = Result<SourceRow>>,
+) -> Result<Inserted> {
+    let table = &p.table;
+    let def = table.def();
+    let width = def.columns.len();
     let fn_ctx = session.fn_context();
     let auto = table.auto_increment_column();
     let mut first_generated: Option<u64> = None;
     let mut affected = 0u64;
     let mut duplicates = 0u64;
-    for (row_index, source) in source_rows.into_iter().enumerate() {
-        let row_number = row_index as u64 + 1;
+    let mut row_count = 0u64;
+    for source in rows {
+        let source = source?;
+        row_count += 1;
+        let row_number = row_count;
         // The full row: given values, then defaults.
         let mut row: Vec<Option<Value>> = vec![None; width];
         for (&c, v) in p.columns.iter().zip(source) {
-            if v != default_marker {
-                row[c] = Some(v);
-            }
+            row[c] = v;
         }
         let mut full = Vec::with_capacity(width);
         for (c, given) in row.into_iter().enumerate() {
@@ -1100,11 +1161,11 @@ fn run_insert(
     if let Some(id) = first_generated {
         session.set_last_insert_id(id);
     }
-    let rows = affected;
-    Ok(QueryResult::Ok {
-        affected_rows: rows,
-        last_insert_id: first_generated.unwrap_or(0),
-        info: String::new(),
+    Ok(Inserted {
+        rows: row_count,
+        affected_rows: affected,
+        duplicates,
+        first_generated,
     })
 }
 

@@ -30,6 +30,7 @@ pub mod engine;
 pub mod exec;
 pub mod expr;
 pub mod limits;
+pub mod load;
 pub mod parallel;
 pub mod parse;
 pub mod plan;

@@ -30,6 +30,11 @@ pub const INSERT_ROWS_MAX: usize = 1 << 20;
 /// User variables per session, and the bytes of one.
 pub const USER_VARIABLES_MAX: usize = 4096;
 
+/// The most bytes of one LOAD DATA LOCAL file the server takes: the file is held in
+/// memory while its rows are inserted. A larger file is read to its end (the
+/// protocol has no way to stop the client) and the statement fails, changing nothing.
+pub const LOAD_DATA_LOCAL_BYTES_MAX: usize = 256 << 20;
+
 /// Jobs waiting for the executor's worker pool; past it a job runs on the thread
 /// that submits it.
 pub const EXEC_QUEUED_JOBS_MAX: usize = 4096;

@@ -220,6 +220,9 @@ pub struct Session {
     /// Rows before the LIMIT, counted by the running statement's SQL_CALC_FOUND_ROWS
     /// limit (`ExecContext::rows_before_limit`).
     rows_before_limit: Option<u64>,
+    /// The file a client sent for the LOAD DATA LOCAL statement about to run
+    /// (`set_local_infile`); taken by that statement.
+    local_infile: Option<crate::load::LocalInfile>,
     /// A session function (DATABASE(), LAST_INSERT_ID(), ...) was folded into a
     /// constant while binding: such a binding must not be kept for later executions.
     folded_session_function: Cell<bool>,
@@ -305,6 +308,7 @@ impl Session {
             row_count: -1,
             last_found_rows: 0,
             rows_before_limit: None,
+            local_infile: None,
             folded_session_function: Cell::new(false),
             identity: Identity {
                 user: entry.user.clone(),
@@ -836,6 +840,8 @@ impl Session {
             }
         }
         self.statement_text = None;
+        // A file sent for a statement that did not take it is not kept for another.
+        self.local_infile = None;
         {
             let mut state = self.entry.state.lock();
             state.command = "Sleep";
@@ -891,6 +897,7 @@ impl Session {
                 Ok(QueryResult::ok(0))
             }
             Statement::Account(statement) => accounts::execute(self, statement),
+            Statement::LoadData(load) => crate::load::execute(self, load),
             Statement::Sql(statement) => self.dispatch_sql(statement, parsed, params),
             other => crate::show::special(self, other),
         }
@@ -1115,6 +1122,30 @@ impl Session {
         }
     }
 
+    /// Hands the session the contents of `file`, which the client sent for the
+    /// LOAD DATA LOCAL statement about to run. `complete` is false when the client
+    /// sent more than `LOAD_DATA_LOCAL_BYTES_MAX` and the rest was discarded.
+    pub fn set_local_infile(&mut self, file: String, data: Vec<u8>, complete: bool) {
+        self.local_infile = Some(crate::load::LocalInfile {
+            file,
+            data,
+            complete,
+        });
+    }
+
+    pub(crate) fn take_local_infile(&mut self) -> Option<crate::load::LocalInfile> {
+        self.local_infile.take()
+    }
+
+    /// Whether the server takes LOAD DATA LOCAL (the global `local_infile`).
+    pub fn local_infile_enabled(&self) -> bool {
+        self.engine
+            .globals
+            .read()
+            .get("local_infile")
+            .is_some_and(|v| crate::scalar::cast::to_i64(&v).unwrap_or(0) != 0)
+    }
+
     /// Keeps what ROW_COUNT() and FOUND_ROWS() report after a statement's `result`.
     fn note_row_counts(&mut self, result: &Result<QueryResult>) {
         let rows = match result {
@@ -1282,6 +1313,18 @@ impl Session {
         Ok(QueryResult::ok(0))
     }
 
+    /// `@name := value`, within the session's bound on user variables.
+    pub(crate) fn set_user_variable(&mut self, name: &str, value: Value) -> Result<()> {
+        let name = name.to_ascii_lowercase();
+        if !self.user_vars.contains_key(&name) && self.user_vars.len() >= USER_VARIABLES_MAX {
+            return Err(Error::OutOfResources(format!(
+                "a session may hold at most {USER_VARIABLES_MAX} user variables"
+            )));
+        }
+        self.user_vars.insert(name, value);
+        Ok(())
+    }
+
     fn assign(&mut self, name: &[String], values: &[ast::Expr], mut global: bool) -> Result<()> {
         let [value] = values else {
             return Err(Error::sql(
@@ -1293,15 +1336,7 @@ impl Session {
         let joined = name.join(".");
         if let Some(user) = joined.strip_prefix('@').filter(|n| !n.starts_with('@')) {
             let v = self.eval_constant(value)?;
-            if !self.user_vars.contains_key(&user.to_ascii_lowercase())
-                && self.user_vars.len() >= USER_VARIABLES_MAX
-            {
-                return Err(Error::OutOfResources(format!(
-                    "a session may hold at most {USER_VARIABLES_MAX} user variables"
-                )));
-            }
-            self.user_vars.insert(user.to_ascii_lowercase(), v);
-            return Ok(());
+            return self.set_user_variable(user, v);
         }
         let mut var = joined.trim_start_matches("@@").to_ascii_lowercase();
         if let Some(rest) = var.strip_prefix("global.") {

@@ -392,6 +392,9 @@ pub static VARIABLES: &[VarSpec] = &[
     var("interactive_timeout", Both, RW, TIMEOUT_S, D::UInt(28_800)),
     var("last_insert_id", Session, RW, ANY_UINT, D::UInt(0)),
     var("license", Global, RO, K::Str, D::Str(env!("CARGO_PKG_LICENSE"))),
+    // LOAD DATA LOCAL INFILE: off until enabled, as in MySQL 8; the client must
+    // enable it too (`mariadb --local-infile=1`).
+    var("local_infile", Global, RW, K::Bool, D::Bool(false)),
     var("lock_wait_timeout", Both, RW, TIMEOUT_S, D::Setting("lock_wait_timeout")),
     var("log_bin", Global, RO, K::Bool, D::Bool(false)),
     var("lower_case_table_names", Global, RO, K::UInt { min: 0, max: 2 }, D::UInt(0)),

@@ -157,6 +157,130 @@ fn prepared_session_functions_are_read_at_each_execution() {
     );
 }
 
+/// LOAD DATA LOCAL inserts the rows of the file the server connection handed over:
+/// defaults for missing fields, warnings (not errors) for bad values and
+/// duplicates, REPLACE, and the refusals.
+#[test]
+fn load_data_local_inserts_the_file_the_client_sent() {
+    let (_dir, engine) = engine();
+    let mut s = engine.session("root", "localhost");
+    s.execute(
+        "CREATE DATABASE l; USE l; CREATE TABLE p (id INT PRIMARY KEY, name VARCHAR(10) NOT NULL, \
+         price DECIMAL(6,2), note VARCHAR(5) DEFAULT 'none')",
+    )
+    .expect("a table");
+    let load = |s: &mut Session, sql: &str, data: &str| {
+        s.set_local_infile("f.csv".into(), data.as_bytes().to_vec(), true);
+        s.execute(sql)
+    };
+    let csv = "id,name,price\n1,\"Smith, J\",1.50\n2,x,\\N\n3,toolongname,abc\n1,dup,9\n4,y\n";
+    let r = load(
+        &mut s,
+        "LOAD DATA LOCAL INFILE 'f.csv' INTO TABLE p FIELDS TERMINATED BY ',' \
+         OPTIONALLY ENCLOSED BY '\"' IGNORE 1 LINES (id, name, price)",
+        csv,
+    )
+    .expect("loads");
+    match &r[0] {
+        QueryResult::Ok {
+            affected_rows,
+            info,
+            ..
+        } => {
+            assert_eq!(*affected_rows, 4, "{info}");
+            assert!(
+                info.starts_with("Records: 5  Deleted: 0  Skipped: 1  Warnings: "),
+                "{info}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    let codes: Vec<u16> = s.warnings().iter().map(|w| w.code).collect();
+    for code in [1062, 1261, 1265, 1366] {
+        assert!(codes.contains(&code), "warning {code} in {codes:?}");
+    }
+    let text = |v: &str| Value::Bytes(v.as_bytes().to_vec());
+    let all = rows(
+        &mut s,
+        "SELECT id, name, CAST(price AS CHAR), note FROM p ORDER BY id",
+    );
+    assert_eq!(
+        all,
+        vec![
+            vec![Value::Int(1), text("Smith, J"), text("1.50"), text("none")],
+            vec![Value::Int(2), text("x"), Value::Null, text("none")],
+            vec![
+                Value::Int(3),
+                text("toolongnam"),
+                text("0.00"),
+                text("none")
+            ],
+            vec![Value::Int(4), text("y"), Value::Null, text("none")],
+        ]
+    );
+    // REPLACE, tab-separated with the @variable that skips a field.
+    let r = load(
+        &mut s,
+        "LOAD DATA LOCAL INFILE 'f.csv' REPLACE INTO TABLE p (id, @skip, name)",
+        "1\tignored\tnew\n9\tx\tnine\n",
+    )
+    .expect("replaces");
+    match &r[0] {
+        QueryResult::Ok { info, .. } => {
+            assert!(
+                info.starts_with("Records: 2  Deleted: 1  Skipped: 0"),
+                "{info}"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT name, @skip FROM p WHERE id IN (1, 9) ORDER BY id"
+        ),
+        vec![vec![text("new"), text("x")], vec![text("nine"), text("x")]]
+    );
+    // No file handed over (the client or the server has LOCAL off): 3948. A file too
+    // large: 1153. Without LOCAL: 1290. SET: 1235. None changes the table.
+    let before = rows(&mut s, "SELECT COUNT(*) FROM p");
+    assert_eq!(
+        code(s.execute("LOAD DATA LOCAL INFILE 'f.csv' INTO TABLE p")),
+        3948
+    );
+    s.set_local_infile("other.csv".into(), b"77\tz\n".to_vec(), true);
+    assert_eq!(
+        code(s.execute("LOAD DATA LOCAL INFILE 'f.csv' INTO TABLE p")),
+        3948
+    );
+    s.set_local_infile("f.csv".into(), b"78\tz\n".to_vec(), false);
+    assert_eq!(
+        code(s.execute("LOAD DATA LOCAL INFILE 'f.csv' INTO TABLE p")),
+        1153
+    );
+    assert_eq!(
+        code(s.execute("LOAD DATA INFILE '/etc/passwd' INTO TABLE p")),
+        1290
+    );
+    assert_eq!(
+        code(load(
+            &mut s,
+            "LOAD DATA LOCAL INFILE 'f.csv' INTO TABLE p (id, @n) SET name = UPPER(@n)",
+            "79\tz\n"
+        )),
+        1235
+    );
+    assert_eq!(
+        code(load(
+            &mut s,
+            "LOAD DATA LOCAL INFILE 'f.csv' INTO TABLE p (id, nope)",
+            "1\n"
+        )),
+        1054
+    );
+    assert_eq!(rows(&mut s, "SELECT COUNT(*) FROM p"), before);
+}
+
 #[test]
 fn uncommitted_changes_are_invisible_to_other_sessions_until_commit() {
     let (_dir, engine) = engine();

@@ -48,6 +48,7 @@ pub mod caps {
         | LONG_FLAG
         | CONNECT_WITH_DB
         | NO_SCHEMA
+        | LOCAL_FILES
         | IGNORE_SPACE
         | PROTOCOL_41
         | INTERACTIVE

@@ -82,6 +82,7 @@
 //! dropped and walked recursively; the pre-pass is a single forward scan.
 
 mod accounts;
+mod load;
 mod scan;
 mod special;
 #[cfg(test)]
@@ -95,6 +96,8 @@ use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
 use tarn_common::limits::{SQL_EXPRESSION_DEPTH_MAX, SQL_JOINS_MAX, SQL_TEXT_BYTES_MAX};
 use tarn_common::settings::IsolationLevel;
 use tarn_common::{Error, Result};
+
+pub use load::{LoadData, LoadDuplicates, LoadTarget};
 
 pub use scan::MYSQL_VERSION_ID;
 
@@ -193,6 +196,8 @@ pub enum Statement {
         table: ast::ObjectName,
         enable: bool,
     },
+    /// `LOAD DATA [LOCAL] INFILE ...` (`load.rs`).
+    LoadData(Box<LoadData>),
     /// A text with only comments (and whitespace).
     Empty,
 }

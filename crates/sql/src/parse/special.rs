@@ -50,6 +50,8 @@ pub(super) enum Form {
     /// CREATE / DROP / ALTER USER, SET PASSWORD, GRANT, REVOKE, SHOW GRANTS, FLUSH
     /// PRIVILEGES (`accounts.rs` in this directory).
     Account,
+    /// `LOAD DATA ...` (`load.rs` in this directory).
+    LoadData,
 }
 
 pub(super) fn classify(words: &[String]) -> Option<Form> {
@@ -87,6 +89,7 @@ pub(super) fn classify(words: &[String]) -> Option<Form> {
         ] => Form::FlushTables,
         ["SHOW", "TRIGGERS" | "EVENTS", ..] => Form::ShowStoredObjects,
         ["SHOW", "PROCEDURE" | "FUNCTION", "STATUS", ..] => Form::ShowStoredObjects,
+        ["LOAD", "DATA", ..] => Form::LoadData,
         _ => return None,
     };
     Some(form)
@@ -213,6 +216,7 @@ pub(super) fn parse(form: Form, p: &mut Parser) -> Result<Statement, ParserError
             Statement::AlterTableKeys { table, enable }
         }
         Form::Account => Statement::Account(super::accounts::parse(p)?),
+        Form::LoadData => super::load::load_data(p)?,
     };
     expect_end(p)?;
     Ok(statement)

@@ -832,3 +832,48 @@ fn mysqldump_statements() {
     ));
     assert_eq!(error("FLUSH TABLES WITH WRITE LOCK").0, 1064);
 }
+
+#[test]
+fn load_data_keeps_its_options() {
+    let Statement::LoadData(load) = statement("LOAD DATA LOCAL INFILE 'f.csv' INTO TABLE t") else {
+        panic!("not LOAD DATA");
+    };
+    assert!(load.local);
+    assert_eq!(
+        load.duplicates,
+        LoadDuplicates::Ignore,
+        "LOCAL means IGNORE"
+    );
+    assert_eq!(load.fields_terminated_by, b"\t");
+    assert_eq!(load.escaped_by, Some(b'\\'));
+    assert_eq!(load.lines_terminated_by, b"\n");
+    let Statement::LoadData(load) = statement(
+        "LOAD DATA LOW_PRIORITY LOCAL INFILE 'f' REPLACE INTO TABLE d.t CHARACTER SET latin1 \
+         COLUMNS ESCAPED BY '' OPTIONALLY ENCLOSED BY '\"' TERMINATED BY ',' \
+         LINES TERMINATED BY '\\r\\n' STARTING BY 'x' IGNORE 1 ROWS (a, @skip, b) SET c = a + 1",
+    ) else {
+        panic!("not LOAD DATA");
+    };
+    assert_eq!(load.duplicates, LoadDuplicates::Replace);
+    assert_eq!(load.table.to_string(), "d.t");
+    assert_eq!(load.charset.as_deref(), Some("latin1"));
+    assert_eq!(load.escaped_by, None);
+    assert_eq!(load.enclosed_by, Some(b'"'));
+    assert_eq!(load.fields_terminated_by, b",");
+    assert_eq!(load.lines_terminated_by, b"\r\n");
+    assert_eq!(load.lines_starting_by, b"x");
+    assert_eq!(load.ignore_lines, 1);
+    assert_eq!(
+        load.targets,
+        vec![
+            LoadTarget::Column("a".into()),
+            LoadTarget::Variable("skip".into()),
+            LoadTarget::Column("b".into())
+        ]
+    );
+    assert_eq!(load.assignments.len(), 1);
+    let (code, _) = error("LOAD DATA INFILE 'f' INTO TABLE t FIELDS ENCLOSED BY 'ab'");
+    assert_eq!(code, 1064);
+    let (code, _) = error("LOAD DATA LOCAL INFILE 'f' INTO TABLE t FIELDS");
+    assert_eq!(code, 1064);
+}
