@@ -1104,6 +1104,7 @@ impl Session {
         let memory = MemoryBudget::new(self.query_memory_bytes());
         let cancel: Arc<Cancel> = self.entry.cancel.clone();
         let cache = RefCell::new(HashMap::new());
+        let work_tables = crate::exec::cte::WorkTables::default();
         let cx = ExecContext {
             tx,
             params,
@@ -1113,6 +1114,12 @@ impl Session {
             outer: Vec::new(),
             cache: &cache,
             profile: None,
+            work_tables: &work_tables,
+            cte_max_recursion_depth: self
+                .vars
+                .hot()
+                .cte_max_recursion_depth
+                .unwrap_or(crate::limits::CTE_MAX_RECURSION_DEPTH_DEFAULT),
         };
         f(&cx)
     }
