@@ -382,6 +382,28 @@ fn explain_shows_the_recursion_and_its_work_table() {
         "{text}"
     );
 
+    // EXPLAIN ANALYZE counts every run's rows at the node and at its work table.
+    let analyzed = explain(
+        &mut s,
+        "ANALYZE WITH RECURSIVE s (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < 10) \
+         SELECT n FROM s",
+    );
+    let line = |prefix: &str| {
+        analyzed
+            .iter()
+            .find(|l| l.trim_start().starts_with(prefix))
+            .unwrap_or_else(|| panic!("no {prefix}: {analyzed:#?}"))
+            .clone()
+    };
+    assert!(
+        line("Recursive CTE s").contains("actual rows=10"),
+        "{analyzed:#?}"
+    );
+    assert!(
+        line("Work table of s").contains("actual rows=10"),
+        "{analyzed:#?}"
+    );
+
     // A walk down a large tree looks each level's children up by their key.
     s.execute(
         "SET SESSION cte_max_recursion_depth = 100000;
