@@ -4,7 +4,8 @@
 //! column, 1052 ambiguous column), types every expression ([`SqlType`]) and builds the
 //! logical shape of a query: FROM (as relations and join conditions, which
 //! [`crate::planner`] orders and gives access paths), WHERE, GROUP BY with HAVING and
-//! aggregates, the select list, DISTINCT, ORDER BY and LIMIT, UNION, and subqueries.
+//! aggregates, the select list, DISTINCT, ORDER BY and LIMIT, UNION, subqueries, and
+//! the common table expressions of WITH clauses ([`cte`]).
 //!
 //! MySQL rules it follows:
 //! - column names are case-insensitive; table names and aliases compare as stored
@@ -20,6 +21,7 @@
 //! them (`Expr::Outer`); deeper references are refused with 1235.
 
 use std::cell::{Cell, RefCell};
+use std::rc::Rc;
 use std::sync::Arc;
 
 use sqlparser::ast::{self, BinaryOperator, FunctionArg, FunctionArgExpr, FunctionArguments};
@@ -41,6 +43,8 @@ use crate::scalar::date::{self, IntervalUnit};
 use crate::scalar::func;
 use crate::subquery::{SubqueryExpr, SubqueryKind};
 use crate::types::SqlType;
+
+mod cte;
 
 /// What the binder asks of the session and catalog.
 pub trait BindContext {
@@ -183,6 +187,11 @@ pub struct Binder<'c> {
     /// While a view's query is bound: the view's database, which its unqualified
     /// table names mean (not the session's current one).
     database: Option<String>,
+    /// The common table expressions in scope, the outermost WITH's first (see
+    /// [`cte`]).
+    ctes: Vec<Rc<cte::CteDef>>,
+    /// The recursive CTEs whose query blocks are being bound, innermost last.
+    recursions: Vec<cte::Recursion>,
 }
 
 fn unsupported(what: impl std::fmt::Display) -> Error {
@@ -225,6 +234,8 @@ impl<'c> Binder<'c> {
             lock: RowLock::None,
             wait: WaitPolicy::Wait,
             database: None,
+            ctes: Vec::new(),
+            recursions: Vec::new(),
         }
     }
 
@@ -285,7 +296,15 @@ impl<'c> Binder<'c> {
                 format!("Too high level of nesting for select (at most {NESTING_DEPTH_MAX})"),
             ));
         }
-        let result = self.bind_query_inner(query, outer, correlated);
+        // A WITH clause's CTEs are in scope for the whole query and nothing after it.
+        let ctes = self.ctes.len();
+        let result = match &query.with {
+            Some(with) => self
+                .push_with(with)
+                .and_then(|()| self.bind_query_inner(query, outer, correlated)),
+            None => self.bind_query_inner(query, outer, correlated),
+        };
+        self.ctes.truncate(ctes);
         self.depth -= 1;
         result
     }
@@ -296,9 +315,6 @@ impl<'c> Binder<'c> {
         outer: Option<&Scope>,
         correlated: &Cell<bool>,
     ) -> Result<Plan> {
-        if query.with.is_some() {
-            return Err(unsupported("WITH (common table expressions)"));
-        }
         let order_by: &[ast::OrderByExpr] = match &query.order_by {
             None => &[],
             Some(ast::OrderBy {
@@ -416,52 +432,7 @@ impl<'c> Binder<'c> {
                 let all = matches!(set_quantifier, ast::SetQuantifier::All);
                 let left = self.bind_set_expr(left, outer, correlated)?;
                 let right = self.bind_set_expr(right, outer, correlated)?;
-                if left.width() != right.width() {
-                    return Err(Error::sql(
-                        1222,
-                        "21000",
-                        "The used SELECT statements have a different number of columns",
-                    ));
-                }
-                let columns = left
-                    .columns()
-                    .iter()
-                    .zip(right.columns())
-                    .map(|(a, b)| {
-                        let mut c = OutputColumn::new(
-                            a.name.clone(),
-                            unify(a.ty, b.ty),
-                            a.nullable || b.nullable,
-                        );
-                        c.table = None;
-                        c
-                    })
-                    .collect();
-                let mut inputs = Vec::new();
-                for side in [left, right] {
-                    match side {
-                        // Flatten UNION ALL chains; a DISTINCT union over them is
-                        // applied once above.
-                        Plan::Union {
-                            inputs: inner,
-                            all: true,
-                            ..
-                        } if all => inputs.extend(inner),
-                        other => inputs.push(other),
-                    }
-                }
-                let union = Plan::Union {
-                    inputs,
-                    all: true,
-                    columns,
-                };
-                Ok(if all {
-                    union
-                } else {
-                    Plan::Distinct {
-                        input: Box::new(union),
-                    }
-                })
+                union_of(left, right, all)
             }
             ast::SetExpr::Values(values) => self.bind_values(values, outer, correlated),
             other => Err(unsupported(other)),
@@ -960,7 +931,11 @@ impl<'c> Binder<'c> {
         correlated: &Cell<bool>,
     ) -> Result<()> {
         let first_relation = block.relations.len();
+        // A recursive CTE's reference may not be on the NULL side of an outer join
+        // (3576): count the references each side's binding meets.
+        let references = self.recursive_references();
         self.bind_factor(&item.relation, block, scope, outer, correlated)?;
+        let first_references = self.recursive_references().saturating_sub(references);
         for join in &item.joins {
             // RIGHT JOIN: the left side is the one padded with NULLs.
             let (kind, right, constraint) = match &join.join_operator {
@@ -983,7 +958,18 @@ impl<'c> Binder<'c> {
             };
             let before = scope.columns.len();
             let relation_index = block.relations.len();
+            let references = self.recursive_references();
             self.bind_factor(&join.relation, block, scope, outer, correlated)?;
+            if kind == JoinKind::Left {
+                let padded = if right {
+                    first_references
+                } else {
+                    self.recursive_references().saturating_sub(references)
+                };
+                if padded > 0 {
+                    return Err(self.recursive_reference_padded());
+                }
+            }
             // USING (a, b) and NATURAL: equalities between the left side's column and
             // the new relation's; the joined column shows once.
             let using: Option<Vec<String>> = match constraint {
@@ -1108,6 +1094,11 @@ impl<'c> Binder<'c> {
             } => {
                 if args.is_some() {
                     return Err(unsupported("table functions"));
+                }
+                if let Some(plan) = self.bind_cte_reference(name, alias.as_ref())? {
+                    push_scope(scope, plan.columns())?;
+                    block.relations.push(FromRelation::Plan { plan, offset });
+                    return Ok(());
                 }
                 let (db, table_name) = self.table_ref(name)?;
                 let alias_name = alias
@@ -1264,7 +1255,10 @@ impl<'c> Binder<'c> {
         let correlated = Cell::new(false);
         let saved = (self.lock, self.wait);
         self.lock = RowLock::None;
+        // The statement's CTEs are not in the view's scope.
+        let ctes = std::mem::take(&mut self.ctes);
         let result = self.bind_query(&query, None, &correlated);
+        self.ctes = ctes;
         (self.lock, self.wait) = saved;
         let mut plan = result?;
         rename_output(&mut plan, alias, &[])?;
@@ -2570,6 +2564,54 @@ fn push_scope(scope: &mut Scope, columns: &[OutputColumn]) -> Result<()> {
         key: None,
     }));
     Ok(())
+}
+
+/// `left UNION [ALL] right`: the columns unify both sides' types; UNION ALL chains
+/// are flattened, and a DISTINCT union is a `Distinct` over them.
+fn union_of(left: Plan, right: Plan, all: bool) -> Result<Plan> {
+    if left.width() != right.width() {
+        return Err(Error::sql(
+            1222,
+            "21000",
+            "The used SELECT statements have a different number of columns",
+        ));
+    }
+    let columns = left
+        .columns()
+        .iter()
+        .zip(right.columns())
+        .map(|(a, b)| {
+            let mut c =
+                OutputColumn::new(a.name.clone(), unify(a.ty, b.ty), a.nullable || b.nullable);
+            c.table = None;
+            c
+        })
+        .collect();
+    let mut inputs = Vec::new();
+    for side in [left, right] {
+        match side {
+            // Flatten UNION ALL chains; a DISTINCT union over them is applied once
+            // above.
+            Plan::Union {
+                inputs: inner,
+                all: true,
+                ..
+            } if all => inputs.extend(inner),
+            other => inputs.push(other),
+        }
+    }
+    let union = Plan::Union {
+        inputs,
+        all: true,
+        columns,
+    };
+    Ok(if all {
+        union
+    } else {
+        Plan::Distinct {
+            input: Box::new(union),
+        }
+    })
 }
 
 /// Names a derived table's (or view's) output columns for the outer query.

@@ -7,8 +7,11 @@
 //! time, evaluating expressions over whole column vectors ([`Expr::eval`]).
 //!
 //! Bounds: operators that hold rows (hash join build sides, aggregation tables,
-//! sorts, DISTINCT sets, materialised ranges) charge their memory to the statement's
-//! [`MemoryBudget`]; past it the statement fails with error 1038 and changes nothing.
+//! sorts, DISTINCT sets, materialised ranges, a recursive CTE's work tables) charge
+//! their memory to the statement's [`MemoryBudget`]; past it the statement fails with
+//! error 1038 and changes nothing. Charges last for the statement, except a recursive
+//! CTE's for a work table it has replaced ([`MemoryBudget::release`]), so a long
+//! recursion holds only its last runs.
 //! Every operator checks the statement's [`Cancel`] (its kill flag and deadline)
 //! between chunks (KILL QUERY, `max_execution_time`).
 
@@ -33,6 +36,8 @@ use crate::scalar::FnContext;
 use crate::scalar::agg::{self, Accumulator};
 use crate::scalar::{cast, compare};
 use crate::subquery::{self, SubqueryExpr, SubqueryKind, SubqueryResult, SubqueryRunner};
+
+pub mod cte;
 
 /// The memory a statement may hold in operators.
 pub struct MemoryBudget {
@@ -65,6 +70,16 @@ impl MemoryBudget {
         Ok(())
     }
 
+    /// Gives back `bytes` charged before, for rows an operator no longer holds (a
+    /// recursive CTE's work table of an earlier run).
+    pub fn release(&self, bytes: usize) {
+        let _ = self
+            .used_bytes
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |used| {
+                Some(used.saturating_sub(bytes as u64))
+            });
+    }
+
     pub fn used_bytes(&self) -> u64 {
         self.used_bytes.load(Ordering::Relaxed)
     }
@@ -95,6 +110,12 @@ pub struct ExecContext<'a> {
     pub profile: Option<&'a RefCell<HashMap<usize, (u64, u64)>>>,
     /// Rows a SQL_CALC_FOUND_ROWS limit saw in all (`Plan::Limit::count_all`).
     pub rows_before_limit: &'a Cell<Option<u64>>,
+    /// The rows each running recursive CTE's work table holds, by its id (see
+    /// [`cte`]).
+    pub work_tables: &'a cte::WorkTables,
+    /// `cte_max_recursion_depth`: the runs of a recursive CTE's recursive part a
+    /// statement may make (3636 past it).
+    pub cte_max_recursion_depth: u64,
 }
 
 impl<'a> ExecContext<'a> {
@@ -110,6 +131,8 @@ impl<'a> ExecContext<'a> {
             cache: self.cache,
             profile: self.profile,
             rows_before_limit: self.rows_before_limit,
+            work_tables: self.work_tables,
+            cte_max_recursion_depth: self.cte_max_recursion_depth,
         }
     }
 
@@ -352,6 +375,8 @@ fn open_serial(plan: &Plan, needed: Option<Vec<bool>>) -> Result<Box<dyn Operato
             inputs: inputs.iter().map(open).collect::<Result<_>>()?,
             current: 0,
         }),
+        Plan::RecursiveCte { .. } => Box::new(cte::RecursiveCteOp::new(plan)),
+        Plan::WorkTable { id, .. } => Box::new(cte::WorkTableOp::new(*id)),
     };
     Ok(op)
 }

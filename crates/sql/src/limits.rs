@@ -21,6 +21,19 @@ pub const WARNINGS_MAX: usize = 1024;
 /// Subquery nesting and view expansion depth.
 pub const NESTING_DEPTH_MAX: usize = 32;
 
+/// `cte_max_recursion_depth`'s default (MySQL's): the runs of a recursive CTE's
+/// recursive part one statement may make before error 3636. The variable may raise
+/// it to 2^32 - 1; [`RECURSIVE_CTE_HELD_ROWS_MAX`] and the memory bound still apply.
+pub const CTE_MAX_RECURSION_DEPTH_DEFAULT: u64 = 1000;
+
+/// Rows a recursive CTE's operator may hold at once: the previous run's rows (the
+/// work table the recursive part reads), the rows the running one has produced, and
+/// with UNION DISTINCT the key of every row produced so far. Past it the statement
+/// fails with 1041: a recursion that goes wide rather than deep, which
+/// `cte_max_recursion_depth` does not catch, stops here even when its rows are small
+/// enough for `query_memory_max_bytes` (which the held rows are charged to too).
+pub const RECURSIVE_CTE_HELD_ROWS_MAX: usize = 1 << 24;
+
 /// Results memoised per correlated subquery (by the values of its outer references).
 pub const CORRELATED_CACHE_ENTRIES_MAX: usize = 65_536;
 

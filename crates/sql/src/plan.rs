@@ -8,6 +8,12 @@
 //! table from the conjuncts pushed down to it: a primary-key point lookup, a
 //! primary-key range, a secondary-index range (with S2's sorted prefetch for long
 //! ranges), or a full parallel scan (S1).
+//!
+//! A recursive common table expression is a [`Plan::RecursiveCte`]: its anchor runs
+//! once, then its recursive part runs again and again, each time reading the rows
+//! the previous run produced through the [`Plan::WorkTable`] leaves that carry the
+//! node's `work_table` id (see `exec::cte`). A non-recursive CTE has no node of its
+//! own: each reference is bound to the CTE's query, as a derived table is.
 
 use std::ops::Bound;
 use std::sync::Arc;
@@ -239,6 +245,31 @@ pub enum Plan {
         all: bool,
         columns: Vec<OutputColumn>,
     },
+    /// `WITH RECURSIVE name AS (anchor UNION [ALL | DISTINCT] recursive)`: the rows of
+    /// `anchor`, then those of `recursive` run over the rows the previous run
+    /// produced (read by the [`Plan::WorkTable`] leaves with this `work_table` id),
+    /// until a run produces none. Every row is converted to `columns`' types (the
+    /// anchor's, as MySQL's temporary table holds them).
+    RecursiveCte {
+        name: String,
+        anchor: Box<Plan>,
+        recursive: Box<Plan>,
+        work_table: u64,
+        /// UNION DISTINCT: a row equal to one produced before is dropped (and not
+        /// run over again), which ends the recursion on cyclic data.
+        distinct: bool,
+        /// The CTE's own LIMIT (offset plus count): the recursion stops once this
+        /// many rows are produced.
+        row_limit: Option<u64>,
+        columns: Vec<OutputColumn>,
+    },
+    /// The rows the previous run of a [`Plan::RecursiveCte`]'s recursive part
+    /// produced (its anchor's rows in the first run).
+    WorkTable {
+        name: String,
+        id: u64,
+        columns: Vec<OutputColumn>,
+    },
 }
 
 impl Plan {
@@ -251,7 +282,9 @@ impl Plan {
             | Plan::Join { columns, .. }
             | Plan::IndexJoin { columns, .. }
             | Plan::Aggregate { columns, .. }
-            | Plan::Union { columns, .. } => columns,
+            | Plan::Union { columns, .. }
+            | Plan::RecursiveCte { columns, .. }
+            | Plan::WorkTable { columns, .. } => columns,
             Plan::Filter { input, .. }
             | Plan::Sort { input, .. }
             | Plan::Limit { input, .. }
@@ -296,6 +329,17 @@ impl Plan {
                 }
             }
             Plan::Union { inputs, .. } => inputs.iter().map(Plan::estimated_rows).sum(),
+            // A guess: the depth of a recursion is not known before it runs.
+            Plan::RecursiveCte {
+                anchor,
+                recursive,
+                row_limit,
+                ..
+            } => {
+                let rows = anchor.estimated_rows() + recursive.estimated_rows() * 10.0;
+                row_limit.map_or(rows, |l| rows.min(l as f64))
+            }
+            Plan::WorkTable { .. } => WORK_TABLE_ESTIMATED_ROWS,
         }
     }
 
@@ -369,6 +413,20 @@ impl Plan {
                     inputs.len()
                 )
             }
+            Plan::RecursiveCte {
+                name,
+                distinct,
+                row_limit,
+                ..
+            } => format!(
+                "Recursive CTE {name} (UNION {}{}): the anchor, then the recursive part \
+                 over the previous run's rows until it adds none",
+                if *distinct { "DISTINCT" } else { "ALL" },
+                row_limit.map_or(String::new(), |l| format!(", stop after {l} rows")),
+            ),
+            Plan::WorkTable { name, .. } => {
+                format!("Work table of {name} (the previous run's rows)")
+            }
         };
         out.push(format!("{pad}{line}{}", annotate(self)));
         for child in self.children() {
@@ -378,7 +436,10 @@ impl Plan {
 
     pub fn children(&self) -> Vec<&Plan> {
         match self {
-            Plan::Scan { .. } | Plan::Values { .. } | Plan::Rows { .. } => vec![],
+            Plan::Scan { .. }
+            | Plan::Values { .. }
+            | Plan::Rows { .. }
+            | Plan::WorkTable { .. } => vec![],
             Plan::Filter { input, .. }
             | Plan::Project { input, .. }
             | Plan::Aggregate { input, .. }
@@ -388,6 +449,14 @@ impl Plan {
             Plan::Join { left, right, .. } => vec![left, right],
             Plan::IndexJoin { outer, inner, .. } => vec![outer, inner],
             Plan::Union { inputs, .. } => inputs.iter().collect(),
+            Plan::RecursiveCte {
+                anchor, recursive, ..
+            } => vec![anchor, recursive],
         }
     }
 }
+
+/// What the planner expects a recursive CTE's work table to hold: few rows, so a
+/// recursive part joining it to a table with a key on the join columns looks the
+/// rows up by that key (an index nested-loop join), as a walk down a tree wants.
+const WORK_TABLE_ESTIMATED_ROWS: f64 = 10.0;

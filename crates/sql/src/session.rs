@@ -1176,6 +1176,7 @@ impl Session {
         let cancel: Arc<Cancel> = self.entry.cancel.clone();
         let cache = RefCell::new(HashMap::new());
         let rows_before_limit = Cell::new(None);
+        let work_tables = crate::exec::cte::WorkTables::default();
         let cx = ExecContext {
             tx,
             params,
@@ -1186,6 +1187,12 @@ impl Session {
             cache: &cache,
             profile: None,
             rows_before_limit: &rows_before_limit,
+            work_tables: &work_tables,
+            cte_max_recursion_depth: self
+                .vars
+                .hot()
+                .cte_max_recursion_depth
+                .unwrap_or(crate::limits::CTE_MAX_RECURSION_DEPTH_DEFAULT),
         };
         let result = f(&cx);
         if let Some(rows) = rows_before_limit.get() {

@@ -311,7 +311,7 @@ pub fn collect_outer(plan: &Plan, out: &mut Vec<usize>) {
             }
         }
         Plan::Values { rows, .. } => rows.iter().flatten().for_each(visit),
-        Plan::Rows { .. } => {}
+        Plan::Rows { .. } | Plan::WorkTable { .. } => {}
         Plan::Filter { input, predicate } => {
             visit(predicate);
             collect_outer(input, out);
@@ -357,5 +357,11 @@ pub fn collect_outer(plan: &Plan, out: &mut Vec<usize>) {
         }
         Plan::Limit { input, .. } | Plan::Distinct { input } => collect_outer(input, out),
         Plan::Union { inputs, .. } => inputs.iter().for_each(|p| collect_outer(p, out)),
+        Plan::RecursiveCte {
+            anchor, recursive, ..
+        } => {
+            collect_outer(anchor, out);
+            collect_outer(recursive, out);
+        }
     }
 }

@@ -74,8 +74,9 @@ use tarn_row::Value;
 pub const SERVER_VERSION: &str = "8.0.36-tarn-0.1";
 
 use crate::limits::{
-    QUERY_MEMORY_DEFAULT_BYTES, QUERY_MEMORY_MAX_BYTES_CEILING, RESULT_BUFFER_DEFAULT_BYTES,
-    RESULT_BUFFER_MAX_BYTES, RESULT_BUFFER_MIN_BYTES, SEND_THREADS_MAX,
+    CTE_MAX_RECURSION_DEPTH_DEFAULT, QUERY_MEMORY_DEFAULT_BYTES, QUERY_MEMORY_MAX_BYTES_CEILING,
+    RESULT_BUFFER_DEFAULT_BYTES, RESULT_BUFFER_MAX_BYTES, RESULT_BUFFER_MIN_BYTES,
+    SEND_THREADS_MAX,
 };
 /// The least `query_memory_max_bytes` may be set to: below a megabyte every query
 /// with a sort or a hash table would fail.
@@ -356,7 +357,7 @@ pub static VARIABLES: &[VarSpec] = &[
     var("collation_database", Both, RW, K::Collation, D::Str("utf8mb4_0900_ai_ci")),
     var("collation_server", Both, RW, K::Collation, D::Str("utf8mb4_0900_ai_ci")),
     var("connect_timeout", Global, RW, K::UInt { min: 2, max: 31_536_000 }, D::UInt(10)),
-    var("cte_max_recursion_depth", Both, RW, U32, D::UInt(1000)),
+    var("cte_max_recursion_depth", Both, RW, U32, D::UInt(CTE_MAX_RECURSION_DEPTH_DEFAULT)),
     var("datadir", Global, RO, K::Str, D::Computed(datadir)),
     var("date_format", Global, RO, K::Str, D::Str("%Y-%m-%d")),
     var("datetime_format", Global, RO, K::Str, D::Str("%Y-%m-%d %H:%i:%s")),
@@ -566,6 +567,7 @@ pub struct HotVars {
     pub max_execution_time: Option<u64>,
     pub query_memory_max_bytes: Option<u64>,
     pub group_concat_max_len: Option<u64>,
+    pub cte_max_recursion_depth: Option<u64>,
     /// As stored (the session clamps it).
     pub div_precision_increment: Option<i64>,
     pub max_allowed_packet: Option<u64>,
@@ -586,6 +588,7 @@ impl HotVars {
             max_execution_time: None,
             query_memory_max_bytes: None,
             group_concat_max_len: None,
+            cte_max_recursion_depth: None,
             div_precision_increment: None,
             max_allowed_packet: None,
             send_threads: None,
@@ -613,6 +616,7 @@ impl HotVars {
             max_execution_time: number("max_execution_time"),
             query_memory_max_bytes: number("query_memory_max_bytes"),
             group_concat_max_len: number("group_concat_max_len"),
+            cte_max_recursion_depth: number("cte_max_recursion_depth"),
             div_precision_increment: vars.get("div_precision_increment").and_then(|v| to_i64(&v)),
             max_allowed_packet: number("max_allowed_packet"),
             send_threads: number("send_threads"),

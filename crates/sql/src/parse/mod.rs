@@ -437,6 +437,21 @@ fn check_supported(statement: &ast::Statement, text: &str) -> Result<()> {
         ast::Statement::Query(query) if has_select_into(query) => {
             Err(unsupported("SELECT ... INTO"))
         }
+        // `WITH ... UPDATE` and `WITH ... DELETE` are MySQL's, but a CTE there is
+        // useful only to a multi-table form, which Tarn does not have either.
+        ast::Statement::Query(query) => match query.body.as_ref() {
+            ast::SetExpr::Update(_) | ast::SetExpr::Delete(_) => {
+                Err(unsupported("WITH before UPDATE or DELETE"))
+            }
+            // MySQL's grammar has `INSERT INTO t WITH ... SELECT`, not this.
+            ast::SetExpr::Insert(_) => Err(Error::sql(
+                1064,
+                "42000",
+                "You have an error in your SQL syntax; WITH cannot precede INSERT: \
+                 write INSERT INTO t WITH ... SELECT ...",
+            )),
+            _ => Ok(()),
+        },
         _ => Ok(()),
     }
 }
