@@ -21,6 +21,10 @@ pub const WARNINGS_MAX: usize = 1024;
 /// Subquery nesting and view expansion depth.
 pub const NESTING_DEPTH_MAX: usize = 32;
 
+/// Distinct windows one SELECT may compute (MySQL's bound): each is a node that
+/// holds and sorts every row of the block again.
+pub const WINDOWS_PER_SELECT_MAX: usize = 127;
+
 /// Results memoised per correlated subquery (by the values of its outer references).
 pub const CORRELATED_CACHE_ENTRIES_MAX: usize = 65_536;
 

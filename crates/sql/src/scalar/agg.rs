@@ -342,6 +342,42 @@ impl Accumulator {
         Ok(())
     }
 
+    /// Takes back a value [`Accumulator::update`] folded in before: a row leaving a
+    /// window's frame (`crate::window`). COUNT, SUM, AVG and BIT_XOR can (an exact sum
+    /// is subtracted exactly; a DOUBLE sum is subtracted, as MySQL's windows do, so its
+    /// last digits may differ from a sum folded afresh); the others cannot, and return
+    /// false with the state unchanged (the caller folds the frame again).
+    pub fn remove(&mut self, v: &Value) -> Result<bool> {
+        if self.func == AggFunc::CountStar {
+            self.count = self.count.saturating_sub(1);
+            return Ok(true);
+        }
+        let invertible = matches!(
+            self.state,
+            State::Count | State::Exact { .. } | State::Float(_)
+        ) || self.func == AggFunc::BitXor;
+        if !invertible {
+            return Ok(false);
+        }
+        if v.is_null() {
+            return Ok(true);
+        }
+        self.count = self.count.saturating_sub(1);
+        match &mut self.state {
+            State::Exact { mantissa, scale } => {
+                let d = cast::to_decimal(v).unwrap_or(Decimal::ZERO);
+                fold_exact(mantissa, scale, &d, true)?;
+            }
+            // Back to exactly zero when the frame is empty, so no rounding residue
+            // outlives the values that made it.
+            State::Float(sum) if self.count == 0 => *sum = 0.0,
+            State::Float(sum) => *sum -= cast::to_f64(v).unwrap_or(0.0),
+            State::Bits(bits) => *bits ^= to_bits(v),
+            _ => {}
+        }
+        Ok(true)
+    }
+
     /// Folds in a partial aggregate of the same function (parallel aggregation).
     pub fn merge(&mut self, other: &Accumulator) -> Result<()> {
         let func = self.func;
@@ -494,7 +530,13 @@ pub fn finish_group(
 
 /// Adds `d` to the exact sum `mantissa / 10^scale`, widening the scale as needed.
 fn add_exact(mantissa: &mut i128, scale: &mut u8, d: &Decimal) -> Result<()> {
+    fold_exact(mantissa, scale, d, false)
+}
+
+/// Adds `d` to (or, `subtract`, takes it from) the exact sum `mantissa / 10^scale`.
+fn fold_exact(mantissa: &mut i128, scale: &mut u8, d: &Decimal, subtract: bool) -> Result<()> {
     let (m, s) = decimal::parts(d)?;
+    let m = if subtract { -m } else { m };
     let overflow = || out_of_range("DECIMAL", &format!("sum(... + {d})"));
     if s > *scale {
         let factor = pow10(u32::from(s - *scale)).ok_or_else(overflow)?;
