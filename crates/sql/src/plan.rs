@@ -229,7 +229,7 @@ pub enum Plan {
     /// order keys.
     Window {
         input: Box<Plan>,
-        spec: WindowSpec,
+        spec: Box<WindowSpec>,
         calls: Vec<WindowCall>,
         columns: Vec<OutputColumn>,
     },

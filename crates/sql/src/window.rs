@@ -29,11 +29,14 @@
 //! Invariant the aggregates rely on: within a partition, both ends of the frame move
 //! only forwards as the current row does (true of every frame the binder accepts, as
 //! each bound is monotone in the current row's position). So an aggregate keeps one
-//! [`Accumulator`](crate::scalar::agg::Accumulator) per partition and folds in the rows entering the frame; rows
-//! leaving it are taken back with [`Accumulator::remove`](crate::scalar::agg::Accumulator::remove) (COUNT, SUM, AVG), dropped
+//! [`Accumulator`] per partition and folds in the rows entering the frame; rows
+//! leaving it are taken back with [`Accumulator::remove`] (COUNT, SUM, AVG), dropped
 //! from a monotone queue (MIN, MAX), or, for the functions that can do neither
-//! (BIT_AND, BIT_OR), the frame is folded again. Each step is linear in the rows the
-//! frame gains and loses.
+//! (BIT_AND, BIT_OR), the frame is folded again. Each step but the last is linear in
+//! the rows the frame gains and loses; folding again costs the frame's rows.
+//!
+//! [`Accumulator`]: crate::scalar::agg::Accumulator
+//! [`Accumulator::remove`]: crate::scalar::agg::Accumulator::remove
 
 use std::cmp::Ordering;
 use std::collections::VecDeque;
@@ -217,7 +220,8 @@ impl Frame {
 }
 
 /// A window: how rows are partitioned and ordered, and the frame of the calls that
-/// read one. Calls whose windows are equal share a [`Plan::Window`](crate::plan::Plan::Window) node.
+/// read one. Calls whose windows are equal share a
+/// [`Plan::Window`](crate::plan::Plan::Window) node.
 #[derive(Clone, Debug)]
 pub struct WindowSpec {
     /// PARTITION BY keys (ascending; rows equal on all, under each key's collation,
@@ -331,7 +335,7 @@ impl Sorted<'_> {
             FrameBound::RowsPreceding(n) => (p + 1).saturating_sub(*n as usize).max(ps),
             FrameBound::CurrentRow if frame.units == FrameUnits::Rows => p + 1,
             FrameBound::CurrentRow => self.peer_end[p],
-            FrameBound::RowsFollowing(n) => p.saturating_add(*n as usize + 1).min(pe),
+            FrameBound::RowsFollowing(n) => p.saturating_add(*n as usize).saturating_add(1).min(pe),
             FrameBound::UnboundedFollowing => pe,
             FrameBound::RangeValue { .. } => {
                 let limit = &self.end_limit.expect("a RANGE end's limits")[self.order[p]];
@@ -377,7 +381,8 @@ fn constant_count(expr: &Expr, least: i64, name: &str, cx: &ExecContext) -> Resu
 
 /// How an aggregate's state follows a frame whose start moves.
 enum Follow {
-    /// Take leaving rows back ([`Accumulator::remove`](crate::scalar::agg::Accumulator::remove)).
+    /// Take leaving rows back
+    /// ([`Accumulator::remove`](crate::scalar::agg::Accumulator::remove)).
     Remove,
     /// MIN / MAX: a queue of the positions that may still be the extreme, best first.
     Queue { max: bool },
@@ -716,8 +721,8 @@ fn aggregate(
             }
             if refold {
                 acc = fresh();
-                for q in start..end {
-                    update_agg(agg, &mut acc, args, order[q])?;
+                for &row in &order[start..end] {
+                    update_agg(agg, &mut acc, args, row)?;
                 }
             }
             held_start = start;

@@ -633,32 +633,42 @@ pub(super) fn plan_windows(mut plan: Plan, state: WindowState, exprs: &mut [Expr
     if state.calls.is_empty() {
         return Ok(plan);
     }
-    let mut windows: Vec<(String, WindowSpec, Vec<(usize, WindowCall)>)> = Vec::new();
+    /// The calls of one window (`key`: its bound form's text), by call number.
+    struct Node {
+        key: String,
+        spec: WindowSpec,
+        calls: Vec<(usize, WindowCall)>,
+    }
+    let mut nodes: Vec<Node> = Vec::new();
     for (k, (spec, call)) in state.calls.into_iter().enumerate() {
         let key = format!("{spec:?}");
-        match windows.iter_mut().find(|(k2, _, _)| *k2 == key) {
-            Some((_, _, calls)) => calls.push((k, call)),
-            None => windows.push((key, spec, vec![(k, call)])),
+        match nodes.iter_mut().find(|n| n.key == key) {
+            Some(node) => node.calls.push((k, call)),
+            None => nodes.push(Node {
+                key,
+                spec,
+                calls: vec![(k, call)],
+            }),
         }
     }
-    if windows.len() > crate::limits::WINDOWS_PER_SELECT_MAX {
+    if nodes.len() > crate::limits::WINDOWS_PER_SELECT_MAX {
         return Err(unsupported(format!(
             "more than {} windows in one SELECT",
             crate::limits::WINDOWS_PER_SELECT_MAX
         )));
     }
-    let mut position = vec![0; windows.iter().map(|(_, _, c)| c.len()).sum()];
-    for (_, spec, members) in windows {
+    let mut position = vec![0; nodes.iter().map(|n| n.calls.len()).sum()];
+    for node in nodes {
         let mut columns: Vec<OutputColumn> = plan.columns().to_vec();
-        let mut calls = Vec::with_capacity(members.len());
-        for (k, call) in members {
+        let mut calls = Vec::with_capacity(node.calls.len());
+        for (k, call) in node.calls {
             position[k] = columns.len();
             columns.push(OutputColumn::new(call.text.clone(), call.ty, true));
             calls.push(call);
         }
         plan = Plan::Window {
             input: Box::new(plan),
-            spec,
+            spec: Box::new(node.spec),
             calls,
             columns,
         };
