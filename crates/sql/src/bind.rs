@@ -4,7 +4,8 @@
 //! column, 1052 ambiguous column), types every expression ([`SqlType`]) and builds the
 //! logical shape of a query: FROM (as relations and join conditions, which
 //! [`crate::planner`] orders and gives access paths), WHERE, GROUP BY with HAVING and
-//! aggregates, the select list, DISTINCT, ORDER BY and LIMIT, UNION, and subqueries.
+//! aggregates, window functions (`bind/window.rs`), the select list, DISTINCT, ORDER
+//! BY and LIMIT, UNION, and subqueries.
 //!
 //! MySQL rules it follows:
 //! - column names are case-insensitive; table names and aliases compare as stored

@@ -630,3 +630,30 @@ fn nth_value_from_first_and_respect_nulls() {
         assert_eq!(error(&mut s, sql).0, 1235, "{sql}");
     }
 }
+
+/// A window holds its whole input: past `query_memory_max_bytes` the statement fails
+/// with 1038 and the session goes on.
+#[test]
+fn a_window_is_bounded_by_the_statement_memory() {
+    let (_dir, engine) = engine();
+    let mut s = engine.session("root", "localhost");
+    s.execute("CREATE DATABASE w; USE w; CREATE TABLE big (id INT PRIMARY KEY, s VARCHAR(200))")
+        .expect("setup");
+    let values: Vec<String> = (0..5000)
+        .map(|id| format!("({id}, '{}')", "x".repeat(150)))
+        .collect();
+    s.execute(&format!("INSERT INTO big VALUES {}", values.join(",")))
+        .expect("loads");
+    let sql = "SELECT id, LAG(s) OVER (ORDER BY id DESC) FROM big";
+    s.execute("SET query_memory_max_bytes = 1048576")
+        .expect("sets 1 MiB");
+    // Without the window the rows stream through.
+    assert_eq!(lines(&mut s, "SELECT id, s FROM big").len(), 5000);
+    let e = s
+        .execute(sql)
+        .expect_err("the window needs more than 1 MiB");
+    assert_eq!(e.mysql_code(), 1038, "{e}");
+    s.execute("SET query_memory_max_bytes = DEFAULT")
+        .expect("resets");
+    assert_eq!(lines(&mut s, sql).len(), 5000);
+}
