@@ -4,8 +4,9 @@
 //! column, 1052 ambiguous column), types every expression ([`SqlType`]) and builds the
 //! logical shape of a query: FROM (as relations and join conditions, which
 //! [`crate::planner`] orders and gives access paths), WHERE, GROUP BY with HAVING and
-//! aggregates, the select list, DISTINCT, ORDER BY and LIMIT, UNION, subqueries, and
-//! the common table expressions of WITH clauses ([`cte`]).
+//! aggregates, window functions (`bind/window.rs`), the select list, DISTINCT,
+//! ORDER BY and LIMIT, UNION, subqueries, and the common table expressions of WITH
+//! clauses ([`cte`]).
 //!
 //! MySQL rules it follows:
 //! - column names are case-insensitive; table names and aliases compare as stored
@@ -23,6 +24,8 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::sync::Arc;
+
+mod window;
 
 use sqlparser::ast::{self, BinaryOperator, FunctionArg, FunctionArgExpr, FunctionArguments};
 use tarn_catalog::{RowLock, Table, WaitPolicy};
@@ -192,6 +195,8 @@ pub struct Binder<'c> {
     ctes: Vec<Rc<cte::CteDef>>,
     /// The recursive CTEs whose query blocks are being bound, innermost last.
     recursions: Vec<cte::Recursion>,
+    /// Whether window functions may be called where the binder is (`bind/window.rs`).
+    windows: window::WindowScope,
 }
 
 fn unsupported(what: impl std::fmt::Display) -> Error {
@@ -236,6 +241,7 @@ impl<'c> Binder<'c> {
             database: None,
             ctes: Vec::new(),
             recursions: Vec::new(),
+            windows: window::WindowScope::NotAllowed,
         }
     }
 
@@ -296,6 +302,8 @@ impl<'c> Binder<'c> {
                 format!("Too high level of nesting for select (at most {NESTING_DEPTH_MAX})"),
             ));
         }
+        // A query block's window functions are its own: none from around it.
+        let windows = std::mem::take(&mut self.windows);
         // A WITH clause's CTEs are in scope for the whole query and nothing after it.
         let ctes = self.ctes.len();
         let result = match &query.with {
@@ -305,6 +313,7 @@ impl<'c> Binder<'c> {
             None => self.bind_query_inner(query, outer, correlated),
         };
         self.ctes.truncate(ctes);
+        self.windows = windows;
         self.depth -= 1;
         result
     }
@@ -623,14 +632,23 @@ impl<'c> Binder<'c> {
                     aliases: &[],
                     select_items: &[],
                 };
-                let bound = self.bind_expr(&target, &es)?;
+                let bound = self.bind_expr(&target, &es).map_err(|e| match (e, g) {
+                    // A select alias naming a window function's result.
+                    (Error::Sql { code: 3593, .. }, ast::Expr::Identifier(id)) => {
+                        window::alias_not_here(&id.value)
+                    }
+                    (e, _) => e,
+                })?;
                 let mut s = state.borrow_mut();
                 s.group_texts.push(target.to_string());
                 s.group.push(bound);
             }
         }
 
-        // Bind select items (in post-aggregation mode if aggregated).
+        // Bind select items (in post-aggregation mode if aggregated); they and ORDER
+        // BY may call window functions.
+        self.windows =
+            window::WindowScope::Allowed(Box::new(window::WindowState::new(&select.named_window)?));
         let agg_scope_placeholder = Scope::default();
         let mut exprs = Vec::new();
         let mut columns = Vec::new();
@@ -653,7 +671,9 @@ impl<'c> Binder<'c> {
                 ty,
                 true,
             );
-            if let (Expr::Column(c), false) = (&expr, aggregated) {
+            if let (Expr::Column(c), false) = (&expr, aggregated)
+                && *c < scope.columns.len()
+            {
                 let source = &scope.columns[*c];
                 column.table = source.table.clone();
                 column.nullable = source.nullable;
@@ -678,6 +698,7 @@ impl<'c> Binder<'c> {
             .map(|(c, e)| (c.name.clone(), e.clone(), c.ty))
             .collect();
         let mut having = None;
+        let windows = std::mem::take(&mut self.windows);
         if let Some(h) = &select.having {
             let es = ExprScope {
                 scope: if aggregated {
@@ -691,8 +712,21 @@ impl<'c> Binder<'c> {
                 aliases: &aliases,
                 select_items: &select_items,
             };
-            having = Some(self.bind_having(h, &es, &exprs)?);
+            let predicate = self.bind_having(h, &es, &exprs)?;
+            if window::reads_window(&predicate) {
+                // Through a select alias (a call itself fails with 3593).
+                let text = h.to_string().to_ascii_lowercase();
+                let alias = select_items
+                    .iter()
+                    .find(|(name, e, _)| {
+                        window::reads_window(e) && text.contains(&name.to_ascii_lowercase())
+                    })
+                    .map_or(String::new(), |(name, _, _)| name.clone());
+                return Err(window::alias_not_here(&alias));
+            }
+            having = Some(predicate);
         }
+        self.windows = windows;
 
         // ORDER BY: positions and aliases name output columns; other expressions
         // become hidden columns.
@@ -737,6 +771,10 @@ impl<'c> Binder<'c> {
             });
         }
 
+        let windows = match std::mem::take(&mut self.windows) {
+            window::WindowScope::Allowed(state) => Some(state),
+            _ => None,
+        };
         if let Some(state) = agg_state {
             let state = state.into_inner();
             let mut agg_columns: Vec<OutputColumn> = state
@@ -761,6 +799,9 @@ impl<'c> Binder<'c> {
                 input: Box::new(plan),
                 predicate,
             };
+        }
+        if let Some(state) = windows {
+            plan = window::plan_windows(plan, *state, &mut exprs)?;
         }
         plan = Plan::Project {
             input: Box::new(plan),
@@ -1450,8 +1491,13 @@ impl<'c> Binder<'c> {
             }
             if let ast::Expr::Function(f) = e {
                 let name = object_name(&f.name).join(".").to_ascii_uppercase();
-                if let Some(func) = aggregate_function(&name) {
-                    return self.bind_aggregate(f, func, &text, state, es);
+                if let Some(func) = aggregate_function(&name).filter(|_| f.over.is_none()) {
+                    // No window function inside an aggregate's arguments.
+                    let windows =
+                        std::mem::replace(&mut self.windows, window::WindowScope::InArgument);
+                    let bound = self.bind_aggregate(f, func, &text, state, es);
+                    self.windows = windows;
+                    return bound;
                 }
             }
         }
@@ -1466,9 +1512,6 @@ impl<'c> Binder<'c> {
         state: &RefCell<AggState>,
         es: &ExprScope,
     ) -> Result<(Expr, SqlType)> {
-        if f.over.is_some() {
-            return Err(unsupported("window functions"));
-        }
         let FunctionArguments::List(list) = &f.args else {
             return Err(wrong_args(text));
         };
@@ -2374,8 +2417,8 @@ impl<'c> Binder<'c> {
 
     fn bind_function_call(&mut self, f: &ast::Function, es: &ExprScope) -> Result<(Expr, SqlType)> {
         let name = object_name(&f.name).join(".").to_ascii_uppercase();
-        if f.over.is_some() {
-            return Err(unsupported("window functions"));
+        if let Some(over) = &f.over {
+            return self.bind_window_call(f, over, &name, es);
         }
         if aggregate_function(&name).is_some() {
             // An aggregate outside an aggregating clause (WHERE, GROUP BY).
@@ -2870,6 +2913,14 @@ pub fn has_aggregate(e: &ast::Expr) -> bool {
             let name = object_name(&f.name).join(".").to_ascii_uppercase();
             if aggregate_function(&name).is_some() && f.over.is_none() {
                 return true;
+            }
+            // `RANK() OVER (ORDER BY COUNT(*))` aggregates too.
+            if let Some(ast::WindowType::WindowSpec(spec)) = &f.over {
+                if spec.partition_by.iter().any(has_aggregate)
+                    || spec.order_by.iter().any(|o| has_aggregate(&o.expr))
+                {
+                    return true;
+                }
             }
             match &f.args {
                 FunctionArguments::List(list) => list.args.iter().any(|a| match a {

@@ -354,6 +354,28 @@ fn open_serial(plan: &Plan, needed: Option<Vec<bool>>) -> Result<Box<dyn Operato
                 output: None,
             })
         }
+        Plan::Window {
+            input, spec, calls, ..
+        } => {
+            // The input columns read above pass through; the window reads its own.
+            let mut below = needed.map(|mut flags| {
+                flags.truncate(input.width());
+                flags
+            });
+            spec.exprs().for_each(|e| mark_needed(e, &mut below));
+            for call in calls {
+                call.func
+                    .exprs()
+                    .into_iter()
+                    .for_each(|e| mark_needed(e, &mut below));
+            }
+            Box::new(crate::window::WindowOp {
+                input: Some(open_needing(input, below)?),
+                spec,
+                calls,
+                output: None,
+            })
+        }
         Plan::Limit {
             input,
             offset,
@@ -1477,11 +1499,11 @@ impl SortOp<'_> {
 }
 
 /// The sort keys of every row, shared with the sort's workers.
-struct SortKeys {
-    columns: Vec<Vec<Value>>,
-    descending: Vec<bool>,
+pub(crate) struct SortKeys {
+    pub(crate) columns: Vec<Vec<Value>>,
+    pub(crate) descending: Vec<bool>,
     /// The collation each key compares strings under.
-    collations: Vec<Collation>,
+    pub(crate) collations: Vec<Collation>,
 }
 
 impl SortKeys {
@@ -1513,7 +1535,7 @@ impl SortKeys {
 
 /// The row order of a sort. Past `PARALLEL_SORT_ROWS_MIN` rows the executor's workers
 /// each sort a run of the rows and the session's thread merges the runs.
-fn sort_rows(keys: Arc<SortKeys>) -> Result<Vec<usize>> {
+pub(crate) fn sort_rows(keys: Arc<SortKeys>) -> Result<Vec<usize>> {
     let n = keys.len();
     let pool = crate::workers::pool();
     let runs = pool.threads();

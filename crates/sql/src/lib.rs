@@ -8,8 +8,9 @@
 //!    hands each query block's FROM and WHERE to [`planner`], which pushes predicates
 //!    down, picks access paths and orders joins.
 //! 3. [`exec`] runs the [`plan::Plan`] as a tree of operators that pass chunks of
-//!    column vectors ([`chunk::Chunk`]); [`dml`] and [`ddl`] change rows and the
-//!    catalog inside the session's transaction.
+//!    column vectors ([`chunk::Chunk`]; [`window`] holds window functions' node and
+//!    operator); [`dml`] and [`ddl`] change rows and the catalog inside the
+//!    session's transaction.
 //!
 //! Before any of that, the session's account must hold the privileges the statement
 //! needs: [`accounts`] keeps accounts and grants in `mysql.user` and `mysql.grants`
@@ -42,6 +43,7 @@ pub mod subquery;
 pub mod sysvars;
 pub mod sysviews;
 pub mod types;
+pub mod window;
 pub mod workers;
 
 pub use accounts::{Account, AuthPlugin, native_password_hash, sha2_password_hash};

@@ -34,6 +34,10 @@ pub const CTE_MAX_RECURSION_DEPTH_DEFAULT: u64 = 1000;
 /// enough for `query_memory_max_bytes` (which the held rows are charged to too).
 pub const RECURSIVE_CTE_HELD_ROWS_MAX: usize = 1 << 24;
 
+/// Distinct windows one SELECT may compute (MySQL's bound): each is a node that
+/// holds and sorts every row of the block again.
+pub const WINDOWS_PER_SELECT_MAX: usize = 127;
+
 /// Results memoised per correlated subquery (by the values of its outer references).
 pub const CORRELATED_CACHE_ENTRIES_MAX: usize = 65_536;
 

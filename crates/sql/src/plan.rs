@@ -24,6 +24,7 @@ use tarn_row::types::Collation;
 use crate::expr::Expr;
 use crate::scalar::agg::AggFunc;
 use crate::types::SqlType;
+use crate::window::{WindowCall, WindowSpec};
 
 /// One output column of a plan node.
 #[derive(Clone, Debug)]
@@ -229,6 +230,15 @@ pub enum Plan {
         input: Box<Plan>,
         keys: Vec<SortKey>,
     },
+    /// Window functions (`crate::window`): the input's columns followed by one per
+    /// call, every call over the same window; rows leave sorted by its partition and
+    /// order keys.
+    Window {
+        input: Box<Plan>,
+        spec: Box<WindowSpec>,
+        calls: Vec<WindowCall>,
+        columns: Vec<OutputColumn>,
+    },
     Limit {
         input: Box<Plan>,
         offset: u64,
@@ -282,6 +292,7 @@ impl Plan {
             | Plan::Join { columns, .. }
             | Plan::IndexJoin { columns, .. }
             | Plan::Aggregate { columns, .. }
+            | Plan::Window { columns, .. }
             | Plan::Union { columns, .. }
             | Plan::RecursiveCte { columns, .. }
             | Plan::WorkTable { columns, .. } => columns,
@@ -303,7 +314,9 @@ impl Plan {
             Plan::Values { rows, .. } => rows.len() as f64,
             Plan::Rows { rows, .. } => rows.len() as f64,
             Plan::Filter { input, .. } => input.estimated_rows() * 0.5,
-            Plan::Project { input, .. } | Plan::Sort { input, .. } => input.estimated_rows(),
+            Plan::Project { input, .. } | Plan::Sort { input, .. } | Plan::Window { input, .. } => {
+                input.estimated_rows()
+            }
             Plan::Distinct { input } => input.estimated_rows() * 0.5,
             Plan::Limit { input, count, .. } => {
                 let rows = input.estimated_rows();
@@ -396,6 +409,7 @@ impl Plan {
                 aggs.len()
             ),
             Plan::Sort { keys, .. } => format!("Sort ({} keys)", keys.len()),
+            Plan::Window { spec, calls, .. } => spec.describe(calls.len()),
             Plan::Limit { offset, count, .. } => format!(
                 "Limit {}{}",
                 count.map_or("all".to_string(), |c| c.to_string()),
@@ -444,6 +458,7 @@ impl Plan {
             | Plan::Project { input, .. }
             | Plan::Aggregate { input, .. }
             | Plan::Sort { input, .. }
+            | Plan::Window { input, .. }
             | Plan::Limit { input, .. }
             | Plan::Distinct { input } => vec![input],
             Plan::Join { left, right, .. } => vec![left, right],

@@ -355,6 +355,13 @@ pub fn collect_outer(plan: &Plan, out: &mut Vec<usize>) {
             keys.iter().for_each(|k| visit(&k.expr));
             collect_outer(input, out);
         }
+        Plan::Window {
+            input, spec, calls, ..
+        } => {
+            spec.exprs().for_each(&mut visit);
+            calls.iter().flat_map(|c| c.func.exprs()).for_each(visit);
+            collect_outer(input, out);
+        }
         Plan::Limit { input, .. } | Plan::Distinct { input } => collect_outer(input, out),
         Plan::Union { inputs, .. } => inputs.iter().for_each(|p| collect_outer(p, out)),
         Plan::RecursiveCte {

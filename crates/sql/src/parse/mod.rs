@@ -16,7 +16,11 @@
 //!    - rewrites `:=` to `=` in SET statements (`SET @a := 1`), which sqlparser rejects;
 //!    - rewrites `LOCK IN SHARE MODE` to `FOR SHARE`, which sqlparser rejects;
 //!    - rewrites the infix operator `a MOD b` to `a % b` (sqlparser knows only the
-//!      function `MOD(a, b)`).
+//!      function `MOD(a, b)`);
+//!    - drops `FROM FIRST` before `OVER` (`NTH_VALUE(x, 2) FROM FIRST OVER w`, which
+//!      sqlparser rejects and which is NTH_VALUE's only behaviour), and drops `FROM
+//!      LAST` there too but marks the statement, which then fails with 1235 as in
+//!      MySQL.
 //!
 //!    Invariants: text inside quotes is never changed; placeholders are numbered
 //!    left to right in text order, 1..=`param_count`, per statement; the scan never
@@ -269,6 +273,9 @@ pub fn parse_one(sql: &str) -> Result<Parsed> {
 fn parse_piece(piece: scan::Piece) -> Result<Parsed> {
     if piece.assignment_outside_set {
         return Err(unsupported("the ':=' assignment outside SET"));
+    }
+    if piece.nth_value_from_last {
+        return Err(unsupported("FROM LAST"));
     }
     let statement = parse_statement(&piece.text)?;
     Ok(Parsed {

@@ -21,6 +21,8 @@ pub(super) struct Piece {
     pub param_count: usize,
     /// A `:=` outside a SET statement (user-variable assignment in an expression).
     pub assignment_outside_set: bool,
+    /// `NTH_VALUE(..) FROM LAST OVER ..`, which MySQL parses and refuses.
+    pub nth_value_from_last: bool,
 }
 
 /// Splits `sql` into statements and rewrites each; see the module documentation.
@@ -36,12 +38,14 @@ pub(super) fn split(sql: &str) -> Vec<Piece> {
     scanner.pieces
 }
 
-/// What the recent words were, to spot `LOCK IN SHARE MODE` without a second pass.
+/// What the recent words were, to spot `LOCK IN SHARE MODE` and `FROM FIRST OVER`
+/// without a second pass.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum RecentWord {
     Lock,
     In,
     Share,
+    From,
     Other,
 }
 
@@ -52,6 +56,7 @@ struct PieceState {
     words: usize,
     is_set: bool,
     assignment_outside_set: bool,
+    nth_value_from_last: bool,
     in_version_comment: bool,
     /// The last significant (non-space, non-comment) byte copied to `out`.
     last_significant: u8,
@@ -150,6 +155,7 @@ impl Scanner<'_> {
             text: piece.out.trim().to_string(),
             param_count: piece.params,
             assignment_outside_set: piece.assignment_outside_set,
+            nth_value_from_last: piece.nth_value_from_last,
         });
     }
 
@@ -264,6 +270,7 @@ impl Scanner<'_> {
             ("LOCK", RecentWord::Lock),
             ("IN", RecentWord::In),
             ("SHARE", RecentWord::Share),
+            ("FROM", RecentWord::From),
         ]
         .into_iter()
         .find(|(name, _)| word.eq_ignore_ascii_case(name))
@@ -280,9 +287,30 @@ impl Scanner<'_> {
             self.piece.forget_words();
             return;
         }
+        if (word.eq_ignore_ascii_case("FIRST") || word.eq_ignore_ascii_case("LAST"))
+            && recent[2].0 == Some(RecentWord::From)
+            && self.next_word_is("OVER")
+        {
+            // `NTH_VALUE(x, n) FROM FIRST OVER w`: FROM FIRST is what NTH_VALUE does
+            // anyway (sqlparser knows neither form); FROM LAST is refused later.
+            self.piece.out.truncate(recent[2].1);
+            self.piece.nth_value_from_last |= word.eq_ignore_ascii_case("LAST");
+            self.piece.forget_words();
+            return;
+        }
         let at = self.piece.out.len();
         self.piece.recent = [recent[1], recent[2], (Some(kind), at)];
         self.piece.push_significant(word);
+    }
+
+    /// True if the next word after spaces is `word` (ASCII, any case).
+    fn next_word_is(&self, word: &str) -> bool {
+        let rest = &self.bytes[self.pos..];
+        let start = rest.iter().take_while(|b| b.is_ascii_whitespace()).count();
+        let rest = &rest[start..];
+        rest.len() >= word.len()
+            && rest[..word.len()].eq_ignore_ascii_case(word.as_bytes())
+            && !rest.get(word.len()).is_some_and(|&b| is_word_byte(b))
     }
 
     /// The next byte after spaces (comments are not skipped: `MOD /**/ (` is rare).

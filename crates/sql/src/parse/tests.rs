@@ -50,6 +50,7 @@ fn known_failures_are_fixed() {
     assert_eq!(shown("SET @a := 1"), "SET @a = 1");
     assert_eq!(shown("SET @a:=1, @b := 'x:=y'"), "SET @a = 1, @b = 'x:=y'");
     unsupported_code("SELECT @a := @a + 1");
+    unsupported_code("SELECT NTH_VALUE(a, 2) FROM LAST OVER (ORDER BY a) FROM t");
     assert_eq!(
         statement("START TRANSACTION WITH CONSISTENT SNAPSHOT"),
         Statement::StartTransaction {
@@ -390,6 +391,10 @@ fn sqlparser_forms_that_are_faithful() {
         (
             "SELECT 7 MOD 2, MOD(7, 2), t.mod",
             "SELECT 7 % 2, MOD(7, 2), t.mod",
+        ),
+        (
+            "SELECT NTH_VALUE(a, 2) from First  OVER w FROM first WINDOW w AS ()",
+            "SELECT NTH_VALUE(a, 2) OVER w FROM first WINDOW w AS ()",
         ),
         ("SELECT 0x4142, b'101'", "SELECT X'4142', B'101'"),
         ("SELECT _utf8mb4'x'", "SELECT _utf8mb4 'x'"),

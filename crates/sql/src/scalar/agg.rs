@@ -342,6 +342,42 @@ impl Accumulator {
         Ok(())
     }
 
+    /// Takes back a value [`Accumulator::update`] folded in before: a row leaving a
+    /// window's frame (`crate::window`). COUNT, SUM, AVG and BIT_XOR can (an exact sum
+    /// is subtracted exactly; a DOUBLE sum is subtracted, as MySQL's windows do, so its
+    /// last digits may differ from a sum folded afresh); the others cannot, and return
+    /// false with the state unchanged (the caller folds the frame again).
+    pub fn remove(&mut self, v: &Value) -> Result<bool> {
+        if self.func == AggFunc::CountStar {
+            self.count = self.count.saturating_sub(1);
+            return Ok(true);
+        }
+        let invertible = matches!(
+            self.state,
+            State::Count | State::Exact { .. } | State::Float(_)
+        ) || self.func == AggFunc::BitXor;
+        if !invertible {
+            return Ok(false);
+        }
+        if v.is_null() {
+            return Ok(true);
+        }
+        self.count = self.count.saturating_sub(1);
+        match &mut self.state {
+            State::Exact { mantissa, scale } => {
+                let d = cast::to_decimal(v).unwrap_or(Decimal::ZERO);
+                fold_exact(mantissa, scale, &d, true)?;
+            }
+            // Back to exactly zero when the frame is empty, so no rounding residue
+            // outlives the values that made it.
+            State::Float(sum) if self.count == 0 => *sum = 0.0,
+            State::Float(sum) => *sum -= cast::to_f64(v).unwrap_or(0.0),
+            State::Bits(bits) => *bits ^= to_bits(v),
+            _ => {}
+        }
+        Ok(true)
+    }
+
     /// Folds in a partial aggregate of the same function (parallel aggregation).
     pub fn merge(&mut self, other: &Accumulator) -> Result<()> {
         let func = self.func;
@@ -494,7 +530,13 @@ pub fn finish_group(
 
 /// Adds `d` to the exact sum `mantissa / 10^scale`, widening the scale as needed.
 fn add_exact(mantissa: &mut i128, scale: &mut u8, d: &Decimal) -> Result<()> {
+    fold_exact(mantissa, scale, d, false)
+}
+
+/// Adds `d` to (or, `subtract`, takes it from) the exact sum `mantissa / 10^scale`.
+fn fold_exact(mantissa: &mut i128, scale: &mut u8, d: &Decimal, subtract: bool) -> Result<()> {
     let (m, s) = decimal::parts(d)?;
+    let m = if subtract { -m } else { m };
     let overflow = || out_of_range("DECIMAL", &format!("sum(... + {d})"));
     if s > *scale {
         let factor = pow10(u32::from(s - *scale)).ok_or_else(overflow)?;
@@ -730,6 +772,69 @@ mod tests {
         let mut acc = Accumulator::group_concat(b",", 1024, Vec::new());
         acc.update_concat(&[&Value::Int(1), &Value::Null], Vec::new());
         assert_eq!(acc.finish().unwrap(), Value::Null);
+    }
+
+    /// A window sliding over values: folding in the entering values and taking back
+    /// the leaving ones gives what folding the window afresh gives (exactly, for the
+    /// exact sums and counts); the functions that cannot take values back say so.
+    #[test]
+    fn remove_agrees_with_a_fresh_fold() {
+        let mut rng = Rng::new(test_seed("remove_agrees_with_a_fresh_fold"));
+        let ty = SqlType::Decimal {
+            precision: 10,
+            scale: 2,
+        };
+        for _ in 0..200 {
+            let values: Vec<Value> = (0..rng.below(40))
+                .map(|_| {
+                    if rng.percent(20) {
+                        Value::Null
+                    } else {
+                        let m = rng.below(100_000) as i128 - 50_000;
+                        Value::Decimal(Decimal::from_i128(m, 2).unwrap())
+                    }
+                })
+                .collect();
+            let width = 1 + rng.below(6) as usize;
+            for f in [
+                AggFunc::Count,
+                AggFunc::CountStar,
+                AggFunc::Sum,
+                AggFunc::Avg,
+                AggFunc::BitXor,
+            ] {
+                let mut sliding = Accumulator::new(f, ty, CI);
+                for (i, v) in values.iter().enumerate() {
+                    sliding.update(v).unwrap();
+                    if i >= width {
+                        assert!(sliding.remove(&values[i - width]).unwrap());
+                    }
+                    let window = &values[(i + 1).saturating_sub(width)..=i];
+                    assert_eq!(
+                        sliding.finish().unwrap(),
+                        run(f, ty, window),
+                        "{f:?} over {window:?}"
+                    );
+                }
+            }
+        }
+        for f in [AggFunc::Min, AggFunc::Max, AggFunc::BitAnd, AggFunc::BitOr] {
+            let mut acc = Accumulator::new(f, INT, CI);
+            acc.update(&Value::Int(3)).unwrap();
+            assert!(!acc.remove(&Value::Int(3)).unwrap());
+            assert_eq!(acc.finish().unwrap(), run(f, INT, &[Value::Int(3)]));
+        }
+        // A DOUBLE sum returns to exactly zero once its window is empty.
+        let mut acc = Accumulator::new(AggFunc::Sum, SqlType::Double, CI);
+        for x in [0.1, 0.2, 0.3] {
+            acc.update(&Value::Double(x)).unwrap();
+        }
+        for x in [0.1, 0.2, 0.3] {
+            acc.remove(&Value::Double(x)).unwrap();
+        }
+        assert_eq!(acc.finish().unwrap(), Value::Null);
+        acc.update(&Value::Double(0.5)).unwrap();
+        assert_eq!(acc.finish().unwrap(), Value::Double(0.5));
     }
 
     /// Splitting the input among partial accumulators and merging gives the same
