@@ -65,3 +65,16 @@ pub const SEND_THREADS_MAX: u64 = 256;
 pub const RESULT_BUFFER_DEFAULT_BYTES: u64 = 4 << 20;
 pub const RESULT_BUFFER_MIN_BYTES: u64 = 16 << 10;
 pub const RESULT_BUFFER_MAX_BYTES: u64 = 1 << 30;
+
+/// Compiled regular expressions each thread keeps (`scalar::regexp`), most recently
+/// used first: a statement's constant patterns compile once per thread, and the
+/// cache's memory stays bounded by this many programs of at most the two sizes below.
+pub const REGEXP_CACHE_ENTRIES_MAX: usize = 16;
+
+/// The largest compiled regular expression program; a pattern that needs more is
+/// error 3700 (MySQL's ER_REGEXP_PATTERN_TOO_BIG).
+pub const REGEXP_PROGRAM_BYTES_MAX: usize = 1 << 20;
+
+/// The lazy DFA cache of one compiled regular expression (the engine falls back to
+/// slower matching when a search needs more, it does not fail).
+pub const REGEXP_DFA_BYTES_MAX: usize = 512 << 10;
