@@ -786,6 +786,56 @@ mod tests {
         assert_eq!(acc.finish().unwrap(), Value::Null);
     }
 
+    /// The variances: MySQL's answers, and merged partial states agree with one pass
+    /// (to rounding: the merge formula adds in another order).
+    #[test]
+    fn variances_merge() {
+        let xs: Vec<Value> = [2, 4, 4, 4, 5, 5, 7, 9].map(Value::Int).to_vec();
+        assert_eq!(run(AggFunc::StdPop, INT, &xs), Value::Double(2.0));
+        assert_eq!(run(AggFunc::VarPop, INT, &xs), Value::Double(4.0));
+        assert_eq!(run(AggFunc::VarSamp, INT, &[Value::Int(3)]), Value::Null);
+        assert_eq!(
+            run(AggFunc::StdPop, INT, &[Value::Int(3)]),
+            Value::Double(0.0)
+        );
+        assert_eq!(run(AggFunc::VarPop, INT, &[Value::Null]), Value::Null);
+        assert_eq!(agg_return_type(AggFunc::StdSamp, INT), SqlType::Double);
+        let mut rng = Rng::new(test_seed("variances_merge"));
+        let funcs = [
+            AggFunc::VarPop,
+            AggFunc::VarSamp,
+            AggFunc::StdPop,
+            AggFunc::StdSamp,
+        ];
+        for _ in 0..300 {
+            let f = funcs[rng.below(4) as usize];
+            let values: Vec<Value> = (0..rng.below(40))
+                .map(|_| {
+                    if rng.percent(10) {
+                        Value::Null
+                    } else {
+                        Value::Double(rng.unit_f64() * 1e6 - 5e5)
+                    }
+                })
+                .collect();
+            let whole = run(f, SqlType::Double, &values);
+            let mut merged = Accumulator::new(f, SqlType::Double, CI);
+            for chunk in values.chunks(1 + rng.below(8) as usize) {
+                let mut partial = Accumulator::new(f, SqlType::Double, CI);
+                for v in chunk {
+                    partial.update(v).unwrap();
+                }
+                merged.merge(&partial).unwrap();
+            }
+            match (merged.finish().unwrap(), &whole) {
+                (Value::Double(a), Value::Double(b)) => {
+                    assert!((a - b).abs() <= 1e-9 * b.abs().max(1.0), "{f:?}: {a} {b}")
+                }
+                (a, b) => assert_eq!(&a, b, "{f:?} over {values:?}"),
+            }
+        }
+    }
+
     /// Splitting the input among partial accumulators and merging gives the same
     /// result as one accumulator.
     #[test]

@@ -90,7 +90,8 @@ fn arity(name: &str) -> Option<(usize, usize)> {
         | "DAYNAME" | "TO_DAYS" | "FROM_DAYS" | "HEX" | "UNHEX" | "ASCII" | "ORD" | "ISNULL"
         | "SPACE" | "LAST_INSERT_ID" | "SHA1" | "SHA" | "MD5" | "TO_BASE64" | "FROM_BASE64"
         | "QUOTE" | "SOUNDEX" | "CRC32" | "BIN" | "OCT" | "IS_UUID" | "SIN" | "COS" | "TAN"
-        | "COT" | "ASIN" | "ACOS" | "DEGREES" | "RADIANS" | "~" => (1, 1),
+        | "COT" | "ASIN" | "ACOS" | "DEGREES" | "RADIANS" | "~" | "BIT_COUNT" | "BIT_LENGTH"
+        | "INET_ATON" | "INET_NTOA" | "WEEKOFYEAR" | "TO_SECONDS" => (1, 1),
         "TRIM" | "ROUND" | "LOG" | "WEEK" | "YEARWEEK" | "FROM_UNIXTIME" | "ATAN"
         | "UUID_TO_BIN" | "BIN_TO_UUID" => (1, 2),
         "IFNULL" | "NULLIF" | "LEFT" | "RIGHT" | "REPEAT" | "INSTR" | "POSITION" | "TRUNCATE"
@@ -291,7 +292,11 @@ pub fn return_type_with_constants(
         | "MONTH" | "DAY" | "DAYOFMONTH" | "DAYOFWEEK" | "DAYOFYEAR" | "WEEKDAY" | "HOUR"
         | "MINUTE" | "SECOND" | "MICROSECOND" | "QUARTER" | "WEEK" | "YEARWEEK" | "TO_DAYS"
         | "DATEDIFF" | "TIMESTAMPDIFF" | "FIND_IN_SET" | "IS_UUID" | "REGEXP_LIKE"
-        | "REGEXP_INSTR" => SqlType::BIGINT,
+        | "REGEXP_INSTR" | "BIT_COUNT" | "BIT_LENGTH" | "WEEKOFYEAR" | "TO_SECONDS" => {
+            SqlType::BIGINT
+        }
+        "INET_ATON" => SqlType::UInt { bits: 64 },
+        "INET_NTOA" => SqlType::varchar(15),
         "UNIX_TIMESTAMP" => match arg(0) {
             SqlType::DateTime { fsp, .. } if fsp > 0 => SqlType::Decimal {
                 precision: 12 + fsp,
@@ -730,6 +735,12 @@ pub fn call_with_collation(
             }))
         }
         "CRC32" => Ok(Value::UInt(u64::from(math::crc32(&text(0))))),
+        "BIT_COUNT" => Ok(Value::Int(i64::from(math::to_bits(&args[0]).count_ones()))),
+        "BIT_LENGTH" => Ok(Value::Int(text(0).len() as i64 * 8)),
+        "INET_ATON" => Ok(math::inet_aton(&text(0)).map_or(Value::Null, Value::UInt)),
+        "INET_NTOA" => Ok(u32::try_from(int(0)).map_or(Value::Null, |n| {
+            Value::Bytes(std::net::Ipv4Addr::from(n).to_string().into_bytes())
+        })),
         "CONV" | "BIN" | "OCT" => {
             let (from, to) = match upper.as_str() {
                 "CONV" => (int(1), int(2)),
@@ -776,6 +787,15 @@ pub fn call_with_collation(
         "WEEKDAY" => Ok(with_date(&args[0], |d| i64::from(date::weekday(d)))),
         "DAYOFYEAR" => Ok(with_date(&args[0], date::day_of_year)),
         "TO_DAYS" => Ok(with_date(&args[0], date::day_number)),
+        "TO_SECONDS" => Ok(with_datetime(&args[0], |dt| {
+            Value::Int(
+                date::day_number(&dt.date) * 86_400
+                    + i64::from(dt.hour) * 3600
+                    + i64::from(dt.minute) * 60
+                    + i64::from(dt.second),
+            )
+        })),
+        "WEEKOFYEAR" => Ok(with_date(&args[0], |d| i64::from(date::week(d, 3).0))),
         "WEEK" => {
             let mode = if args.len() == 2 { int(1) } else { 0 };
             Ok(with_date(&args[0], |d| {

@@ -1,5 +1,5 @@
 //! Numeric functions beyond the basic ones in [`super::func`]: `CONV` (and `BIN`,
-//! `OCT`), `CRC32`, and the bit operators `& | ^ << >> ~`.
+//! `OCT`), `CRC32`, `INET_ATON`, and the bit operators `& | ^ << >> ~`.
 //!
 //! `CONV` follows MySQL's `Item_func_conv`: the number is read from its text in the
 //! source base (`my_strntoull`, or `my_strntoll` for a negative base: leading spaces
@@ -147,6 +147,39 @@ pub fn conv(text: &[u8], from_base: i64, to_base: i64) -> Option<String> {
     })
 }
 
+/// `INET_ATON(text)`: a dotted IPv4 address as a number, MySQL's way: each part at
+/// most 255, short forms `a.b` (`a.0.0.b`) and `a.b.c` (`a.b.0.c`), more than four
+/// parts shifted in as well; None (NULL) for another character, a part over 255, an
+/// empty string or a trailing dot.
+pub fn inet_aton(text: &[u8]) -> Option<u64> {
+    let (mut result, mut part, mut dots) = (0u64, 0u64, 0);
+    for &c in text {
+        match c {
+            b'0'..=b'9' => {
+                part = part * 10 + u64::from(c - b'0');
+                if part > 255 {
+                    return None;
+                }
+            }
+            b'.' => {
+                dots += 1;
+                result = (result << 8).wrapping_add(part);
+                part = 0;
+            }
+            _ => return None,
+        }
+    }
+    if text.last().is_none_or(|&c| c == b'.') {
+        return None;
+    }
+    match dots {
+        1 => result <<= 16,
+        2 => result <<= 8,
+        _ => {}
+    }
+    Some((result << 8).wrapping_add(part))
+}
+
 /// The CRC-32 table of the IEEE polynomial (reflected 0xEDB88320), as zlib's.
 const CRC32_TABLE: [u32; 256] = {
     let mut table = [0u32; 256];
@@ -205,6 +238,20 @@ mod tests {
         assert_eq!(c("  ff", 16, 10).unwrap(), "255");
         assert_eq!(c("12", 10, 1), None);
         assert_eq!(c("-1", 10, 2).unwrap(), "1".repeat(64));
+    }
+
+    /// MySQL's manual and MariaDB 10.11 (the same code).
+    #[test]
+    fn inet_aton_answers() {
+        let a = |t: &str| inet_aton(t.as_bytes());
+        assert_eq!(a("10.0.0.1"), Some(167_772_161));
+        assert_eq!(a("127.1"), Some(2_130_706_433));
+        assert_eq!(a("127.2.1"), Some(2_130_837_505));
+        assert_eq!(a("127"), Some(127));
+        assert_eq!(a("1.2.3.4.5"), Some(4_328_719_365));
+        for bad in ["1.2.3.", "", "256.1.1.1", " 1.2.3.4", "1.a.2.3"] {
+            assert_eq!(a(bad), None, "{bad}");
+        }
     }
 
     #[test]
