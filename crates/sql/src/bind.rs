@@ -3226,26 +3226,12 @@ fn describe_collation(name: &str, arg: &ast::Expr, x: &Expr, ty: SqlType) -> (Ex
     }
 }
 
+/// The type of `td + INTERVAL n unit` (DATE_ADD, TIMESTAMPADD): a DATE or DATETIME
+/// as [`date::add_interval_type`] says (six fraction digits with a microsecond
+/// unit), a string otherwise.
 fn date_add_type(td: SqlType, unit: IntervalUnit) -> SqlType {
-    let date_only = matches!(
-        unit,
-        IntervalUnit::Day
-            | IntervalUnit::Week
-            | IntervalUnit::Month
-            | IntervalUnit::Quarter
-            | IntervalUnit::Year
-            | IntervalUnit::YearMonth
-    );
     match td {
-        SqlType::Date if date_only => SqlType::Date,
-        SqlType::Date => SqlType::DateTime {
-            fsp: 0,
-            timestamp: false,
-        },
-        SqlType::DateTime { fsp, .. } => SqlType::DateTime {
-            fsp,
-            timestamp: false,
-        },
+        SqlType::Date | SqlType::DateTime { .. } => date::add_interval_type(td, unit),
         _ => SqlType::varchar(29),
     }
 }

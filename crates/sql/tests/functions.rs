@@ -1,8 +1,8 @@
 //! Built-in functions where MySQL 8 and MariaDB 10.11 answer differently, so the golden
 //! files (which run against both) cannot hold them: the `REGEXP_` functions' MySQL-only
 //! forms and error numbers, the UUID conversions, literal collations, CONVERT_TZ with
-//! `UTC` and past 2038, the statistical aggregates' DOUBLE results, and RAND's
-//! sequence across prepared executions and parallel scans.
+//! `UTC` and past 2038, the types of date results, the statistical aggregates' DOUBLE
+//! results, and RAND's sequence across prepared executions and parallel scans.
 
 use std::sync::Arc;
 
@@ -269,8 +269,9 @@ fn collation_names_follow_mysql_8() {
 
 /// MariaDB's TIMESTAMP range ends in 2038 and it knows 'UTC' only from its time zone
 /// tables; MySQL 8 (64-bit) converts until 3001, and Tarn's `time_zone` accepts UTC.
+/// Also the fraction digits of date results, which the golden files cannot show.
 #[test]
-fn convert_tz_covers_mysql_8s_range() {
+fn date_results_follow_mysql_8() {
     let (_dir, engine) = engine();
     let mut s = session(&engine);
     assert_eq!(
@@ -284,6 +285,24 @@ fn convert_tz_covers_mysql_8s_range() {
             "2040-01-01 01:00:00",
             "2004-01-01 11:00:00",
             "3001-01-19 00:00:00"
+        ]
+    );
+    // A microsecond added to a DATE makes a DATETIME(6) (the golden files' runner
+    // prints six fraction digits for any DATETIME that has a fraction).
+    assert_eq!(
+        column_types(
+            &mut s,
+            "SELECT TIMESTAMPADD(MICROSECOND, 1, DATE '2020-01-01'), TIMESTAMPADD(HOUR, 1, DATE '2020-01-01')"
+        ),
+        [
+            SqlType::DateTime {
+                fsp: 6,
+                timestamp: false
+            },
+            SqlType::DateTime {
+                fsp: 0,
+                timestamp: false
+            },
         ]
     );
     // The result is a DATETIME with the fraction digits of its argument.

@@ -31,11 +31,14 @@
 //! binary strings are matched as UTF-8 text too (a byte that is not UTF-8 matches no
 //! `.`), with positions counted as [`super::cast::char_count`] counts them.
 //!
-//! Compiled patterns are cached per thread ([`REGEXP_CACHE_ENTRIES_MAX`] of them, most
-//! recently used first), so a constant pattern compiles once per statement thread and
-//! a pattern column with few distinct values rarely compiles at all. A compiled
-//! program is bounded by [`REGEXP_PROGRAM_BYTES_MAX`] (past it: error 3700) and its
-//! lazy DFA by [`REGEXP_DFA_BYTES_MAX`].
+//! Compiled patterns are cached per thread, so a constant pattern compiles once per
+//! thread a statement runs on and a pattern column with few distinct values rarely
+//! compiles at all: [`REGEXP_CACHE_ENTRIES_MAX`] programs of at most
+//! [`REGEXP_CACHED_PROGRAM_BYTES_MAX`] each (most recently used first), and one larger
+//! program (a bounded repetition of a Unicode class, `\w{1,300}`, takes megabytes) of
+//! at most [`REGEXP_PROGRAM_BYTES_MAX`] (past it: error 3700). Each program's lazy DFA
+//! is bounded by [`REGEXP_DFA_BYTES_MAX`], so a thread's cache holds a bounded amount
+//! of memory.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -48,7 +51,10 @@ use tarn_row::types::Collation;
 use tarn_row::value::Value;
 
 use super::cast::{char_boundary_after, char_count, to_i64, to_text, utf8_char_len};
-use crate::limits::{REGEXP_CACHE_ENTRIES_MAX, REGEXP_DFA_BYTES_MAX, REGEXP_PROGRAM_BYTES_MAX};
+use crate::limits::{
+    REGEXP_CACHE_ENTRIES_MAX, REGEXP_CACHED_PROGRAM_BYTES_MAX, REGEXP_DFA_BYTES_MAX,
+    REGEXP_PROGRAM_BYTES_MAX,
+};
 
 /// The names of the functions this module evaluates (uppercase).
 pub const FUNCTIONS: [&str; 4] = [
@@ -73,8 +79,11 @@ struct Cached {
 }
 
 thread_local! {
-    /// Compiled patterns, most recently used first.
+    /// Compiled patterns of at most [`REGEXP_CACHED_PROGRAM_BYTES_MAX`], most recently
+    /// used first.
     static CACHE: RefCell<Vec<Cached>> = const { RefCell::new(Vec::new()) };
+    /// The last larger compiled pattern.
+    static LARGE: RefCell<Option<Cached>> = const { RefCell::new(None) };
 }
 
 fn error(code: u16, message: impl Into<String>) -> Error {
@@ -123,40 +132,63 @@ fn compiled(pattern: &[u8], flags: Flags) -> Result<Rc<Regex>> {
     if let Some(regex) = hit {
         return Ok(regex);
     }
-    let regex = Rc::new(compile(pattern, flags)?);
-    CACHE.with(|c| {
-        let mut cache = c.borrow_mut();
-        cache.insert(
-            0,
-            Cached {
-                pattern: pattern.to_vec(),
-                flags,
-                regex: Rc::clone(&regex),
-            },
-        );
-        cache.truncate(REGEXP_CACHE_ENTRIES_MAX);
+    let large_hit = LARGE.with(|l| {
+        l.borrow()
+            .as_ref()
+            .filter(|e| e.flags == flags && e.pattern == pattern)
+            .map(|e| Rc::clone(&e.regex))
     });
-    Ok(regex)
-}
-
-fn compile(pattern: &[u8], flags: Flags) -> Result<Regex> {
+    if let Some(regex) = large_hit {
+        return Ok(regex);
+    }
     let text = String::from_utf8_lossy(pattern);
     if text.is_empty() || text.contains("[[:<:]]") || text.contains("[[:>:]]") {
         return Err(illegal_argument());
     }
-    RegexBuilder::new(&text)
+    let entry = |regex: &Rc<Regex>| Cached {
+        pattern: pattern.to_vec(),
+        flags,
+        regex: Rc::clone(regex),
+    };
+    match compile(&text, flags, REGEXP_CACHED_PROGRAM_BYTES_MAX) {
+        Ok(regex) => {
+            let regex = Rc::new(regex);
+            CACHE.with(|c| {
+                let mut cache = c.borrow_mut();
+                cache.insert(0, entry(&regex));
+                cache.truncate(REGEXP_CACHE_ENTRIES_MAX);
+            });
+            Ok(regex)
+        }
+        Err(regex::Error::CompiledTooBig(_)) => {
+            let regex = Rc::new(
+                compile(&text, flags, REGEXP_PROGRAM_BYTES_MAX)
+                    .map_err(|e| compile_error(&text, e))?,
+            );
+            LARGE.with(|l| *l.borrow_mut() = Some(entry(&regex)));
+            Ok(regex)
+        }
+        Err(e) => Err(compile_error(&text, e)),
+    }
+}
+
+fn compile(pattern: &str, flags: Flags, size_limit: usize) -> Result<Regex, regex::Error> {
+    RegexBuilder::new(pattern)
         .case_insensitive(flags.case_insensitive)
         .multi_line(flags.multi_line)
         .dot_matches_new_line(flags.dot_all)
-        .size_limit(REGEXP_PROGRAM_BYTES_MAX)
+        .size_limit(size_limit)
         .dfa_size_limit(REGEXP_DFA_BYTES_MAX)
         .build()
-        .map_err(|e| match e {
-            regex::Error::CompiledTooBig(_) => {
-                error(3700, "Pattern exceeds limits on size or complexity.")
-            }
-            _ => syntax_error(&text),
-        })
+}
+
+fn compile_error(pattern: &str, e: regex::Error) -> Error {
+    match e {
+        regex::Error::CompiledTooBig(_) => {
+            error(3700, "Pattern exceeds limits on size or complexity.")
+        }
+        _ => syntax_error(pattern),
+    }
 }
 
 /// ICU's error for a pattern the engine rejects, from what its parser says is wrong.
@@ -693,5 +725,20 @@ mod tests {
         let a = compiled(b"abc", flags).unwrap();
         let b = compiled(b"abc", flags).unwrap();
         assert!(Rc::ptr_eq(&a, &b));
+        // A large program is kept on the side, and the cache keeps its bound.
+        let large = compiled(br"\w{1,300}", flags).unwrap();
+        assert!(Rc::ptr_eq(&large, &compiled(br"\w{1,300}", flags).unwrap()));
+        CACHE.with(|c| assert_eq!(c.borrow().len(), REGEXP_CACHE_ENTRIES_MAX));
+        assert_eq!(
+            run("REGEXP_LIKE", &[s(&"é".repeat(300)), s(r"^\w{1,300}$")]),
+            "1"
+        );
+        assert_eq!(
+            code(
+                "REGEXP_LIKE",
+                &[s("a"), s(r"\w{1,100}\w{1,100}\w{1,100}\w{1,100}")]
+            ),
+            3700
+        );
     }
 }
