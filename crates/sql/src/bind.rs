@@ -1753,6 +1753,7 @@ impl<'c> Binder<'c> {
                         Expr::Function {
                             name: "~".into(),
                             args: vec![inner],
+                            collation: Collation::CaseInsensitive,
                         },
                         SqlType::UInt { bits: 64 },
                     ),
@@ -2152,7 +2153,20 @@ impl<'c> Binder<'c> {
                     "You have an error in your SQL syntax: INTERVAL must be added to or subtracted from a date",
                 ));
             }
-            E::RLike { .. } => return Err(unsupported("REGEXP")),
+            E::RLike {
+                negated,
+                expr,
+                pattern,
+                ..
+            } => {
+                let args = [(**expr).clone(), (**pattern).clone()];
+                let (like, ty) = self.bind_function("REGEXP_LIKE", &args, es)?;
+                if *negated {
+                    (Expr::Not(Box::new(like)), ty)
+                } else {
+                    (like, ty)
+                }
+            }
             other => return Err(unsupported(other)),
         })
     }
@@ -2306,6 +2320,7 @@ impl<'c> Binder<'c> {
                     Expr::Function {
                         name: name.into(),
                         args: vec![l, r],
+                        collation: Collation::CaseInsensitive,
                     },
                     SqlType::UInt { bits: 64 },
                 )
@@ -2533,6 +2548,51 @@ impl<'c> Binder<'c> {
                 ));
             }
             "EXTRACT" => return Err(wrong_args(name)),
+            "TIMESTAMPDIFF" | "TIMESTAMPADD" => {
+                if args.len() != 3 {
+                    return Err(wrong_args(name));
+                }
+                let unit = timestamp_unit(&args[0])?;
+                let (a, ta) = self.bind_expr(&args[1], es)?;
+                let (b, tb) = self.bind_expr(&args[2], es)?;
+                return Ok(if upper == "TIMESTAMPADD" {
+                    (
+                        Expr::DateAdd {
+                            expr: Box::new(b),
+                            amount: Box::new(a),
+                            unit,
+                            subtract: false,
+                        },
+                        date_add_type(tb, unit),
+                    )
+                } else {
+                    let unit_name = Expr::Literal(Value::Bytes(unit.name().as_bytes().to_vec()));
+                    (
+                        Expr::Function {
+                            name: upper.into(),
+                            args: vec![unit_name, a, b],
+                            collation: Collation::CaseInsensitive,
+                        },
+                        func::return_type(name, &[SqlType::TEXT, ta, tb])?,
+                    )
+                });
+            }
+            "RAND" => {
+                let seed = match args {
+                    [] => None,
+                    [seed] => Some(Box::new(self.bind_expr(seed, es)?.0)),
+                    _ => return Err(wrong_args(name)),
+                };
+                let state = Arc::new(crate::scalar::rand::SeededRand::default());
+                return Ok((Expr::Rand { seed, state }, SqlType::Double));
+            }
+            "COLLATION" | "CHARSET" | "COERCIBILITY" => {
+                let [arg] = args else {
+                    return Err(wrong_args(name));
+                };
+                let (x, tx) = self.bind_expr(arg, es)?;
+                return Ok(describe_collation(&upper, arg, &x, tx));
+            }
             _ => {}
         }
         let (exprs, types) = self.bind_args(args, es)?;
@@ -2544,10 +2604,20 @@ impl<'c> Binder<'c> {
             })
             .collect();
         let ty = func::return_type_with_constants(&upper, &types, &constants)?;
+        // String searches and comparisons are binary if any string argument is.
+        let collation = if types
+            .iter()
+            .any(|t| t.is_string() && t.collation() == Collation::Binary)
+        {
+            Collation::Binary
+        } else {
+            Collation::CaseInsensitive
+        };
         Ok((
             Expr::Function {
                 name: upper.into(),
                 args: exprs,
+                collation,
             },
             ty,
         ))
@@ -2898,6 +2968,11 @@ pub fn aggregate_function(name: &str) -> Option<AggFunc> {
         "MAX" => AggFunc::Max,
         "BIT_AND" => AggFunc::BitAnd,
         "BIT_OR" => AggFunc::BitOr,
+        "BIT_XOR" => AggFunc::BitXor,
+        "STD" | "STDDEV" | "STDDEV_POP" => AggFunc::StdPop,
+        "STDDEV_SAMP" => AggFunc::StdSamp,
+        "VARIANCE" | "VAR_POP" => AggFunc::VarPop,
+        "VAR_SAMP" => AggFunc::VarSamp,
         "ANY_VALUE" => AggFunc::AnyValue,
         "GROUP_CONCAT" => AggFunc::GroupConcat,
         _ => return None,
@@ -3190,26 +3265,76 @@ pub fn collation_of(a: SqlType, b: SqlType) -> Collation {
     }
 }
 
-fn date_add_type(td: SqlType, unit: IntervalUnit) -> SqlType {
-    let date_only = matches!(
-        unit,
-        IntervalUnit::Day
+/// The unit keyword of `TIMESTAMPDIFF(unit, a, b)` and `TIMESTAMPADD(unit, n, a)`:
+/// MySQL's grammar takes it as a word, not an expression, and only a simple unit.
+fn timestamp_unit(e: &ast::Expr) -> Result<IntervalUnit> {
+    let written = e.to_string();
+    let unit = match e {
+        ast::Expr::Identifier(id) if id.quote_style.is_none() => {
+            date::parse_unit(&id.value.to_ascii_uppercase())
+        }
+        _ => None,
+    };
+    match unit {
+        Some(
+            u @ (IntervalUnit::Microsecond
+            | IntervalUnit::Second
+            | IntervalUnit::Minute
+            | IntervalUnit::Hour
+            | IntervalUnit::Day
             | IntervalUnit::Week
             | IntervalUnit::Month
             | IntervalUnit::Quarter
-            | IntervalUnit::Year
-            | IntervalUnit::YearMonth
-    );
+            | IntervalUnit::Year),
+        ) => Ok(u),
+        _ => Err(Error::sql(
+            1064,
+            "42000",
+            format!(
+                "You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use near '{written}'"
+            ),
+        )),
+    }
+}
+
+/// `COLLATION(x)`, `CHARSET(x)` and `COERCIBILITY(x)`, which depend only on the
+/// argument's type and form: a literal of the answer. Coercibility is 0 for an
+/// explicit `COLLATE`, 2 for a string read from a column (or computed from one), 4
+/// for a constant string, 5 for a number or date and 6 for NULL (MySQL's 3 for
+/// `USER()` and its kin is 4 here: the session functions are constants by then).
+fn describe_collation(name: &str, arg: &ast::Expr, x: &Expr, ty: SqlType) -> (Expr, SqlType) {
+    let text = |s: &str| {
+        (
+            Expr::Literal(Value::Bytes(s.as_bytes().to_vec())),
+            SqlType::varchar(64),
+        )
+    };
+    match (name, ty) {
+        ("COLLATION", SqlType::Text { collation, .. }) => text(match collation {
+            Collation::CaseInsensitive => crate::sysviews::TABLE_COLLATION,
+            Collation::Binary => "utf8mb4_bin",
+        }),
+        ("COLLATION" | "CHARSET", _) if !matches!(ty, SqlType::Text { .. }) => text("binary"),
+        ("CHARSET", _) => text("utf8mb4"),
+        _ => {
+            let coercibility = match ty {
+                _ if matches!(arg, ast::Expr::Collate { .. }) => 0,
+                SqlType::Null => 6,
+                t if t.is_string() && x.is_constant() => 4,
+                t if t.is_string() => 2,
+                _ => 5,
+            };
+            (Expr::Literal(Value::Int(coercibility)), SqlType::BIGINT)
+        }
+    }
+}
+
+/// The type of `td + INTERVAL n unit` (DATE_ADD, TIMESTAMPADD): a DATE or DATETIME
+/// as [`date::add_interval_type`] says (six fraction digits with a microsecond
+/// unit), a string otherwise.
+fn date_add_type(td: SqlType, unit: IntervalUnit) -> SqlType {
     match td {
-        SqlType::Date if date_only => SqlType::Date,
-        SqlType::Date => SqlType::DateTime {
-            fsp: 0,
-            timestamp: false,
-        },
-        SqlType::DateTime { fsp, .. } => SqlType::DateTime {
-            fsp,
-            timestamp: false,
-        },
+        SqlType::Date | SqlType::DateTime { .. } => date::add_interval_type(td, unit),
         _ => SqlType::varchar(29),
     }
 }

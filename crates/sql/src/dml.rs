@@ -306,6 +306,7 @@ fn bind_insert(session: &mut Session, insert: &ast::Insert) -> Result<Bound> {
                                 Expr::Function {
                                     name: "__DEFAULT".into(),
                                     args: vec![],
+                                    collation: Collation::CaseInsensitive,
                                 }
                             }
                             e => binder.bind_constant(e)?.0,
@@ -1025,7 +1026,7 @@ fn run_insert(
                 .map(|r| {
                     r.iter()
                         .map(|e| match e {
-                            Expr::Function { name, args }
+                            Expr::Function { name, args, .. }
                                 if &**name == "__DEFAULT" && args.is_empty() =>
                             {
                                 Ok(None)

@@ -9,7 +9,10 @@
 //! Invariants:
 //! - a vector produced by [`Expr::eval`] has exactly `chunk.len()` values;
 //! - evaluation reads only the chunk, the statement's parameters and its context, so
-//!   two workers may evaluate one expression on different chunks at once;
+//!   two workers may evaluate one expression on different chunks at once (the one
+//!   state an expression keeps, a `RAND(N)` call site's sequence, is behind a lock);
+//! - `RAND()`, `UUID()` and `UUID_SHORT()` are volatile ([`Expr::is_volatile`]): a new
+//!   value per row, so they are never constants nor index keys;
 //! - `AND`, `OR`, `CASE`, `IF`, `IFNULL` and `COALESCE` evaluate a branch only for the
 //!   rows that need it, so an error in a branch not taken (1/0 in strict mode, a
 //!   subquery with two rows) is not raised, as in MySQL.
@@ -28,6 +31,7 @@ use crate::scalar::compare;
 use crate::scalar::date::{self, IntervalUnit};
 use crate::scalar::func;
 use crate::scalar::like::LikePattern;
+use crate::scalar::rand::{self, MyRnd, SeededRand};
 use crate::subquery::SubqueryExpr;
 use crate::types::SqlType;
 
@@ -145,10 +149,20 @@ pub enum Expr {
     /// IF, IFNULL, COALESCE, NULLIF: lazily evaluated built-ins.
     Coalesce(Vec<Expr>),
     NullIf(Box<Expr>, Box<Expr>, Collation),
-    /// Any other built-in function, evaluated by [`func::call`].
+    /// Any other built-in function, evaluated by [`func::call_with_collation`];
+    /// `collation` is the arguments' (binary if a string argument is binary), for the
+    /// functions that compare or search strings.
     Function {
         name: Arc<str>,
         args: Vec<Expr>,
+        collation: Collation,
+    },
+    /// `RAND()` and `RAND(seed)`: a seed constant for the statement seeds `state`
+    /// once per execution, a seed that varies by row seeds each row
+    /// ([`crate::scalar::rand`]).
+    Rand {
+        seed: Option<Box<Expr>>,
+        state: Arc<SeededRand>,
     },
     Cast {
         expr: Box<Expr>,
@@ -205,19 +219,53 @@ impl Expr {
         Expr::Literal(Value::Int(b as i64))
     }
 
-    /// True if the expression reads no input column, parameter or subquery: it can be
-    /// folded once.
+    /// True if the expression reads no input column, parameter or subquery and calls
+    /// no volatile function: it can be folded once.
     pub fn is_constant(&self) -> bool {
         let mut constant = true;
         self.visit(&mut |e| {
-            if matches!(
-                e,
-                Expr::Column(_) | Expr::Outer(_) | Expr::Param(_) | Expr::Subquery { .. }
-            ) {
+            if e.is_volatile_node()
+                || matches!(
+                    e,
+                    Expr::Column(_) | Expr::Outer(_) | Expr::Param(_) | Expr::Subquery { .. }
+                )
+            {
                 constant = false;
             }
         });
         constant
+    }
+
+    /// True if the expression has one value for a whole statement execution: it reads
+    /// no column, enclosing row or subquery and calls no volatile function
+    /// (parameters are fixed for an execution).
+    pub fn is_constant_for_execution(&self) -> bool {
+        let mut constant = true;
+        self.visit(&mut |e| {
+            if e.is_volatile_node()
+                || matches!(e, Expr::Column(_) | Expr::Outer(_) | Expr::Subquery { .. })
+            {
+                constant = false;
+            }
+        });
+        constant
+    }
+
+    /// True if this node (not its children) gives a new value each time it is
+    /// evaluated: `RAND()`, `UUID()`, `UUID_SHORT()`.
+    pub fn is_volatile_node(&self) -> bool {
+        match self {
+            Expr::Rand { .. } => true,
+            Expr::Function { name, .. } => func::is_volatile(name),
+            _ => false,
+        }
+    }
+
+    /// True if the expression or one below it is volatile ([`Expr::is_volatile_node`]).
+    pub fn is_volatile(&self) -> bool {
+        let mut volatile = false;
+        self.visit(&mut |e| volatile |= e.is_volatile_node());
+        volatile
     }
 
     /// True if the expression reads an enclosing query's row.
@@ -258,6 +306,7 @@ impl Expr {
             Expr::Subquery {
                 operand: Some(e), ..
             } => vec![e],
+            Expr::Rand { seed, .. } => seed.as_deref().into_iter().collect(),
             Expr::Arith { left, right, .. }
             | Expr::Compare { left, right, .. }
             | Expr::And(left, right)
@@ -304,6 +353,11 @@ impl Expr {
             Expr::Subquery {
                 operand: Some(e), ..
             } => e.visit_mut(f),
+            Expr::Rand { seed, .. } => {
+                if let Some(e) = seed {
+                    e.visit_mut(f);
+                }
+            }
             Expr::Arith { left, right, .. }
             | Expr::Compare { left, right, .. }
             | Expr::And(left, right)
@@ -622,7 +676,11 @@ impl Expr {
                     })
                     .collect()
             }
-            Expr::Function { name, args } => {
+            Expr::Function {
+                name,
+                args,
+                collation,
+            } => {
                 let columns = args
                     .iter()
                     .map(|e| e.eval(chunk, cx))
@@ -633,9 +691,31 @@ impl Expr {
                 for i in 0..n {
                     row_args.clear();
                     row_args.extend(columns.iter().map(|c| c[i].clone()));
-                    out.push(func::call(name, &row_args, f)?);
+                    out.push(func::call_with_collation(name, &row_args, f, *collation)?);
                 }
                 out
+            }
+            Expr::Rand { seed: None, .. } => {
+                (0..n).map(|_| Value::Double(rand::unseeded())).collect()
+            }
+            Expr::Rand {
+                seed: Some(seed),
+                state,
+            } => {
+                let seed_of = |v: &Value| cast::to_i64(v).unwrap_or(0);
+                if seed.is_constant_for_execution() {
+                    let seed_value = seed_of(&seed.eval_row(&[], cx)?);
+                    state
+                        .take(cx.functions.statement, n, || seed_value)
+                        .into_iter()
+                        .map(Value::Double)
+                        .collect()
+                } else {
+                    seed.eval(chunk, cx)?
+                        .iter()
+                        .map(|v| Value::Double(MyRnd::from_seed(seed_of(v)).next_f64()))
+                        .collect()
+                }
             }
             Expr::Cast { expr, target } => expr
                 .eval(chunk, cx)?

@@ -87,3 +87,23 @@ pub const SEND_THREADS_MAX: u64 = 256;
 pub const RESULT_BUFFER_DEFAULT_BYTES: u64 = 4 << 20;
 pub const RESULT_BUFFER_MIN_BYTES: u64 = 16 << 10;
 pub const RESULT_BUFFER_MAX_BYTES: u64 = 1 << 30;
+
+/// Compiled regular expressions each thread keeps (`scalar::regexp`), most recently
+/// used first, each at most [`REGEXP_CACHED_PROGRAM_BYTES_MAX`]: a statement's
+/// constant patterns compile once per thread. With the one larger program a thread
+/// also keeps and the DFA bound below, a thread's cache holds at most about
+/// 16 x 1.5 MiB + 16.5 MiB.
+pub const REGEXP_CACHE_ENTRIES_MAX: usize = 16;
+
+/// The largest compiled program the cache above keeps among its entries (ordinary
+/// patterns take kilobytes).
+pub const REGEXP_CACHED_PROGRAM_BYTES_MAX: usize = 1 << 20;
+
+/// The largest compiled regular expression program (a bounded repetition of a Unicode
+/// class, `\w{1,300}`, takes megabytes); a pattern that needs more is error 3700
+/// (MySQL's ER_REGEXP_PATTERN_TOO_BIG).
+pub const REGEXP_PROGRAM_BYTES_MAX: usize = 16 << 20;
+
+/// The lazy DFA cache of one compiled regular expression (the engine falls back to
+/// slower matching when a search needs more, it does not fail).
+pub const REGEXP_DFA_BYTES_MAX: usize = 512 << 10;

@@ -861,11 +861,12 @@ struct ColumnBounds {
 }
 
 /// True for expressions whose value is known when a scan opens: literals,
-/// parameters, correlated references and functions of them.
+/// parameters, correlated references and functions of them, but not volatile ones
+/// (`id = FLOOR(RAND() * 10)` compares each row with its own number).
 fn is_key_value(e: &Expr) -> bool {
     let mut ok = true;
     e.visit(&mut |x| {
-        if matches!(x, Expr::Column(_) | Expr::Subquery { .. }) {
+        if x.is_volatile_node() || matches!(x, Expr::Column(_) | Expr::Subquery { .. }) {
             ok = false;
         }
     });

@@ -1223,6 +1223,7 @@ impl Session {
                 0 => usize::MAX,
                 n => usize::try_from(n).unwrap_or(usize::MAX),
             },
+            statement: crate::scalar::next_statement_id(),
         }
     }
 

@@ -129,7 +129,7 @@ pub const INFORMATION_SCHEMA: &str = "information_schema";
 pub const PERFORMANCE_SCHEMA: &str = "performance_schema";
 
 /// The default collation of tables, as `SHOW CREATE TABLE` names it.
-const TABLE_COLLATION: &str = "utf8mb4_0900_ai_ci";
+pub(crate) const TABLE_COLLATION: &str = "utf8mb4_0900_ai_ci";
 /// The engine every table reports (SHOW CREATE TABLE, SHOW TABLE STATUS,
 /// information_schema, SHOW ENGINES): MySQL's, so that clients and tools that check
 /// for a transactional engine by name (InnoDB) accept Tarn's tables, as other

@@ -13,7 +13,13 @@
 //! - FLOAT, DOUBLE and strings are summed as DOUBLEs (strings by their numeric prefix).
 //!
 //! `AVG` is the exact sum divided with 4 more fraction digits (as `/` with MySQL's
-//! default `div_precision_increment`), or the DOUBLE quotient. `MIN`/`MAX` use
+//! default `div_precision_increment`), or the DOUBLE quotient.
+//!
+//! `VAR_POP` (`VARIANCE`), `VAR_SAMP`, `STDDEV_POP` (`STD`, `STDDEV`) and `STDDEV_SAMP`
+//! are DOUBLEs computed with Welford's recurrence over the values as DOUBLEs (MySQL's
+//! `variance_fp_recurrence_next`, so a serial pass gives MySQL's digits); partial
+//! states merge with Chan et al.'s pairwise formula. The sample forms of one value are
+//! NULL, the population forms 0. `MIN`/`MAX` use
 //! [`super::compare::sort_cmp`] under the accumulator's collation. DISTINCT is the
 //! executor's (it feeds distinct values).
 //!
@@ -35,6 +41,7 @@ use tarn_row::value::Value;
 use super::cast::{self, char_boundary_after};
 use super::compare::{decimal_shape, sort_cmp};
 use super::decimal::{self, pow10};
+use super::math::to_bits;
 use super::out_of_range;
 use crate::types::SqlType;
 
@@ -54,6 +61,12 @@ pub enum AggFunc {
     BitXor,
     /// `GROUP_CONCAT(x, ...)` (see [`Accumulator::group_concat`]).
     GroupConcat,
+    /// `VAR_POP`, `VARIANCE`.
+    VarPop,
+    VarSamp,
+    /// `STDDEV_POP`, `STD`, `STDDEV`.
+    StdPop,
+    StdSamp,
     /// `ANY_VALUE(x)`, and a selected column that is neither grouped nor aggregated:
     /// the first non-NULL value of the group.
     AnyValue,
@@ -74,6 +87,7 @@ pub fn agg_return_type(f: AggFunc, arg: SqlType) -> SqlType {
         AggFunc::Count | AggFunc::CountStar => SqlType::BIGINT,
         AggFunc::Min | AggFunc::Max | AggFunc::AnyValue => arg,
         AggFunc::BitAnd | AggFunc::BitOr | AggFunc::BitXor => SqlType::UInt { bits: 64 },
+        AggFunc::VarPop | AggFunc::VarSamp | AggFunc::StdPop | AggFunc::StdSamp => SqlType::Double,
         AggFunc::GroupConcat => match arg {
             SqlType::Blob => SqlType::Blob,
             SqlType::Text { collation, .. } => SqlType::Text {
@@ -125,6 +139,12 @@ enum State {
     },
     /// GROUP_CONCAT with ORDER BY: each row's sort keys and text, sorted at the end.
     Ordered(Vec<(Vec<Value>, Vec<u8>)>),
+    /// The variances: the mean so far and the sum of squared differences from it
+    /// (the count is the accumulator's).
+    Moments {
+        mean: f64,
+        squares: f64,
+    },
 }
 
 /// The memory a GROUP_CONCAT row's entry is charged beyond its bytes.
@@ -168,6 +188,12 @@ impl Accumulator {
                 text: Vec::new(),
                 full: false,
             },
+            AggFunc::VarPop | AggFunc::VarSamp | AggFunc::StdPop | AggFunc::StdSamp => {
+                State::Moments {
+                    mean: 0.0,
+                    squares: 0.0,
+                }
+            }
         };
         Accumulator {
             func: f,
@@ -337,6 +363,17 @@ impl Accumulator {
                     _ => *bits ^= x,
                 }
             }
+            State::Moments { mean, squares } => {
+                let x = cast::to_f64(v).unwrap_or(0.0);
+                if self.count == 1 {
+                    *mean = x;
+                    *squares = 0.0;
+                } else {
+                    let before = *mean;
+                    *mean = before + (x - before) / self.count as f64;
+                    *squares += (x - before) * (x - *mean);
+                }
+            }
             State::Concat { .. } | State::Ordered(_) => {}
         }
         Ok(())
@@ -437,6 +474,21 @@ impl Accumulator {
                 entries.extend(more.iter().cloned());
                 self.held_bytes += other.held_bytes;
             }
+            (
+                State::Moments { mean, squares },
+                State::Moments {
+                    mean: other_mean,
+                    squares: other_squares,
+                },
+            ) => {
+                if other.count > 0 {
+                    let (n_a, n_b) = (self.count as f64, other.count as f64);
+                    let n = n_a + n_b;
+                    let delta = other_mean - *mean;
+                    *mean += delta * n_b / n;
+                    *squares += other_squares + delta * delta * n_a * n_b / n;
+                }
+            }
             _ => {
                 return Err(tarn_common::Error::sql(
                     1105,
@@ -479,6 +531,17 @@ impl Accumulator {
             State::Float(sum) => Value::Double(*sum),
             State::Extreme(best) => best.clone().unwrap_or(Value::Null),
             State::Concat { .. } | State::Ordered(_) => self.concat_result().0,
+            State::Moments { squares, .. } => {
+                let sample = matches!(self.func, AggFunc::VarSamp | AggFunc::StdSamp);
+                if sample && self.count < 2 {
+                    return Ok(Value::Null);
+                }
+                let variance = squares / (self.count - u64::from(sample)) as f64;
+                Value::Double(match self.func {
+                    AggFunc::StdPop | AggFunc::StdSamp => variance.sqrt(),
+                    _ => variance,
+                })
+            }
             State::Count | State::Bits(_) => Value::Null,
         })
     }
@@ -547,15 +610,6 @@ fn fold_exact(mantissa: &mut i128, scale: &mut u8, d: &Decimal, subtract: bool) 
     let aligned = m.checked_mul(factor).ok_or_else(overflow)?;
     *mantissa = mantissa.checked_add(aligned).ok_or_else(overflow)?;
     Ok(())
-}
-
-/// A value for the BIT_ functions: an unsigned 64-bit integer (negative integers by
-/// their two's complement, as MySQL).
-fn to_bits(v: &Value) -> u64 {
-    match v {
-        Value::UInt(x) => *x,
-        other => cast::to_i64(other).unwrap_or(0) as u64,
-    }
 }
 
 /// An estimate of the memory a value holds.
@@ -835,6 +889,56 @@ mod tests {
         assert_eq!(acc.finish().unwrap(), Value::Null);
         acc.update(&Value::Double(0.5)).unwrap();
         assert_eq!(acc.finish().unwrap(), Value::Double(0.5));
+    }
+
+    /// The variances: MySQL's answers, and merged partial states agree with one pass
+    /// (to rounding: the merge formula adds in another order).
+    #[test]
+    fn variances_merge() {
+        let xs: Vec<Value> = [2, 4, 4, 4, 5, 5, 7, 9].map(Value::Int).to_vec();
+        assert_eq!(run(AggFunc::StdPop, INT, &xs), Value::Double(2.0));
+        assert_eq!(run(AggFunc::VarPop, INT, &xs), Value::Double(4.0));
+        assert_eq!(run(AggFunc::VarSamp, INT, &[Value::Int(3)]), Value::Null);
+        assert_eq!(
+            run(AggFunc::StdPop, INT, &[Value::Int(3)]),
+            Value::Double(0.0)
+        );
+        assert_eq!(run(AggFunc::VarPop, INT, &[Value::Null]), Value::Null);
+        assert_eq!(agg_return_type(AggFunc::StdSamp, INT), SqlType::Double);
+        let mut rng = Rng::new(test_seed("variances_merge"));
+        let funcs = [
+            AggFunc::VarPop,
+            AggFunc::VarSamp,
+            AggFunc::StdPop,
+            AggFunc::StdSamp,
+        ];
+        for _ in 0..300 {
+            let f = funcs[rng.below(4) as usize];
+            let values: Vec<Value> = (0..rng.below(40))
+                .map(|_| {
+                    if rng.percent(10) {
+                        Value::Null
+                    } else {
+                        Value::Double(rng.unit_f64() * 1e6 - 5e5)
+                    }
+                })
+                .collect();
+            let whole = run(f, SqlType::Double, &values);
+            let mut merged = Accumulator::new(f, SqlType::Double, CI);
+            for chunk in values.chunks(1 + rng.below(8) as usize) {
+                let mut partial = Accumulator::new(f, SqlType::Double, CI);
+                for v in chunk {
+                    partial.update(v).unwrap();
+                }
+                merged.merge(&partial).unwrap();
+            }
+            match (merged.finish().unwrap(), &whole) {
+                (Value::Double(a), Value::Double(b)) => {
+                    assert!((a - b).abs() <= 1e-9 * b.abs().max(1.0), "{f:?}: {a} {b}")
+                }
+                (a, b) => assert_eq!(&a, b, "{f:?} over {values:?}"),
+            }
+        }
     }
 
     /// Splitting the input among partial accumulators and merging gives the same

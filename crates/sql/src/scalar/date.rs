@@ -1,5 +1,5 @@
 //! Date arithmetic and formatting: `+ INTERVAL`, `EXTRACT`, `DATE_FORMAT`,
-//! `STR_TO_DATE`, MySQL's week numbers and `TIMESTAMPDIFF`.
+//! `STR_TO_DATE`, MySQL's week numbers, `TIMESTAMPDIFF` and `CONVERT_TZ`.
 //!
 //! Inputs are read leniently ([`super::cast::to_datetime`]): DATE and DATETIME values,
 //! strings such as `'2020-01-31'` and numbers such as `20200131`. An input that is not
@@ -919,6 +919,59 @@ pub fn timestamp_diff(unit: IntervalUnit, a: &Value, b: &Value) -> Result<Value>
         }
     };
     Ok(Value::Int(n as i64))
+}
+
+/// The seconds since 1970 a TIMESTAMP may hold on a 64-bit MySQL 8 (1970-01-01
+/// 00:00:01 to 3001-01-18 23:59:59 UTC), the range in which `CONVERT_TZ` converts.
+const TIMESTAMP_SECONDS: std::ops::RangeInclusive<i128> = 1..=32_536_771_199;
+
+/// A time zone's offset in minutes for `CONVERT_TZ`: `+HH:MM`/`-HH:MM` (-13:59 to
+/// +14:00), `UTC`, and `SYSTEM` (Tarn's system time zone is UTC). Named zones are
+/// None: MySQL knows them only from its time zone tables, which Tarn does not have
+/// (MySQL without them answers NULL too).
+fn zone_offset_min(zone: &[u8]) -> Option<i32> {
+    let zone = std::str::from_utf8(zone).ok()?;
+    if zone.trim().eq_ignore_ascii_case("SYSTEM") {
+        return Some(0);
+    }
+    crate::sysvars::time_zone_offset_min(zone)
+}
+
+/// `CONVERT_TZ(v, from, to)`: the DATETIME `v` read in zone `from`, shown in zone `to`.
+/// NULL for an invalid date or an unknown zone. A value whose UTC time falls outside
+/// the TIMESTAMP range is returned unchanged, as MySQL does.
+pub fn convert_tz(v: &Value, from: &[u8], to: &[u8]) -> Value {
+    let (Some(dt), Some(from), Some(to)) =
+        (to_datetime(v), zone_offset_min(from), zone_offset_min(to))
+    else {
+        return Value::Null;
+    };
+    const MICROS_PER_MINUTE: i128 = 60_000_000;
+    let epoch =
+        i128::from(DateTime::from_date(Date::new(1970, 1, 1).expect("a valid date")).to_micros());
+    let utc_micros = i128::from(dt.to_micros()) - i128::from(from) * MICROS_PER_MINUTE;
+    if !TIMESTAMP_SECONDS.contains(&((utc_micros - epoch).div_euclid(1_000_000))) {
+        return Value::DateTime(dt);
+    }
+    let shift = i128::from(to - from) * MICROS_PER_MINUTE;
+    add_micros(&dt, shift).map_or(Value::Null, Value::DateTime)
+}
+
+/// The fraction digits a constant datetime string is written with (0..=6): what
+/// MySQL types a function of it by (`CONVERT_TZ('2004-01-01 12:00:00.5', ...)` is a
+/// DATETIME(1)).
+pub fn string_fsp(text: &[u8]) -> u8 {
+    let text = text.trim_ascii();
+    match parse_datetime(text) {
+        Some(p) if p.has_time => text.iter().rposition(|&b| b == b'.').map_or(0, |dot| {
+            text[dot + 1..]
+                .iter()
+                .take_while(|b| b.is_ascii_digit())
+                .count()
+                .min(6) as u8
+        }),
+        _ => 0,
+    }
 }
 
 #[cfg(test)]

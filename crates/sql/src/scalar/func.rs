@@ -3,30 +3,44 @@
 //! [`return_type`] types a call for the binder (unknown name: error 1305; wrong
 //! number of arguments: 1582); [`call`] evaluates it. The binder may pass constant
 //! arguments to [`return_type_with_constants`] so that `ROUND(x, 2)` on a DECIMAL gets
-//! scale 2 and `STR_TO_DATE(s, '%Y-%m-%d')` is a DATE, as MySQL types them.
+//! scale 2 and `STR_TO_DATE(s, '%Y-%m-%d')` is a DATE, as MySQL types them. The bodies
+//! of the longer functions live beside this module: [`super::strings`],
+//! [`super::math`], [`super::regexp`], [`super::uuid`] and [`super::date`]. A few
+//! calls never reach here: the binder turns `RAND` into [`crate::expr::Expr::Rand`]
+//! (it keeps a sequence per call site), `TIMESTAMPADD` into a date addition, and
+//! `COLLATION`, `CHARSET` and `COERCIBILITY` into constants of the argument's type.
 //!
 //! NULL handling: most functions return NULL when any argument is NULL. The
 //! exceptions are `IF`, `IFNULL`, `COALESCE`, `NULLIF`, `CONCAT_WS` (NULL only for a
-//! NULL separator; NULL values are skipped), `ISNULL`, `FIELD` and `ELT`, and
-//! `CHAR` (skips NULLs). NULL is also returned where MySQL returns NULL with a
-//! warning (warnings come later): `SQRT(-1)`, `LN(0)`, an invalid date, a string
-//! result longer than [`SQL_STRING_RESULT_BYTES_MAX`], `LPAD(s, n, '')`.
+//! NULL separator; NULL values are skipped), `ISNULL`, `FIELD` and `ELT`, `CHAR` and
+//! `MAKE_SET` (skip NULLs), `QUOTE` (the word NULL), `UUID_TO_BIN`/`BIN_TO_UUID` (a
+//! NULL swap flag is false) and the `REGEXP_` functions (which check their other
+//! arguments before answering NULL, as MySQL). NULL is also returned where MySQL
+//! returns NULL with a warning (warnings come later): `SQRT(-1)`, `LN(0)`, `ASIN(2)`,
+//! an invalid date, a string result longer than [`SQL_STRING_RESULT_BYTES_MAX`],
+//! `LPAD(s, n, '')`.
 //!
 //! Functions that pick one of their arguments (`IF`, `IFNULL`, `COALESCE`, `NULLIF`,
 //! `GREATEST`, `LEAST`, `ELT`) return it as it is: the executor converts the result to
 //! the call's [`return_type`] with [`super::cast::coerce`].
 //!
 //! `IF`, `IFNULL` and `COALESCE` evaluated here are eager (all arguments evaluated);
-//! the executor may evaluate them lazily instead. String searches (`INSTR`, `LOCATE`,
-//! `FIELD`, `STRCMP`) use the case-insensitive collation unless called through
-//! [`call_with_collation`]. `UTC_TIMESTAMP` and `UNIX_TIMESTAMP` take the session time
-//! zone to be UTC (Tarn has no time zones yet).
+//! the executor may evaluate them lazily instead. String searches and comparisons
+//! (`INSTR`, `LOCATE`, `FIELD`, `STRCMP`, `FIND_IN_SET`, the `REGEXP_` functions) use
+//! the collation [`call_with_collation`] is given: the binder passes the arguments'
+//! (binary when a string argument is binary); [`call`] is case-insensitive.
+//! `UTC_TIMESTAMP` and `UNIX_TIMESTAMP` take the session time zone to be UTC (Tarn
+//! has no time zones yet), and so does `CONVERT_TZ` for `SYSTEM`.
+//!
+//! `UUID()` and `UUID_SHORT()` are volatile ([`is_volatile`]): each row gets a new
+//! value, so the planner never uses one as an index key.
 //!
 //! `LAST_INSERT_ID(expr)` returns `expr` as a BIGINT UNSIGNED and records it for the
 //! session ([`take_last_insert_id_set`]); `LAST_INSERT_ID()` is the binder's.
 //!
 //! `TRIM(LEADING|TRAILING|BOTH x FROM s)` arrives as `TRIM_LEADING(s, x)`,
-//! `TRIM_TRAILING(s, x)` or `TRIM_BOTH(s, x)` (string first); [`trim`] is public.
+//! `TRIM_TRAILING(s, x)` or `TRIM_BOTH(s, x)` (string first); [`trim`] is public. The
+//! bit operators `& | ^ << >> ~` arrive as functions of those names.
 
 use std::cell::Cell;
 use std::cmp::Ordering;
@@ -43,8 +57,8 @@ use super::cast::{self, char_boundary_after, char_count, to_datetime, to_f64, to
 use super::compare::{compare, comparison_type};
 use super::date::{self, IntervalUnit};
 use super::decimal::{self as dec, RoundMode};
-use super::like;
 use super::{FnContext, out_of_range};
+use super::{like, math, regexp, strings, uuid};
 use crate::types::SqlType;
 
 const MANY: usize = usize::MAX;
@@ -65,7 +79,7 @@ pub fn take_last_insert_id_set() -> Option<u64> {
 /// (fewest, most) arguments of a function, by its uppercase name.
 fn arity(name: &str) -> Option<(usize, usize)> {
     Some(match name {
-        "PI" | "CURDATE" | "CURRENT_DATE" | "UTC_DATE" => (0, 0),
+        "PI" | "CURDATE" | "CURRENT_DATE" | "UTC_DATE" | "UUID" | "UUID_SHORT" => (0, 0),
         "NOW" | "CURRENT_TIMESTAMP" | "SYSDATE" | "LOCALTIME" | "LOCALTIMESTAMP" | "CURTIME"
         | "CURRENT_TIME" | "UTC_TIMESTAMP" | "UNIX_TIMESTAMP" => (0, 1),
         "LENGTH" | "OCTET_LENGTH" | "CHAR_LENGTH" | "CHARACTER_LENGTH" | "UPPER" | "UCASE"
@@ -74,18 +88,35 @@ fn arity(name: &str) -> Option<(usize, usize)> {
         | "MONTH" | "DAY" | "DAYOFMONTH" | "DAYOFWEEK" | "DAYOFYEAR" | "WEEKDAY" | "HOUR"
         | "MINUTE" | "SECOND" | "MICROSECOND" | "QUARTER" | "LAST_DAY" | "MONTHNAME"
         | "DAYNAME" | "TO_DAYS" | "FROM_DAYS" | "HEX" | "UNHEX" | "ASCII" | "ORD" | "ISNULL"
-        | "SPACE" | "LAST_INSERT_ID" => (1, 1),
-        "TRIM" | "ROUND" | "LOG" | "WEEK" | "YEARWEEK" | "FROM_UNIXTIME" => (1, 2),
+        | "SPACE" | "LAST_INSERT_ID" | "SHA1" | "SHA" | "MD5" | "TO_BASE64" | "FROM_BASE64"
+        | "QUOTE" | "SOUNDEX" | "CRC32" | "BIN" | "OCT" | "IS_UUID" | "SIN" | "COS" | "TAN"
+        | "COT" | "ASIN" | "ACOS" | "DEGREES" | "RADIANS" | "~" | "BIT_COUNT" | "BIT_LENGTH"
+        | "INET_ATON" | "INET_NTOA" | "WEEKOFYEAR" | "TO_SECONDS" => (1, 1),
+        "TRIM" | "ROUND" | "LOG" | "WEEK" | "YEARWEEK" | "FROM_UNIXTIME" | "ATAN"
+        | "UUID_TO_BIN" | "BIN_TO_UUID" => (1, 2),
         "IFNULL" | "NULLIF" | "LEFT" | "RIGHT" | "REPEAT" | "INSTR" | "POSITION" | "TRUNCATE"
         | "MOD" | "POWER" | "POW" | "DATEDIFF" | "DATE_FORMAT" | "STR_TO_DATE" | "TRIM_LEADING"
-        | "TRIM_TRAILING" | "TRIM_BOTH" | "STRCMP" => (2, 2),
+        | "TRIM_TRAILING" | "TRIM_BOTH" | "STRCMP" | "FIND_IN_SET" | "SHA2" | "ATAN2" | "&"
+        | "|" | "^" | "<<" | ">>" => (2, 2),
         "SUBSTRING" | "SUBSTR" | "MID" | "LOCATE" | "FORMAT" | "ADDDATE" | "SUBDATE"
-        | "DATE_ADD" | "DATE_SUB" => (2, 3),
-        "IF" | "REPLACE" | "LPAD" | "RPAD" | "TIMESTAMPDIFF" => (3, 3),
+        | "DATE_ADD" | "DATE_SUB" | "REGEXP_LIKE" => (2, 3),
+        "REGEXP_SUBSTR" => (2, 5),
+        "REGEXP_INSTR" => (2, 6),
+        "IF" | "REPLACE" | "LPAD" | "RPAD" | "TIMESTAMPDIFF" | "SUBSTRING_INDEX" | "CONV"
+        | "CONVERT_TZ" => (3, 3),
+        "EXPORT_SET" => (3, 5),
+        "REGEXP_REPLACE" => (3, 6),
+        "INSERT" => (4, 4),
         "COALESCE" | "CONCAT" | "CHAR" => (1, MANY),
-        "CONCAT_WS" | "GREATEST" | "LEAST" | "FIELD" | "ELT" => (2, MANY),
+        "CONCAT_WS" | "GREATEST" | "LEAST" | "FIELD" | "ELT" | "MAKE_SET" => (2, MANY),
         _ => return None,
     })
+}
+
+/// Functions whose value differs between calls with the same arguments (each row
+/// gets its own): never folded into a constant or used as an index key.
+pub fn is_volatile(name: &str) -> bool {
+    matches!(name, "UUID" | "UUID_SHORT")
 }
 
 /// Whether `name` is a scalar function this module knows.
@@ -217,15 +248,55 @@ pub fn return_type_with_constants(
                 text_type(args)
             }
         }
-        "HEX" | "FORMAT" | "DATE_FORMAT" => SqlType::TEXT,
-        "UNHEX" | "CHAR" => SqlType::Blob,
+        "SUBSTRING_INDEX" | "QUOTE" | "SOUNDEX" | "REGEXP_SUBSTR" | "REGEXP_REPLACE" => {
+            if arg(0) == SqlType::Blob {
+                SqlType::Blob
+            } else {
+                text_type(args)
+            }
+        }
+        "INSERT" => {
+            if arg(0) == SqlType::Blob || arg(3) == SqlType::Blob {
+                SqlType::Blob
+            } else {
+                text_type(args)
+            }
+        }
+        "MAKE_SET" => text_type(&args[1..]),
+        "EXPORT_SET" => text_type(&args[1..]),
+        "HEX" | "FORMAT" | "DATE_FORMAT" | "TO_BASE64" => SqlType::TEXT,
+        "BIN" | "OCT" | "CONV" => SqlType::varchar(64),
+        "UUID" | "BIN_TO_UUID" => SqlType::varchar(36),
+        "MD5" => SqlType::varchar(32),
+        "SHA1" | "SHA" => SqlType::varchar(40),
+        "SHA2" => SqlType::varchar(128),
+        "UNHEX" | "CHAR" | "FROM_BASE64" | "UUID_TO_BIN" => SqlType::Blob,
+        "UUID_SHORT" | "&" | "|" | "^" | "<<" | ">>" | "~" => SqlType::UInt { bits: 64 },
+        "CRC32" => SqlType::UInt { bits: 32 },
+        "CONVERT_TZ" => SqlType::DateTime {
+            fsp: match arg(0) {
+                SqlType::DateTime { fsp, .. } => fsp,
+                SqlType::Date | SqlType::Int { .. } | SqlType::UInt { .. } => 0,
+                SqlType::Decimal { scale, .. } => scale.min(6),
+                _ => match constant(0) {
+                    Some(Value::Bytes(b)) => date::string_fsp(b),
+                    _ => 6,
+                },
+            },
+            timestamp: false,
+        },
         "MONTHNAME" | "DAYNAME" => SqlType::varchar(9),
         "CURTIME" | "CURRENT_TIME" => SqlType::varchar(15),
         "LENGTH" | "OCTET_LENGTH" | "CHAR_LENGTH" | "CHARACTER_LENGTH" | "INSTR" | "LOCATE"
         | "POSITION" | "ASCII" | "ORD" | "FIELD" | "ISNULL" | "STRCMP" | "SIGN" | "YEAR"
         | "MONTH" | "DAY" | "DAYOFMONTH" | "DAYOFWEEK" | "DAYOFYEAR" | "WEEKDAY" | "HOUR"
         | "MINUTE" | "SECOND" | "MICROSECOND" | "QUARTER" | "WEEK" | "YEARWEEK" | "TO_DAYS"
-        | "DATEDIFF" | "TIMESTAMPDIFF" => SqlType::BIGINT,
+        | "DATEDIFF" | "TIMESTAMPDIFF" | "FIND_IN_SET" | "IS_UUID" | "REGEXP_LIKE"
+        | "REGEXP_INSTR" | "BIT_COUNT" | "BIT_LENGTH" | "WEEKOFYEAR" | "TO_SECONDS" => {
+            SqlType::BIGINT
+        }
+        "INET_ATON" => SqlType::UInt { bits: 64 },
+        "INET_NTOA" => SqlType::varchar(15),
         "UNIX_TIMESTAMP" => match arg(0) {
             SqlType::DateTime { fsp, .. } if fsp > 0 => SqlType::Decimal {
                 precision: 12 + fsp,
@@ -260,7 +331,8 @@ pub fn return_type_with_constants(
             _ => SqlType::Double,
         },
         "MOD" => arith::result_type(ArithOp::Mod, arg(0), arg(1)),
-        "POWER" | "POW" | "SQRT" | "EXP" | "LN" | "LOG" | "LOG10" | "LOG2" | "PI" => {
+        "POWER" | "POW" | "SQRT" | "EXP" | "LN" | "LOG" | "LOG10" | "LOG2" | "PI" | "SIN"
+        | "COS" | "TAN" | "COT" | "ASIN" | "ACOS" | "ATAN" | "ATAN2" | "DEGREES" | "RADIANS" => {
             SqlType::Double
         }
         "NOW" | "CURRENT_TIMESTAMP" | "SYSDATE" | "LOCALTIME" | "LOCALTIMESTAMP"
@@ -317,7 +389,22 @@ pub fn return_type_with_constants(
 fn handles_nulls(upper: &str) -> bool {
     matches!(
         upper,
-        "IF" | "IFNULL" | "COALESCE" | "NULLIF" | "CONCAT_WS" | "ISNULL" | "FIELD" | "ELT" | "CHAR"
+        "IF" | "IFNULL"
+            | "COALESCE"
+            | "NULLIF"
+            | "CONCAT_WS"
+            | "ISNULL"
+            | "FIELD"
+            | "ELT"
+            | "CHAR"
+            | "QUOTE"
+            | "MAKE_SET"
+            | "UUID_TO_BIN"
+            | "BIN_TO_UUID"
+            | "REGEXP_LIKE"
+            | "REGEXP_INSTR"
+            | "REGEXP_SUBSTR"
+            | "REGEXP_REPLACE"
     )
 }
 
@@ -494,6 +581,77 @@ pub fn call_with_collation(
                 .map_or(Value::Null, |n| args[n].clone()))
         }
         "FORMAT" => Ok(format_number(&args[0], int(1))),
+        "SUBSTRING_INDEX" => Ok(Value::Bytes(strings::substring_index(
+            &text(0),
+            &text(1),
+            int(2),
+        ))),
+        "FIND_IN_SET" => Ok(Value::Int(strings::find_in_set(
+            &text(0),
+            &text(1),
+            collation,
+        ))),
+        "INSERT" => Ok(string_result(strings::insert(
+            &text(0),
+            int(1),
+            int(2),
+            &text(3),
+        ))),
+        "QUOTE" => Ok(Value::Bytes(match to_text(&args[0]) {
+            Some(s) => strings::quote(&s),
+            None => b"NULL".to_vec(),
+        })),
+        "SOUNDEX" => Ok(Value::Bytes(strings::soundex(&text(0)))),
+        "MAKE_SET" => {
+            if args[0].is_null() {
+                return Ok(Value::Null);
+            }
+            let strings: Vec<Option<Vec<u8>>> = args[1..].iter().map(to_text).collect();
+            Ok(string_result(strings::make_set(
+                math::to_bits(&args[0]),
+                &strings,
+            )))
+        }
+        "EXPORT_SET" => {
+            let separator = if args.len() > 3 {
+                text(3)
+            } else {
+                b",".to_vec()
+            };
+            let count = if args.len() > 4 { int(4) } else { 64 };
+            Ok(string_result(strings::export_set(
+                math::to_bits(&args[0]),
+                &text(1),
+                &text(2),
+                &separator,
+                count,
+            )))
+        }
+        "TO_BASE64" => Ok(string_result(strings::to_base64(&text(0)))),
+        "FROM_BASE64" => Ok(strings::from_base64(&text(0)).map_or(Value::Null, Value::Bytes)),
+        "MD5" => Ok(Value::Bytes(strings::md5(&text(0)))),
+        "SHA1" | "SHA" => Ok(Value::Bytes(strings::sha1(&text(0)))),
+        "SHA2" => Ok(strings::sha2(&text(0), int(1)).map_or(Value::Null, Value::Bytes)),
+        "REGEXP_LIKE" | "REGEXP_INSTR" | "REGEXP_SUBSTR" | "REGEXP_REPLACE" => {
+            regexp::call(&upper, args, collation)
+        }
+
+        // Identifiers.
+        "UUID" => Ok(Value::Bytes(uuid::uuid_v1().into_bytes())),
+        "UUID_SHORT" => Ok(Value::UInt(uuid::uuid_short())),
+        "IS_UUID" => Ok(Value::Int(i64::from(uuid::is_uuid(&text(0))))),
+        "UUID_TO_BIN" | "BIN_TO_UUID" => {
+            let Some(value) = to_text(&args[0]) else {
+                return Ok(Value::Null);
+            };
+            // A NULL swap flag is false, as MySQL reads it.
+            let swap = args.get(1).and_then(cast::to_bool) == Some(true);
+            Ok(Value::Bytes(if upper == "UUID_TO_BIN" {
+                uuid::uuid_to_bin(&value, swap)?
+            } else {
+                uuid::bin_to_uuid(&value, swap)?.into_bytes()
+            }))
+        }
 
         // Numbers.
         "ABS" => abs(&args[0]),
@@ -555,6 +713,50 @@ pub fn call_with_collation(
         "LOG10" => Ok(log(to_f64(&args[0]).unwrap_or(0.0), f64::log10)),
         "LOG2" => Ok(log(to_f64(&args[0]).unwrap_or(0.0), f64::log2)),
         "PI" => Ok(Value::Double(std::f64::consts::PI)),
+        "SIN" | "COS" | "TAN" | "COT" | "ASIN" | "ACOS" | "DEGREES" | "RADIANS" => {
+            let x = to_f64(&args[0]).unwrap_or(0.0);
+            let y = match upper.as_str() {
+                "SIN" => x.sin(),
+                "COS" => x.cos(),
+                "TAN" => x.tan(),
+                "COT" => 1.0 / x.tan(),
+                "ASIN" => x.asin(),
+                "ACOS" => x.acos(),
+                "DEGREES" => x.to_degrees(),
+                _ => x.to_radians(),
+            };
+            double_result(y, || format!("{}({x})", upper.to_ascii_lowercase()))
+        }
+        "ATAN" | "ATAN2" => {
+            let y = to_f64(&args[0]).unwrap_or(0.0);
+            Ok(Value::Double(match args.get(1) {
+                Some(x) => y.atan2(to_f64(x).unwrap_or(0.0)),
+                None => y.atan(),
+            }))
+        }
+        "CRC32" => Ok(Value::UInt(u64::from(math::crc32(&text(0))))),
+        "BIT_COUNT" => Ok(Value::Int(i64::from(math::to_bits(&args[0]).count_ones()))),
+        "BIT_LENGTH" => Ok(Value::Int(text(0).len() as i64 * 8)),
+        "INET_ATON" => Ok(math::inet_aton(&text(0)).map_or(Value::Null, Value::UInt)),
+        "INET_NTOA" => Ok(u32::try_from(int(0)).map_or(Value::Null, |n| {
+            Value::Bytes(std::net::Ipv4Addr::from(n).to_string().into_bytes())
+        })),
+        "CONV" | "BIN" | "OCT" => {
+            let (from, to) = match upper.as_str() {
+                "CONV" => (int(1), int(2)),
+                "BIN" => (10, 2),
+                _ => (10, 8),
+            };
+            Ok(
+                math::conv(&text(0), from, to)
+                    .map_or(Value::Null, |s| Value::Bytes(s.into_bytes())),
+            )
+        }
+        "&" | "|" | "^" | "<<" | ">>" | "~" => Ok(math::bit_op(
+            &upper,
+            &args[0],
+            args.get(1).unwrap_or(&Value::Null),
+        )),
 
         // Dates.
         "NOW" | "CURRENT_TIMESTAMP" | "SYSDATE" | "LOCALTIME" | "LOCALTIMESTAMP"
@@ -585,6 +787,15 @@ pub fn call_with_collation(
         "WEEKDAY" => Ok(with_date(&args[0], |d| i64::from(date::weekday(d)))),
         "DAYOFYEAR" => Ok(with_date(&args[0], date::day_of_year)),
         "TO_DAYS" => Ok(with_date(&args[0], date::day_number)),
+        "TO_SECONDS" => Ok(with_datetime(&args[0], |dt| {
+            Value::Int(
+                date::day_number(&dt.date) * 86_400
+                    + i64::from(dt.hour) * 3600
+                    + i64::from(dt.minute) * 60
+                    + i64::from(dt.second),
+            )
+        })),
+        "WEEKOFYEAR" => Ok(with_date(&args[0], |d| i64::from(date::week(d, 3).0))),
         "WEEK" => {
             let mode = if args.len() == 2 { int(1) } else { 0 };
             Ok(with_date(&args[0], |d| {
@@ -639,6 +850,7 @@ pub fn call_with_collation(
             date::timestamp_diff(unit, &args[1], &args[2])
         }
         "DATE_FORMAT" => date::date_format(&args[0], &text(1)),
+        "CONVERT_TZ" => Ok(date::convert_tz(&args[0], &text(1), &text(2))),
         "STR_TO_DATE" => Ok(date::str_to_date(&text(0), &text(1))),
         "UNIX_TIMESTAMP" => Ok(unix_timestamp(
             args.first().unwrap_or(&Value::DateTime(ctx.now)),

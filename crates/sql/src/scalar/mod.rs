@@ -16,6 +16,12 @@
 //! - [`like`]: `LIKE` pattern matching.
 //! - [`func`]: scalar built-ins by name.
 //! - [`date`]: intervals, `EXTRACT`, `DATE_FORMAT` and the date helpers.
+//! - [`strings`]: `SUBSTRING_INDEX`, `FIND_IN_SET`, base64, digests and other string
+//!   functions.
+//! - [`math`]: `CONV`, `CRC32` and the bit operators.
+//! - [`regexp`]: `REGEXP` and the `REGEXP_*` functions.
+//! - [`rand`]: `RAND()` with MySQL's seeded sequence.
+//! - [`uuid`]: `UUID()` and the UUID conversions.
 //! - [`agg`]: aggregate accumulators.
 
 use tarn_common::Error;
@@ -29,6 +35,11 @@ pub mod date;
 pub mod decimal;
 pub mod func;
 pub mod like;
+pub mod math;
+pub mod rand;
+pub mod regexp;
+pub mod strings;
+pub mod uuid;
 
 /// What a function may read from the statement it runs in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,6 +50,15 @@ pub struct FnContext {
     pub div_precision_increment: u8,
     /// `group_concat_max_len`: GROUP_CONCAT's results are cut at this many bytes.
     pub group_concat_max_len: usize,
+    /// Which statement execution this is ([`next_statement_id`]): a `RAND(N)` call
+    /// seeds its sequence once per execution.
+    pub statement: u64,
+}
+
+/// A number no earlier statement execution of this process was given.
+pub fn next_statement_id() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 impl FnContext {
@@ -48,6 +68,7 @@ impl FnContext {
             now,
             div_precision_increment: 4,
             group_concat_max_len: tarn_common::limits::GROUP_CONCAT_MAX_LEN_BYTES,
+            statement: next_statement_id(),
         }
     }
 }
