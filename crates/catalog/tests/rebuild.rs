@@ -266,7 +266,7 @@ fn rebuild_adds_and_drops_columns() {
         old_files = files_of(&old);
         let mut calls = 0;
         let new = storage
-            .rebuild_table("db", "t", with_note(), &mut |mut row| {
+            .rebuild_table("db", "t", with_note(), &mut |_, mut row| {
                 calls += 1;
                 row.insert(2, text("none"));
                 Ok(row)
@@ -286,7 +286,7 @@ fn rebuild_adds_and_drops_columns() {
         assert_eq!(new.reserve_auto_increment(1).unwrap(), 510);
         // DROP COLUMN note again, back to the first definition.
         let dropped = storage
-            .rebuild_table("db", "t", def("t"), &mut |mut row| {
+            .rebuild_table("db", "t", def("t"), &mut |_, mut row| {
                 row.remove(2);
                 Ok(row)
             })
@@ -326,14 +326,18 @@ fn rebuild_with_a_new_key_order_sorts_and_failures_change_nothing() {
         d.auto_increment = None;
         d
     };
-    let mut calls = 0;
+    let mut numbers = Vec::new();
     let new = storage
-        .rebuild_table("db", "t", regrouped(), &mut |row| {
-            calls += 1;
+        .rebuild_table("db", "t", regrouped(), &mut |number, row| {
+            numbers.push(number);
             Ok(row)
         })
         .unwrap();
-    assert!(calls > 399, "the rows were read again to be sorted");
+    assert!(numbers.len() > 399, "the rows were read again to be sorted");
+    // The second pass numbers the rows from 1 again (errors name `at row N`).
+    let second_pass = numbers.split_off(numbers.len() - 399);
+    assert_eq!(second_pass, (1..=399).collect::<Vec<u64>>());
+    assert_eq!(numbers, (1..=numbers.len() as u64).collect::<Vec<u64>>());
     let rows = pk_scan(&new, Direction::Forward);
     assert_eq!(rows.len(), 399);
     let keys: Vec<(i64, i64)> = rows
@@ -353,11 +357,11 @@ fn rebuild_with_a_new_key_order_sorts_and_failures_change_nothing() {
     by_group.primary_key = vec![1];
     by_group.columns[1].nullable = false;
     by_group.auto_increment = None;
-    let result = storage.rebuild_table("db", "t", by_group, &mut Ok);
+    let result = storage.rebuild_table("db", "t", by_group, &mut |_, row| Ok(row));
     assert_eq!(code(result.map(|_| ())), 1062);
     // A failing map: its error, and nothing changes.
     let mut seen = 0;
-    let result = storage.rebuild_table("db", "t", def("t"), &mut |row| {
+    let result = storage.rebuild_table("db", "t", def("t"), &mut |_, row| {
         seen += 1;
         if seen == 100 {
             Err(tarn_common::Error::sql(1265, "01000", "Data truncated"))
@@ -370,7 +374,11 @@ fn rebuild_with_a_new_key_order_sorts_and_failures_change_nothing() {
     let mut bad = def("t");
     bad.primary_key = vec![9];
     assert_eq!(
-        code(storage.rebuild_table("db", "t", bad, &mut Ok).map(|_| ())),
+        code(
+            storage
+                .rebuild_table("db", "t", bad, &mut |_, row| Ok(row))
+                .map(|_| ())
+        ),
         1064
     );
     let current = storage.table("db", "t").unwrap();

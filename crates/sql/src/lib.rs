@@ -8,8 +8,9 @@
 //!    hands each query block's FROM and WHERE to [`planner`], which pushes predicates
 //!    down, picks access paths and orders joins.
 //! 3. [`exec`] runs the [`plan::Plan`] as a tree of operators that pass chunks of
-//!    column vectors ([`chunk::Chunk`]); [`dml`] and [`ddl`] change rows and the
-//!    catalog inside the session's transaction.
+//!    column vectors ([`chunk::Chunk`]); [`dml`], [`ddl`] and [`alter`] change rows
+//!    and the catalog inside the session's transaction; [`maintenance`] answers
+//!    ANALYZE, OPTIMIZE, CHECK, CHECKSUM and REPAIR TABLE.
 //!
 //! Before any of that, the session's account must hold the privileges the statement
 //! needs: [`accounts`] keeps accounts and grants in `mysql.user` and `mysql.grants`
@@ -21,6 +22,7 @@
 #![forbid(unsafe_code)]
 
 pub mod accounts;
+pub mod alter;
 pub mod bind;
 pub mod chunk;
 pub mod ddl;
@@ -30,6 +32,7 @@ pub mod engine;
 pub mod exec;
 pub mod expr;
 pub mod limits;
+pub mod maintenance;
 pub mod parallel;
 pub mod parse;
 pub mod plan;

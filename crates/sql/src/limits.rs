@@ -65,3 +65,12 @@ pub const SEND_THREADS_MAX: u64 = 256;
 pub const RESULT_BUFFER_DEFAULT_BYTES: u64 = 4 << 20;
 pub const RESULT_BUFFER_MIN_BYTES: u64 = 16 << 10;
 pub const RESULT_BUFFER_MAX_BYTES: u64 = 1 << 30;
+
+/// `CHECK TABLE` compares every secondary index with the rows' entries only for
+/// tables the planner estimates at no more rows than this: the comparison holds every
+/// entry in memory. Larger tables get the B+tree walks alone, which hold page numbers.
+pub const CHECK_TABLE_VERIFY_ROWS_MAX: u64 = 1 << 20;
+
+/// How long `CHECK TABLE` waits for purge to remove what committed deletes left
+/// (which the check would otherwise report) before it gives up on the table.
+pub const CHECK_TABLE_PURGE_WAIT_MS: u64 = 10_000;
