@@ -1,4 +1,5 @@
-//! Data definition: databases, tables, indexes and views.
+//! Data definition: databases, tables, indexes and views (ALTER TABLE is in
+//! [`crate::alter`], which uses the column and index helpers here).
 //!
 //! Each statement commits the session's open transaction first (the session does
 //! that before calling [`execute`]), as MySQL's DDL does, and then changes the

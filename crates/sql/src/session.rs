@@ -1011,9 +1011,7 @@ impl Session {
         analyze: bool,
         params: &[Value],
     ) -> Result<QueryResult> {
-        let text = statement.to_string();
-        let parsed = parse::parse_one(&text)?;
-        let bound = self.bind_statement(&parsed)?;
+        let bound = crate::dml::bind(self, statement)?;
         let crate::dml::Bound::Query(plan) = &bound else {
             let mut lines = Vec::new();
             bound.explain(&mut lines);

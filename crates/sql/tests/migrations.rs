@@ -208,6 +208,14 @@ fn multi_table_order_by_and_limit_are_1221() {
     }
     // MySQL's UPDATE has no FROM clause (the comma list is not one).
     assert_eq!(error(&mut s, "UPDATE a FROM b SET a.v = 1").0, 1064);
+    // EXPLAIN shows the targets over the join (Tarn's own plan text).
+    let plan = texts(
+        &mut s,
+        "EXPLAIN UPDATE a, b SET a.v = b.v, b.v = 0 WHERE a.id = b.id",
+    );
+    assert_eq!(plan[0], "Update a, b");
+    let plan = texts(&mut s, "EXPLAIN DELETE b FROM a JOIN b ON a.id = b.id");
+    assert_eq!(plan[0], "Delete from b");
 }
 
 /// A multi-table UPDATE locks the rows it changes exclusively and the rows it reads

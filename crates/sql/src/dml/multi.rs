@@ -358,6 +358,14 @@ fn keyless_rows(
     Ok(found)
 }
 
+/// The rows of one target a multi-table UPDATE changes, in the order first met.
+#[derive(Default)]
+struct TargetRows {
+    rows: Vec<Changed>,
+    /// Where each row is in `rows`, by its id.
+    by_id: HashMap<Vec<u8>, usize>,
+}
+
 /// One target row of a multi-table UPDATE.
 struct Changed {
     /// The row as read (a table without a primary key: its values' identity).
@@ -375,9 +383,7 @@ pub(super) fn run_update(
     params: &[Value],
 ) -> Result<QueryResult> {
     let chunks = session.with_exec(tx, params, |cx| exec::collect(&p.rows, cx))?;
-    // Per target: its rows, and where each is in that list by id.
-    let mut changed: Vec<(Vec<Changed>, HashMap<Vec<u8>, usize>)> =
-        p.targets.iter().map(|_| Default::default()).collect();
+    let mut changed: Vec<TargetRows> = p.targets.iter().map(|_| Default::default()).collect();
     session.with_exec(tx, params, |cx| {
         let ecx = crate::expr::EvalContext {
             params: cx.params,
@@ -401,20 +407,20 @@ pub(super) fn run_update(
                     let Some(id) = row_id(table, values)? else {
                         continue;
                     };
-                    let (rows, by_id) = &mut changed[a.target];
-                    let entry = match by_id.entry(id.clone()) {
+                    let target = &mut changed[a.target];
+                    let entry = match target.by_id.entry(id.clone()) {
                         Entry::Occupied(e) => *e.get(),
                         Entry::Vacant(e) => {
-                            rows.push(Changed {
+                            target.rows.push(Changed {
                                 id,
                                 old: values.to_vec(),
                                 new: values.to_vec(),
                                 first_seen: joined_index,
                             });
-                            *e.insert(rows.len() - 1)
+                            *e.insert(target.rows.len() - 1)
                         }
                     };
-                    if changed[a.target].0[entry].first_seen == joined_index {
+                    if target.rows[entry].first_seen == joined_index {
                         fresh.insert((a.target, a.offset), entry);
                     }
                 }
@@ -423,7 +429,7 @@ pub(super) fn run_update(
                         continue;
                     };
                     let value = a.expr.eval_row(&row, &ecx)?;
-                    changed[a.target].0[entry].new[a.column] = value.clone();
+                    changed[a.target].rows[entry].new[a.column] = value.clone();
                     row[a.offset + a.column] = value;
                 }
                 joined_index += 1;
@@ -433,7 +439,7 @@ pub(super) fn run_update(
     })?;
     let mut matched = 0u64;
     let mut updated = 0u64;
-    for (target, (rows, by_id)) in p.targets.iter().zip(changed) {
+    for (target, TargetRows { rows, by_id }) in p.targets.iter().zip(changed) {
         let table = &target.table;
         // (row, its clustered key) pairs; a table without a primary key may have
         // several rows per entry.

@@ -313,8 +313,17 @@ fn parse_statement(text: &str) -> Result<Statement> {
     if form == Some(special::Form::Xa) {
         return Err(unsupported("XA transactions"));
     }
-    if words.first().is_some_and(|w| w == "UPDATE") {
-        special::rewrite_update_table_list(&mut tokens).map_err(|at| {
+    let explained = matches!(
+        words.first().map(String::as_str),
+        Some("EXPLAIN" | "DESCRIBE" | "DESC")
+    );
+    let update_at = match words.as_slice() {
+        [first, ..] if first == "UPDATE" => Some(0),
+        [_, second, ..] if explained && second == "UPDATE" => Some(1),
+        _ => None,
+    };
+    if let Some(update_at) = update_at {
+        special::rewrite_update_table_list(&mut tokens, update_at).map_err(|at| {
             let offset = byte_offset(text, at.line as usize, at.column as usize);
             syntax_error_near(&text[offset.unwrap_or(text.len())..], at.line as usize)
         })?;

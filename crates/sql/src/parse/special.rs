@@ -382,12 +382,21 @@ fn table_maintenance(p: &mut Parser) -> Result<Statement, ParserError> {
 /// rest as `from: BeforeSet(..)` (Snowflake's `UPDATE t1 FROM t2 SET`). MySQL's
 /// UPDATE has no FROM clause, so in Tarn's trees `BeforeSet` only ever holds this
 /// list, and a FROM written before SET is refused here: `Err` holds its position.
+///
+/// `update_at`: which word of the statement is UPDATE (0, or 1 after EXPLAIN).
 pub(super) fn rewrite_update_table_list(
     tokens: &mut [TokenWithSpan],
+    update_at: usize,
 ) -> Result<(), sqlparser::tokenizer::Location> {
+    let start = tokens
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| !matches!(t.token, Token::Whitespace(_)))
+        .nth(update_at)
+        .map_or(tokens.len(), |(i, _)| i + 1);
     let mut depth = 0usize;
     let mut comma = None;
-    for (i, t) in tokens.iter().enumerate().skip(1) {
+    for (i, t) in tokens.iter().enumerate().skip(start) {
         match &t.token {
             Token::LParen => depth += 1,
             Token::RParen => depth = depth.saturating_sub(1),

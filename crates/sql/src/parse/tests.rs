@@ -403,6 +403,14 @@ fn sqlparser_forms_that_are_faithful() {
             "UPDATE t SET a = (1, 2), b = 3",
             "UPDATE t SET a = (1, 2), b = 3",
         ),
+        (
+            "EXPLAIN UPDATE t1, t2 SET a = 1",
+            "EXPLAIN UPDATE t1 FROM t2 SET a = 1",
+        ),
+        (
+            "EXPLAIN SELECT * FROM t1, t2 FOR UPDATE",
+            "EXPLAIN SELECT * FROM t1, t2 FOR UPDATE",
+        ),
         ("ALTER TABLE t RENAME u", "ALTER TABLE t RENAME TO u"),
         (
             "ALTER TABLE t RENAME INDEX a TO b, RENAME KEY c TO d",
