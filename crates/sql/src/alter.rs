@@ -22,7 +22,8 @@
 //!   index over a column whose type changed holds the converted values.
 //!
 //! Then, if the statement asks, `AUTO_INCREMENT = n` and `RENAME [TO | AS] t2` follow
-//! as changes of their own; a taken new name is checked before anything changes.
+//! as changes of their own; a taken new name or a missing database is checked before
+//! anything changes.
 //!
 //! Column names in MODIFY, CHANGE, DROP, RENAME COLUMN, ALTER COLUMN, FIRST / AFTER
 //! and added indexes are looked up in the draft as the earlier operations left it.
@@ -80,6 +81,9 @@ pub(crate) fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Res
     }
     let rename = rename.filter(|target| *target != (db.clone(), name.clone()));
     if let Some((new_db, new_name)) = &rename {
+        if !storage.databases().iter().any(|d| d == new_db) {
+            return Err(Error::UnknownDatabase(new_db.clone()));
+        }
         let taken = storage.table(new_db, new_name).is_ok()
             || storage.view(new_db, new_name).ok().flatten().is_some();
         if taken {

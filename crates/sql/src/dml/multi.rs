@@ -32,6 +32,7 @@
 //! equal rows alike, so they are all matched), and a joined row whose columns of such
 //! a table are all NULL counts as padding.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::sync::Arc;
@@ -50,7 +51,6 @@ use crate::expr::Expr;
 use crate::plan::Plan;
 use crate::planner::FromRelation;
 use crate::session::{QueryResult, Session};
-use std::cell::RefCell;
 
 /// A table a multi-table statement changes.
 pub struct Target {
@@ -195,14 +195,10 @@ pub(super) fn bind_update(session: &mut Session, update: &ast::Update) -> Result
         let relation = relation_at(&mut block.relations, position)
             .expect("every scope column belongs to a relation");
         let offset = relation.offset();
-        let FromRelation::Table {
-            table, alias, lock, ..
-        } = relation
-        else {
+        let FromRelation::Table { table, lock, .. } = relation else {
             let alias = scope.columns[position].table.clone().unwrap_or_default();
             return Err(not_updatable(&alias, "UPDATE"));
         };
-        let _ = alias;
         let (db, name) = (table.database().to_string(), table.def().name.clone());
         session.check_table(Privileges::UPDATE, &db, &name)?;
         *lock = RowLock::Exclusive;
