@@ -30,7 +30,7 @@ pub use recovery::RecoveryReport;
 pub use scan::{BatchStream, ParallelScan, ParallelScanStats, Predicate};
 pub use secondary::{IndexScan, IndexScanStats};
 pub use stats::{AnalyzeOptions, ColumnStats, IndexStats, TableStats};
-pub use storage::{CommitTicket, Storage};
+pub use storage::{CheckOutcome, CommitTicket, Storage};
 pub use table::{RowCursor, SecondaryIndex, Table};
 pub use tarn_txn::lock::WaitPolicy;
 pub use txn::{RowLock, Snapshot, Transaction, TxnContext};

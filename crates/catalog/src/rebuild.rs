@@ -2,7 +2,8 @@
 //!
 //! The old table's rows come from an ordered parallel scan of its newest versions
 //! (delete-marked rows skipped; the caller holds the table's exclusive lock, so the
-//! newest versions are the committed ones), each goes through the caller's `map`,
+//! newest versions are the committed ones), each goes through the caller's `map`
+//! with its 1-based number in that order (what ALTER TABLE's errors call `at row N`),
 //! and the new table is bulk loaded: clustered tree bottom up, secondary indexes from
 //! sorted entries. When the new primary key is the old one (ADD or DROP of another
 //! column) the rows arrive in key order and nothing is held in memory. When they do
@@ -19,7 +20,8 @@ use tarn_row::Value;
 use crate::scan::ParallelScan;
 use crate::table::Table;
 
-type Map<'m> = &'m mut dyn FnMut(Vec<Value>) -> Result<Vec<Value>>;
+/// Old row in (with its 1-based number in the old table's key order), new row out.
+type Map<'m> = &'m mut dyn FnMut(u64, Vec<Value>) -> Result<Vec<Value>>;
 
 /// Loads `map` of every row of `old` into the empty table `new`; returns the rows.
 pub(crate) fn copy_rows(old: &Arc<Table>, new: &Table, map: Map<'_>) -> Result<u64> {
@@ -27,8 +29,8 @@ pub(crate) fn copy_rows(old: &Arc<Table>, new: &Table, map: Map<'_>) -> Result<u
     let streamed = {
         let mut last_key: Option<Vec<u8>> = None;
         let keyed = !new.def().primary_key.is_empty();
-        let rows = rows_of(old)?.map(|row| {
-            let row = new.check_row(map(row?)?)?;
+        let rows = rows_of(old)?.zip(1..).map(|(row, number)| {
+            let row = new.check_row(map(number, row?)?)?;
             if keyed {
                 let key = new.primary_key_of_row(&row)?;
                 if let Some(last) = &last_key
@@ -55,7 +57,7 @@ pub(crate) fn copy_rows(old: &Arc<Table>, new: &Table, map: Map<'_>) -> Result<u
 /// The second pass: every mapped row with its new key, sorted, then loaded.
 fn copy_sorted(old: &Arc<Table>, new: &Table, map: Map<'_>) -> Result<u64> {
     let mut keyed = Vec::new();
-    for row in rows_of(old)? {
+    for (row, number) in rows_of(old)?.zip(1..) {
         if keyed.len() >= REBUILD_SORT_ROWS_MAX {
             return Err(Error::OutOfResources(format!(
                 "rebuilding table '{}' with a new primary key order sorts at most \
@@ -63,7 +65,7 @@ fn copy_sorted(old: &Arc<Table>, new: &Table, map: Map<'_>) -> Result<u64> {
                 old.def().name
             )));
         }
-        let row = new.check_row(map(row?)?)?;
+        let row = new.check_row(map(number, row?)?)?;
         let key = new.primary_key_of_row(&row)?;
         keyed.push((key, row));
     }

@@ -47,6 +47,15 @@ impl State {
     }
 }
 
+/// What [`Storage::check_table`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CheckOutcome {
+    /// Every tree is sound; `rows`: the rows whose index entries were compared.
+    Checked { rows: Option<u64> },
+    /// Purge did not catch up in time; nothing was checked.
+    PurgeBehind,
+}
+
 /// An open data directory with its tables.
 pub struct Storage {
     /// The settings as they are now: those opened with, then every change by
@@ -873,15 +882,16 @@ impl Storage {
     pub fn truncate_table(&self, db: &str, name: &str) -> Result<Arc<Table>> {
         let (tx, table_id) = self.lock_for_ddl(db, name)?;
         // A truncate copies no rows: `map` is never called.
-        let result = self.replace_files(db, name, table_id, None, &mut Ok);
+        let result = self.replace_files(db, name, table_id, None, &mut |_, row| Ok(row));
         self.end_ddl(tx);
         result
     }
 
     /// `ALTER TABLE` that changes columns (ADD/DROP COLUMN, a type change): builds
     /// files for `new_def` (its name is taken as `name`) from the newest committed
-    /// version of every row of the old table, each passed through `map` (old row in,
-    /// new row out; an error ends the rebuild and changes nothing), then makes the
+    /// version of every row of the old table, each passed through `map` (its 1-based
+    /// number in the old table's key order and the old row in, the new row out; an
+    /// error ends the rebuild and changes nothing), then makes the
     /// catalog name the new files, retires the old handle (1412) and removes the old
     /// files. The rows stream from an ordered parallel scan into a bulk load; only if
     /// the new primary key does not come out in order are they read again (calling
@@ -901,7 +911,7 @@ impl Storage {
         db: &str,
         name: &str,
         new_def: TableDef,
-        map: &mut dyn FnMut(Vec<Value>) -> Result<Vec<Value>>,
+        map: &mut dyn FnMut(u64, Vec<Value>) -> Result<Vec<Value>>,
     ) -> Result<Arc<Table>> {
         let (tx, table_id) = self.lock_for_ddl(db, name)?;
         let result = self.replace_files(db, name, table_id, Some(new_def), map);
@@ -916,7 +926,7 @@ impl Storage {
         name: &str,
         table_id: u32,
         new_def: Option<TableDef>,
-        map: &mut dyn FnMut(Vec<Value>) -> Result<Vec<Value>>,
+        map: &mut dyn FnMut(u64, Vec<Value>) -> Result<Vec<Value>>,
     ) -> Result<Arc<Table>> {
         let mut state = self.state.lock();
         let old = Self::locked_table(&state, db, name, table_id)?;
@@ -1062,6 +1072,131 @@ impl Storage {
         Ok(new)
     }
 
+    /// `ALTER TABLE` that leaves every stored row as it is, in one catalog change:
+    /// columns renamed, DEFAULTs set or dropped, secondary indexes renamed, dropped or
+    /// added. `new_def` (its name is taken as `name`) must have the old definition's
+    /// columns with the same types, nullability and collations in the same order, and
+    /// the same primary key; each of its indexes either keeps the file id of an old
+    /// index with the same columns and uniqueness (the same tree, maybe under a new
+    /// name) or has file id 0 and is built here from the rows, as
+    /// [`Storage::create_index`] builds one. Old indexes it does not keep are dropped.
+    /// Anything else is `InvalidDefinition` (the caller rebuilds instead).
+    ///
+    /// All or nothing: a failed build (a duplicate in a new unique index) removes the
+    /// new files and leaves the table as it was. Crash safety is that of
+    /// `create_index` and `drop_index`: the new trees' pages are flushed before
+    /// catalog.json names them, and dropped files are removed only after it no longer
+    /// does; files a crash leaves unnamed are removed at the next open. Like those two
+    /// it runs under the catalog's latch without the table's exclusive lock. Returns
+    /// the new handle; the old one is retired (1412).
+    pub fn alter_in_place(
+        &self,
+        db: &str,
+        name: &str,
+        mut new_def: TableDef,
+    ) -> Result<Arc<Table>> {
+        let mut state = self.state.lock();
+        let old = Self::table_in(&state, db, name)?;
+        let old_def = old.def();
+        new_def.name = name.to_string();
+        new_def.file_id = old_def.file_id;
+        let same_column = |(a, b): (&tarn_row::Column, &tarn_row::Column)| {
+            a.ty == b.ty && a.nullable == b.nullable && a.collation == b.collation
+        };
+        let needs_rebuild = |what: &str| {
+            Err(Error::InvalidDefinition(format!(
+                "ALTER TABLE '{name}' in place cannot change {what}"
+            )))
+        };
+        if new_def.columns.len() != old_def.columns.len()
+            || !new_def
+                .columns
+                .iter()
+                .zip(&old_def.columns)
+                .all(same_column)
+        {
+            return needs_rebuild("the columns' types or order");
+        }
+        if new_def.primary_key != old_def.primary_key {
+            return needs_rebuild("the primary key");
+        }
+        for index in new_def.indexes.iter().filter(|i| i.file_id != 0) {
+            let kept = old_def.indexes.iter().any(|o| {
+                o.file_id == index.file_id && o.columns == index.columns && o.unique == index.unique
+            });
+            if !kept
+                || new_def
+                    .indexes
+                    .iter()
+                    .filter(|i| i.file_id == index.file_id)
+                    .count()
+                    > 1
+            {
+                return needs_rebuild(&format!("index '{}' but by building it", index.name));
+            }
+        }
+        new_def.validate()?;
+        let indexes_of = |def: &TableDef| def.indexes.iter().map(|i| i.file_id).collect::<Vec<_>>();
+        let old_indexes = indexes_of(old_def);
+        let mut catalog = state.catalog.clone();
+        let mut created = Vec::new();
+        let mut built = Vec::new();
+        let result = (|| {
+            for index in new_def.indexes.iter_mut().filter(|i| i.file_id == 0) {
+                index.file_id = catalog.allocate_file_id()?;
+                self.create_tree(index.file_id, &Self::tree_name(db, name, &index.name))?;
+                created.push(index.file_id);
+                built.push(index.name.clone());
+            }
+            let new = self.open_table(db, new_def.clone(), Some(&old))?;
+            for index in &built {
+                new.build_index(new.index(index)?)?;
+            }
+            self.pool.flush_all()?;
+            catalog
+                .databases
+                .get_mut(db)
+                .expect("the table exists")
+                .insert(name.to_string(), new_def.clone());
+            if indexes_of(&new_def) != old_indexes {
+                // Statistics are per index: the table is analyzed again as a whole.
+                catalog.set_table_stats(db, name, None);
+            }
+            catalog.store(self.datadir.path())?;
+            Ok(new)
+        })();
+        let new = match result {
+            Ok(new) => Arc::new(new),
+            Err(error) => {
+                for &file_id in &created {
+                    self.remove_file(file_id)?;
+                }
+                // File ids are never reused, even those of a failed build.
+                state.catalog.next_file_id = catalog.next_file_id;
+                state.catalog.store(self.datadir.path())?;
+                return Err(error);
+            }
+        };
+        let new_indexes = indexes_of(&new_def);
+        if new_indexes != old_indexes {
+            new.activity.adjust(|_| None);
+        }
+        let dropped: Vec<u32> = old_indexes
+            .into_iter()
+            .filter(|f| !new_indexes.contains(f))
+            .collect();
+        state.catalog = catalog;
+        state
+            .tables
+            .insert((db.to_string(), name.to_string()), new.clone());
+        old.retire();
+        drop(old);
+        for file_id in dropped {
+            self.remove_file(file_id)?;
+        }
+        Ok(new)
+    }
+
     /// `ALTER TABLE db.name AUTO_INCREMENT = value`: the table's `start` becomes
     /// `value` (persisted), and its counter the larger of `value` and 1 + the largest
     /// value in the column, as in MySQL 8 (which may lower the counter this way, but
@@ -1111,6 +1246,49 @@ impl Storage {
             .insert((db.to_string(), name.to_string()), new.clone());
         old.retire();
         Ok(new)
+    }
+
+    /// `CHECK TABLE db.name`: walks the clustered index and every secondary index and
+    /// checks their B+tree invariants (`Tree::check_invariants`) and, with `verify`,
+    /// that each secondary index holds exactly the entries of the table's rows
+    /// ([`Table::verify_consistency`], which keeps every entry in memory: the caller
+    /// bounds the tables it asks this for). Returns the rows checked (`None` without
+    /// `verify`), or [`CheckOutcome::PurgeBehind`] if purge did not remove what
+    /// committed changes left behind within `purge_wait` (nothing is checked then:
+    /// delete-marked rows and stale entries would read as damage).
+    ///
+    /// Takes the table's exclusive lock first, as [`Storage::truncate_table`] does
+    /// (waiting up to `lock_wait_timeout` for transactions with changes or locks in
+    /// it, then 1205), so no change runs during the walk; reads go on.
+    pub fn check_table(
+        &self,
+        db: &str,
+        name: &str,
+        verify: bool,
+        purge_wait: Duration,
+    ) -> Result<CheckOutcome> {
+        let (tx, table_id) = self.lock_for_ddl(db, name)?;
+        let result = (|| {
+            if !self.wait_for_purge(purge_wait) {
+                return Ok(CheckOutcome::PurgeBehind);
+            }
+            let table = Self::locked_table(&self.state.lock(), db, name, table_id)?;
+            if verify {
+                return Ok(CheckOutcome::Checked {
+                    rows: Some(table.verify_consistency()?),
+                });
+            }
+            table
+                .clustered()
+                .check_invariants()
+                .map_err(Error::CorruptData)?;
+            for index in table.indexes() {
+                index.tree.check_invariants().map_err(Error::CorruptData)?;
+            }
+            Ok(CheckOutcome::Checked { rows: None })
+        })();
+        self.end_ddl(tx);
+        result
     }
 
     /// `ANALYZE TABLE db.name` with the default options: see [`crate::stats`].

@@ -1,7 +1,8 @@
-//! RENAME, TRUNCATE and the rebuild behind ALTER TABLE ADD/DROP COLUMN: rows,
-//! indexes and AUTO_INCREMENT counters afterwards, retired handles, the exclusive table
-//! lock they wait for, failures that change nothing, files removed, and everything
-//! as it was after a reopen (including files a crash would have left behind).
+//! RENAME, TRUNCATE, the rebuild behind ALTER TABLE's column changes and the
+//! in-place ALTER (renames, defaults, indexes): rows, indexes and AUTO_INCREMENT
+//! counters afterwards, retired handles, the exclusive table lock they wait for,
+//! failures that change nothing, files removed, and everything as it was after a
+//! reopen (including files a crash would have left behind); CHECK TABLE.
 
 mod common;
 
@@ -12,7 +13,7 @@ use std::sync::Arc;
 
 use common::*;
 use tarn_btree::Direction;
-use tarn_catalog::{IndexDef, RowLock, Storage, Table, TableDef, ViewDef};
+use tarn_catalog::{CheckOutcome, IndexDef, RowLock, Storage, Table, TableDef, ViewDef};
 use tarn_common::settings::{PrefetchUnit, Settings};
 use tarn_row::{Column, ColumnType, Value};
 
@@ -266,7 +267,7 @@ fn rebuild_adds_and_drops_columns() {
         old_files = files_of(&old);
         let mut calls = 0;
         let new = storage
-            .rebuild_table("db", "t", with_note(), &mut |mut row| {
+            .rebuild_table("db", "t", with_note(), &mut |_, mut row| {
                 calls += 1;
                 row.insert(2, text("none"));
                 Ok(row)
@@ -286,7 +287,7 @@ fn rebuild_adds_and_drops_columns() {
         assert_eq!(new.reserve_auto_increment(1).unwrap(), 510);
         // DROP COLUMN note again, back to the first definition.
         let dropped = storage
-            .rebuild_table("db", "t", def("t"), &mut |mut row| {
+            .rebuild_table("db", "t", def("t"), &mut |_, mut row| {
                 row.remove(2);
                 Ok(row)
             })
@@ -326,14 +327,18 @@ fn rebuild_with_a_new_key_order_sorts_and_failures_change_nothing() {
         d.auto_increment = None;
         d
     };
-    let mut calls = 0;
+    let mut numbers = Vec::new();
     let new = storage
-        .rebuild_table("db", "t", regrouped(), &mut |row| {
-            calls += 1;
+        .rebuild_table("db", "t", regrouped(), &mut |number, row| {
+            numbers.push(number);
             Ok(row)
         })
         .unwrap();
-    assert!(calls > 399, "the rows were read again to be sorted");
+    assert!(numbers.len() > 399, "the rows were read again to be sorted");
+    // The second pass numbers the rows from 1 again (errors name `at row N`).
+    let second_pass = numbers.split_off(numbers.len() - 399);
+    assert_eq!(second_pass, (1..=399).collect::<Vec<u64>>());
+    assert_eq!(numbers, (1..=numbers.len() as u64).collect::<Vec<u64>>());
     let rows = pk_scan(&new, Direction::Forward);
     assert_eq!(rows.len(), 399);
     let keys: Vec<(i64, i64)> = rows
@@ -353,11 +358,11 @@ fn rebuild_with_a_new_key_order_sorts_and_failures_change_nothing() {
     by_group.primary_key = vec![1];
     by_group.columns[1].nullable = false;
     by_group.auto_increment = None;
-    let result = storage.rebuild_table("db", "t", by_group, &mut Ok);
+    let result = storage.rebuild_table("db", "t", by_group, &mut |_, row| Ok(row));
     assert_eq!(code(result.map(|_| ())), 1062);
     // A failing map: its error, and nothing changes.
     let mut seen = 0;
-    let result = storage.rebuild_table("db", "t", def("t"), &mut |row| {
+    let result = storage.rebuild_table("db", "t", def("t"), &mut |_, row| {
         seen += 1;
         if seen == 100 {
             Err(tarn_common::Error::sql(1265, "01000", "Data truncated"))
@@ -370,7 +375,11 @@ fn rebuild_with_a_new_key_order_sorts_and_failures_change_nothing() {
     let mut bad = def("t");
     bad.primary_key = vec![9];
     assert_eq!(
-        code(storage.rebuild_table("db", "t", bad, &mut Ok).map(|_| ())),
+        code(
+            storage
+                .rebuild_table("db", "t", bad, &mut |_, row| Ok(row))
+                .map(|_| ())
+        ),
         1064
     );
     let current = storage.table("db", "t").unwrap();
@@ -407,6 +416,77 @@ fn files_a_crash_left_behind_are_removed_on_open() {
     assert!(files.contains("999999.tdf"));
     let t = storage.table("db", "t").unwrap();
     assert_eq!(t.verify_consistency().unwrap(), 99);
+}
+
+#[test]
+fn alter_in_place_renames_and_reindexes_in_one_change() {
+    let dir = test_dir();
+    let before;
+    let kept_file;
+    {
+        let storage = open(dir.path(), 256);
+        storage.create_database("db").unwrap();
+        let old = storage.create_table("db", def("t")).unwrap();
+        fill(&old, 1..300);
+        kept_file = old.def().indexes[0].file_id;
+        before = data_files(dir.path());
+        // Rows change: refused (the caller rebuilds).
+        let mut retyped = old.def().clone();
+        retyped.columns[1].ty = ColumnType::BigInt { unsigned: false };
+        assert_eq!(
+            code(storage.alter_in_place("db", "t", retyped).map(|_| ())),
+            1064
+        );
+        // A new unique index over duplicates: 1062, and nothing changes.
+        let mut duplicates = old.def().clone();
+        duplicates.indexes.push(IndexDef::new("uk_grp", &[1], true));
+        assert_eq!(
+            code(storage.alter_in_place("db", "t", duplicates).map(|_| ())),
+            1062
+        );
+        assert!(Arc::ptr_eq(&storage.table("db", "t").unwrap(), &old));
+        assert_eq!(data_files(dir.path()), before);
+        // A column and the kept index renamed, a DEFAULT, two indexes added.
+        let mut new_def = old.def().clone();
+        new_def.columns[2].name = "label".into();
+        new_def.indexes[0].name = "grp_ix".into();
+        new_def.column_defaults = vec![None, Some("7".into()), None];
+        new_def.indexes.push(IndexDef::new("by_label", &[2], false));
+        new_def.indexes.push(IndexDef::new("uk_label", &[2], true));
+        let new = storage.alter_in_place("db", "t", new_def).unwrap();
+        assert_eq!(code(old.get(&[int(1)])), 1412);
+        assert_eq!(new.def().indexes[0].file_id, kept_file);
+        assert_eq!(new.verify_consistency().unwrap(), 299);
+        assert_eq!(new.reserve_auto_increment(1).unwrap(), 300);
+        // The kept index dropped, one of the new ones renamed.
+        let mut fewer = new.def().clone();
+        fewer.indexes.remove(0);
+        fewer.indexes[0].name = "label_ix".into();
+        let fewer = storage.alter_in_place("db", "t", fewer).unwrap();
+        assert_eq!(fewer.verify_consistency().unwrap(), 299);
+        assert_eq!(
+            storage
+                .check_table("db", "t", true, std::time::Duration::from_secs(10))
+                .unwrap(),
+            CheckOutcome::Checked { rows: Some(299) }
+        );
+    }
+    let storage = open(dir.path(), 256);
+    let t = storage.table("db", "t").unwrap();
+    let names: Vec<&str> = t.def().indexes.iter().map(|i| i.name.as_str()).collect();
+    assert_eq!(names, ["label_ix", "uk_label"]);
+    assert_eq!(t.def().columns[2].name, "label");
+    assert_eq!(t.def().column_default(1), Some("7"));
+    assert_eq!(t.verify_consistency().unwrap(), 299);
+    // The dropped index's file is gone; the table's own is the one it always had.
+    assert_eq!(data_files(dir.path()), files_of(&t));
+    assert!(!files_of(&t).contains(&format!("{kept_file:06}.tdf")));
+    assert_eq!(
+        storage
+            .check_table("db", "t", false, std::time::Duration::from_secs(10))
+            .unwrap(),
+        CheckOutcome::Checked { rows: None }
+    );
 }
 
 fn open_table(dir: &Path) -> Arc<Table> {

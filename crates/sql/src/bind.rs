@@ -513,47 +513,8 @@ impl<'c> Binder<'c> {
         if select.having.is_some() && select.from.is_empty() && select.group_by_is_empty() {
             // Allowed in MySQL; handled below like any other HAVING.
         }
-        // FROM: relations and join conditions.
-        let mut block = QueryBlock::default();
-        let mut scope = Scope::default();
-        for item in select.from.iter().filter(|item| !is_dual(item)) {
-            self.bind_table_with_joins(item, &mut block, &mut scope, outer, correlated)?;
-        }
-        // WHERE and inner-join conditions are conjuncts over the whole scope.
-        if let Some(selection) = &select.selection {
-            let es = ExprScope {
-                scope: &scope,
-                outer,
-                correlated,
-                agg: None,
-                aliases: &[],
-                select_items: &[],
-            };
-            let (predicate, _) = self.bind_expr(selection, &es)?;
-            block.conjuncts.push(predicate);
-        }
-        let pending_on = std::mem::take(&mut block.pending_on);
-        for (relation, on) in pending_on {
-            let es = ExprScope {
-                scope: &scope,
-                outer,
-                correlated,
-                agg: None,
-                aliases: &[],
-                select_items: &[],
-            };
-            let (predicate, _) = self.bind_expr(&on, &es)?;
-            match relation {
-                None => block.conjuncts.push(predicate),
-                Some(index) => block
-                    .left_joins
-                    .iter_mut()
-                    .find(|l| l.relation == index)
-                    .expect("a left join is registered before its condition")
-                    .on
-                    .push(predicate),
-            }
-        }
+        let (mut block, scope) =
+            self.bind_from_where(&select.from, select.selection.as_ref(), outer, correlated)?;
         let mut plan = if block.relations.is_empty() {
             let one_row = Plan::Values {
                 rows: vec![vec![]],
@@ -962,6 +923,63 @@ impl<'c> Binder<'c> {
     }
 
     // ---------------------------------------------------------------- FROM
+
+    /// FROM (relations and join conditions) and WHERE, for a planner block: WHERE and
+    /// inner-join conditions become conjuncts over the whole scope, a LEFT JOIN's ON
+    /// conditions belong to its relation.
+    fn bind_from_where(
+        &mut self,
+        from: &[ast::TableWithJoins],
+        selection: Option<&ast::Expr>,
+        outer: Option<&Scope>,
+        correlated: &Cell<bool>,
+    ) -> Result<(QueryBlock, Scope)> {
+        let mut block = QueryBlock::default();
+        let mut scope = Scope::default();
+        for item in from.iter().filter(|item| !is_dual(item)) {
+            self.bind_table_with_joins(item, &mut block, &mut scope, outer, correlated)?;
+        }
+        let es = ExprScope {
+            scope: &scope,
+            outer,
+            correlated,
+            agg: None,
+            aliases: &[],
+            select_items: &[],
+        };
+        if let Some(selection) = selection {
+            let (predicate, _) = self.bind_expr(selection, &es)?;
+            block.conjuncts.push(predicate);
+        }
+        let pending_on = std::mem::take(&mut block.pending_on);
+        for (relation, on) in pending_on {
+            let (predicate, _) = self.bind_expr(&on, &es)?;
+            match relation {
+                None => block.conjuncts.push(predicate),
+                Some(index) => block
+                    .left_joins
+                    .iter_mut()
+                    .find(|l| l.relation == index)
+                    .expect("a left join is registered before its condition")
+                    .on
+                    .push(predicate),
+            }
+        }
+        Ok((block, scope))
+    }
+
+    /// The FROM and WHERE of a multi-table UPDATE or DELETE, bound as a SELECT's are
+    /// but not yet planned: the caller marks the relations it changes (their row
+    /// locks) and binds its SET list over the scope, then plans the block
+    /// (`planner::plan_block`), whose rows are the scope's columns.
+    pub(crate) fn bind_dml_from(
+        &mut self,
+        from: &[ast::TableWithJoins],
+        selection: Option<&ast::Expr>,
+    ) -> Result<(QueryBlock, Scope)> {
+        let correlated = Cell::new(false);
+        self.bind_from_where(from, selection, None, &correlated)
+    }
 
     fn bind_table_with_joins(
         &mut self,

@@ -1,4 +1,5 @@
-//! Data definition: databases, tables, indexes and views.
+//! Data definition: databases, tables, indexes and views (ALTER TABLE is in
+//! [`crate::alter`], which uses the column and index helpers here).
 //!
 //! Each statement commits the session's open transaction first (the session does
 //! that before calling [`execute`]), as MySQL's DDL does, and then changes the
@@ -11,7 +12,6 @@ use sqlparser::ast::{self, ColumnOption, TableConstraint};
 use tarn_catalog::catalog::{AutoIncrement, ViewDef};
 use tarn_catalog::{IndexDef, TableDef};
 use tarn_common::{Error, Result};
-use tarn_row::Value;
 use tarn_row::types::Column;
 
 use crate::accounts::Privileges;
@@ -19,7 +19,7 @@ use crate::bind::{Binder, object_name};
 use crate::parse::Parsed;
 use crate::session::{QueryResult, Session};
 
-fn unsupported(what: impl std::fmt::Display) -> Error {
+pub(crate) fn unsupported(what: impl std::fmt::Display) -> Error {
     Error::sql(
         1235,
         "42000",
@@ -83,7 +83,7 @@ pub fn execute(
             )?;
             Ok(QueryResult::ok(0))
         }
-        S::AlterTable(alter) => alter_table(session, alter),
+        S::AlterTable(alter) => crate::alter::alter_table(session, alter),
         S::CreateView(view) => {
             let (db, name) = Binder::new(session).table_ref(&view.name)?;
             // The query must bind now (unknown tables and columns are errors here).
@@ -369,7 +369,7 @@ fn default_index_name(def: &TableDef, columns: &[usize]) -> String {
         .expect("a free name exists")
 }
 
-fn index_columns(columns: &[Column], list: &[ast::IndexColumn]) -> Result<Vec<usize>> {
+pub(crate) fn index_columns(columns: &[Column], list: &[ast::IndexColumn]) -> Result<Vec<usize>> {
     let mut out = Vec::new();
     for c in list {
         let name = match &c.column.expr {
@@ -397,15 +397,15 @@ fn index_columns(columns: &[Column], list: &[ast::IndexColumn]) -> Result<Vec<us
 
 /// A column definition: the catalog column, its DEFAULT text, and its inline key
 /// flags (PRIMARY KEY, UNIQUE, AUTO_INCREMENT).
-struct ColumnSpec {
-    column: Column,
-    default: Option<String>,
-    primary: bool,
-    unique: bool,
-    auto_increment: bool,
+pub(crate) struct ColumnSpec {
+    pub(crate) column: Column,
+    pub(crate) default: Option<String>,
+    pub(crate) primary: bool,
+    pub(crate) unique: bool,
+    pub(crate) auto_increment: bool,
 }
 
-fn column_spec(session: &mut Session, def: &ast::ColumnDef) -> Result<ColumnSpec> {
+pub(crate) fn column_spec(session: &mut Session, def: &ast::ColumnDef) -> Result<ColumnSpec> {
     let (ty, mut collation) = crate::ddl_types::column_type(&def.data_type)?;
     let mut nullable = true;
     let mut default = None;
@@ -607,7 +607,7 @@ fn table_option_auto_increment(create: &ast::CreateTable) -> Result<Option<u64>>
     Ok(None)
 }
 
-fn named_index(
+pub(crate) fn named_index(
     columns: &[Column],
     existing: &[IndexDef],
     name: Option<String>,
@@ -644,210 +644,4 @@ fn finish_create(
         Err(e) => Err(e),
         Ok(_) => Ok(QueryResult::ok(0)),
     }
-}
-
-fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Result<QueryResult> {
-    let (db, name) = Binder::new(session).table_ref(&alter.name)?;
-    let storage = session.engine().storage().clone();
-    for op in &alter.operations {
-        let table = crate::bind::BindContext::table(session, &db, &name)?;
-        let def = table.def().clone();
-        match op {
-            ast::AlterTableOperation::AddConstraint { constraint, .. } => match constraint {
-                TableConstraint::Index(ix) => {
-                    let cols = index_columns(&def.columns, &ix.columns)?;
-                    let index = named_index(
-                        &def.columns,
-                        &def.indexes,
-                        ix.name.as_ref().map(|n| n.value.clone()),
-                        cols,
-                        false,
-                    );
-                    storage.create_index(&db, &name, index)?;
-                }
-                TableConstraint::Unique(u) => {
-                    let cols = index_columns(&def.columns, &u.columns)?;
-                    let n = u
-                        .name
-                        .as_ref()
-                        .or(u.index_name.as_ref())
-                        .map(|n| n.value.clone());
-                    let index = named_index(&def.columns, &def.indexes, n, cols, true);
-                    storage.create_index(&db, &name, index)?;
-                }
-                other => return Err(unsupported(format!("ALTER TABLE ADD {other}"))),
-            },
-            ast::AlterTableOperation::DropIndex { name: index } => {
-                storage.drop_index(&db, &name, &index.value)?;
-            }
-            ast::AlterTableOperation::AutoIncrement { value, .. } => {
-                let text = value.to_string();
-                let n: u64 = text.parse().map_err(|_| {
-                    Error::sql(
-                        1064,
-                        "42000",
-                        format!("Incorrect AUTO_INCREMENT value '{text}'"),
-                    )
-                })?;
-                storage.set_auto_increment(&db, &name, n)?;
-            }
-            ast::AlterTableOperation::AddColumn {
-                column_def,
-                column_position,
-                if_not_exists,
-                ..
-            } => {
-                if column_position.is_some() {
-                    return Err(unsupported("ADD COLUMN ... FIRST / AFTER"));
-                }
-                if *if_not_exists && def.column_index(&column_def.name.value).is_ok() {
-                    continue;
-                }
-                let spec = column_spec(session, column_def)?;
-                if spec.primary || spec.unique || spec.auto_increment {
-                    return Err(unsupported("ADD COLUMN with a key"));
-                }
-                if def.column_index(&spec.column.name).is_ok() {
-                    return Err(Error::sql(
-                        1060,
-                        "42S21",
-                        format!("Duplicate column name '{}'", spec.column.name),
-                    ));
-                }
-                // Existing rows get the new column's default (or NULL).
-                let fill = match &spec.default {
-                    Some(text) => {
-                        let e = crate::dml::parse_expr(text)?;
-                        let v = session.eval_constant(&e)?;
-                        if v.is_null() {
-                            Value::Null
-                        } else {
-                            crate::scalar::cast::to_column(v, spec.column.ty, &spec.column.name)?
-                        }
-                    }
-                    None if spec.column.nullable => Value::Null,
-                    None => zero_value(spec.column.ty),
-                };
-                let mut new_def = def.clone();
-                let mut defaults = if new_def.column_defaults.is_empty() {
-                    vec![None; new_def.columns.len()]
-                } else {
-                    new_def.column_defaults.clone()
-                };
-                defaults.push(spec.default);
-                new_def.columns.push(spec.column);
-                new_def.column_defaults = if defaults.iter().any(Option::is_some) {
-                    defaults
-                } else {
-                    Vec::new()
-                };
-                storage.rebuild_table(&db, &name, new_def, &mut |mut row| {
-                    row.push(fill.clone());
-                    Ok(row)
-                })?;
-            }
-            ast::AlterTableOperation::DropColumn {
-                column_names,
-                if_exists,
-                ..
-            } => {
-                let mut new_def = def.clone();
-                for column in column_names {
-                    let Ok(position) = new_def.column_index(&column.value) else {
-                        if *if_exists {
-                            continue;
-                        }
-                        return Err(Error::sql(
-                            1091,
-                            "42000",
-                            format!(
-                                "Can't DROP '{}'; check that column/key exists",
-                                column.value
-                            ),
-                        ));
-                    };
-                    if new_def.columns.len() == 1 {
-                        return Err(Error::sql(
-                            1090,
-                            "42000",
-                            "You can't delete all columns with ALTER TABLE; use DROP TABLE instead",
-                        ));
-                    }
-                    new_def = without_column(new_def, position)?;
-                }
-                let kept: Vec<usize> = def
-                    .columns
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, c)| new_def.columns.iter().any(|n| n.name == c.name))
-                    .map(|(i, _)| i)
-                    .collect();
-                storage.rebuild_table(&db, &name, new_def, &mut |row| {
-                    Ok(kept.iter().map(|&i| row[i].clone()).collect())
-                })?;
-            }
-            ast::AlterTableOperation::RenameTable { table_name } => {
-                let target = match table_name {
-                    ast::RenameTableNameKind::As(n) | ast::RenameTableNameKind::To(n) => n,
-                };
-                let (new_db, new_name) = Binder::new(session).table_ref(target)?;
-                storage.rename_table(&db, &name, &new_db, &new_name)?;
-            }
-            other => return Err(unsupported(format!("ALTER TABLE {other}"))),
-        }
-    }
-    Ok(QueryResult::ok(0))
-}
-
-/// MySQL's implicit default for a NOT NULL column added without one.
-fn zero_value(ty: tarn_row::types::ColumnType) -> Value {
-    use tarn_row::types::ColumnType as C;
-    match ty {
-        C::TinyInt { unsigned: true }
-        | C::SmallInt { unsigned: true }
-        | C::Int { unsigned: true }
-        | C::BigInt { unsigned: true } => Value::UInt(0),
-        C::TinyInt { .. } | C::SmallInt { .. } | C::Int { .. } | C::BigInt { .. } => Value::Int(0),
-        C::Decimal { .. } => Value::Decimal(tarn_row::decimal::Decimal::from(0i64)),
-        C::Float => Value::Float(0.0),
-        C::Double => Value::Double(0.0),
-        C::Date => Value::Date(tarn_row::datetime::Date::new(1970, 1, 1).expect("a valid date")),
-        C::DateTime { .. } | C::Timestamp { .. } => {
-            Value::DateTime(tarn_row::datetime::DateTime::from_date(
-                tarn_row::datetime::Date::new(1970, 1, 1).expect("a valid date"),
-            ))
-        }
-        _ => Value::Bytes(Vec::new()),
-    }
-}
-
-/// The definition without column `position`: keys and indexes renumbered; a key
-/// that used it is an error (MySQL drops the column from the key; Tarn refuses).
-fn without_column(mut def: TableDef, position: usize) -> Result<TableDef> {
-    let name = def.columns[position].name.clone();
-    if def.primary_key.contains(&position)
-        || def.indexes.iter().any(|i| i.columns.contains(&position))
-    {
-        return Err(unsupported(format!(
-            "dropping column '{name}', which a key uses"
-        )));
-    }
-    if def.auto_increment.is_some_and(|a| a.column == position) {
-        return Err(unsupported(format!(
-            "dropping the AUTO_INCREMENT column '{name}'"
-        )));
-    }
-    def.columns.remove(position);
-    if !def.column_defaults.is_empty() {
-        def.column_defaults.remove(position);
-    }
-    let shift = |c: usize| if c > position { c - 1 } else { c };
-    def.primary_key = def.primary_key.iter().map(|&c| shift(c)).collect();
-    for i in &mut def.indexes {
-        i.columns = i.columns.iter().map(|&c| shift(c)).collect();
-    }
-    if let Some(a) = &mut def.auto_increment {
-        a.column = shift(a.column);
-    }
-    Ok(def)
 }

@@ -15,6 +15,8 @@
 //! - UPDATE assignments see the values of earlier assignments in the same SET list.
 //! - UPDATE and DELETE read the rows they change with exclusive locks (a locking
 //!   read), through the access path the planner picks for their WHERE.
+//! - Multi-table UPDATE and DELETE (joins, comma lists, `DELETE .. USING`) are in
+//!   [`multi`]: they read the whole join first, then change each target row once.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -40,12 +42,16 @@ use crate::scalar::cast;
 use crate::session::{QueryResult, Session};
 use crate::types::SqlType;
 
+mod multi;
+
 /// A bound query or data-changing statement.
 pub enum Bound {
     Query(Plan),
     Insert(InsertPlan),
     Update(UpdatePlan),
     Delete(DeletePlan),
+    MultiUpdate(multi::MultiUpdatePlan),
+    MultiDelete(multi::MultiDeletePlan),
 }
 
 pub enum InsertSource {
@@ -107,6 +113,8 @@ impl Bound {
                 lines.push(format!("Delete from {}", p.table.def().name));
                 p.rows.explain(1, lines);
             }
+            Bound::MultiUpdate(p) => p.explain(lines),
+            Bound::MultiDelete(p) => p.explain(lines),
         }
     }
 }
@@ -146,7 +154,7 @@ fn table_scope(table: &Table, alias: &str) -> Scope {
     }
 }
 
-fn table_columns(table: &Table, alias: &str) -> Vec<OutputColumn> {
+pub(crate) fn table_columns(table: &Table, alias: &str) -> Vec<OutputColumn> {
     table
         .def()
         .columns
@@ -643,8 +651,8 @@ fn single_table(
 }
 
 fn bind_update(session: &mut Session, update: &ast::Update) -> Result<Bound> {
-    if update.from.is_some() {
-        return Err(unsupported("UPDATE ... FROM"));
+    if update.from.is_some() || !update.table.joins.is_empty() {
+        return multi::bind_update(session, update);
     }
     let (table, alias) = single_table(session, &update.table, Privileges::UPDATE)?;
     let scope = table_scope(&table, &alias);
@@ -681,7 +689,7 @@ fn bind_update(session: &mut Session, update: &ast::Update) -> Result<Bound> {
 
 fn bind_delete(session: &mut Session, delete: &ast::Delete) -> Result<Bound> {
     if !delete.tables.is_empty() || delete.using.is_some() {
-        return Err(unsupported("multi-table DELETE"));
+        return multi::bind_delete(session, delete);
     }
     let from = match &delete.from {
         ast::FromTable::WithFromKeyword(t) | ast::FromTable::WithoutKeyword(t) => t,
@@ -771,6 +779,8 @@ pub fn execute(
         Bound::Insert(p) => run_insert(session, p, tx, params),
         Bound::Update(p) => run_update(session, p, tx, params),
         Bound::Delete(p) => run_delete(session, p, tx, params),
+        Bound::MultiUpdate(p) => multi::run_update(session, p, tx, params),
+        Bound::MultiDelete(p) => multi::run_delete(session, p, tx, params),
     }
 }
 

@@ -9,8 +9,9 @@
 //!    down, picks access paths and orders joins.
 //! 3. [`exec`] runs the [`plan::Plan`] as a tree of operators that pass chunks of
 //!    column vectors ([`chunk::Chunk`]; [`window`] holds window functions' node and
-//!    operator); [`dml`] and [`ddl`] change rows and the catalog inside the
-//!    session's transaction.
+//!    operator); [`dml`], [`ddl`] and [`alter`] change rows and the catalog inside
+//!    the session's transaction; [`load`] is LOAD DATA LOCAL INFILE; [`maintenance`]
+//!    answers ANALYZE, OPTIMIZE, CHECK, CHECKSUM and REPAIR TABLE.
 //!
 //! Before any of that, the session's account must hold the privileges the statement
 //! needs: [`accounts`] keeps accounts and grants in `mysql.user` and `mysql.grants`
@@ -22,6 +23,7 @@
 #![forbid(unsafe_code)]
 
 pub mod accounts;
+pub mod alter;
 pub mod bind;
 pub mod chunk;
 pub mod ddl;
@@ -32,6 +34,7 @@ pub mod exec;
 pub mod expr;
 pub mod limits;
 pub mod load;
+pub mod maintenance;
 pub mod parallel;
 pub mod parse;
 pub mod plan;

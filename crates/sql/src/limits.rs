@@ -107,3 +107,12 @@ pub const REGEXP_PROGRAM_BYTES_MAX: usize = 16 << 20;
 /// The lazy DFA cache of one compiled regular expression (the engine falls back to
 /// slower matching when a search needs more, it does not fail).
 pub const REGEXP_DFA_BYTES_MAX: usize = 512 << 10;
+
+/// `CHECK TABLE` compares every secondary index with the rows' entries only for
+/// tables the planner estimates at no more rows than this: the comparison holds every
+/// entry in memory. Larger tables get the B+tree walks alone, which hold page numbers.
+pub const CHECK_TABLE_VERIFY_ROWS_MAX: u64 = 1 << 20;
+
+/// How long `CHECK TABLE` waits for purge to remove what committed deletes left
+/// (which the check would otherwise report) before it gives up on the table.
+pub const CHECK_TABLE_PURGE_WAIT_MS: u64 = 10_000;

@@ -887,7 +887,22 @@ impl Session {
                 }
                 Ok(QueryResult::ok(0))
             }
-            Statement::AnalyzeTable { tables } => self.analyze(tables),
+            Statement::AnalyzeTable { tables } => crate::maintenance::analyze(self, tables),
+            Statement::TableMaintenance { op, tables, quick } => {
+                crate::maintenance::execute(self, *op, tables, *quick)
+            }
+            // No table locks (see `Statement::LockTables`): each table must exist.
+            Statement::LockTables { tables } => {
+                for name in tables {
+                    let (db, table) = Binder::new(self).table_ref(name)?;
+                    self.check_table(Privileges::SELECT, &db, &table)?;
+                    let is_view = matches!(self.engine.storage().view(&db, &table), Ok(Some(_)));
+                    if !is_view {
+                        crate::bind::BindContext::table(self, &db, &table)?;
+                    }
+                }
+                Ok(QueryResult::ok(0))
+            }
             // No table cache to flush, no global read lock (see `Statement::FlushTables`).
             Statement::FlushTables { .. } => Ok(QueryResult::ok(0)),
             Statement::AlterTableKeys { table, .. } => {
@@ -984,7 +999,7 @@ impl Session {
             S::Explain {
                 statement, analyze, ..
             } => self.explain(statement, *analyze, params),
-            S::LockTables { .. } | S::UnlockTables => Ok(QueryResult::ok(0)),
+            S::UnlockTables => Ok(QueryResult::ok(0)),
             S::ShowDatabases { .. }
             | S::ShowSchemas { .. }
             | S::ShowTables { .. }
@@ -1025,9 +1040,7 @@ impl Session {
         analyze: bool,
         params: &[Value],
     ) -> Result<QueryResult> {
-        let text = statement.to_string();
-        let parsed = parse::parse_one(&text)?;
-        let bound = self.bind_statement(&parsed)?;
+        let bound = crate::dml::bind(self, statement)?;
         let crate::dml::Bound::Query(plan) = &bound else {
             let mut lines = Vec::new();
             bound.explain(&mut lines);
@@ -1381,30 +1394,6 @@ impl Session {
                 Ok(expr.eval(&chunk, &ecx)?.pop().unwrap_or(Value::Null))
             })
         })
-    }
-
-    fn analyze(&mut self, tables: &[ast::ObjectName]) -> Result<QueryResult> {
-        let mut rows = Vec::new();
-        for name in tables {
-            let (db, table) = Binder::new(self).table_ref(name)?;
-            // MySQL's ANALYZE TABLE needs SELECT and INSERT on the table.
-            self.check_table(Privileges::SELECT.union(Privileges::INSERT), &db, &table)?;
-            let status = match self.engine.storage().analyze_table(&db, &table) {
-                Ok(_) => ("status", "OK".to_string()),
-                Err(e) => ("Error", e.to_string()),
-            };
-            rows.push(vec![
-                Value::Bytes(format!("{db}.{table}").into_bytes()),
-                Value::Bytes(b"analyze".to_vec()),
-                Value::Bytes(status.0.as_bytes().to_vec()),
-                Value::Bytes(status.1.into_bytes()),
-            ]);
-        }
-        let columns = ["Table", "Op", "Msg_type", "Msg_text"]
-            .iter()
-            .map(|n| OutputColumn::new(*n, SqlType::TEXT, false))
-            .collect();
-        Ok(QueryResult::rows(columns, rows))
     }
 
     pub(crate) fn set_last_insert_id(&mut self, id: u64) {

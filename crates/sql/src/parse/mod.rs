@@ -31,10 +31,11 @@
 //!    variants (see each variant).
 //! 3. **sqlparser** with its MySQL dialect parses everything else into
 //!    [`Statement::Sql`]. A few of its results are recognised MySQL that Tarn rejects
-//!    with error 1235 (multi-table DELETE and UPDATE, `SELECT .. INTO`, `:=` outside
-//!    SET, XA, SHOW forms sqlparser does not know). Two synonyms are renamed token by
-//!    token first: `LOCK TABLE` to `LOCK TABLES`, `CREATE SCHEMA` to `CREATE DATABASE`
-//!    (so that it takes a character set and collation).
+//!    with error 1235 (`SELECT .. INTO`, `:=` outside SET, XA, SHOW forms sqlparser
+//!    does not know). One synonym is renamed token by token first: `CREATE SCHEMA` to
+//!    `CREATE DATABASE` (so that it takes a character set and collation); and in an
+//!    UPDATE, the first comma of a table list `UPDATE t1, t2 SET ..` becomes FROM
+//!    (`special::rewrite_update_table_list`), as sqlparser reads only joins there.
 //!
 //! ## Where each SHOW form lands
 //!
@@ -71,7 +72,10 @@
 //! several assignments as `Set(MultipleAssignments)`; `SAVEPOINT` / `ROLLBACK TO` /
 //! `RELEASE SAVEPOINT` are `Savepoint` / `Rollback { savepoint }` /
 //! `ReleaseSavepoint`; `COMMIT [WORK]`, `ROLLBACK [WORK]` are `Commit` / `Rollback`;
-//! `LOCK TABLE[S] ..` / `UNLOCK TABLES` are `LockTables` / `UnlockTables`.
+//! `UNLOCK TABLES` is `UnlockTables`. `LOCK TABLE[S] ..` is Tarn's
+//! [`Statement::LockTables`] (sqlparser's takes no `db.t`), every `ALTER TABLE` is
+//! `AlterTable` parsed by `special.rs` (it adds `RENAME INDEX`, `RENAME t2` and
+//! `DROP KEY` to sqlparser's operations).
 //!
 //! ## Errors
 //!
@@ -202,8 +206,28 @@ pub enum Statement {
     },
     /// `LOAD DATA [LOCAL] INFILE ...` (`load.rs`).
     LoadData(Box<LoadData>),
+    /// `LOCK {TABLE | TABLES} t [[AS] alias] {READ [LOCAL] | [LOW_PRIORITY] WRITE}, ..`
+    /// (sqlparser's takes no `db.t`). Tarn has no table locks: accepted without effect
+    /// once every table is found, as mysqldump's restores need.
+    LockTables { tables: Vec<ast::ObjectName> },
+    /// `OPTIMIZE / CHECK / CHECKSUM / REPAIR TABLE t [, t ..] [options]`; `quick` is
+    /// true when the options name QUICK (what CHECKSUM TABLE answers depends on it).
+    TableMaintenance {
+        op: Maintenance,
+        tables: Vec<ast::ObjectName>,
+        quick: bool,
+    },
     /// A text with only comments (and whitespace).
     Empty,
+}
+
+/// The table maintenance statement of [`Statement::TableMaintenance`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Maintenance {
+    Optimize,
+    Check,
+    Checksum,
+    Repair,
 }
 
 /// What `SHOW TRIGGERS / EVENTS / PROCEDURE STATUS / FUNCTION STATUS` lists.
@@ -293,19 +317,28 @@ fn parse_statement(text: &str) -> Result<Statement> {
         .map_err(|e| syntax_error(text, &e.to_string()))?;
     check_depth(&tokens)?;
     let words = special::leading_words(&tokens, 4);
-    let form = special::classify(&words)
-        .or_else(|| special::is_alter_table_keys(&tokens).then_some(special::Form::AlterTableKeys));
+    let form = if special::is_alter_table_keys(&tokens) {
+        Some(special::Form::AlterTableKeys)
+    } else {
+        special::classify(&words)
+    };
     if form == Some(special::Form::Xa) {
         return Err(unsupported("XA transactions"));
     }
-    if words.len() >= 2 && words[0] == "LOCK" && words[1] == "TABLE" {
-        // sqlparser knows only `LOCK TABLES`; MySQL takes `LOCK TABLE` as a synonym.
-        if let Some(t) = tokens
-            .iter_mut()
-            .find(|t| matches!(&t.token, Token::Word(w) if w.value.eq_ignore_ascii_case("TABLE")))
-        {
-            t.token = Token::make_keyword("TABLES");
-        }
+    let explained = matches!(
+        words.first().map(String::as_str),
+        Some("EXPLAIN" | "DESCRIBE" | "DESC")
+    );
+    let update_at = match words.as_slice() {
+        [first, ..] if first == "UPDATE" => Some(0),
+        [_, second, ..] if explained && second == "UPDATE" => Some(1),
+        _ => None,
+    };
+    if let Some(update_at) = update_at {
+        special::rewrite_update_table_list(&mut tokens, update_at).map_err(|at| {
+            let offset = byte_offset(text, at.line as usize, at.column as usize);
+            syntax_error_near(&text[offset.unwrap_or(text.len())..], at.line as usize)
+        })?;
     }
     if words.len() >= 2 && words[0] == "CREATE" && words[1] == "SCHEMA" {
         // sqlparser's CREATE SCHEMA takes no character set or collation; MySQL's is
@@ -418,29 +451,10 @@ fn check_supported(statement: &ast::Statement, text: &str) -> Result<()> {
             let what: String = text.chars().take(64).collect();
             Err(unsupported(&what))
         }
-        ast::Statement::Delete(delete) => {
-            let from = match &delete.from {
-                ast::FromTable::WithFromKeyword(from) | ast::FromTable::WithoutKeyword(from) => {
-                    from
-                }
-            };
-            let single = delete.tables.is_empty()
-                && delete.using.is_none()
-                && from.len() == 1
-                && from[0].joins.is_empty();
-            if single {
-                Ok(())
-            } else {
-                Err(unsupported("multi-table DELETE"))
-            }
-        }
-        ast::Statement::Update(update) => {
-            if update.from.is_none() && update.table.joins.is_empty() {
-                Ok(())
-            } else {
-                Err(unsupported("multi-table UPDATE"))
-            }
-        }
+        ast::Statement::Update(ast::Update {
+            from: Some(ast::UpdateTableFromKind::AfterSet(_)),
+            ..
+        }) => Err(unsupported("UPDATE ... SET ... FROM")),
         ast::Statement::Query(query) if has_select_into(query) => {
             Err(unsupported("SELECT ... INTO"))
         }

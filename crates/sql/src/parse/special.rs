@@ -7,7 +7,7 @@ use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Token, TokenWithSpan};
 use tarn_common::settings::IsolationLevel;
 
-use super::{ShowFilter, Statement, StoredObjectKind, TransactionScope};
+use super::{Maintenance, ShowFilter, Statement, StoredObjectKind, TransactionScope};
 
 /// The first few words of a statement, upper-cased ("" for a token that is not a
 /// plain word), to decide which form it is before parsing it.
@@ -47,6 +47,12 @@ pub(super) enum Form {
     /// `ALTER TABLE t {DISABLE | ENABLE} KEYS`, found by [`is_alter_table_keys`]
     /// rather than by its leading words.
     AlterTableKeys,
+    /// Any other `ALTER TABLE`: sqlparser's operations plus the MySQL ones it lacks.
+    AlterTable,
+    /// `LOCK {TABLE | TABLES} ..`
+    LockTables,
+    /// `OPTIMIZE`, `CHECK`, `CHECKSUM` and `REPAIR` `TABLE ..`
+    TableMaintenance,
     /// CREATE / DROP / ALTER USER, SET PASSWORD, GRANT, REVOKE, SHOW GRANTS, FLUSH
     /// PRIVILEGES (`accounts.rs` in this directory).
     Account,
@@ -90,6 +96,14 @@ pub(super) fn classify(words: &[String]) -> Option<Form> {
         ["SHOW", "TRIGGERS" | "EVENTS", ..] => Form::ShowStoredObjects,
         ["SHOW", "PROCEDURE" | "FUNCTION", "STATUS", ..] => Form::ShowStoredObjects,
         ["LOAD", "DATA", ..] => Form::LoadData,
+        ["ALTER", "TABLE", ..] => Form::AlterTable,
+        ["LOCK", "TABLE" | "TABLES", ..] => Form::LockTables,
+        [
+            "OPTIMIZE" | "REPAIR",
+            "TABLE" | "TABLES" | "NO_WRITE_TO_BINLOG" | "LOCAL",
+            ..,
+        ]
+        | ["CHECK" | "CHECKSUM", "TABLE" | "TABLES", ..] => Form::TableMaintenance,
         _ => return None,
     };
     Some(form)
@@ -217,6 +231,9 @@ pub(super) fn parse(form: Form, p: &mut Parser) -> Result<Statement, ParserError
         }
         Form::Account => Statement::Account(super::accounts::parse(p)?),
         Form::LoadData => super::load::load_data(p)?,
+        Form::AlterTable => alter_table(p)?,
+        Form::LockTables => lock_tables(p)?,
+        Form::TableMaintenance => table_maintenance(p)?,
     };
     expect_end(p)?;
     Ok(statement)
@@ -241,6 +258,168 @@ pub(super) fn is_alter_table_keys(tokens: &[TokenWithSpan]) -> bool {
                 && words.iter().any(|word| w.value.eq_ignore_ascii_case(word)))
     };
     is_word(tail.next(), &["KEYS"]) && is_word(tail.next(), &["DISABLE", "ENABLE"])
+}
+
+/// `ALTER TABLE t op [, op ..]`: sqlparser's `AlterTable`, its operations parsed by
+/// sqlparser except three MySQL forms it lacks or misreads, which become:
+///
+/// - `RENAME {INDEX | KEY} a TO b`: `RenameConstraint { old_name: a, new_name: b }`
+///   (MySQL has no RENAME CONSTRAINT, so in Tarn's trees the variant means this);
+/// - `RENAME t2` (no TO or AS): `RenameTable { To(t2) }`;
+/// - `DROP KEY k`: `DropIndex { name: k }`.
+fn alter_table(p: &mut Parser) -> Result<Statement, ParserError> {
+    use sqlparser::ast::{AlterTable, AlterTableOperation, RenameTableNameKind};
+    expect_words(p, &["ALTER", "TABLE"])?;
+    let if_exists = eat_words(p, &["IF", "EXISTS"]);
+    let name = p.parse_object_name(false)?;
+    let operations = p.parse_comma_separated(|p| {
+        if eat_word(p, "RENAME") {
+            if eat_word(p, "INDEX") || eat_word(p, "KEY") {
+                let old_name = p.parse_identifier()?;
+                expect_word(p, "TO")?;
+                let new_name = p.parse_identifier()?;
+                return Ok(AlterTableOperation::RenameConstraint { old_name, new_name });
+            }
+            let next = p.peek_token_ref();
+            let keyword = matches!(&next.token, Token::Word(w) if w.quote_style.is_none()
+                && ["TO", "AS", "COLUMN"].iter().any(|k| w.value.eq_ignore_ascii_case(k)));
+            if !keyword {
+                let table_name = p.parse_object_name(false)?;
+                return Ok(AlterTableOperation::RenameTable {
+                    table_name: RenameTableNameKind::To(table_name),
+                });
+            }
+            p.prev_token();
+        } else if eat_words(p, &["DROP", "KEY"]) {
+            let name = p.parse_identifier()?;
+            return Ok(AlterTableOperation::DropIndex { name });
+        }
+        p.parse_alter_table_operation()
+    })?;
+    let statement = AlterTable {
+        name,
+        if_exists,
+        only: false,
+        operations,
+        location: None,
+        on_cluster: None,
+        table_type: None,
+        end_token: sqlparser::ast::helpers::attached_token::AttachedToken::empty(),
+    };
+    Ok(Statement::Sql(Box::new(statement.into())))
+}
+
+/// `LOCK {TABLE | TABLES} t [[AS] alias] {READ [LOCAL] | [LOW_PRIORITY] WRITE} [, ..]`
+fn lock_tables(p: &mut Parser) -> Result<Statement, ParserError> {
+    expect_word(p, "LOCK")?;
+    if !eat_word(p, "TABLES") {
+        expect_word(p, "TABLE")?;
+    }
+    let tables = p.parse_comma_separated(|p| {
+        let table = p.parse_object_name(false)?;
+        let is_lock_word = |p: &Parser| {
+            matches!(&p.peek_token_ref().token, Token::Word(w) if w.quote_style.is_none()
+                && ["READ", "WRITE", "LOW_PRIORITY"].iter().any(|k| w.value.eq_ignore_ascii_case(k)))
+        };
+        if eat_word(p, "AS") || !is_lock_word(p) {
+            p.parse_identifier()?;
+        }
+        if eat_word(p, "READ") {
+            eat_word(p, "LOCAL");
+        } else {
+            eat_word(p, "LOW_PRIORITY");
+            expect_word(p, "WRITE")?;
+        }
+        Ok(table)
+    })?;
+    Ok(Statement::LockTables { tables })
+}
+
+/// `OPTIMIZE [NO_WRITE_TO_BINLOG | LOCAL] {TABLE | TABLES} t [, ..]`,
+/// `CHECK {TABLE | TABLES} t [, ..] [option ..]`,
+/// `CHECKSUM {TABLE | TABLES} t [, ..] [QUICK | EXTENDED]`,
+/// `REPAIR [NO_WRITE_TO_BINLOG | LOCAL] {TABLE | TABLES} t [, ..] [QUICK] [EXTENDED] [USE_FRM]`
+fn table_maintenance(p: &mut Parser) -> Result<Statement, ParserError> {
+    let op = if eat_word(p, "OPTIMIZE") {
+        Maintenance::Optimize
+    } else if eat_word(p, "REPAIR") {
+        Maintenance::Repair
+    } else if eat_word(p, "CHECKSUM") {
+        Maintenance::Checksum
+    } else {
+        expect_word(p, "CHECK")?;
+        Maintenance::Check
+    };
+    if matches!(op, Maintenance::Optimize | Maintenance::Repair) && !eat_word(p, "LOCAL") {
+        eat_word(p, "NO_WRITE_TO_BINLOG");
+    }
+    if !eat_word(p, "TABLES") {
+        expect_word(p, "TABLE")?;
+    }
+    let tables = p.parse_comma_separated(|p| p.parse_object_name(false))?;
+    let mut quick = false;
+    let options: &[&str] = match op {
+        Maintenance::Checksum => &["QUICK", "EXTENDED"],
+        Maintenance::Check => &["QUICK", "FAST", "MEDIUM", "EXTENDED", "CHANGED"],
+        Maintenance::Repair => &["QUICK", "EXTENDED", "USE_FRM"],
+        Maintenance::Optimize => &[],
+    };
+    loop {
+        if op == Maintenance::Check && eat_words(p, &["FOR", "UPGRADE"]) {
+            continue;
+        }
+        let Some(option) = options.iter().find(|o| eat_word(p, o)) else {
+            break;
+        };
+        quick |= *option == "QUICK";
+        if op == Maintenance::Checksum {
+            // One of QUICK or EXTENDED.
+            break;
+        }
+    }
+    Ok(Statement::TableMaintenance { op, tables, quick })
+}
+
+/// MySQL's multi-table `UPDATE t1, t2 [, ..] SET ..`, which sqlparser rejects at the
+/// comma: the first comma outside parentheses before SET becomes the word FROM, so
+/// that sqlparser reads the first table reference as the update's `table` and the
+/// rest as `from: BeforeSet(..)` (Snowflake's `UPDATE t1 FROM t2 SET`). MySQL's
+/// UPDATE has no FROM clause, so in Tarn's trees `BeforeSet` only ever holds this
+/// list, and a FROM written before SET is refused here: `Err` holds its position.
+///
+/// `update_at`: which word of the statement is UPDATE (0, or 1 after EXPLAIN).
+pub(super) fn rewrite_update_table_list(
+    tokens: &mut [TokenWithSpan],
+    update_at: usize,
+) -> Result<(), sqlparser::tokenizer::Location> {
+    let start = tokens
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| !matches!(t.token, Token::Whitespace(_)))
+        .nth(update_at)
+        .map_or(tokens.len(), |(i, _)| i + 1);
+    let mut depth = 0usize;
+    let mut comma = None;
+    for (i, t) in tokens.iter().enumerate().skip(start) {
+        match &t.token {
+            Token::LParen => depth += 1,
+            Token::RParen => depth = depth.saturating_sub(1),
+            Token::Comma if depth == 0 && comma.is_none() => comma = Some(i),
+            Token::Word(w) if depth == 0 && w.quote_style.is_none() => {
+                if w.value.eq_ignore_ascii_case("SET") {
+                    break;
+                }
+                if w.value.eq_ignore_ascii_case("FROM") {
+                    return Err(t.span.start);
+                }
+            }
+            _ => {}
+        }
+    }
+    if let Some(i) = comma {
+        tokens[i].token = Token::make_keyword("FROM");
+    }
+    Ok(())
 }
 
 /// `FLUSH [LOCAL | NO_WRITE_TO_BINLOG] {TABLE | TABLES} [t [, t ..]] [WITH READ LOCK]`

@@ -1,0 +1,710 @@
+//! ALTER TABLE: the operations of one statement folded into a draft of the table's
+//! definition, then one change of the table.
+//!
+//! MySQL applies the operations of an `ALTER TABLE` together: `ALTER TABLE t MODIFY a
+//! BIGINT, ADD INDEX (b), RENAME COLUMN c TO d` happens whole or not at all. Tarn does
+//! the same by folding the operations, in their written order, into a [`Draft`]: the
+//! new definition plus, for each of its columns, where its values come from (an old
+//! column, or one value for every row of an added column). Then exactly one of:
+//!
+//! - **in place** (`Storage::alter_in_place`) when every stored row stays as it is:
+//!   columns renamed, DEFAULTs set or dropped, AUTO_INCREMENT taken off or put on a
+//!   column, indexes renamed, dropped, or added (built from the rows);
+//! - **rebuild** (`Storage::rebuild_table`) when rows change: columns added, dropped,
+//!   moved (FIRST / AFTER), or given another type, nullability or collation. Every row
+//!   is copied into new files through [`Conversion::apply`], which converts a value
+//!   whose column type changed with INSERT's strict-mode rules
+//!   ([`cast::to_column_at`]): a value that does not fit is 1264, 1265 (a string cut)
+//!   or 1366 `at row N`, N counting rows in primary-key order as MySQL's copy does;
+//!   NULL in a column made NOT NULL is 1138 (MySQL 8 in strict mode). An error leaves
+//!   the table as it was; a crash keeps either the old files or the new ones (see
+//!   `Storage::rebuild_table`). Indexes are built anew from the copied rows, so an
+//!   index over a column whose type changed holds the converted values.
+//!
+//! Then, if the statement asks, `AUTO_INCREMENT = n` and `RENAME [TO | AS] t2` follow
+//! as changes of their own; a taken new name or a missing database is checked before
+//! anything changes.
+//!
+//! Column names in MODIFY, CHANGE, DROP, RENAME COLUMN, ALTER COLUMN, FIRST / AFTER
+//! and added indexes are looked up in the draft as the earlier operations left it.
+//! (MySQL looks some of them up in the original table, so `ADD c INT, MODIFY c
+//! BIGINT` is its 1054 and allowed here.) `ALGORITHM = ..` and `LOCK = ..` are
+//! accepted and ignored: which of the two paths runs depends only on the change.
+//!
+//! Affected rows: the rows copied when a column's type changed (MySQL 8 copies the
+//! table then, ALGORITHM=COPY, and reports them), else 0.
+
+use std::cell::Cell;
+
+use sqlparser::ast::{self, AlterTableOperation as Op, ColumnOption, TableConstraint};
+use tarn_catalog::TableDef;
+use tarn_catalog::catalog::AutoIncrement;
+use tarn_common::{Error, Result};
+use tarn_row::Value;
+use tarn_row::types::Column;
+
+use crate::bind::{BindContext, Binder};
+use crate::ddl::{column_spec, index_columns, named_index, unsupported};
+use crate::scalar::cast;
+use crate::session::{QueryResult, Session};
+
+/// Runs `ALTER TABLE` (every form but `{DISABLE | ENABLE} KEYS`, which the session
+/// answers itself).
+pub(crate) fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Result<QueryResult> {
+    let (db, name) = Binder::new(session).table_ref(&alter.name)?;
+    let storage = session.engine().storage().clone();
+    let table = BindContext::table(session, &db, &name)?;
+    let mut draft = Draft::new(table.def());
+    let mut auto_increment = None;
+    let mut rename = None;
+    for op in &alter.operations {
+        match op {
+            Op::RenameTable { table_name } => {
+                let target = match table_name {
+                    ast::RenameTableNameKind::As(n) | ast::RenameTableNameKind::To(n) => n,
+                };
+                rename = Some(Binder::new(session).table_ref(target)?);
+            }
+            Op::AutoIncrement { value, .. } => {
+                let text = value.to_string();
+                auto_increment = Some(text.parse::<u64>().map_err(|_| {
+                    Error::sql(
+                        1064,
+                        "42000",
+                        format!("Incorrect AUTO_INCREMENT value '{text}'"),
+                    )
+                })?);
+            }
+            Op::Algorithm { .. } | Op::Lock { .. } => {}
+            other => draft.apply(session, other)?,
+        }
+    }
+    let rename = rename.filter(|target| *target != (db.clone(), name.clone()));
+    if let Some((new_db, new_name)) = &rename {
+        if !storage.databases().iter().any(|d| d == new_db) {
+            return Err(Error::UnknownDatabase(new_db.clone()));
+        }
+        let taken = storage.table(new_db, new_name).is_ok()
+            || storage.view(new_db, new_name).ok().flatten().is_some();
+        if taken {
+            return Err(Error::TableExists(new_name.clone()));
+        }
+    }
+    let affected = draft.execute(&storage, &db, &name)?;
+    if let Some(value) = auto_increment {
+        storage.set_auto_increment(&db, &name, value)?;
+    }
+    if let Some((new_db, new_name)) = rename {
+        storage.rename_table(&db, &name, &new_db, &new_name)?;
+    }
+    Ok(QueryResult::ok(affected))
+}
+
+/// Where a column of the new definition takes its values from.
+#[derive(Clone, Debug)]
+enum Source {
+    /// The old table's column at this position.
+    Old(usize),
+    /// This value in every row (an added column: its DEFAULT, NULL, or the type's
+    /// implicit default for NOT NULL).
+    Fill(Value),
+}
+
+/// The table's definition as the statement's operations so far leave it.
+struct Draft<'t> {
+    old: &'t TableDef,
+    /// Columns, primary key, indexes (an index kept from the old table keeps its file
+    /// id; a new or changed one has file id 0) and AUTO_INCREMENT.
+    def: TableDef,
+    /// One DEFAULT text per column of `def`.
+    defaults: Vec<Option<String>>,
+    /// One source per column of `def`.
+    sources: Vec<Source>,
+}
+
+impl<'t> Draft<'t> {
+    fn new(old: &'t TableDef) -> Draft<'t> {
+        let width = old.columns.len();
+        Draft {
+            old,
+            def: old.clone(),
+            defaults: (0..width)
+                .map(|c| old.column_default(c).map(str::to_string))
+                .collect(),
+            sources: (0..width).map(Source::Old).collect(),
+        }
+    }
+
+    fn apply(&mut self, session: &mut Session, op: &Op) -> Result<()> {
+        match op {
+            Op::AddColumn {
+                column_def,
+                column_position,
+                if_not_exists,
+                ..
+            } => {
+                if *if_not_exists && self.def.column_index(&column_def.name.value).is_ok() {
+                    return Ok(());
+                }
+                self.add_column(session, column_def, column_position.as_ref())
+            }
+            Op::DropColumn {
+                column_names,
+                if_exists,
+                ..
+            } => column_names
+                .iter()
+                .try_for_each(|c| self.drop_column(&c.value, *if_exists)),
+            Op::ModifyColumn {
+                col_name,
+                data_type,
+                options,
+                column_position,
+            } => self.change_column(
+                session,
+                col_name,
+                col_name,
+                data_type,
+                options,
+                column_position.as_ref(),
+            ),
+            Op::ChangeColumn {
+                old_name,
+                new_name,
+                data_type,
+                options,
+                column_position,
+            } => self.change_column(
+                session,
+                old_name,
+                new_name,
+                data_type,
+                options,
+                column_position.as_ref(),
+            ),
+            Op::RenameColumn {
+                old_column_name,
+                new_column_name,
+            } => {
+                let position = self.position(&old_column_name.value)?;
+                self.check_free_name(&new_column_name.value, Some(position))?;
+                self.def.columns[position].name = new_column_name.value.clone();
+                Ok(())
+            }
+            Op::AlterColumn { column_name, op } => {
+                let position = self.position(&column_name.value)?;
+                match op {
+                    ast::AlterColumnOperation::SetDefault { value } => {
+                        Binder::new(session).bind_constant(value)?;
+                        let text = value.to_string();
+                        default_value(session, &self.def.columns[position], &text)?;
+                        self.defaults[position] = Some(text);
+                        Ok(())
+                    }
+                    ast::AlterColumnOperation::DropDefault => {
+                        self.defaults[position] = None;
+                        Ok(())
+                    }
+                    other => Err(unsupported(format!("ALTER COLUMN .. {other}"))),
+                }
+            }
+            Op::AddConstraint { constraint, .. } => match constraint {
+                TableConstraint::Index(ix) => {
+                    let name = ix.name.as_ref().map(|n| n.value.clone());
+                    self.add_index(name, &ix.columns, false)
+                }
+                TableConstraint::Unique(u) => {
+                    let name = u
+                        .name
+                        .as_ref()
+                        .or(u.index_name.as_ref())
+                        .map(|n| n.value.clone());
+                    self.add_index(name, &u.columns, true)
+                }
+                // Accepted and not enforced, as in CREATE TABLE.
+                TableConstraint::ForeignKey(_) | TableConstraint::Check(_) => Ok(()),
+                other => Err(unsupported(format!("ALTER TABLE ADD {other}"))),
+            },
+            // Foreign keys are not recorded (see above), so there is none to drop.
+            Op::DropForeignKey { .. } => Ok(()),
+            Op::DropIndex { name } => {
+                let position = self.index_position(&name.value).ok_or_else(|| {
+                    Error::sql(
+                        1091,
+                        "42000",
+                        format!("Can't DROP '{}'; check that column/key exists", name.value),
+                    )
+                })?;
+                self.def.indexes.remove(position);
+                Ok(())
+            }
+            // `RENAME {INDEX | KEY} a TO b` (see `parse::special::alter_table`).
+            Op::RenameConstraint { old_name, new_name } => {
+                self.rename_index(&old_name.value, &new_name.value)
+            }
+            other => Err(unsupported(format!("ALTER TABLE {other}"))),
+        }
+    }
+
+    /// The position of column `name`, or MySQL's 1054 naming the table.
+    fn position(&self, name: &str) -> Result<usize> {
+        self.def.column_index(name).map_err(|_| {
+            Error::sql(
+                1054,
+                "42S22",
+                format!("Unknown column '{name}' in '{}'", self.def.name),
+            )
+        })
+    }
+
+    /// 1060 if a column other than `except` is called `name`.
+    fn check_free_name(&self, name: &str, except: Option<usize>) -> Result<()> {
+        let taken = self
+            .def
+            .columns
+            .iter()
+            .enumerate()
+            .any(|(i, c)| Some(i) != except && c.name.eq_ignore_ascii_case(name));
+        if taken {
+            return Err(Error::sql(
+                1060,
+                "42S21",
+                format!("Duplicate column name '{name}'"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn index_position(&self, name: &str) -> Option<usize> {
+        self.def
+            .indexes
+            .iter()
+            .position(|i| i.name.eq_ignore_ascii_case(name))
+    }
+
+    fn add_column(
+        &mut self,
+        session: &mut Session,
+        column_def: &ast::ColumnDef,
+        position: Option<&ast::MySQLColumnPosition>,
+    ) -> Result<()> {
+        let spec = column_spec(session, column_def)?;
+        if spec.primary || spec.auto_increment {
+            return Err(unsupported("ADD COLUMN with PRIMARY KEY or AUTO_INCREMENT"));
+        }
+        self.check_free_name(&spec.column.name, None)?;
+        // Existing rows get the new column's default (or NULL, or the type's implicit
+        // default for NOT NULL).
+        let fill = match &spec.default {
+            Some(text) => default_value(session, &spec.column, text)?,
+            None if spec.column.nullable => Value::Null,
+            None => zero_value(spec.column.ty),
+        };
+        self.def.columns.push(spec.column);
+        self.defaults.push(spec.default);
+        self.sources.push(Source::Fill(fill));
+        let at = self.def.columns.len() - 1;
+        if spec.unique {
+            self.add_unique_on(at);
+        }
+        if let Some(position) = position {
+            self.move_column(at, position)?;
+        }
+        Ok(())
+    }
+
+    fn drop_column(&mut self, name: &str, if_exists: bool) -> Result<()> {
+        let Ok(position) = self.def.column_index(name) else {
+            if if_exists {
+                return Ok(());
+            }
+            return Err(Error::sql(
+                1091,
+                "42000",
+                format!("Can't DROP '{name}'; check that column/key exists"),
+            ));
+        };
+        if self.def.columns.len() == 1 {
+            return Err(Error::sql(
+                1090,
+                "42000",
+                "You can't delete all columns with ALTER TABLE; use DROP TABLE instead",
+            ));
+        }
+        if self.def.primary_key.contains(&position) {
+            return Err(unsupported(format!(
+                "dropping column '{name}', which the primary key uses"
+            )));
+        }
+        if self
+            .def
+            .auto_increment
+            .is_some_and(|a| a.column == position)
+        {
+            self.def.auto_increment = None;
+        }
+        // As MySQL: the column leaves every index that has it, and an index left
+        // without columns is dropped. An index that changed is built anew.
+        for index in &mut self.def.indexes {
+            if index.columns.contains(&position) {
+                index.columns.retain(|&c| c != position);
+                index.file_id = 0;
+            }
+        }
+        self.def.indexes.retain(|i| !i.columns.is_empty());
+        self.def.columns.remove(position);
+        self.defaults.remove(position);
+        self.sources.remove(position);
+        let shift = |c: usize| if c > position { c - 1 } else { c };
+        self.remap(shift);
+        Ok(())
+    }
+
+    /// MODIFY (`old_name` = `new_name`) and CHANGE: the column's whole definition is
+    /// replaced, as in MySQL (what the new one does not say, such as a DEFAULT or
+    /// AUTO_INCREMENT, is gone).
+    fn change_column(
+        &mut self,
+        session: &mut Session,
+        old_name: &ast::Ident,
+        new_name: &ast::Ident,
+        data_type: &ast::DataType,
+        options: &[ColumnOption],
+        position: Option<&ast::MySQLColumnPosition>,
+    ) -> Result<()> {
+        let at = self.position(&old_name.value)?;
+        self.check_free_name(&new_name.value, Some(at))?;
+        let column_def = ast::ColumnDef {
+            name: new_name.clone(),
+            data_type: data_type.clone(),
+            options: options
+                .iter()
+                .map(|option| ast::ColumnOptionDef {
+                    name: None,
+                    option: option.clone(),
+                })
+                .collect(),
+        };
+        let mut spec = column_spec(session, &column_def)?;
+        if self.def.primary_key.contains(&at) {
+            if options.iter().any(|o| matches!(o, ColumnOption::Null)) {
+                return Err(Error::sql(
+                    1171,
+                    "42000",
+                    "All parts of a PRIMARY KEY must be NOT NULL; if you need NULL in a key, \
+                     use UNIQUE instead",
+                ));
+            }
+            // A primary key column is NOT NULL whether or not the definition says so.
+            spec.column.nullable = false;
+        }
+        if spec.primary {
+            if !self.def.primary_key.is_empty() {
+                return Err(Error::sql(1068, "42000", "Multiple primary key defined"));
+            }
+            return Err(unsupported("adding a PRIMARY KEY"));
+        }
+        match (spec.auto_increment, self.def.auto_increment) {
+            (true, Some(auto)) if auto.column != at => {
+                return Err(Error::sql(
+                    1075,
+                    "42000",
+                    "Incorrect table definition; there can be only one auto column and it \
+                     must be defined as a key",
+                ));
+            }
+            (true, None) => {
+                self.def.auto_increment = Some(AutoIncrement {
+                    column: at,
+                    start: 1,
+                });
+            }
+            (false, Some(auto)) if auto.column == at => self.def.auto_increment = None,
+            _ => {}
+        }
+        if let Some(text) = &spec.default {
+            default_value(session, &spec.column, text)?;
+        }
+        self.def.columns[at] = spec.column;
+        self.defaults[at] = spec.default;
+        if spec.unique {
+            self.add_unique_on(at);
+        }
+        if let Some(position) = position {
+            self.move_column(at, position)?;
+        }
+        Ok(())
+    }
+
+    fn add_index(
+        &mut self,
+        name: Option<String>,
+        columns: &[ast::IndexColumn],
+        unique: bool,
+    ) -> Result<()> {
+        let columns = index_columns(&self.def.columns, columns)?;
+        if let Some(name) = &name
+            && (self.index_position(name).is_some() || name.eq_ignore_ascii_case("PRIMARY"))
+        {
+            return Err(Error::IndexExists(name.clone()));
+        }
+        let index = named_index(&self.def.columns, &self.def.indexes, name, columns, unique);
+        self.def.indexes.push(index);
+        Ok(())
+    }
+
+    /// A column's inline UNIQUE: a unique index of its own, named as MySQL names it.
+    fn add_unique_on(&mut self, column: usize) {
+        let index = named_index(
+            &self.def.columns,
+            &self.def.indexes,
+            None,
+            vec![column],
+            true,
+        );
+        self.def.indexes.push(index);
+    }
+
+    fn rename_index(&mut self, old: &str, new: &str) -> Result<()> {
+        let at = self.index_position(old).ok_or_else(|| {
+            Error::sql(
+                1176,
+                "42000",
+                format!("Key '{old}' doesn't exist in table '{}'", self.def.name),
+            )
+        })?;
+        if new.eq_ignore_ascii_case("PRIMARY") {
+            return Err(Error::sql(
+                1280,
+                "42000",
+                format!("Incorrect index name '{new}'"),
+            ));
+        }
+        if self.index_position(new).is_some_and(|other| other != at) {
+            return Err(Error::IndexExists(new.to_string()));
+        }
+        self.def.indexes[at].name = new.to_string();
+        Ok(())
+    }
+
+    /// Moves column `from` to `FIRST` or `AFTER c`.
+    fn move_column(&mut self, from: usize, position: &ast::MySQLColumnPosition) -> Result<()> {
+        let mut order: Vec<usize> = (0..self.def.columns.len()).filter(|&c| c != from).collect();
+        let at = match position {
+            ast::MySQLColumnPosition::First => 0,
+            ast::MySQLColumnPosition::After(after) => {
+                let after_position = self.position(&after.value)?;
+                if after_position == from {
+                    return Err(Error::sql(
+                        1054,
+                        "42S22",
+                        format!("Unknown column '{}' in '{}'", after.value, self.def.name),
+                    ));
+                }
+                order
+                    .iter()
+                    .position(|&c| c == after_position)
+                    .expect("another column")
+                    + 1
+            }
+        };
+        order.insert(at, from);
+        // order[new position] = current position.
+        let mut inverse = vec![0; order.len()];
+        for (new, &current) in order.iter().enumerate() {
+            inverse[current] = new;
+        }
+        self.def.columns = order.iter().map(|&c| self.def.columns[c].clone()).collect();
+        self.defaults = order.iter().map(|&c| self.defaults[c].clone()).collect();
+        self.sources = order.iter().map(|&c| self.sources[c].clone()).collect();
+        self.remap(|c| inverse[c]);
+        Ok(())
+    }
+
+    /// Renumbers the column positions keys refer to.
+    fn remap(&mut self, f: impl Fn(usize) -> usize) {
+        self.def.primary_key = self.def.primary_key.iter().map(|&c| f(c)).collect();
+        for index in &mut self.def.indexes {
+            index.columns = index.columns.iter().map(|&c| f(c)).collect();
+        }
+        if let Some(auto) = &mut self.def.auto_increment {
+            auto.column = f(auto.column);
+        }
+    }
+
+    /// The new definition.
+    fn finished(&self) -> TableDef {
+        let mut def = self.def.clone();
+        def.column_defaults = if self.defaults.iter().any(Option::is_some) {
+            self.defaults.clone()
+        } else {
+            Vec::new()
+        };
+        def
+    }
+
+    /// True when stored rows must change: a column added, dropped or moved, or given
+    /// another type, nullability or collation (the row format and index order depend
+    /// on them).
+    fn rows_change(&self) -> bool {
+        self.sources.len() != self.old.columns.len()
+            || self
+                .sources
+                .iter()
+                .enumerate()
+                .any(|(j, s)| !matches!(s, Source::Old(i) if *i == j))
+            || self
+                .def
+                .columns
+                .iter()
+                .zip(&self.old.columns)
+                .any(|(new, old)| {
+                    new.ty != old.ty
+                        || new.nullable != old.nullable
+                        || new.collation != old.collation
+                })
+    }
+
+    /// Changes the table `db.name` to the draft; returns the affected rows.
+    fn execute(&self, storage: &tarn_catalog::Storage, db: &str, name: &str) -> Result<u64> {
+        let new_def = self.finished();
+        if new_def == *self.old {
+            return Ok(0);
+        }
+        if !self.rows_change() {
+            storage.alter_in_place(db, name, new_def)?;
+            return Ok(0);
+        }
+        let conversions: Vec<Conversion> = self
+            .sources
+            .iter()
+            .zip(&new_def.columns)
+            .map(|(source, column)| match source {
+                Source::Old(i) => Conversion::Old {
+                    position: *i,
+                    column: column.clone(),
+                    retype: self.old.columns[*i].ty != column.ty,
+                },
+                Source::Fill(value) => Conversion::Fill {
+                    value: value.clone(),
+                    column: column.clone(),
+                },
+            })
+            .collect();
+        let retyped = conversions
+            .iter()
+            .any(|c| matches!(c, Conversion::Old { retype: true, .. }));
+        let rows = Cell::new(0u64);
+        storage.rebuild_table(db, name, new_def, &mut |number, row| {
+            rows.set(rows.get().max(number));
+            let mut row: Vec<Option<Value>> = row.into_iter().map(Some).collect();
+            conversions
+                .iter()
+                .map(|c| c.apply(&mut row, number))
+                .collect()
+        })?;
+        Ok(if retyped { rows.get() } else { 0 })
+    }
+}
+
+/// How one column of the rebuilt table gets its value from an old row.
+enum Conversion {
+    Old {
+        position: usize,
+        column: Column,
+        /// The type changed: the value is converted as INSERT converts.
+        retype: bool,
+    },
+    Fill {
+        value: Value,
+        column: Column,
+    },
+}
+
+impl Conversion {
+    /// The value of the `number`th row (1-based) from its old values (each taken at
+    /// most once: a column is the source of one new column).
+    fn apply(&self, row: &mut [Option<Value>], number: u64) -> Result<Value> {
+        let (value, column, retype) = match self {
+            Conversion::Old {
+                position,
+                column,
+                retype,
+            } => (
+                row[*position].take().unwrap_or(Value::Null),
+                column,
+                *retype,
+            ),
+            Conversion::Fill { value, column } => (value.clone(), column, true),
+        };
+        if value.is_null() {
+            if !column.nullable {
+                // MySQL 8 in strict mode (MariaDB says 1265 "Data truncated" here).
+                return Err(Error::sql(1138, "22004", "Invalid use of NULL value"));
+            }
+            return Ok(Value::Null);
+        }
+        if !retype {
+            return Ok(value);
+        }
+        cast::to_column_at(value, column.ty, &column.name, number).map_err(|e| {
+            if e.mysql_code() == 1406 {
+                // A string cut short: ALTER TABLE's copy says "truncated", not "too
+                // long" as INSERT does.
+                Error::sql(
+                    1265,
+                    "01000",
+                    format!(
+                        "Data truncated for column '{}' at row {number}",
+                        column.name
+                    ),
+                )
+            } else {
+                e
+            }
+        })
+    }
+}
+
+/// A column DEFAULT's value for `column`, or 1067 if it has none of the column's type.
+fn default_value(session: &mut Session, column: &Column, text: &str) -> Result<Value> {
+    let invalid = || {
+        Error::sql(
+            1067,
+            "42000",
+            format!("Invalid default value for '{}'", column.name),
+        )
+    };
+    let e = crate::dml::parse_expr(text)?;
+    let v = session.eval_constant(&e)?;
+    if v.is_null() {
+        return if column.nullable {
+            Ok(Value::Null)
+        } else {
+            Err(invalid())
+        };
+    }
+    cast::to_column(v, column.ty, &column.name).map_err(|_| invalid())
+}
+
+/// MySQL's implicit default for a NOT NULL column added without one.
+fn zero_value(ty: tarn_row::types::ColumnType) -> Value {
+    use tarn_row::types::ColumnType as C;
+    match ty {
+        C::TinyInt { unsigned: true }
+        | C::SmallInt { unsigned: true }
+        | C::Int { unsigned: true }
+        | C::BigInt { unsigned: true } => Value::UInt(0),
+        C::TinyInt { .. } | C::SmallInt { .. } | C::Int { .. } | C::BigInt { .. } => Value::Int(0),
+        C::Decimal { .. } => Value::Decimal(tarn_row::decimal::Decimal::from(0i64)),
+        C::Float => Value::Float(0.0),
+        C::Double => Value::Double(0.0),
+        C::Date => Value::Date(tarn_row::datetime::Date::new(1970, 1, 1).expect("a valid date")),
+        C::DateTime { .. } | C::Timestamp { .. } => {
+            Value::DateTime(tarn_row::datetime::DateTime::from_date(
+                tarn_row::datetime::Date::new(1970, 1, 1).expect("a valid date"),
+            ))
+        }
+        _ => Value::Bytes(Vec::new()),
+    }
+}
