@@ -390,6 +390,19 @@ fn index_columns(columns: &[Column], list: &[ast::IndexColumn]) -> Result<Vec<us
                     format!("Key column '{name}' doesn't exist in table"),
                 )
             })?;
+        if matches!(
+            columns[position].ty,
+            tarn_row::ColumnType::Text | tarn_row::ColumnType::Blob
+        ) {
+            return Err(Error::sql(
+                1170,
+                "42000",
+                format!(
+                    "BLOB/TEXT column '{}' used in key specification without a key length",
+                    columns[position].name
+                ),
+            ));
+        }
         out.push(position);
     }
     Ok(out)
