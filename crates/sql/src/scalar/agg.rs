@@ -75,7 +75,7 @@ pub fn agg_return_type(f: AggFunc, arg: SqlType) -> SqlType {
         AggFunc::Min | AggFunc::Max | AggFunc::AnyValue => arg,
         AggFunc::BitAnd | AggFunc::BitOr | AggFunc::BitXor => SqlType::UInt { bits: 64 },
         AggFunc::GroupConcat => match arg {
-            SqlType::Blob => SqlType::Blob,
+            SqlType::Blob { .. } | SqlType::Binary { .. } => SqlType::BLOB,
             SqlType::Text { collation, .. } => SqlType::Text {
                 len_chars: None,
                 collation,

@@ -118,9 +118,11 @@ fn check_arity(name: &str, upper: &str, count: usize) -> Result<()> {
 /// and anything mixed with a string, or a date with a number, is a string.
 pub fn union_type(a: SqlType, b: SqlType) -> SqlType {
     use SqlType::*;
+    if let Some(t) = crate::types::binary_string_union(a, b) {
+        return t;
+    }
     match (a, b) {
         (Null, t) | (t, Null) => t,
-        (Blob, _) | (_, Blob) => Blob,
         (
             Text {
                 len_chars: la,
@@ -211,14 +213,14 @@ pub fn return_type_with_constants(
         "CONCAT" | "CONCAT_WS" | "SUBSTRING" | "SUBSTR" | "MID" | "UPPER" | "UCASE" | "LOWER"
         | "LCASE" | "TRIM" | "LTRIM" | "RTRIM" | "TRIM_LEADING" | "TRIM_TRAILING" | "TRIM_BOTH"
         | "REPLACE" | "LEFT" | "RIGHT" | "REPEAT" | "REVERSE" | "LPAD" | "RPAD" | "SPACE" => {
-            if args.contains(&SqlType::Blob) {
-                SqlType::Blob
+            if args.iter().any(|t| t.is_binary_string()) {
+                SqlType::BLOB
             } else {
                 text_type(args)
             }
         }
         "HEX" | "FORMAT" | "DATE_FORMAT" => SqlType::TEXT,
-        "UNHEX" | "CHAR" => SqlType::Blob,
+        "UNHEX" | "CHAR" => SqlType::BLOB,
         "MONTHNAME" | "DAYNAME" => SqlType::varchar(9),
         "CURTIME" | "CURRENT_TIME" => SqlType::varchar(15),
         "LENGTH" | "OCTET_LENGTH" | "CHAR_LENGTH" | "CHARACTER_LENGTH" | "INSTR" | "LOCATE"
