@@ -1,6 +1,7 @@
 """PyMySQL or mysqlclient against a server: both auth plugins, DDL and DML with
 affected rows and insert ids, errors by number, parameter escaping (text and binary),
-transactions with autocommit off, multi-statements, value types.
+BINARY/VARBINARY columns holding bytes that are not UTF-8, transactions with
+autocommit off, multi-statements, value types.
 
     python_client.py pymysql|mysqlclient
 
@@ -124,6 +125,7 @@ def run(driver_name):
     conn = drv.connect(native_user, native_pw, db, autocommit=True)
     check_ddl_dml(drv, conn, db, native_user, native_pw)
     check_escaping(drv, conn, rng)
+    check_binary_columns(drv, conn)
     check_transactions(drv, conn, db, native_user, native_pw)
     check_multi_statements(drv, db, native_user, native_pw)
     conn.close()
@@ -306,6 +308,37 @@ def check_escaping(drv, conn, rng):
     check_eq("LENGTH of the 4-byte emoji string", scalar(conn, "SELECT CHAR_LENGTH(label) FROM blobs WHERE id = 5"), len(STRINGS[5]))
     check_eq("blobs table intact", scalar(conn, "SELECT COUNT(*) FROM blobs"), len(STRINGS) + len(payloads))
     cur.execute("DROP TABLE blobs")
+
+
+def check_binary_columns(drv, conn):
+    """BINARY(16) (the UUID pattern) and VARBINARY take parameters that are not UTF-8,
+    come back as bytes (the columns are described with the binary charset), pad
+    BINARY with zero bytes, and serve as keys; too long is 1406."""
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE bin (id BINARY(16) PRIMARY KEY, tag VARBINARY(8), KEY tag (tag))")
+    rows = [
+        (b"\xff\x00\xfe", b"\xff\x00\xfe"),
+        (bytes(range(240, 256)), b"\x80"),
+        (bytes.fromhex("0f1e2d3c4b5a69788796a5b4c3d2e1f0"), b""),
+    ]
+    for key, tag in rows:
+        check_eq(f"insert binary key {key!r}", cur.execute("INSERT INTO bin VALUES (%s, %s)", (key, tag)), 1)
+    for key, tag in rows:
+        padded = key.ljust(16, b"\x00")
+        cur.execute("SELECT id, tag FROM bin WHERE id = %s", (padded,))
+        got = cur.fetchall()
+        check_eq(f"binary key {key!r}: one row", len(got), 1)
+        got_id, got_tag = got[0]
+        check(f"binary key {key!r} comes back as bytes, got {got_id!r}", isinstance(got_id, bytes))
+        check_eq(f"binary key {key!r} back, padded", got_id, padded)
+        check(f"varbinary {tag!r} comes back as bytes, got {got_tag!r}", isinstance(got_tag, bytes))
+        check_eq(f"varbinary {tag!r} back", got_tag, tag)
+        check_eq(f"varbinary {tag!r} as a key", scalar(conn, "SELECT HEX(id) FROM bin WHERE tag = %s", (tag,)), padded.hex().upper())
+    check_eq("an unpadded key matches nothing", scalar(conn, "SELECT COUNT(*) FROM bin WHERE id = %s", (b"\xff\x00\xfe",)), 0)
+    expect_error("VARBINARY(8) given 9 bytes", 1406, lambda: cur.execute("INSERT INTO bin VALUES (%s, %s)", (b"\x01", b"\xff" * 9)), drv.error)
+    expect_error("BINARY(16) given 17 bytes", 1406, lambda: cur.execute("INSERT INTO bin VALUES (%s, %s)", (b"\xfe" * 17, None)), drv.error)
+    check_eq("bin table intact", scalar(conn, "SELECT COUNT(*) FROM bin"), len(rows))
+    cur.execute("DROP TABLE bin")
 
 
 def check_transactions(drv, conn, db, user, pw):

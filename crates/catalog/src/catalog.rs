@@ -260,10 +260,7 @@ impl TableDef {
                     self.columns[c].name
                 )));
             }
-            if matches!(
-                self.columns[c].ty,
-                tarn_row::ColumnType::Text | tarn_row::ColumnType::Blob
-            ) {
+            if self.columns[c].ty.is_lob() {
                 return Err(Error::InvalidDefinition(format!(
                     "BLOB/TEXT column '{}' used in key '{index}' without a key length",
                     self.columns[c].name

@@ -525,6 +525,10 @@ impl Table {
                     (None, ColumnType::Char { len } | ColumnType::VarChar { len }) => {
                         2 + (len as usize / 4).min(256)
                     }
+                    (None, ColumnType::Binary { len_bytes }) => 2 + len_bytes as usize,
+                    (None, ColumnType::VarBinary { len_bytes }) => {
+                        2 + (len_bytes as usize / 4).min(256)
+                    }
                     (None, _) => 64,
                 })
                 .sum::<usize>();

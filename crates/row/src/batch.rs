@@ -69,7 +69,7 @@ pub enum ColumnVector {
         values: Vec<DateTime>,
         nulls: Vec<bool>,
     },
-    /// CHAR, VARCHAR, TEXT, BLOB.
+    /// The strings: CHAR, VARCHAR, BINARY, VARBINARY, the TEXT and BLOB types.
     Bytes {
         data: Vec<u8>,
         offsets: Vec<u32>,

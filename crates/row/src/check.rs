@@ -7,8 +7,10 @@
 //! - DECIMAL values carry exactly the column's scale (rounded half away from zero);
 //! - DATETIME/TIMESTAMP values are rounded to the column's fsp;
 //! - CHAR values have no trailing spaces (MySQL strips them on read; PAD SPACE);
+//! - BINARY(n) values are exactly n bytes, padded with `0x00` (MySQL stores and returns
+//!   the padding);
 //! - text is valid UTF-8 and within the column's length in characters (CHAR/VARCHAR) or
-//!   bytes (TEXT, BLOB).
+//!   bytes (the TEXT types); binary strings are any bytes within their length in bytes.
 //!
 //! Conversions follow MySQL where they are unambiguous: numbers into any numeric type,
 //! strings into numbers, dates and text, dates into datetimes and back.
@@ -17,7 +19,6 @@ use tarn_common::{Error, Result};
 
 use crate::datetime::{Date, DateTime};
 use crate::decimal::Decimal;
-use crate::limits::{BLOB_LEN_MAX_BYTES, TEXT_LEN_MAX_BYTES};
 use crate::types::{Column, ColumnType};
 use crate::value::Value;
 
@@ -142,22 +143,51 @@ fn normalize(ty: ColumnType, value: Value) -> Result<Value> {
             check_chars(bytes, len)
         }
         ColumnType::VarChar { len } => check_chars(to_bytes(value), len),
-        ColumnType::Text => {
-            let bytes = to_bytes(value);
-            text_of(&bytes)?;
-            if bytes.len() as u64 > TEXT_LEN_MAX_BYTES {
-                return Err(too_long());
-            }
-            Ok(Value::Bytes(bytes))
+        ColumnType::Binary { len_bytes } => {
+            let bytes = check_binary_len(to_bytes(value), len_bytes)?;
+            Ok(Value::Bytes(pad_binary(bytes, len_bytes)))
         }
-        ColumnType::Blob => {
+        ColumnType::VarBinary { len_bytes } => {
+            Ok(Value::Bytes(check_binary_len(to_bytes(value), len_bytes)?))
+        }
+        ColumnType::Text
+        | ColumnType::TinyText
+        | ColumnType::MediumText
+        | ColumnType::LongText
+        | ColumnType::Blob
+        | ColumnType::TinyBlob
+        | ColumnType::MediumBlob
+        | ColumnType::LongBlob => {
             let bytes = to_bytes(value);
-            if bytes.len() as u64 > BLOB_LEN_MAX_BYTES {
+            if ty.is_text() {
+                text_of(&bytes)?;
+            }
+            let len_max_bytes = ty.lob_len_max_bytes().expect("a TEXT or BLOB type");
+            if bytes.len() as u64 > len_max_bytes {
                 return Err(too_long());
             }
             Ok(Value::Bytes(bytes))
         }
     }
+}
+
+/// `bytes` if they fit a BINARY or VARBINARY of `len_bytes`; `DataTooLong` if not.
+/// Unlike text, excess trailing spaces are data too (MySQL and MariaDB refuse them).
+fn check_binary_len(bytes: Vec<u8>, len_bytes: u32) -> Result<Vec<u8>> {
+    if bytes.len() > len_bytes as usize {
+        return Err(too_long());
+    }
+    Ok(bytes)
+}
+
+/// `bytes` padded with `0x00` to `len_bytes`, as MySQL stores a BINARY(n) value (and
+/// returns it: the padding is part of the value, so `'a'` in a BINARY(2) reads back
+/// as `'a\0'` and no longer equals `'a'`). Longer input is left as it is.
+pub fn pad_binary(mut bytes: Vec<u8>, len_bytes: u32) -> Vec<u8> {
+    if bytes.len() < len_bytes as usize {
+        bytes.resize(len_bytes as usize, 0);
+    }
+    bytes
 }
 
 /// Text of at most `len` characters; excess trailing spaces are cut (as MySQL does,
@@ -383,5 +413,44 @@ mod tests {
         assert!(check_value(&t, Value::Bytes(vec![0xff])).is_err());
         let b = col(ColumnType::Blob);
         assert!(check_value(&b, Value::Bytes(vec![0xff; 70_000])).is_ok());
+    }
+
+    #[test]
+    fn binary_strings_hold_any_bytes_within_their_length() {
+        let too_long = |r: Result<Value>| matches!(r, Err(Error::DataTooLong { .. }));
+        let b = col(ColumnType::Binary { len_bytes: 4 });
+        assert_eq!(
+            check_value(&b, Value::Bytes(vec![0xff, 0x00])).unwrap(),
+            Value::Bytes(vec![0xff, 0x00, 0x00, 0x00])
+        );
+        assert_eq!(
+            check_value(&b, Value::Bytes(b"ab  ".to_vec())).unwrap(),
+            Value::Bytes(b"ab  ".to_vec())
+        );
+        assert!(too_long(check_value(&b, Value::Bytes(vec![1; 5]))));
+        // Trailing spaces or zeros past the length are data, not padding.
+        assert!(too_long(check_value(&b, Value::Bytes(b"abcd ".to_vec()))));
+        assert!(too_long(check_value(&b, Value::Bytes(b"abcd\0".to_vec()))));
+        let v = col(ColumnType::VarBinary { len_bytes: 3 });
+        assert_eq!(
+            check_value(&v, Value::Bytes(vec![0xfe])).unwrap(),
+            Value::Bytes(vec![0xfe])
+        );
+        assert!(too_long(check_value(&v, Value::Bytes(b"ab  ".to_vec()))));
+        assert_eq!(
+            check_value(&v, Value::Int(12)).unwrap(),
+            Value::Bytes(b"12".to_vec())
+        );
+        let tiny = col(ColumnType::TinyBlob);
+        assert!(check_value(&tiny, Value::Bytes(vec![0xff; 255])).is_ok());
+        assert!(too_long(check_value(&tiny, Value::Bytes(vec![0xff; 256]))));
+        let tiny_text = col(ColumnType::TinyText);
+        assert!(too_long(check_value(
+            &tiny_text,
+            Value::Bytes(vec![b'x'; 256])
+        )));
+        assert!(check_value(&tiny_text, Value::Bytes(vec![0xff])).is_err());
+        let medium = col(ColumnType::MediumBlob);
+        assert!(check_value(&medium, Value::Bytes(vec![0; 70_000])).is_ok());
     }
 }

@@ -16,13 +16,15 @@
 //! | DECIMAL(p, s) | the binary form of [`crate::decimal`] (`binary_len_bytes(p, s)` bytes) |
 //! | DATE | day number (u32) big-endian |
 //! | DATETIME, TIMESTAMP | microsecond number (u64) big-endian |
-//! | CHAR, VARCHAR, TEXT, BLOB | the weight string with each `0x00` written as `0x00 0xFF`, then the terminator `0x00 0x00` |
+//! | strings (CHAR, VARCHAR, BINARY, VARBINARY, the TEXT and BLOB types) | the weight string with each `0x00` written as `0x00 0xFF`, then the terminator `0x00 0x00` |
 //!
 //! The escaping makes string encodings prefix-free, so the column after a string still
 //! compares correctly, and keeps `"a" < "a\0" < "ab"`.
 //!
-//! The weight string of a value: for BLOB and `Binary` text, the bytes themselves
-//! (CHAR loses trailing spaces, which [`crate::check_value`] already strips). For
+//! The weight string of a value: for binary strings (BINARY, VARBINARY, BLOB) and
+//! `Binary` text, the bytes themselves (CHAR loses trailing spaces, which
+//! [`crate::check_value`] already strips; BINARY keeps its `0x00` padding, which is
+//! part of the value, so binary keys order bytewise as MySQL compares them). For
 //! `CaseInsensitive` text, each character mapped to its simple uppercase (when that is a
 //! single character; `ß` stays `ß`), bytes that are not UTF-8 kept as they are, then
 //! trailing spaces removed (PAD SPACE). So `'abc'`, `'ABC'` and `'Abc  '` encode the
@@ -199,7 +201,15 @@ fn encode_value(
         ColumnType::Char { .. }
         | ColumnType::VarChar { .. }
         | ColumnType::Text
-        | ColumnType::Blob => {
+        | ColumnType::Blob
+        | ColumnType::Binary { .. }
+        | ColumnType::VarBinary { .. }
+        | ColumnType::TinyText
+        | ColumnType::MediumText
+        | ColumnType::LongText
+        | ColumnType::TinyBlob
+        | ColumnType::MediumBlob
+        | ColumnType::LongBlob => {
             let Value::Bytes(bytes) = value else {
                 return Err(mismatch(ty, value));
             };
@@ -223,7 +233,8 @@ fn strip_trailing_spaces(bytes: &[u8]) -> &[u8] {
 /// The bytes a string compares by (see the module documentation).
 pub fn weight<'a>(ty: ColumnType, collation: Collation, bytes: &'a [u8]) -> Cow<'a, [u8]> {
     match (ty, collation) {
-        (ColumnType::Blob, _) | (_, Collation::Binary) => match ty {
+        (ty, _) if ty.is_binary_string() => Cow::Borrowed(bytes),
+        (_, Collation::Binary) => match ty {
             ColumnType::Char { .. } => Cow::Borrowed(strip_trailing_spaces(bytes)),
             _ => Cow::Borrowed(bytes),
         },
@@ -358,7 +369,15 @@ pub fn compare_values(ty: ColumnType, collation: Collation, a: &Value, b: &Value
         ColumnType::Char { .. }
         | ColumnType::VarChar { .. }
         | ColumnType::Text
-        | ColumnType::Blob => match (a, b) {
+        | ColumnType::Blob
+        | ColumnType::Binary { .. }
+        | ColumnType::VarBinary { .. }
+        | ColumnType::TinyText
+        | ColumnType::MediumText
+        | ColumnType::LongText
+        | ColumnType::TinyBlob
+        | ColumnType::MediumBlob
+        | ColumnType::LongBlob => match (a, b) {
             (Value::Bytes(x), Value::Bytes(y)) => {
                 weight(ty, collation, x).cmp(&weight(ty, collation, y))
             }

@@ -31,7 +31,7 @@ pub mod types;
 pub mod value;
 
 pub use batch::{Batch, ColumnVector};
-pub use check::check_value;
+pub use check::{check_value, pad_binary};
 pub use datetime::{Date, DateTime};
 pub use decimal::{Decimal, Decimal64Form, Decimal64Parts};
 pub use key::{compare_values, encode_key, key_prefix_len};
@@ -39,5 +39,5 @@ pub use row::{
     NoOverflow, OverflowRef, OverflowStore, RowHeader, RowLayout, RowLimits, RowSerializer,
     RowView, VarBytes,
 };
-pub use types::{Collation, Column, ColumnType};
+pub use types::{Collation, Column, ColumnType, LobSize};
 pub use value::Value;

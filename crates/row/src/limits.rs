@@ -19,18 +19,30 @@ pub const FSP_MAX: u8 = 6;
 pub const CHAR_LEN_MAX_CHARS: u32 = 255;
 /// VARCHAR(n): n in characters.
 pub const VARCHAR_LEN_MAX_CHARS: u32 = 65_535;
+/// BINARY(n): n in bytes.
+pub const BINARY_LEN_MAX_BYTES: u32 = 255;
+/// VARBINARY(n): n in bytes.
+pub const VARBINARY_LEN_MAX_BYTES: u32 = 65_535;
 /// Columns in one table (InnoDB's limit).
 pub const COLUMNS_MAX: usize = 1017;
 
 // --- Values -------------------------------------------------------------------------
 
-/// TEXT holds at most this many bytes. MySQL's TEXT stops at 65535; Tarn has no
-/// MEDIUMTEXT/LONGTEXT yet, so TEXT stands in for them up to 1 GiB, as BLOB does.
+/// TEXT holds at most this many bytes. MySQL's TEXT stops at 65535, but catalogs
+/// written before MEDIUMTEXT and LONGTEXT existed here hold those columns as TEXT, so
+/// TEXT keeps standing in for them up to 1 GiB, as BLOB does.
 pub const TEXT_LEN_MAX_BYTES: u64 = 1 << 30;
-/// BLOB holds at most this many bytes. MySQL's BLOB stops at 65535; Tarn has no
-/// MEDIUMBLOB/LONGBLOB yet, so BLOB stands in for them up to 1 GiB (MySQL's
-/// `max_allowed_packet` ceiling).
+/// BLOB holds at most this many bytes. MySQL's BLOB stops at 65535; as with TEXT,
+/// older catalogs hold MEDIUMBLOB and LONGBLOB columns as BLOB, so it holds up to
+/// 1 GiB (MySQL's `max_allowed_packet` ceiling).
 pub const BLOB_LEN_MAX_BYTES: u64 = 1 << 30;
+/// TINYTEXT and TINYBLOB hold at most this many bytes, as in MySQL.
+pub const TINY_LOB_LEN_MAX_BYTES: u64 = 255;
+/// MEDIUMTEXT and MEDIUMBLOB hold at most this many bytes, as in MySQL.
+pub const MEDIUM_LOB_LEN_MAX_BYTES: u64 = (1 << 24) - 1;
+/// LONGTEXT and LONGBLOB hold at most this many bytes: MySQL's 4 GiB bound cut to
+/// the largest value Tarn stores.
+pub const LONG_LOB_LEN_MAX_BYTES: u64 = VALUE_LEN_MAX_BYTES;
 /// Any variable-length value the row format stores, inline or external.
 pub const VALUE_LEN_MAX_BYTES: u64 = BLOB_LEN_MAX_BYTES;
 /// Year range of DATE and DATETIME (MySQL documents 1000..=9999 and accepts 0..=9999).
@@ -70,6 +82,9 @@ mod tests {
             assert!(DECIMAL_SCALE_MAX <= DECIMAL_PRECISION_MAX);
             assert!(TEXT_LEN_MAX_BYTES <= VALUE_LEN_MAX_BYTES);
             assert!(BLOB_LEN_MAX_BYTES <= VALUE_LEN_MAX_BYTES);
+            assert!(TINY_LOB_LEN_MAX_BYTES < MEDIUM_LOB_LEN_MAX_BYTES);
+            assert!(MEDIUM_LOB_LEN_MAX_BYTES <= LONG_LOB_LEN_MAX_BYTES);
+            assert!(LONG_LOB_LEN_MAX_BYTES <= VALUE_LEN_MAX_BYTES);
             assert!(VALUE_LEN_MAX_BYTES <= BATCH_COLUMN_BYTES_MAX as u64);
             assert!(OVERFLOW_REF_BYTES <= ROW_VAR_AREA_MAX_BYTES);
         }

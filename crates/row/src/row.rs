@@ -15,10 +15,10 @@
 //!
 //! Fixed-width columns (integers, DECIMAL, FLOAT, DOUBLE, DATE, DATETIME, TIMESTAMP)
 //! have offsets computed from the schema alone ([`RowLayout::new`]), so any of them is
-//! read in O(1); a NULL one occupies zeroed bytes. Variable-length columns (CHAR,
-//! VARCHAR, TEXT, BLOB) are numbered 0..nvar in schema order; the end offset of one is
-//! relative to D, and its start is the end of the previous one (0 for the first). A
-//! NULL variable column has length 0.
+//! read in O(1); a NULL one occupies zeroed bytes. Variable-length columns (the
+//! strings: CHAR, VARCHAR, BINARY, VARBINARY, TEXT, BLOB) are numbered 0..nvar in
+//! schema order; the end offset of one is relative to D, and its start is the end of
+//! the previous one (0 for the first). A NULL variable column has length 0.
 //!
 //! A variable value longer than [`RowLimits::overflow_threshold_bytes`] is written to an
 //! [`OverflowStore`] and replaced by a 12-byte [`OverflowRef`] (first page number u32 LE,
@@ -226,7 +226,15 @@ impl Physical {
             ColumnType::Char { .. }
             | ColumnType::VarChar { .. }
             | ColumnType::Text
-            | ColumnType::Blob => Physical::Var,
+            | ColumnType::Blob
+            | ColumnType::Binary { .. }
+            | ColumnType::VarBinary { .. }
+            | ColumnType::TinyText
+            | ColumnType::MediumText
+            | ColumnType::LongText
+            | ColumnType::TinyBlob
+            | ColumnType::MediumBlob
+            | ColumnType::LongBlob => Physical::Var,
         }
     }
 }

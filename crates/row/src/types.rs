@@ -7,10 +7,19 @@
 //! Invariant: a [`ColumnType`] that passed [`ColumnType::validate`] has a fixed width
 //! ([`ColumnType::fixed_len_bytes`]) that never changes, so rows written under a
 //! definition stay readable under it.
+//!
+//! The catalog stores these types as JSON by variant name, so a new type is a new
+//! variant and an existing variant keeps its name and fields: the TEXT and BLOB size
+//! classes are variants of their own (`TinyBlob`, ...) rather than a size field on
+//! `Text` and `Blob`, which catalogs written before the classes existed name bare.
 
 use tarn_common::{Error, Result};
 
-use crate::limits::{CHAR_LEN_MAX_CHARS, FSP_MAX, VARCHAR_LEN_MAX_CHARS};
+use crate::limits::{
+    BINARY_LEN_MAX_BYTES, BLOB_LEN_MAX_BYTES, CHAR_LEN_MAX_CHARS, FSP_MAX, LONG_LOB_LEN_MAX_BYTES,
+    MEDIUM_LOB_LEN_MAX_BYTES, TEXT_LEN_MAX_BYTES, TINY_LOB_LEN_MAX_BYTES, VARBINARY_LEN_MAX_BYTES,
+    VARCHAR_LEN_MAX_CHARS,
+};
 
 /// How strings compare. Stored per column in the catalog.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -21,7 +30,12 @@ pub enum Collation {
     CaseInsensitive,
 }
 
-/// A column's type. Lengths are in characters for CHAR/VARCHAR, as in MySQL.
+/// A column's type. Lengths are in characters for CHAR/VARCHAR and in bytes for
+/// BINARY/VARBINARY, as in MySQL.
+///
+/// Strings come in two kinds. Text (CHAR, VARCHAR, the TEXT types) is UTF-8 that a
+/// [`Collation`] applies to. Binary strings (BINARY, VARBINARY, the BLOB types) are
+/// any bytes and compare bytewise, whatever the column's collation says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum ColumnType {
     TinyInt {
@@ -57,8 +71,56 @@ pub enum ColumnType {
     VarChar {
         len: u32,
     },
+    /// TEXT. Catalogs written before the size classes existed also used it for
+    /// TINYTEXT, MEDIUMTEXT and LONGTEXT, so it holds up to [`TEXT_LEN_MAX_BYTES`].
     Text,
+    /// BLOB; like `Text`, it stood in for the other classes, up to
+    /// [`BLOB_LEN_MAX_BYTES`].
     Blob,
+    /// BINARY(n): exactly `len_bytes` bytes, shorter values padded with `0x00`.
+    Binary {
+        len_bytes: u32,
+    },
+    /// VARBINARY(n): at most `len_bytes` bytes.
+    VarBinary {
+        len_bytes: u32,
+    },
+    TinyText,
+    MediumText,
+    LongText,
+    TinyBlob,
+    MediumBlob,
+    LongBlob,
+}
+
+/// The size class of a TEXT or BLOB type: MySQL's TINY, plain, MEDIUM and LONG.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LobSize {
+    Tiny,
+    Regular,
+    Medium,
+    Long,
+}
+
+impl LobSize {
+    /// The most bytes MySQL's type of this class holds: what the protocol and
+    /// `information_schema` announce (255, 65535, 16777215, 4294967295).
+    pub fn declared_len_max_bytes(self) -> u64 {
+        match self {
+            LobSize::Tiny => 255,
+            LobSize::Regular => 65_535,
+            LobSize::Medium => 16_777_215,
+            LobSize::Long => 4_294_967_295,
+        }
+    }
+
+    /// The smallest class that holds `len_bytes` bytes.
+    pub fn holding(len_bytes: u64) -> LobSize {
+        [LobSize::Tiny, LobSize::Regular, LobSize::Medium]
+            .into_iter()
+            .find(|size| len_bytes <= size.declared_len_max_bytes())
+            .unwrap_or(LobSize::Long)
+    }
 }
 
 /// One column of a table.
@@ -67,7 +129,8 @@ pub struct Column {
     pub name: String,
     pub ty: ColumnType,
     pub nullable: bool,
-    /// Meaningful for CHAR, VARCHAR and TEXT; BLOB and non-strings use `Binary`.
+    /// Meaningful for CHAR, VARCHAR and the TEXT types; binary strings and
+    /// non-strings use `Binary`.
     pub collation: Collation,
 }
 
@@ -89,6 +152,12 @@ impl ColumnType {
             ColumnType::VarChar { len } if len > VARCHAR_LEN_MAX_CHARS => fail(format!(
                 "VARCHAR({len}) is longer than {VARCHAR_LEN_MAX_CHARS}"
             )),
+            ColumnType::Binary { len_bytes } if len_bytes > BINARY_LEN_MAX_BYTES => fail(format!(
+                "BINARY({len_bytes}) is longer than {BINARY_LEN_MAX_BYTES}"
+            )),
+            ColumnType::VarBinary { len_bytes } if len_bytes > VARBINARY_LEN_MAX_BYTES => fail(
+                format!("VARBINARY({len_bytes}) is longer than {VARBINARY_LEN_MAX_BYTES}"),
+            ),
             _ => Ok(()),
         }
     }
@@ -108,24 +177,104 @@ impl ColumnType {
             ColumnType::Double => 8,
             ColumnType::Date => 4,
             ColumnType::DateTime { .. } | ColumnType::Timestamp { .. } => 8,
+            // BINARY(n) has a fixed width too, but is stored like CHAR (whose width
+            // in bytes varies): one variable-length path for every string.
             ColumnType::Char { .. }
             | ColumnType::VarChar { .. }
             | ColumnType::Text
-            | ColumnType::Blob => return None,
+            | ColumnType::Blob
+            | ColumnType::Binary { .. }
+            | ColumnType::VarBinary { .. }
+            | ColumnType::TinyText
+            | ColumnType::MediumText
+            | ColumnType::LongText
+            | ColumnType::TinyBlob
+            | ColumnType::MediumBlob
+            | ColumnType::LongBlob => return None,
         })
     }
 
-    /// CHAR, VARCHAR, TEXT and BLOB.
+    /// The strings: CHAR, VARCHAR, BINARY, VARBINARY and the TEXT and BLOB types.
     pub fn is_variable_len(&self) -> bool {
         self.fixed_len_bytes().is_none()
     }
 
-    /// CHAR, VARCHAR and TEXT: UTF-8 text that a collation applies to.
+    /// CHAR, VARCHAR and the TEXT types: UTF-8 text that a collation applies to.
     pub fn is_text(&self) -> bool {
         matches!(
             self,
             ColumnType::Char { .. } | ColumnType::VarChar { .. } | ColumnType::Text
-        )
+        ) || self.text_size().is_some()
+    }
+
+    /// BINARY, VARBINARY and the BLOB types: any bytes, compared bytewise.
+    pub fn is_binary_string(&self) -> bool {
+        matches!(
+            self,
+            ColumnType::Binary { .. } | ColumnType::VarBinary { .. }
+        ) || self.blob_size().is_some()
+    }
+
+    /// The size class of a TEXT type; None for other types.
+    pub fn text_size(&self) -> Option<LobSize> {
+        Some(match self {
+            ColumnType::TinyText => LobSize::Tiny,
+            ColumnType::Text => LobSize::Regular,
+            ColumnType::MediumText => LobSize::Medium,
+            ColumnType::LongText => LobSize::Long,
+            _ => return None,
+        })
+    }
+
+    /// The size class of a BLOB type; None for other types.
+    pub fn blob_size(&self) -> Option<LobSize> {
+        Some(match self {
+            ColumnType::TinyBlob => LobSize::Tiny,
+            ColumnType::Blob => LobSize::Regular,
+            ColumnType::MediumBlob => LobSize::Medium,
+            ColumnType::LongBlob => LobSize::Long,
+            _ => return None,
+        })
+    }
+
+    /// The TEXT type of a size class.
+    pub fn text_of_size(size: LobSize) -> ColumnType {
+        match size {
+            LobSize::Tiny => ColumnType::TinyText,
+            LobSize::Regular => ColumnType::Text,
+            LobSize::Medium => ColumnType::MediumText,
+            LobSize::Long => ColumnType::LongText,
+        }
+    }
+
+    /// The BLOB type of a size class.
+    pub fn blob_of_size(size: LobSize) -> ColumnType {
+        match size {
+            LobSize::Tiny => ColumnType::TinyBlob,
+            LobSize::Regular => ColumnType::Blob,
+            LobSize::Medium => ColumnType::MediumBlob,
+            LobSize::Long => ColumnType::LongBlob,
+        }
+    }
+
+    /// The most bytes a value of a TEXT or BLOB type holds here: MySQL's bound for
+    /// the TINY and MEDIUM classes, Tarn's value bound for LONG, and for plain TEXT
+    /// and BLOB the value bound too (they stood in for the larger classes, see
+    /// [`ColumnType::Text`]). None for other types.
+    pub fn lob_len_max_bytes(&self) -> Option<u64> {
+        let size = self.text_size().or(self.blob_size())?;
+        Some(match (size, self.is_text()) {
+            (LobSize::Tiny, _) => TINY_LOB_LEN_MAX_BYTES,
+            (LobSize::Regular, true) => TEXT_LEN_MAX_BYTES,
+            (LobSize::Regular, false) => BLOB_LEN_MAX_BYTES,
+            (LobSize::Medium, _) => MEDIUM_LOB_LEN_MAX_BYTES,
+            (LobSize::Long, _) => LONG_LOB_LEN_MAX_BYTES,
+        })
+    }
+
+    /// The TEXT and BLOB types, which an index cannot cover without a prefix length.
+    pub fn is_lob(&self) -> bool {
+        self.text_size().is_some() || self.blob_size().is_some()
     }
 
     /// The inclusive range of an integer type; None for other types.

@@ -14,9 +14,10 @@ use crate::decimal::Decimal;
 /// | DOUBLE                       | `Double`     |
 /// | DATE                         | `Date`       |
 /// | DATETIME, TIMESTAMP          | `DateTime`   |
-/// | CHAR, VARCHAR, TEXT, BLOB    | `Bytes`      |
+/// | strings                      | `Bytes`      |
 ///
-/// Strings are UTF-8 bytes (utf8mb4); BLOBs are any bytes.
+/// Text (CHAR, VARCHAR, the TEXT types) is UTF-8 bytes (utf8mb4); binary strings
+/// (BINARY, VARBINARY, the BLOB types) are any bytes.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
     Null,

@@ -175,6 +175,19 @@ fn collations() {
     // BLOB ignores the collation.
     let blob = (ColumnType::Blob, Collation::CaseInsensitive);
     assert_ne!(k(blob, "a"), k(blob, "A"));
+    // BINARY and VARBINARY order bytewise, trailing spaces and zeros included.
+    for binary in [
+        (ColumnType::Binary { len_bytes: 4 }, Collation::Binary),
+        (
+            ColumnType::VarBinary { len_bytes: 4 },
+            Collation::CaseInsensitive,
+        ),
+    ] {
+        assert!(k(binary, "B") < k(binary, "a"));
+        assert!(k(binary, "a") < k(binary, "a\0"));
+        assert!(k(binary, "a\0") < k(binary, "a "));
+        assert_eq!(cmp(binary, "a", "a "), Ordering::Less);
+    }
     // Invalid UTF-8 in a case-insensitive column does not crash.
     let bad = key(&[ci], &[Value::Bytes(vec![b'a', 0xff, b' ', 0xc3])]);
     assert_eq!(key_prefix_len(&[ci], &bad, 1).unwrap(), bad.len());

@@ -24,6 +24,10 @@ fn definitions_are_validated() {
         ColumnType::Char { len: 0 },
         ColumnType::VarChar { len: 65_535 },
         ColumnType::Text,
+        ColumnType::Binary { len_bytes: 255 },
+        ColumnType::Binary { len_bytes: 0 },
+        ColumnType::VarBinary { len_bytes: 65_535 },
+        ColumnType::LongBlob,
     ];
     for ty in ok {
         assert!(ty.validate().is_ok(), "{ty:?}");
@@ -49,6 +53,8 @@ fn definitions_are_validated() {
         ColumnType::Timestamp { fsp: 7 },
         ColumnType::Char { len: 256 },
         ColumnType::VarChar { len: 65_536 },
+        ColumnType::Binary { len_bytes: 256 },
+        ColumnType::VarBinary { len_bytes: 65_536 },
     ];
     for ty in bad {
         assert!(
@@ -66,6 +72,51 @@ fn definitions_are_validated() {
     );
     assert_eq!(ColumnType::Text.fixed_len_bytes(), None);
     assert!(ColumnType::Blob.is_variable_len() && !ColumnType::Blob.is_text());
+    let binary = ColumnType::Binary { len_bytes: 16 };
+    assert!(binary.is_variable_len() && binary.is_binary_string() && !binary.is_text());
+    assert!(!binary.is_lob() && ColumnType::TinyBlob.is_lob() && ColumnType::LongText.is_lob());
+    assert!(ColumnType::MediumText.is_text() && !ColumnType::MediumText.is_binary_string());
+}
+
+#[test]
+fn size_classes_round_trip() {
+    use tarn_row::LobSize;
+    for size in [
+        LobSize::Tiny,
+        LobSize::Regular,
+        LobSize::Medium,
+        LobSize::Long,
+    ] {
+        assert_eq!(ColumnType::blob_of_size(size).blob_size(), Some(size));
+        assert_eq!(ColumnType::text_of_size(size).text_size(), Some(size));
+        assert_eq!(LobSize::holding(size.declared_len_max_bytes()), size);
+    }
+    assert_eq!(LobSize::holding(256), LobSize::Regular);
+    assert_eq!(ColumnType::TinyBlob.lob_len_max_bytes(), Some(255));
+    assert_eq!(ColumnType::MediumText.lob_len_max_bytes(), Some(16_777_215));
+    assert_eq!(
+        ColumnType::VarBinary { len_bytes: 8 }.lob_len_max_bytes(),
+        None
+    );
+}
+
+/// The catalog stores types as JSON by variant name: a type written before BINARY and
+/// the size classes existed reads back as itself, and the new ones round-trip.
+#[test]
+fn serialized_types_stay_readable() {
+    let old: ColumnType = serde_json::from_str(r#""Blob""#).unwrap();
+    assert_eq!(old, ColumnType::Blob);
+    let old: ColumnType = serde_json::from_str(r#"{"VarChar":{"len":10}}"#).unwrap();
+    assert_eq!(old, ColumnType::VarChar { len: 10 });
+    for ty in [
+        ColumnType::Binary { len_bytes: 16 },
+        ColumnType::VarBinary { len_bytes: 8 },
+        ColumnType::TinyText,
+        ColumnType::LongBlob,
+    ] {
+        let json = serde_json::to_string(&ty).unwrap();
+        assert_eq!(serde_json::from_str::<ColumnType>(&json).unwrap(), ty);
+    }
 }
 
 #[test]

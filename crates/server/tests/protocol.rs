@@ -448,6 +448,135 @@ fn prepared_statements_return_binary_rows_and_reuse_parameter_types() {
     assert_eq!(error_of(&reply).0, 1295);
 }
 
+/// A column definition's (type, charset, length, flags).
+type ColumnDef = (u8, u16, u32, u16);
+
+/// Sends `sql` (a query with a result set) and returns its full column definitions
+/// and its text rows.
+fn query_definitions(c: &mut Client, sql: &str) -> (Vec<ColumnDef>, Vec<Vec<u8>>) {
+    let mut p = vec![0x03];
+    p.extend_from_slice(sql.as_bytes());
+    c.command(&p);
+    let first = c.read().unwrap();
+    assert!(first[0] != 0xff, "{sql}: {}", error_of(&first).1);
+    let count = Reader::new(&first).lenenc_int().unwrap() as usize;
+    let mut definitions = Vec::new();
+    for _ in 0..count {
+        let def = c.read().unwrap();
+        let mut r = Reader::new(&def);
+        for _ in 0..6 {
+            r.lenenc_bytes().unwrap();
+        }
+        r.u8().unwrap(); // length of the fixed fields
+        let charset = r.u16().unwrap();
+        let length = r.u32().unwrap();
+        let ty = r.u8().unwrap();
+        let flags = r.u16().unwrap();
+        definitions.push((ty, charset, length, flags));
+    }
+    assert_eq!(
+        c.read().unwrap()[0],
+        0xfe,
+        "EOF after the column definitions"
+    );
+    let mut rows = Vec::new();
+    loop {
+        let p = c.read().unwrap();
+        if p[0] == 0xfe && p.len() < 9 {
+            return (definitions, rows);
+        }
+        rows.push(p);
+    }
+}
+
+/// BINARY, VARBINARY and the BLOB classes are described as bytes (charset 63, the
+/// BINARY flag, their declared length), and take bytes that are not UTF-8 from a
+/// prepared statement's parameters and give them back in both protocols.
+#[test]
+fn binary_strings_are_described_as_bytes_and_take_any_bytes() {
+    const BINARY_CHARSET: u16 = 63;
+    const BLOB_FLAG: u16 = 1 << 4;
+    const BINARY_FLAG: u16 = 1 << 7;
+    let server = start(&[]);
+    let mut c = Client::root(server.address);
+    c.query("CREATE DATABASE d");
+    let created = c.query(
+        "CREATE TABLE d.b (id INT PRIMARY KEY, u BINARY(16), v VARBINARY(8), t TINYBLOB, \
+         l LONGBLOB)",
+    );
+    assert!(matches!(created, Reply::Ok { .. }), "{created:?}");
+    c.command(b"\x16INSERT INTO d.b VALUES (?, ?, ?, ?, ?)");
+    let prepared = c.read().unwrap();
+    assert_eq!(prepared[0], 0, "{}", error_of(&prepared).1);
+    let id = u32::from_le_bytes(prepared[1..5].try_into().unwrap());
+    let nparams = u16::from_le_bytes([prepared[7], prepared[8]]);
+    assert_eq!(nparams, 5);
+    for _ in 0..nparams + 1 {
+        c.read().unwrap();
+    }
+    let (u, v, t, l): (&[u8], &[u8], &[u8], &[u8]) =
+        (b"\xff\x00\xfe", b"\xfe\xff\x00", b"\x80", b"\xc3\x28");
+    let mut p = vec![0x17];
+    p.extend_from_slice(&id.to_le_bytes());
+    p.push(0);
+    p.extend_from_slice(&1u32.to_le_bytes());
+    p.push(0); // null bitmap
+    p.push(1); // types follow
+    p.extend_from_slice(&[column_type::LONGLONG, 0]);
+    p.extend_from_slice(&[column_type::BLOB, 0].repeat(4));
+    p.extend_from_slice(&1i64.to_le_bytes());
+    for bytes in [u, v, t, l] {
+        put_lenenc_bytes(&mut p, bytes);
+    }
+    c.command(&p);
+    let inserted = c.reply();
+    assert!(
+        matches!(
+            inserted,
+            Reply::Ok {
+                affected_rows: 1,
+                ..
+            }
+        ),
+        "{inserted:?}"
+    );
+    let (definitions, rows) = query_definitions(&mut c, "SELECT u, v, t, l FROM d.b");
+    assert_eq!(
+        definitions,
+        vec![
+            (column_type::STRING, BINARY_CHARSET, 16, BINARY_FLAG),
+            (column_type::VAR_STRING, BINARY_CHARSET, 8, BINARY_FLAG),
+            (
+                column_type::BLOB,
+                BINARY_CHARSET,
+                255,
+                BLOB_FLAG | BINARY_FLAG
+            ),
+            (
+                column_type::BLOB,
+                BINARY_CHARSET,
+                u32::MAX,
+                BLOB_FLAG | BINARY_FLAG
+            ),
+        ]
+    );
+    let mut padded = u.to_vec();
+    padded.resize(16, 0);
+    let mut r = Reader::new(&rows[0]);
+    for want in [&padded[..], v, t, l] {
+        assert_eq!(r.lenenc_bytes().unwrap(), want);
+    }
+    // The binary protocol: the same bytes, and a point lookup by the padded key.
+    let rows = execute_prepared(
+        &mut c,
+        "SELECT u, v FROM d.b WHERE u = X'FF00FE00000000000000000000000000'",
+    );
+    assert_eq!(rows.len(), 1);
+    let mut r = Reader::new(&rows[0][2..]);
+    assert_eq!(r.lenenc_bytes().unwrap(), &padded[..]);
+    assert_eq!(r.lenenc_bytes().unwrap(), v);
+}
+
 /// The rows of `reply`, which must be a result set.
 fn rows_of(reply: Reply) -> Vec<Vec<u8>> {
     match reply {

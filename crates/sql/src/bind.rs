@@ -1649,8 +1649,8 @@ impl<'c> Binder<'c> {
         let (arg, arg_type) = args.next().expect("one argument at least");
         let more_args: Vec<(Expr, SqlType)> = args.collect();
         // Text, or a BLOB if an argument is one.
-        let ty = if more_args.iter().any(|(_, t)| *t == SqlType::Blob) {
-            SqlType::Blob
+        let ty = if more_args.iter().any(|(_, t)| t.is_binary_string()) {
+            SqlType::BLOB
         } else if more_args.is_empty() {
             agg::agg_return_type(AggFunc::GroupConcat, arg_type)
         } else {
@@ -1739,7 +1739,7 @@ impl<'c> Binder<'c> {
                         // `_utf8mb4'x'`, `_binary'x'`: an introducer.
                         let name = other.to_string().to_ascii_lowercase();
                         let ty = if name == "_binary" {
-                            SqlType::Blob
+                            SqlType::BLOB
                         } else {
                             SqlType::varchar(text.chars().count() as u32)
                         };
@@ -3105,7 +3105,7 @@ fn literal(v: &ast::Value) -> Result<(Expr, SqlType)> {
             let bytes = decode_hex(h).ok_or_else(|| {
                 Error::sql(1064, "42000", format!("Invalid hexadecimal literal X'{h}'"))
             })?;
-            return Ok((Expr::Literal(Value::Bytes(bytes)), SqlType::Blob));
+            return Ok((Expr::Literal(Value::Bytes(bytes)), SqlType::BLOB));
         }
         ast::Value::SingleQuotedByteStringLiteral(s)
         | ast::Value::DoubleQuotedByteStringLiteral(s) => {
@@ -3204,6 +3204,9 @@ pub fn parse_number(text: &str) -> Result<Value> {
 /// The type CASE, IF, COALESCE and UNION give a mix of branch types.
 pub fn unify(a: SqlType, b: SqlType) -> SqlType {
     use SqlType as T;
+    if let Some(t) = crate::types::binary_string_union(a, b) {
+        return t;
+    }
     match (a, b) {
         (T::Null, x) | (x, T::Null) => x,
         (x, y) if x == y => x,
@@ -3246,7 +3249,6 @@ pub fn unify(a: SqlType, b: SqlType) -> SqlType {
             fsp: a.max(b),
             timestamp: false,
         },
-        (T::Blob, _) | (_, T::Blob) => T::Blob,
         (
             T::Text {
                 len_chars: a,
@@ -3274,7 +3276,7 @@ pub fn unify(a: SqlType, b: SqlType) -> SqlType {
 /// How two operands compare as strings: binary if either is binary.
 pub fn collation_of(a: SqlType, b: SqlType) -> Collation {
     let binary =
-        |t: SqlType| t == SqlType::Blob || t.collation() == Collation::Binary && t.is_string();
+        |t: SqlType| t.is_binary_string() || t.collation() == Collation::Binary && t.is_string();
     if binary(a) || binary(b) {
         Collation::Binary
     } else {

@@ -390,6 +390,16 @@ pub(crate) fn index_columns(columns: &[Column], list: &[ast::IndexColumn]) -> Re
                     format!("Key column '{name}' doesn't exist in table"),
                 )
             })?;
+        if columns[position].ty.is_lob() {
+            return Err(Error::sql(
+                1170,
+                "42000",
+                format!(
+                    "BLOB/TEXT column '{}' used in key specification without a key length",
+                    columns[position].name
+                ),
+            ));
+        }
         out.push(position);
     }
     Ok(out)
@@ -405,8 +415,22 @@ pub(crate) struct ColumnSpec {
     pub(crate) auto_increment: bool,
 }
 
+/// The binary string type a text type becomes with `CHARACTER SET binary` (a binary
+/// character has one byte, so lengths carry over); other types are left as they are.
+fn binary_string_of(ty: tarn_row::ColumnType) -> tarn_row::ColumnType {
+    use tarn_row::ColumnType as C;
+    match ty {
+        C::Char { len } => C::Binary { len_bytes: len },
+        C::VarChar { len } => C::VarBinary { len_bytes: len },
+        other => match other.text_size() {
+            Some(size) => C::blob_of_size(size),
+            None => other,
+        },
+    }
+}
+
 pub(crate) fn column_spec(session: &mut Session, def: &ast::ColumnDef) -> Result<ColumnSpec> {
-    let (ty, mut collation) = crate::ddl_types::column_type(&def.data_type)?;
+    let (mut ty, mut collation) = crate::ddl_types::column_type(&def.data_type)?;
     let mut nullable = true;
     let mut default = None;
     let mut primary = false;
@@ -434,6 +458,11 @@ pub(crate) fn column_spec(session: &mut Session, def: &ast::ColumnDef) -> Result
                 } else {
                     tarn_row::types::Collation::CaseInsensitive
                 };
+            }
+            // `CHARACTER SET binary` makes text a binary string, as in MySQL:
+            // VARCHAR(n) is VARBINARY(n), CHAR(n) BINARY(n), TEXT BLOB.
+            ColumnOption::CharacterSet(name) if name.to_string().eq_ignore_ascii_case("binary") => {
+                ty = binary_string_of(ty);
             }
             ColumnOption::CharacterSet(_)
             | ColumnOption::Comment(_)

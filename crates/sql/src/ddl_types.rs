@@ -1,8 +1,9 @@
 //! SQL type names to Tarn's column types (CREATE TABLE, ALTER TABLE, CAST).
 
-use sqlparser::ast::{CharacterLength, DataType, ExactNumberInfo};
+use sqlparser::ast::{BinaryLength, CharacterLength, DataType, ExactNumberInfo};
 use tarn_common::{Error, Result};
-use tarn_row::types::{Collation, ColumnType};
+use tarn_row::limits::VARBINARY_LEN_MAX_BYTES;
+use tarn_row::types::{Collation, ColumnType, LobSize};
 
 use crate::scalar::cast::CastTarget;
 
@@ -20,6 +21,23 @@ fn char_len(len: &Option<CharacterLength>, default: u32) -> Result<u32> {
         Some(CharacterLength::IntegerLength { length, .. }) => u32::try_from(*length)
             .map_err(|_| Error::sql(1074, "42000", format!("Column length too big ({length})"))),
         Some(CharacterLength::Max) => Err(unsupported("VARCHAR(MAX)")),
+    }
+}
+
+/// A BINARY length (bytes); bounds are checked with the definition
+/// ([`ColumnType::validate`]).
+fn binary_len(len: Option<u64>, default: u32) -> Result<u32> {
+    match len {
+        None => Ok(default),
+        Some(length) => u32::try_from(length)
+            .map_err(|_| Error::sql(1074, "42000", format!("Column length too big ({length})"))),
+    }
+}
+
+fn varbinary_len(len: &BinaryLength) -> Result<u32> {
+    match len {
+        BinaryLength::IntegerLength { length } => binary_len(Some(*length), 0),
+        BinaryLength::Max => Err(unsupported("VARBINARY(MAX)")),
     }
 }
 
@@ -139,20 +157,38 @@ pub fn column_type(ty: &DataType) -> Result<(ColumnType, Collation)> {
             ),
         },
         DataType::Binary(len) => (
-            C::Char {
-                len: len.unwrap_or(1) as u32,
+            C::Binary {
+                len_bytes: binary_len(*len, 1)?,
             },
             bin,
         ),
-        DataType::Varbinary(_) => (C::VarChar { len: 65_535 }, bin),
-        DataType::Text
-        | DataType::TinyText
-        | DataType::MediumText
-        | DataType::LongText
-        | DataType::String(_) => (C::Text, ci),
-        DataType::Blob(_) | DataType::TinyBlob | DataType::MediumBlob | DataType::LongBlob => {
-            (C::Blob, bin)
-        }
+        DataType::Varbinary(len) => match len {
+            None => {
+                return Err(Error::sql(
+                    1064,
+                    "42000",
+                    "You have an error in your SQL syntax: VARBINARY needs a length",
+                ));
+            }
+            Some(len) => (
+                C::VarBinary {
+                    len_bytes: varbinary_len(len)?,
+                },
+                bin,
+            ),
+        },
+        DataType::TinyText => (C::TinyText, ci),
+        DataType::Text | DataType::String(_) => (C::Text, ci),
+        DataType::MediumText => (C::MediumText, ci),
+        DataType::LongText => (C::LongText, ci),
+        DataType::TinyBlob => (C::TinyBlob, bin),
+        // BLOB(n): the smallest class that holds n bytes, as in MySQL.
+        DataType::Blob(len) => (
+            C::blob_of_size(len.map_or(LobSize::Regular, LobSize::holding)),
+            bin,
+        ),
+        DataType::MediumBlob => (C::MediumBlob, bin),
+        DataType::LongBlob => (C::LongBlob, bin),
         other => return Err(unsupported(&format!("column type {other}"))),
     })
 }
@@ -202,7 +238,15 @@ pub fn cast_type(target: CastTarget) -> crate::types::SqlType {
             collation: Collation::CaseInsensitive,
             fixed: false,
         },
-        CastTarget::Binary(_) => SqlType::Blob,
+        // VARBINARY(n) on the wire, as MariaDB describes it; a BLOB without a length
+        // or with one no VARBINARY has.
+        CastTarget::Binary(Some(len_bytes)) if len_bytes <= VARBINARY_LEN_MAX_BYTES => {
+            SqlType::Binary {
+                len_bytes,
+                fixed: false,
+            }
+        }
+        CastTarget::Binary(_) => SqlType::BLOB,
         CastTarget::Date => SqlType::Date,
         CastTarget::DateTime(fsp) => SqlType::DateTime {
             fsp,

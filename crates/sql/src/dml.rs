@@ -27,7 +27,6 @@ use tarn_catalog::{RowLock, Table, Transaction, WaitPolicy};
 use tarn_common::{Error, Result};
 use tarn_row::Value;
 use tarn_row::decimal::Decimal;
-use tarn_row::limits::{BLOB_LEN_MAX_BYTES, TEXT_LEN_MAX_BYTES};
 use tarn_row::types::{Collation, ColumnType};
 
 use crate::accounts::Privileges;
@@ -928,10 +927,8 @@ fn implicit_default(ty: ColumnType) -> Option<Value> {
         ColumnType::Float => Value::Float(0.0),
         ColumnType::Double => Value::Double(0.0),
         ColumnType::Decimal { .. } => Value::Int(0),
-        ColumnType::Char { .. }
-        | ColumnType::VarChar { .. }
-        | ColumnType::Text
-        | ColumnType::Blob => Value::Bytes(Vec::new()),
+        // BINARY(n)'s empty string becomes n zero bytes when it is stored.
+        ty if ty.is_variable_len() => Value::Bytes(Vec::new()),
         ty if ty.is_unsigned_int() => Value::UInt(0),
         ty if ty.is_signed_int() => Value::Int(0),
         _ => return None,
@@ -995,15 +992,16 @@ fn nearest_storable(v: &Value, ty: ColumnType) -> Option<Value> {
                     .into_bytes(),
             ))
         }
-        ColumnType::Text | ColumnType::Blob => {
+        ColumnType::Binary { len_bytes } | ColumnType::VarBinary { len_bytes } => {
             let mut bytes = cast::to_text(v)?;
-            let limit = if ty == ColumnType::Text {
-                TEXT_LEN_MAX_BYTES
-            } else {
-                BLOB_LEN_MAX_BYTES
-            } as usize;
+            bytes.truncate(len_bytes as usize);
+            Some(Value::Bytes(bytes))
+        }
+        ty if ty.is_lob() => {
+            let mut bytes = cast::to_text(v)?;
+            let limit = ty.lob_len_max_bytes().expect("a TEXT or BLOB type") as usize;
             bytes.truncate(limit);
-            if ty == ColumnType::Text {
+            if ty.is_text() {
                 // Cut at the last whole character.
                 if let Err(e) = std::str::from_utf8(&bytes) {
                     bytes.truncate(e.valid_up_to());

@@ -26,8 +26,8 @@ use std::collections::HashMap;
 
 use tarn_catalog::{IndexDef, Storage, Table, TableDef};
 use tarn_common::{Error, FileId, Result};
+use tarn_row::Value;
 use tarn_row::types::{Collation, ColumnType};
-use tarn_row::{Value, limits as row_limits};
 
 use crate::sysvars::{CHARSETS, COLLATIONS, SystemVariables};
 use crate::types::SqlType;
@@ -233,8 +233,16 @@ pub fn type_name(ty: ColumnType) -> String {
         ColumnType::Timestamp { fsp } => with_fsp("timestamp", fsp),
         ColumnType::Char { len } => format!("char({len})"),
         ColumnType::VarChar { len } => format!("varchar({len})"),
-        ColumnType::Text => "text".into(),
-        ColumnType::Blob => "blob".into(),
+        ColumnType::Binary { len_bytes } => format!("binary({len_bytes})"),
+        ColumnType::VarBinary { len_bytes } => format!("varbinary({len_bytes})"),
+        ColumnType::Text
+        | ColumnType::TinyText
+        | ColumnType::MediumText
+        | ColumnType::LongText
+        | ColumnType::Blob
+        | ColumnType::TinyBlob
+        | ColumnType::MediumBlob
+        | ColumnType::LongBlob => data_type(ty).into(),
     }
 }
 
@@ -253,8 +261,16 @@ fn data_type(ty: ColumnType) -> &'static str {
         ColumnType::Timestamp { .. } => "timestamp",
         ColumnType::Char { .. } => "char",
         ColumnType::VarChar { .. } => "varchar",
+        ColumnType::Binary { .. } => "binary",
+        ColumnType::VarBinary { .. } => "varbinary",
+        ColumnType::TinyText => "tinytext",
         ColumnType::Text => "text",
+        ColumnType::MediumText => "mediumtext",
+        ColumnType::LongText => "longtext",
+        ColumnType::TinyBlob => "tinyblob",
         ColumnType::Blob => "blob",
+        ColumnType::MediumBlob => "mediumblob",
+        ColumnType::LongBlob => "longblob",
     }
 }
 
@@ -741,7 +757,7 @@ fn column_definition(def: &TableDef, i: usize) -> String {
             line.push_str(&default_clause(default));
         }
         // MySQL prints no DEFAULT for TEXT and BLOB columns, which cannot have one.
-        None if column.nullable && !matches!(column.ty, ColumnType::Text | ColumnType::Blob) => {
+        None if column.nullable && !column.ty.is_lob() => {
             line.push_str(" DEFAULT NULL");
         }
         None => {}
@@ -1225,12 +1241,25 @@ fn type_measures(ty: ColumnType) -> [Option<u64>; 5] {
             let len = u64::from(len);
             [Some(len), Some(len * utf8mb4_bytes), None, None, None]
         }
-        ColumnType::Text => {
-            let bytes = row_limits::TEXT_LEN_MAX_BYTES;
-            [Some(bytes), Some(bytes), None, None, None]
+        ColumnType::Binary { len_bytes } | ColumnType::VarBinary { len_bytes } => {
+            let len = u64::from(len_bytes);
+            [Some(len), Some(len), None, None, None]
         }
-        ColumnType::Blob => {
-            let bytes = row_limits::BLOB_LEN_MAX_BYTES;
+        // MySQL's bound of the class, in bytes for both lengths (what MySQL reports,
+        // even for TEXT in utf8mb4).
+        ColumnType::Text
+        | ColumnType::TinyText
+        | ColumnType::MediumText
+        | ColumnType::LongText
+        | ColumnType::Blob
+        | ColumnType::TinyBlob
+        | ColumnType::MediumBlob
+        | ColumnType::LongBlob => {
+            let size = ty
+                .text_size()
+                .or(ty.blob_size())
+                .expect("a TEXT or BLOB type");
+            let bytes = size.declared_len_max_bytes();
             [Some(bytes), Some(bytes), None, None, None]
         }
     }

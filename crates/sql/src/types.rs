@@ -9,7 +9,7 @@
 //!   `Value::Int(0 | 1)`, as in MySQL;
 //! - the NULL literal has `SqlType::Null` and is always `Value::Null`.
 
-use tarn_row::types::{Collation, ColumnType};
+use tarn_row::types::{Collation, ColumnType, LobSize};
 
 /// The type of an expression or result column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -45,8 +45,18 @@ pub enum SqlType {
         collation: Collation,
         fixed: bool,
     },
-    /// Binary strings (BLOB, and text converted with BINARY).
-    Blob,
+    /// Binary strings (`Value::Bytes`, any bytes) described as a BLOB: the BLOB
+    /// columns (`size` is their class, which the protocol announces) and expressions
+    /// such as UNHEX() and X'..' (`Regular`).
+    Blob {
+        size: LobSize,
+    },
+    /// Binary strings of at most `len_bytes` bytes: BINARY(n) (`fixed`) and
+    /// VARBINARY(n) columns, and CAST(x AS BINARY(n)).
+    Binary {
+        len_bytes: u32,
+        fixed: bool,
+    },
 }
 
 impl SqlType {
@@ -59,6 +69,11 @@ impl SqlType {
         len_chars: None,
         collation: Collation::CaseInsensitive,
         fixed: false,
+    };
+
+    /// A binary string described as a BLOB (the type of UNHEX(), X'..' and `_binary`).
+    pub const BLOB: SqlType = SqlType::Blob {
+        size: LobSize::Regular,
     };
 
     /// A VARCHAR of at most `len_chars`, case-insensitive.
@@ -99,12 +114,28 @@ impl SqlType {
                 collation,
                 fixed: false,
             },
-            ColumnType::Text => SqlType::Text {
+            ColumnType::Text
+            | ColumnType::TinyText
+            | ColumnType::MediumText
+            | ColumnType::LongText => SqlType::Text {
                 len_chars: None,
                 collation,
                 fixed: false,
             },
-            ColumnType::Blob => SqlType::Blob,
+            ColumnType::Blob
+            | ColumnType::TinyBlob
+            | ColumnType::MediumBlob
+            | ColumnType::LongBlob => SqlType::Blob {
+                size: ty.blob_size().expect("a BLOB type"),
+            },
+            ColumnType::Binary { len_bytes } => SqlType::Binary {
+                len_bytes,
+                fixed: true,
+            },
+            ColumnType::VarBinary { len_bytes } => SqlType::Binary {
+                len_bytes,
+                fixed: false,
+            },
         }
     }
 
@@ -146,7 +177,15 @@ impl SqlType {
                 collation,
                 ..
             } => (ColumnType::Text, collation),
-            SqlType::Blob => (ColumnType::Blob, Collation::Binary),
+            SqlType::Blob { size } => (ColumnType::blob_of_size(size), Collation::Binary),
+            SqlType::Binary { len_bytes, fixed } => (
+                if fixed {
+                    ColumnType::Binary { len_bytes }
+                } else {
+                    ColumnType::VarBinary { len_bytes }
+                },
+                Collation::Binary,
+            ),
         }
     }
 
@@ -167,7 +206,15 @@ impl SqlType {
     }
 
     pub fn is_string(self) -> bool {
-        matches!(self, SqlType::Text { .. } | SqlType::Blob)
+        matches!(
+            self,
+            SqlType::Text { .. } | SqlType::Blob { .. } | SqlType::Binary { .. }
+        )
+    }
+
+    /// Binary strings (BLOB, BINARY, VARBINARY): any bytes, compared bytewise.
+    pub fn is_binary_string(self) -> bool {
+        matches!(self, SqlType::Blob { .. } | SqlType::Binary { .. })
     }
 
     pub fn is_temporal(self) -> bool {
@@ -181,6 +228,38 @@ impl SqlType {
             _ => Collation::Binary,
         }
     }
+}
+
+/// The type of a value that is either of two types, one of which is a binary string
+/// (CASE, IF, COALESCE, UNION, ...); None when neither is. NULL leaves the other type;
+/// otherwise, mixed with a binary string, anything becomes bytes: BINARY/VARBINARY with
+/// each other give the longer (BINARY only for two BINARY(n) of one n), anything else
+/// a BLOB of the larger class.
+pub fn binary_string_union(a: SqlType, b: SqlType) -> Option<SqlType> {
+    use SqlType as T;
+    Some(match (a, b) {
+        (T::Null, t) | (t, T::Null) if t.is_binary_string() => t,
+        (
+            T::Binary {
+                len_bytes: la,
+                fixed: fa,
+            },
+            T::Binary {
+                len_bytes: lb,
+                fixed: fb,
+            },
+        ) => T::Binary {
+            len_bytes: la.max(lb),
+            fixed: fa && fb && la == lb,
+        },
+        (T::Blob { size: x }, T::Blob { size: y }) => T::Blob { size: x.max(y) },
+        // At least a BLOB: a TINYBLOB's 255 bytes may not hold the other side's values.
+        (T::Blob { size }, _) | (_, T::Blob { size }) => T::Blob {
+            size: size.max(LobSize::Regular),
+        },
+        (T::Binary { .. }, _) | (_, T::Binary { .. }) => T::BLOB,
+        _ => return None,
+    })
 }
 
 fn int(bits: u8, unsigned: bool) -> SqlType {
@@ -197,5 +276,56 @@ fn int_column(bits: u8, unsigned: bool) -> ColumnType {
         16 => ColumnType::SmallInt { unsigned },
         32 => ColumnType::Int { unsigned },
         _ => ColumnType::BigInt { unsigned },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binary_and_blob_columns_keep_their_type_through_expressions() {
+        for ty in [
+            ColumnType::Binary { len_bytes: 16 },
+            ColumnType::VarBinary { len_bytes: 8 },
+            ColumnType::TinyBlob,
+            ColumnType::Blob,
+            ColumnType::MediumBlob,
+            ColumnType::LongBlob,
+        ] {
+            let sql = SqlType::of_column(ty, Collation::Binary);
+            assert!(sql.is_binary_string() && sql.is_string(), "{ty:?}");
+            assert_eq!(sql.collation(), Collation::Binary);
+            assert_eq!(sql.to_column(), (ty, Collation::Binary), "{ty:?}");
+        }
+    }
+
+    #[test]
+    fn a_mix_with_a_binary_string_is_bytes() {
+        let binary = |len_bytes, fixed| SqlType::Binary { len_bytes, fixed };
+        let tiny = SqlType::Blob {
+            size: LobSize::Tiny,
+        };
+        let union = binary_string_union;
+        assert_eq!(
+            union(SqlType::Null, binary(16, true)),
+            Some(binary(16, true))
+        );
+        assert_eq!(
+            union(binary(16, true), binary(16, true)),
+            Some(binary(16, true))
+        );
+        assert_eq!(
+            union(binary(4, true), binary(8, false)),
+            Some(binary(8, false))
+        );
+        assert_eq!(
+            union(binary(4, true), binary(8, true)),
+            Some(binary(8, false))
+        );
+        assert_eq!(union(binary(4, true), SqlType::TEXT), Some(SqlType::BLOB));
+        assert_eq!(union(tiny, tiny), Some(tiny));
+        assert_eq!(union(tiny, SqlType::TEXT), Some(SqlType::BLOB));
+        assert_eq!(union(SqlType::TEXT, SqlType::BIGINT), None);
     }
 }

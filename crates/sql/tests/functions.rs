@@ -240,7 +240,7 @@ fn uuids_convert_to_binary_and_back() {
             &mut s,
             "SELECT UUID_TO_BIN(UUID()), BIN_TO_UUID(UUID_TO_BIN(UUID()))"
         ),
-        [SqlType::Blob, SqlType::varchar(36)]
+        [SqlType::BLOB, SqlType::varchar(36)]
     );
 }
 

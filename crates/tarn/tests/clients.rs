@@ -446,7 +446,8 @@ fn mariadb_tool_bytes(
 /// The tables of the backup test: every kind of value a dump must carry exactly
 /// (quotes, backslashes, newlines, tabs, NUL bytes, utf8mb4, binary bytes, NULLs,
 /// negative and extreme numbers, DECIMAL, DATETIME), a unique and a secondary index,
-/// and an AUTO_INCREMENT counter.
+/// an AUTO_INCREMENT counter, and BINARY(16)/VARBINARY keys holding bytes that are not
+/// UTF-8.
 const BACKUP_SETUP: &str = r#"
 CREATE DATABASE dumptest;
 USE dumptest;
@@ -480,13 +481,24 @@ INSERT INTO blobs VALUES
   (2, REPEAT('x', 1000), '', 9223372036854775807),
   (3, NULL, NULL, NULL),
   (4, X'', 'a', 0);
+CREATE TABLE uuids (
+  id BINARY(16) PRIMARY KEY,
+  tag VARBINARY(8),
+  small TINYBLOB,
+  KEY tag (tag)
+);
+INSERT INTO uuids VALUES
+  (UNHEX('FF00FE0102030405060708090A0B0C0D'), X'FF00275C', X'80'),
+  (X'61', 'plain', NULL),
+  (X'00', X'', X'');
 "#;
 
 /// What a restore must reproduce: each table's SHOW CREATE TABLE and its rows, the
 /// strings and blobs also in hex (batch output escapes them, hex shows every byte).
 const BACKUP_CHECK: &str = "SHOW CREATE TABLE items; SHOW CREATE TABLE blobs; \
     SELECT * FROM items ORDER BY id; SELECT id, HEX(sku), HEX(name) FROM items ORDER BY id; \
-    SELECT * FROM blobs ORDER BY k; SELECT k, HEX(data), HEX(note) FROM blobs ORDER BY k";
+    SELECT * FROM blobs ORDER BY k; SELECT k, HEX(data), HEX(note) FROM blobs ORDER BY k; \
+    SHOW CREATE TABLE uuids; SELECT HEX(id), HEX(tag), HEX(small) FROM uuids ORDER BY id";
 
 /// Backup and restore with mariadb-dump (MariaDB's mysqldump): dump a database from
 /// one server with several option sets, restore each dump into a second, fresh
@@ -523,6 +535,15 @@ fn mariadb_dump_restore() -> Result<(), Failed> {
     for options in cases {
         let dump_bytes = mariadb_tool_bytes(&dump_tool, source.port, options, None, true)?;
         let dump = String::from_utf8_lossy(&dump_bytes);
+        // --hex-blob writes every binary string (BINARY, VARBINARY, BLOB) as 0x...,
+        // which mariadb-dump decides from the result's charset 63.
+        if options.contains(&"--hex-blob") {
+            for hex in ["0xFF00FE0102030405060708090A0B0C0D", "0xFF00275C", "0x80"] {
+                if !dump.contains(hex) {
+                    return Err(format!("--hex-blob wrote no {hex}:\n{dump}").into());
+                }
+            }
+        }
         let file = scratch.path().join("dump.sql");
         std::fs::write(&file, &dump_bytes)?;
         mariadb_tool(

@@ -228,6 +228,7 @@ func run(rng *rand.Rand) {
 	defer db.Close()
 	checkPrepared(db, rng)
 	checkLongData(user, pw, rng)
+	checkBinaryColumns(db)
 	checkTransactions(db)
 	checkInterpolated(user, pw)
 
@@ -396,6 +397,38 @@ func checkLongData(user, pw string, rng *rand.Rand) {
 	}
 	checkEq("long text", gotText, text)
 	checkEq("LENGTH of long blob", scalar[int64]("length", db, "SELECT LENGTH(data) FROM longdata WHERE id = ?", 1), int64(len(blob)))
+}
+
+// checkBinaryColumns: BINARY(16) (the UUID pattern) and VARBINARY take []byte
+// parameters that are not UTF-8 through the binary protocol, come back padded (BINARY)
+// and exact, are described as BINARY and VARBINARY, and serve as keys.
+func checkBinaryColumns(db *sql.DB) {
+	_, err := db.Exec("CREATE TABLE bin (id BINARY(16) PRIMARY KEY, tag VARBINARY(8), KEY tag (tag))")
+	must("create bin", err)
+	key := []byte{0xff, 0x00, 0xfe}
+	tag := []byte{0xfe, 0xff, 0x00}
+	_, err = db.Exec("INSERT INTO bin VALUES (?, ?)", key, tag)
+	must("insert binary values", err)
+	padded := append(append([]byte{}, key...), make([]byte, 13)...)
+	rs, err := db.Query("SELECT id, tag FROM bin WHERE id = ?", padded)
+	must("select by the padded BINARY key", err)
+	types, err := rs.ColumnTypes()
+	must("binary column types", err)
+	var names []string
+	for _, t := range types {
+		names = append(names, t.DatabaseTypeName())
+	}
+	checkEq("binary column type names", names, []string{"BINARY", "VARBINARY"})
+	var gotID, gotTag []byte
+	checkEq("a row by the padded BINARY key", rs.Next(), true)
+	must("scan binary values", rs.Scan(&gotID, &gotTag))
+	rs.Close()
+	checkEq("BINARY(16) back, padded with zero bytes", gotID, padded)
+	checkEq("VARBINARY back", gotTag, tag)
+	checkEq("by the VARBINARY key", scalar[int64]("count", db, "SELECT COUNT(*) FROM bin WHERE tag = ?", tag), int64(1))
+	checkEq("by the unpadded BINARY key", scalar[int64]("count", db, "SELECT COUNT(*) FROM bin WHERE id = ?", key), int64(0))
+	_, err = db.Exec("INSERT INTO bin VALUES (?, ?)", []byte{1}, bytes.Repeat([]byte{0xff}, 9))
+	expectErr("VARBINARY(8) given 9 bytes", err, 1406)
 }
 
 func checkTransactions(db *sql.DB) {

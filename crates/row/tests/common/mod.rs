@@ -117,6 +117,16 @@ pub fn all_types() -> Vec<ColumnType> {
         ColumnType::VarChar { len: 300 },
         ColumnType::Text,
         ColumnType::Blob,
+        ColumnType::Binary { len_bytes: 1 },
+        ColumnType::Binary { len_bytes: 16 },
+        ColumnType::VarBinary { len_bytes: 8 },
+        ColumnType::VarBinary { len_bytes: 300 },
+        ColumnType::TinyText,
+        ColumnType::MediumText,
+        ColumnType::LongText,
+        ColumnType::TinyBlob,
+        ColumnType::MediumBlob,
+        ColumnType::LongBlob,
     ]);
     types
 }
@@ -232,19 +242,28 @@ fn random_raw(rng: &mut Rng, ty: ColumnType) -> Value {
             let chars = rng.below(u64::from(len.min(40)) + 1) as usize;
             Value::Bytes(random_text(rng, chars).into_bytes())
         }
-        ColumnType::Text => {
+        ColumnType::Text | ColumnType::TinyText | ColumnType::MediumText | ColumnType::LongText => {
             let chars = rng.below(60) as usize;
             Value::Bytes(random_text(rng, chars).into_bytes())
         }
-        ColumnType::Blob => {
+        ColumnType::Blob | ColumnType::TinyBlob | ColumnType::MediumBlob | ColumnType::LongBlob => {
             let len = rng.below(60) as usize;
-            Value::Bytes(
-                (0..len)
-                    .map(|_| [0u8, 1, 0xff, b'a', b' ', 0x80][rng.below(6) as usize])
-                    .collect(),
-            )
+            random_bytes(rng, len)
+        }
+        // Short and zero-heavy, so that a padded BINARY value often equals another.
+        ColumnType::Binary { len_bytes } | ColumnType::VarBinary { len_bytes } => {
+            let len = rng.below(u64::from(len_bytes.min(40)) + 1) as usize;
+            random_bytes(rng, len)
         }
     }
+}
+
+fn random_bytes(rng: &mut Rng, len: usize) -> Value {
+    Value::Bytes(
+        (0..len)
+            .map(|_| [0u8, 1, 0xff, b'a', b' ', 0x80][rng.below(6) as usize])
+            .collect(),
+    )
 }
 
 pub fn random_text(rng: &mut Rng, chars: usize) -> String {

@@ -153,11 +153,21 @@ pub fn wire_type(ty: &SqlType, nullable: bool) -> WireType {
             flags: not_null,
             decimals: 0,
         },
-        SqlType::Blob => WireType {
+        // Every BLOB class is BLOB on the wire; the length tells them apart.
+        SqlType::Blob { size } => WireType {
             column_type: t::BLOB,
-            length: 65_535,
+            length: u32::try_from(size.declared_len_max_bytes()).unwrap_or(u32::MAX),
             charset: charset::BINARY,
             flags: not_null | flag::BLOB | flag::BINARY,
+            decimals: 0,
+        },
+        // Charset 63 with the BINARY flag is how clients (and mariadb-dump's
+        // --hex-blob) tell bytes from text.
+        SqlType::Binary { len_bytes, fixed } => WireType {
+            column_type: if fixed { t::STRING } else { t::VAR_STRING },
+            length: len_bytes,
+            charset: charset::BINARY,
+            flags: not_null | flag::BINARY,
             decimals: 0,
         },
     }
@@ -536,10 +546,7 @@ impl TextRowSerializer {
                         StoredCell::Decimal64 { scale }
                     }
                     ColumnType::Date => StoredCell::Date,
-                    ColumnType::Char { .. }
-                    | ColumnType::VarChar { .. }
-                    | ColumnType::Text
-                    | ColumnType::Blob => StoredCell::Bytes,
+                    ty if ty.is_variable_len() => StoredCell::Bytes,
                     _ => StoredCell::Value,
                 };
                 (column, cell, *ty)
@@ -641,9 +648,11 @@ fn put_binary_value(out: &mut Vec<u8>, value: &Value, ty: &SqlType) {
                 out.extend_from_slice(&dt.micros.to_le_bytes());
             }
         }
-        SqlType::Null | SqlType::Decimal { .. } | SqlType::Text { .. } | SqlType::Blob => {
-            put_text_value(out, value, ty)
-        }
+        SqlType::Null
+        | SqlType::Decimal { .. }
+        | SqlType::Text { .. }
+        | SqlType::Blob { .. }
+        | SqlType::Binary { .. } => put_text_value(out, value, ty),
     }
 }
 
@@ -702,9 +711,10 @@ pub fn binary_rows_batch(out: &mut Vec<u8>, batch: &Batch, columns: &[usize], ty
                     ColumnVector::UInt { values, .. },
                     SqlType::Int { bits } | SqlType::UInt { bits },
                 ) => put_integer(out, values[r] as i64, *bits),
-                (ColumnVector::Bytes { .. }, SqlType::Text { .. } | SqlType::Blob) => {
-                    put_lenenc_bytes(out, vector.bytes(r).unwrap_or_default())
-                }
+                (
+                    ColumnVector::Bytes { .. },
+                    SqlType::Text { .. } | SqlType::Blob { .. } | SqlType::Binary { .. },
+                ) => put_lenenc_bytes(out, vector.bytes(r).unwrap_or_default()),
                 (_, ty) => put_binary_value(out, &vector.value(r), ty),
             }
             true
@@ -726,6 +736,52 @@ mod tests {
             pos += 4 + len;
         }
         out
+    }
+
+    #[test]
+    fn binary_strings_are_charset_63_with_the_binary_flag() {
+        use tarn_row::LobSize;
+        let varbinary = wire_type(
+            &SqlType::Binary {
+                len_bytes: 8,
+                fixed: false,
+            },
+            true,
+        );
+        assert_eq!(
+            (varbinary.column_type, varbinary.length, varbinary.charset),
+            (column_type::VAR_STRING, 8, charset::BINARY)
+        );
+        assert_eq!(varbinary.flags, flag::BINARY);
+        let binary = wire_type(
+            &SqlType::Binary {
+                len_bytes: 16,
+                fixed: true,
+            },
+            false,
+        );
+        assert_eq!(
+            (binary.column_type, binary.length, binary.charset),
+            (column_type::STRING, 16, charset::BINARY)
+        );
+        assert_eq!(binary.flags, flag::NOT_NULL | flag::BINARY);
+        for (size, length) in [
+            (LobSize::Tiny, 255),
+            (LobSize::Regular, 65_535),
+            (LobSize::Medium, 16_777_215),
+            (LobSize::Long, u32::MAX),
+        ] {
+            let blob = wire_type(&SqlType::Blob { size }, true);
+            assert_eq!(
+                (blob.column_type, blob.length, blob.charset, blob.flags),
+                (
+                    column_type::BLOB,
+                    length,
+                    charset::BINARY,
+                    flag::BLOB | flag::BINARY
+                )
+            );
+        }
     }
 
     #[test]

@@ -89,7 +89,7 @@ pub fn agg_return_type(f: AggFunc, arg: SqlType) -> SqlType {
         AggFunc::BitAnd | AggFunc::BitOr | AggFunc::BitXor => SqlType::UInt { bits: 64 },
         AggFunc::VarPop | AggFunc::VarSamp | AggFunc::StdPop | AggFunc::StdSamp => SqlType::Double,
         AggFunc::GroupConcat => match arg {
-            SqlType::Blob => SqlType::Blob,
+            SqlType::Blob { .. } | SqlType::Binary { .. } => SqlType::BLOB,
             SqlType::Text { collation, .. } => SqlType::Text {
                 len_chars: None,
                 collation,

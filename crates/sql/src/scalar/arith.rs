@@ -76,7 +76,9 @@ fn arith_operand(t: SqlType) -> SqlType {
             precision: 14 + fsp,
             scale: fsp,
         },
-        SqlType::Text { .. } | SqlType::Blob | SqlType::Float => SqlType::Double,
+        SqlType::Text { .. } | SqlType::Blob { .. } | SqlType::Binary { .. } | SqlType::Float => {
+            SqlType::Double
+        }
         other => other,
     }
 }

@@ -21,7 +21,6 @@
 use tarn_common::{Error, Result};
 use tarn_row::datetime::{Date, DateTime};
 use tarn_row::decimal::Decimal;
-use tarn_row::limits::{BLOB_LEN_MAX_BYTES, TEXT_LEN_MAX_BYTES};
 use tarn_row::types::ColumnType;
 use tarn_row::value::Value;
 
@@ -633,7 +632,8 @@ pub fn cast(v: &Value, target: CastTarget) -> Result<Value> {
         CastTarget::Binary(len) => {
             let mut bytes = to_text(v).unwrap_or_default();
             if let Some(n) = len {
-                bytes.resize(n as usize, 0);
+                bytes.truncate(n as usize);
+                bytes = tarn_row::pad_binary(bytes, n);
             }
             Value::Bytes(bytes)
         }
@@ -729,7 +729,7 @@ pub fn coerce(v: Value, ty: crate::types::SqlType) -> Value {
         },
         SqlType::Date => CastTarget::Date,
         SqlType::DateTime { fsp, .. } => CastTarget::DateTime(fsp),
-        SqlType::Text { .. } | SqlType::Blob => match v {
+        SqlType::Text { .. } | SqlType::Blob { .. } | SqlType::Binary { .. } => match v {
             Value::Bytes(_) => return v,
             _ => CastTarget::Char(None),
         },
@@ -853,19 +853,34 @@ pub fn to_column_at(v: Value, ty: ColumnType, column: &str, row: u64) -> Result<
             }
             Ok(Value::Bytes(bytes))
         }
-        ColumnType::Text => {
+        ColumnType::Text | ColumnType::TinyText | ColumnType::MediumText | ColumnType::LongText => {
             let bytes = text_for_column(v, column, row)?;
-            if bytes.len() as u64 > TEXT_LEN_MAX_BYTES {
+            if bytes.len() as u64 > ty.lob_len_max_bytes().expect("a TEXT type") {
                 return Err(data_too_long(column, row));
             }
             Ok(Value::Bytes(bytes))
         }
-        ColumnType::Blob => {
+        // Binary strings take any bytes as they are (a number as its text); only
+        // their length is checked, and BINARY(n) is padded to n with 0x00.
+        ColumnType::Blob | ColumnType::TinyBlob | ColumnType::MediumBlob | ColumnType::LongBlob => {
             let bytes = to_text(&v).unwrap_or_default();
-            if bytes.len() as u64 > BLOB_LEN_MAX_BYTES {
+            if bytes.len() as u64 > ty.lob_len_max_bytes().expect("a BLOB type") {
                 return Err(data_too_long(column, row));
             }
             Ok(Value::Bytes(bytes))
+        }
+        ColumnType::Binary { len_bytes } | ColumnType::VarBinary { len_bytes } => {
+            let bytes = to_text(&v).unwrap_or_default();
+            // Excess bytes are data even when they are spaces or zeros (unlike
+            // text's trailing spaces): MySQL and MariaDB refuse them.
+            if bytes.len() > len_bytes as usize {
+                return Err(data_too_long(column, row));
+            }
+            Ok(Value::Bytes(if matches!(ty, ColumnType::Binary { .. }) {
+                tarn_row::pad_binary(bytes, len_bytes)
+            } else {
+                bytes
+            }))
         }
     }
 }

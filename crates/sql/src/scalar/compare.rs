@@ -257,16 +257,19 @@ pub fn decimal_shape(t: SqlType) -> Option<(u8, u8)> {
 }
 
 /// The common type two operands are compared in, following the rules of [`compare`]:
-/// NULL takes the other side's type; two strings compare as text (a BLOB makes it
-/// binary); two integers as BIGINT (or BIGINT UNSIGNED when both are unsigned, or
-/// DECIMAL(20,0) when the signs differ); exact numbers as the DECIMAL that holds both;
-/// anything with a FLOAT or DOUBLE, and strings with numbers, as DOUBLE; dates as DATE
-/// when both are, else DATETIME with the larger fsp.
+/// NULL takes the other side's type; two strings compare as text (a binary string on
+/// either side makes it a BLOB, compared bytewise); two integers as BIGINT (or BIGINT
+/// UNSIGNED when both are unsigned, or DECIMAL(20,0) when the signs differ); exact
+/// numbers as the DECIMAL that holds both; anything with a FLOAT or DOUBLE, and
+/// strings with numbers, as DOUBLE; dates as DATE when both are, else DATETIME with
+/// the larger fsp.
 pub fn comparison_type(a: SqlType, b: SqlType) -> SqlType {
     use SqlType::*;
     match (a, b) {
         (Null, other) | (other, Null) => other,
-        (Blob, t) | (t, Blob) if t.is_string() => Blob,
+        _ if a.is_string() && b.is_string() && (a.is_binary_string() || b.is_binary_string()) => {
+            SqlType::BLOB
+        }
         (Text { .. }, Text { .. }) => a,
         (Int { .. }, Int { .. }) => SqlType::BIGINT,
         (UInt { .. }, UInt { .. }) => UInt { bits: 64 },

@@ -149,9 +149,11 @@ fn check_arity(name: &str, upper: &str, count: usize) -> Result<()> {
 /// and anything mixed with a string, or a date with a number, is a string.
 pub fn union_type(a: SqlType, b: SqlType) -> SqlType {
     use SqlType::*;
+    if let Some(t) = crate::types::binary_string_union(a, b) {
+        return t;
+    }
     match (a, b) {
         (Null, t) | (t, Null) => t,
-        (Blob, _) | (_, Blob) => Blob,
         (
             Text {
                 len_chars: la,
@@ -242,22 +244,22 @@ pub fn return_type_with_constants(
         "CONCAT" | "CONCAT_WS" | "SUBSTRING" | "SUBSTR" | "MID" | "UPPER" | "UCASE" | "LOWER"
         | "LCASE" | "TRIM" | "LTRIM" | "RTRIM" | "TRIM_LEADING" | "TRIM_TRAILING" | "TRIM_BOTH"
         | "REPLACE" | "LEFT" | "RIGHT" | "REPEAT" | "REVERSE" | "LPAD" | "RPAD" | "SPACE" => {
-            if args.contains(&SqlType::Blob) {
-                SqlType::Blob
+            if args.iter().any(|t| t.is_binary_string()) {
+                SqlType::BLOB
             } else {
                 text_type(args)
             }
         }
         "SUBSTRING_INDEX" | "QUOTE" | "SOUNDEX" | "REGEXP_SUBSTR" | "REGEXP_REPLACE" => {
-            if arg(0) == SqlType::Blob {
-                SqlType::Blob
+            if arg(0).is_binary_string() {
+                SqlType::BLOB
             } else {
                 text_type(args)
             }
         }
         "INSERT" => {
-            if arg(0) == SqlType::Blob || arg(3) == SqlType::Blob {
-                SqlType::Blob
+            if arg(0).is_binary_string() || arg(3).is_binary_string() {
+                SqlType::BLOB
             } else {
                 text_type(args)
             }
@@ -270,7 +272,7 @@ pub fn return_type_with_constants(
         "MD5" => SqlType::varchar(32),
         "SHA1" | "SHA" => SqlType::varchar(40),
         "SHA2" => SqlType::varchar(128),
-        "UNHEX" | "CHAR" | "FROM_BASE64" | "UUID_TO_BIN" => SqlType::Blob,
+        "UNHEX" | "CHAR" | "FROM_BASE64" | "UUID_TO_BIN" => SqlType::BLOB,
         "UUID_SHORT" | "&" | "|" | "^" | "<<" | ">>" | "~" => SqlType::UInt { bits: 64 },
         "CRC32" => SqlType::UInt { bits: 32 },
         "CONVERT_TZ" => SqlType::DateTime {
