@@ -6,6 +6,8 @@
 //! refuses it); and Tarn's own EXPLAIN, prepared statements, and the memory a
 //! recursion gives back.
 
+mod common;
+
 use std::sync::Arc;
 
 use tarn_common::settings::Settings;
@@ -13,19 +15,7 @@ use tarn_row::Value;
 use tarn_sql::{Engine, Session};
 
 fn engine() -> (tempfile::TempDir, Arc<Engine>) {
-    let base = std::env::var("TARN_TEST_DIR")
-        .unwrap_or_else(|_| std::env::temp_dir().display().to_string());
-    std::fs::create_dir_all(&base).expect("the test directory exists");
-    let dir = tempfile::Builder::new()
-        .prefix("cte")
-        .tempdir_in(base)
-        .expect("a temporary directory");
-    let settings = Settings {
-        data_dir: dir.path().to_path_buf(),
-        ..Settings::default()
-    };
-    let engine = Engine::open(&settings).expect("the engine opens");
-    (dir, engine)
+    common::engine_with("cte", Settings::default())
 }
 
 fn session(engine: &Arc<Engine>) -> Session {

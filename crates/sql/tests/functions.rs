@@ -4,6 +4,8 @@
 //! `UTC` and past 2038, the types of date results, the statistical aggregates' DOUBLE
 //! results, and RAND's sequence across prepared executions and parallel scans.
 
+mod common;
+
 use std::sync::Arc;
 
 use tarn_common::settings::Settings;
@@ -11,19 +13,7 @@ use tarn_row::Value;
 use tarn_sql::{Engine, QueryResult, Session, SqlType};
 
 fn engine() -> (tempfile::TempDir, Arc<Engine>) {
-    let base = std::env::var("TARN_TEST_DIR")
-        .unwrap_or_else(|_| std::env::temp_dir().display().to_string());
-    std::fs::create_dir_all(&base).expect("the test directory exists");
-    let dir = tempfile::Builder::new()
-        .prefix("functions")
-        .tempdir_in(base)
-        .expect("a temporary directory");
-    let settings = Settings {
-        data_dir: dir.path().to_path_buf(),
-        ..Settings::default()
-    };
-    let engine = Engine::open(&settings).expect("the engine opens");
-    (dir, engine)
+    common::engine_with("functions", Settings::default())
 }
 
 fn session(engine: &Arc<Engine>) -> Session {

@@ -7,6 +7,8 @@
 //! against a writer. The rest is in tests/slt/ddl/alter_columns.slt,
 //! dml/multi_table.slt, ddl/table_maintenance.slt and restart/alter_table.slt.
 
+mod common;
+
 use std::sync::Arc;
 
 use tarn_common::settings::Settings;
@@ -14,20 +16,13 @@ use tarn_row::Value;
 use tarn_sql::{Engine, QueryResult, Session};
 
 fn engine() -> (tempfile::TempDir, Arc<Engine>) {
-    let base = std::env::var("TARN_TEST_DIR")
-        .unwrap_or_else(|_| std::env::temp_dir().display().to_string());
-    std::fs::create_dir_all(&base).expect("the test directory exists");
-    let dir = tempfile::Builder::new()
-        .prefix("migrations")
-        .tempdir_in(base)
-        .expect("a temporary directory");
-    let settings = Settings {
-        data_dir: dir.path().to_path_buf(),
-        lock_wait_timeout_s: 2,
-        ..Settings::default()
-    };
-    let engine = Engine::open(&settings).expect("the engine opens");
-    (dir, engine)
+    common::engine_with(
+        "migrations",
+        Settings {
+            lock_wait_timeout_s: 2,
+            ..Settings::default()
+        },
+    )
 }
 
 fn session(engine: &Arc<Engine>) -> Session {

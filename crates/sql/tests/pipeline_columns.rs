@@ -8,6 +8,8 @@
 //! (`parallel_safe`) and makes every operator below it ask for every column. The
 //! data and the queries' constants come from a printed seed.
 
+mod common;
+
 use std::sync::Arc;
 
 use tarn_common::rng::{Rng, test_seed};
@@ -22,19 +24,7 @@ const ROWS: i64 = 24_000;
 const GROUPS: i64 = 9;
 
 fn engine() -> (tempfile::TempDir, Arc<Engine>) {
-    let base = std::env::var("TARN_TEST_DIR")
-        .unwrap_or_else(|_| std::env::temp_dir().display().to_string());
-    std::fs::create_dir_all(&base).expect("the test directory exists");
-    let dir = tempfile::Builder::new()
-        .prefix("pipeline-columns")
-        .tempdir_in(base)
-        .expect("a temporary directory");
-    let settings = Settings {
-        data_dir: dir.path().to_path_buf(),
-        ..Settings::default()
-    };
-    let engine = Engine::open(&settings).expect("the engine opens");
-    (dir, engine)
+    common::engine_with("pipeline-columns", Settings::default())
 }
 
 fn rows(session: &mut Session, sql: &str) -> Vec<Vec<Value>> {

@@ -1,6 +1,8 @@
 //! Sessions against one engine: prepared statements, transactions seen from two
 //! sessions, locking reads, cancellation and the per-query memory bound.
 
+mod common;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -9,20 +11,13 @@ use tarn_row::Value;
 use tarn_sql::{Engine, QueryResult, Session};
 
 fn engine() -> (tempfile::TempDir, Arc<Engine>) {
-    let base = std::env::var("TARN_TEST_DIR")
-        .unwrap_or_else(|_| std::env::temp_dir().display().to_string());
-    std::fs::create_dir_all(&base).expect("the test directory exists");
-    let dir = tempfile::Builder::new()
-        .prefix("sessions")
-        .tempdir_in(base)
-        .expect("a temporary directory");
-    let settings = Settings {
-        data_dir: dir.path().to_path_buf(),
-        lock_wait_timeout_s: 2,
-        ..Settings::default()
-    };
-    let engine = Engine::open(&settings).expect("the engine opens");
-    (dir, engine)
+    common::engine_with(
+        "sessions",
+        Settings {
+            lock_wait_timeout_s: 2,
+            ..Settings::default()
+        },
+    )
 }
 
 fn rows(session: &mut Session, sql: &str) -> Vec<Vec<Value>> {

@@ -4,6 +4,8 @@
 //! promise: EXPLAIN's node, prepared counts, the order of peers, and a randomised
 //! comparison of every frame shape with a model.
 
+mod common;
+
 use std::sync::Arc;
 
 use tarn_common::rng::{Rng, test_seed};
@@ -12,19 +14,7 @@ use tarn_row::Value;
 use tarn_sql::{Engine, Session};
 
 fn engine() -> (tempfile::TempDir, Arc<Engine>) {
-    let base = std::env::var("TARN_TEST_DIR")
-        .unwrap_or_else(|_| std::env::temp_dir().display().to_string());
-    std::fs::create_dir_all(&base).expect("the test directory exists");
-    let dir = tempfile::Builder::new()
-        .prefix("window")
-        .tempdir_in(base)
-        .expect("a temporary directory");
-    let settings = Settings {
-        data_dir: dir.path().to_path_buf(),
-        ..Settings::default()
-    };
-    let engine = Engine::open(&settings).expect("the engine opens");
-    (dir, engine)
+    common::engine_with("window", Settings::default())
 }
 
 fn text(v: &Value) -> String {
