@@ -1325,18 +1325,34 @@ fn run_update(
             let key = keys.next().expect("a key per matched row");
             let old = chunk.row(i);
             let new: Vec<Value> = new_columns.iter().map(|c| c[i].clone()).collect();
-            let new = convert_row(table, new)?;
-            if rows_equal(&new, &old) {
-                continue;
-            }
-            if table.update_key_tx(&mut tx.borrow_mut(), &key, new)? {
+            if update_row(table, tx, &key, &old, new)? {
                 changed += 1;
             }
         }
     }
+    update_result(session, matched, changed)
+}
+
+/// Writes `new` (converted to the column types) over the row `old` at `key`, unless
+/// it changes nothing; whether a row changed.
+fn update_row(
+    table: &Table,
+    tx: &RefCell<Transaction>,
+    key: &[u8],
+    old: &[Value],
+    new: Vec<Value>,
+) -> Result<bool> {
+    let new = convert_row(table, new)?;
+    if rows_equal(&new, old) {
+        return Ok(false);
+    }
+    table.update_key_tx(&mut tx.borrow_mut(), key, new)
+}
+
+/// An UPDATE's answer: rows changed, or matched for CLIENT_FOUND_ROWS clients.
+fn update_result(session: &Session, matched: u64, changed: u64) -> Result<QueryResult> {
     check_divisions_by_zero(session, false)?;
     Ok(QueryResult::Ok {
-        // CLIENT_FOUND_ROWS: clients that ask get the rows matched.
         affected_rows: if session.found_rows { matched } else { changed },
         last_insert_id: 0,
         info: format!("Rows matched: {matched}  Changed: {changed}  Warnings: 0"),

@@ -42,7 +42,7 @@ use tarn_catalog::{RowLock, Table, Transaction, WaitPolicy};
 use tarn_common::{Error, Result};
 use tarn_row::Value;
 
-use super::{Bound, check_divisions_by_zero, convert_row, primary_key_values, rows_equal};
+use super::{Bound, primary_key_values, update_result, update_row};
 use crate::accounts::Privileges;
 use crate::bind::{Binder, Scope, object_name};
 use crate::chunk::Chunk;
@@ -449,22 +449,12 @@ pub(super) fn run_update(
         };
         for (i, key) in keyed {
             matched += 1;
-            let new = convert_row(table, rows[i].new.clone())?;
-            if rows_equal(&new, &rows[i].old) {
-                continue;
-            }
-            if table.update_key_tx(&mut tx.borrow_mut(), &key, new)? {
+            if update_row(table, tx, &key, &rows[i].old, rows[i].new.clone())? {
                 updated += 1;
             }
         }
     }
-    check_divisions_by_zero(session, false)?;
-    Ok(QueryResult::Ok {
-        // CLIENT_FOUND_ROWS: clients that ask get the rows matched.
-        affected_rows: if session.found_rows { matched } else { updated },
-        last_insert_id: 0,
-        info: format!("Rows matched: {matched}  Changed: {updated}  Warnings: 0"),
-    })
+    update_result(session, matched, updated)
 }
 
 pub(super) fn run_delete(
