@@ -15,6 +15,10 @@
 //!   result of a scan that only chooses columns, by the scan's own workers from the
 //!   stored rows (`results::TextRowSerializer`); the statement thread receives the
 //!   buffers in order and only numbers and writes them;
+//! - with parallel sending off (`send_threads` 1), such a scan's batches, decoded by
+//!   the scan's workers, are encoded on the statement thread with the same
+//!   typed encoder (`tarn_sql::parallel::stream_encoded` asks
+//!   `RowEncoder::parallel`);
 //! - otherwise the first chunk of a result is encoded on the statement thread (the
 //!   direct path: a result of up to one chunk never leaves it);
 //! - later chunks go to the [`EncodePool`], whose threads each encode one chunk into
@@ -159,13 +163,20 @@ impl Output {
     }
 }
 
-/// Encodes rows for the executor's workers (`tarn_sql::RowEncoder`).
+/// Encodes rows for the executor's workers (`tarn_sql::RowEncoder`), or for the
+/// statement thread when parallel sending is off.
 struct WireEncoder {
     format: RowFormat,
     types: Arc<[SqlType]>,
+    /// `send_threads` is not 1.
+    parallel: bool,
 }
 
 impl tarn_sql::RowEncoder for WireEncoder {
+    fn parallel(&self) -> bool {
+        self.parallel
+    }
+
     fn encode_batch(&self, batch: &tarn_row::Batch, columns: &[usize], out: &mut Vec<u8>) {
         match self.format {
             RowFormat::Text => results::text_rows_batch(out, batch, columns, &self.types),
@@ -372,16 +383,16 @@ impl tarn_sql::RowSink for ResultSender {
         self.0.lock().add_chunk(chunk)
     }
 
-    /// Parallel sending is on (`send_threads` other than 1): the executor's workers
-    /// encode.
+    /// With parallel sending on (`send_threads` other than 1) the executor's
+    /// workers encode; with it off, a plain scan's batches are encoded on the
+    /// statement thread, as MySQL's one sending thread would.
     fn encoder(&self) -> Option<Arc<dyn tarn_sql::RowEncoder>> {
         let stream = self.0.lock();
-        (stream.threads > 1).then(|| {
-            Arc::new(WireEncoder {
-                format: stream.format,
-                types: stream.types.clone(),
-            }) as Arc<dyn tarn_sql::RowEncoder>
-        })
+        Some(Arc::new(WireEncoder {
+            format: stream.format,
+            types: stream.types.clone(),
+            parallel: stream.threads > 1,
+        }))
     }
 
     fn encoded(&mut self, rows: tarn_sql::EncodedRows) -> Result<()> {

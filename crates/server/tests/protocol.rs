@@ -647,10 +647,12 @@ fn results_encoded_by_the_pipeline_workers_are_the_rows_encoded_serially() {
         "a full scan of d.big is a parallel pipeline (needs 2 cores)"
     );
     let queries = [
-        // Straight from the scan's batches.
+        // Serialized by the scan's workers (send_threads 2), or decoded into batches
+        // by them and encoded on the statement thread (send_threads 1).
         "SELECT * FROM d.big",
         "SELECT v, id, v FROM d.big",
-        // Through the pipeline's steps, then encoded by its workers.
+        // Through the pipeline's steps, then encoded by its workers (send_threads
+        // 2) or as values on the statement thread (send_threads 1).
         "SELECT id, v, price FROM d.big WHERE id % 3 = 0",
         "SELECT id + 1, CONCAT(v, '!'), shipped FROM d.big",
         // A pruned scan: the filter reads one column, the output two others.

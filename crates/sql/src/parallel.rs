@@ -17,7 +17,9 @@
 //!   turned into values; if the encoder has a [`RowEncoder::row_serializer`], such a
 //!   scan skips batches and executor workers altogether: the scan's own workers
 //!   serialize the stored rows ([`tarn_row::RowSerializer`]) and the consumer
-//!   forwards their buffers.
+//!   forwards their buffers. With parallel sending switched off
+//!   ([`RowEncoder::parallel`]) only such a scan streams encoded rows, its batches
+//!   encoded on the consumer's thread.
 //!
 //! The scan decodes only the table columns the steps and the sink read
 //! ([`columns::prune`]: none at all for `COUNT(*)`), and the steps and the sink are
@@ -303,6 +305,16 @@ pub fn stream_encoded(
         return None;
     }
     let shape = shape(plan)?;
+    if !encoder.parallel() {
+        let (table, columns) = direct_scan(&shape)?;
+        return Some(stream_batches_serially(
+            table,
+            columns,
+            encoder.as_ref(),
+            cx,
+            deliver,
+        ));
+    }
     if let Some(serializer) = row_serializer(&shape, encoder.as_ref()) {
         return Some(stream_serialized(&shape, serializer, cx, deliver));
     }
@@ -327,12 +339,9 @@ pub fn stream_encoded(
     Some(run())
 }
 
-/// The encoder's serializer for the stored rows of `shape`'s table, if its steps do
-/// nothing but choose columns and the encoder has one.
-fn row_serializer(
-    shape: &Shape<'_>,
-    encoder: &dyn RowEncoder,
-) -> Option<Arc<dyn tarn_row::RowSerializer>> {
+/// `shape`'s table and the table columns its output consists of, if its steps do
+/// nothing but choose columns.
+fn direct_scan<'s>(shape: &Shape<'s>) -> Option<(&'s Arc<tarn_catalog::Table>, Vec<usize>)> {
     let Plan::Scan { table, .. } = shape.scan else {
         return None;
     };
@@ -346,8 +355,53 @@ fn row_serializer(
         .collect::<Option<Vec<Step>>>()?;
     let columns =
         direct_columns(&steps)?.unwrap_or_else(|| (0..table.def().columns.len()).collect());
+    Some((table, columns))
+}
+
+/// The encoder's serializer for the stored rows of `shape`'s table, if its steps do
+/// nothing but choose columns and the encoder has one.
+fn row_serializer(
+    shape: &Shape<'_>,
+    encoder: &dyn RowEncoder,
+) -> Option<Arc<dyn tarn_row::RowSerializer>> {
+    let (table, columns) = direct_scan(shape)?;
     let types: Vec<_> = columns.iter().map(|&c| table.def().columns[c].ty).collect();
     encoder.row_serializer(&columns, &types)
+}
+
+/// Streams a scan with parallel sending switched off ([`RowEncoder::parallel`]):
+/// the scan's workers decode `columns` of its rows into batches, in primary-key
+/// order, and this thread encodes them one after another.
+fn stream_batches_serially(
+    table: &Arc<tarn_catalog::Table>,
+    columns: Vec<usize>,
+    encoder: &dyn RowEncoder,
+    cx: &ExecContext,
+    deliver: &mut dyn FnMut(EncodedRows) -> Result<()>,
+) -> Result<u64> {
+    let output: Vec<usize> = (0..columns.len()).collect();
+    let stream = table.parallel_scan_tx(
+        &mut cx.tx.borrow_mut(),
+        ParallelScan {
+            ordered: true,
+            projection: Some(columns),
+            ..Default::default()
+        },
+    )?;
+    let cancel = cx.cancel_handle();
+    let mut rows = 0;
+    for batch in stream {
+        cancel.check()?;
+        let batch = batch?;
+        let mut bytes = Vec::new();
+        encoder.encode_batch(&batch, &output, &mut bytes);
+        rows += batch.len() as u64;
+        deliver(EncodedRows {
+            rows: batch.len() as u64,
+            bytes,
+        })?;
+    }
+    Ok(rows)
 }
 
 /// Streams a scan whose workers serialize the rows themselves: their batches, in

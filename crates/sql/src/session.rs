@@ -116,9 +116,10 @@ pub trait RowSink: Send {
     fn begin(&mut self, columns: &[OutputColumn]) -> Result<()>;
     /// The next chunk of rows, in result order.
     fn chunk(&mut self, chunk: Chunk) -> Result<()>;
-    /// How the executor's workers may encode this result's rows themselves (S1's
-    /// parallel result sending). With one, a result that runs as a parallel pipeline
-    /// reaches the sink through [`RowSink::encoded`] instead of [`RowSink::chunk`].
+    /// How this result's rows may be encoded where they are made (by the executor's
+    /// workers for S1's parallel result sending, or see [`RowEncoder::parallel`]).
+    /// With one, a result that runs as a parallel pipeline reaches the sink through
+    /// [`RowSink::encoded`] instead of [`RowSink::chunk`].
     fn encoder(&self) -> Option<Arc<dyn RowEncoder>> {
         None
     }
@@ -137,6 +138,14 @@ pub trait RowSink: Send {
 /// parallel, each on its own morsel and into its own buffer; the sink receives the
 /// buffers in result order ([`RowSink::encoded`]).
 pub trait RowEncoder: Send + Sync {
+    /// False when S1's parallel result sending is switched off: rows are then
+    /// encoded on the statement's thread, one batch after another. Only a scan whose
+    /// output is a choice of its columns streams so (its storage batches, decoded
+    /// by the scan's workers, are encoded by [`RowEncoder::encode_batch`]); any
+    /// other result reaches the sink as chunks ([`RowSink::chunk`]).
+    fn parallel(&self) -> bool {
+        true
+    }
     /// Rows straight from a storage batch: output column `i` is `batch.columns[columns[i]]`.
     /// Must produce exactly what [`RowEncoder::encode_chunk`] produces for
     /// `Chunk::from_batch` of the same rows (the typed fast path).
