@@ -360,10 +360,11 @@ impl<'c> Binder<'c> {
                     select_items: &[],
                 };
                 let (expr, ty) = self.order_key(&item.expr, &es, plan.columns())?;
+                let (expr, collation) = json::sort_key(expr, ty);
                 keys.push(SortKey {
                     expr,
                     descending: matches!(item.options.sort, Some(ast::OrderBySort::Desc)),
-                    collation: ty.collation(),
+                    collation,
                 });
             }
             plan = Plan::Sort {
@@ -696,10 +697,12 @@ impl<'c> Binder<'c> {
         for item in order_by {
             let descending = matches!(item.options.sort, Some(ast::OrderBySort::Desc));
             if let Some(position) = self.output_position(&item.expr, &aliases, visible)? {
+                let (expr, collation) =
+                    json::sort_key(Expr::Column(position), columns[position].ty);
                 sort_keys.push(SortKey {
-                    expr: Expr::Column(position),
+                    expr,
                     descending,
-                    collation: columns[position].ty.collation(),
+                    collation,
                 });
                 continue;
             }
@@ -726,10 +729,11 @@ impl<'c> Binder<'c> {
                     columns.push(OutputColumn::new(item.expr.to_string(), ty, true));
                     exprs.len() - 1
                 });
+            let (expr, collation) = json::sort_key(Expr::Column(position), columns[position].ty);
             sort_keys.push(SortKey {
-                expr: Expr::Column(position),
+                expr,
                 descending,
-                collation: columns[position].ty.collation(),
+                collation,
             });
         }
 

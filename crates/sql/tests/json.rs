@@ -291,6 +291,31 @@ fn arrows_extract_and_unquote() {
         rows(&mut s, "SELECT id FROM users WHERE settings->'$.n' > 1"),
         [["3"]]
     );
+    // ORDER BY a JSON value sorts as JSON compares: SQL NULL, then numbers by value.
+    s.execute(r#"INSERT INTO users VALUES (5, '{"n": 10}'), (6, '{"n": "a"}')"#)
+        .unwrap();
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT id, settings->'$.n' AS n FROM users ORDER BY n, id"
+        ),
+        [
+            ["4", "NULL"],
+            ["1", "1"],
+            ["2", "1.0"],
+            ["3", "2"],
+            ["5", "10"],
+            ["6", r#""a""#]
+        ]
+    );
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT id FROM users ORDER BY settings->'$.n' DESC, id LIMIT 2"
+        ),
+        [["6"], ["5"]]
+    );
+    s.execute("DELETE FROM users WHERE id > 4").unwrap();
     assert_eq!(
         rows(
             &mut s,

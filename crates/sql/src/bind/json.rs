@@ -14,7 +14,10 @@
 //!   comparison keys (`JsonCast::CompareKey`, bytewise): `j->'$.n' = 1` holds for
 //!   `1` and `1.0`, `j->'$.s' = 'x'` for the JSON string `"x"`, as in MySQL. That
 //!   covers `=`, `<>`, `<`, `<=`, `>`, `>=`, `<=>` and `IN (...)`; BETWEEN and a
-//!   CASE operand compare JSON text bytewise.
+//!   CASE operand compare JSON text bytewise;
+//! - ORDER BY a JSON value sorts by its comparison key too (`ORDER BY j->'$.n'` puts
+//!   2 before 10). GROUP BY, DISTINCT, MIN and MAX compare JSON text bytewise
+//!   (equal documents print alike, but `1` and `1.0` are two groups).
 
 use std::cell::RefCell;
 
@@ -236,4 +239,19 @@ pub(super) fn compare_key(ast: &ast::Expr, e: Expr, t: SqlType) -> Expr {
         expr: Box::new(value_argument(ast, e, t)),
         target: CastTarget::Json(JsonCast::CompareKey),
     }
+}
+
+/// An ORDER BY key of type `ty`: a JSON value sorts by its comparison key (bytes);
+/// anything else as it is, under its type's collation.
+pub(super) fn sort_key(expr: Expr, ty: SqlType) -> (Expr, Collation) {
+    if ty != SqlType::Json {
+        return (expr, ty.collation());
+    }
+    (
+        Expr::Cast {
+            expr: Box::new(expr),
+            target: CastTarget::Json(JsonCast::CompareKey),
+        },
+        Collation::Binary,
+    )
 }
