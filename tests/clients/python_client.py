@@ -1,7 +1,7 @@
 """PyMySQL or mysqlclient against a server: both auth plugins, DDL and DML with
 affected rows and insert ids, errors by number, parameter escaping (text and binary),
-BINARY/VARBINARY columns holding bytes that are not UTF-8, transactions with
-autocommit off, multi-statements, value types.
+BINARY/VARBINARY columns holding bytes that are not UTF-8, JSON columns read back
+as text, transactions with autocommit off, multi-statements, value types.
 
     python_client.py pymysql|mysqlclient
 
@@ -11,6 +11,7 @@ create databases and users), TARN_SEED (replays the random payloads).
 
 import datetime
 import decimal
+import json
 import ssl
 import sys
 
@@ -126,6 +127,7 @@ def run(driver_name):
     check_ddl_dml(drv, conn, db, native_user, native_pw)
     check_escaping(drv, conn, rng)
     check_binary_columns(drv, conn)
+    check_json_columns(conn, flavor)
     check_transactions(drv, conn, db, native_user, native_pw)
     check_multi_statements(drv, db, native_user, native_pw)
     conn.close()
@@ -339,6 +341,28 @@ def check_binary_columns(drv, conn):
     expect_error("BINARY(16) given 17 bytes", 1406, lambda: cur.execute("INSERT INTO bin VALUES (%s, %s)", (b"\xfe" * 17, None)), drv.error)
     check_eq("bin table intact", scalar(conn, "SELECT COUNT(*) FROM bin"), len(rows))
     cur.execute("DROP TABLE bin")
+
+
+def check_json_columns(conn, flavor):
+    """A JSON column takes a document as a string parameter and comes back as str
+    (MySQL 8 and Tarn describe it as type 245 with the binary charset; both drivers
+    decode that type as text). MySQL 8 and Tarn print the document normalized (keys
+    by length, one space after ':' and ','); MariaDB keeps the text as written."""
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE js (id INT PRIMARY KEY, doc JSON)")
+    doc = {"name": "Zoë", "tags": ["a", "b"], "n": 1.5, "on": True, "none": None}
+    check_eq("insert a JSON document", cur.execute("INSERT INTO js VALUES (1, %s)", (json.dumps(doc, ensure_ascii=False),)), 1)
+    cur.execute("SELECT doc, JSON_EXTRACT(doc, '$.name'), JSON_UNQUOTE(JSON_EXTRACT(doc, '$.name')) FROM js")
+    got, name, unquoted = cur.fetchone()
+    check(f"a JSON column comes back as str, got {got!r}", isinstance(got, str))
+    check_eq("the document back", json.loads(got), doc)
+    check_eq("JSON_EXTRACT of a string", name, '"Zoë"')
+    check_eq("JSON_UNQUOTE of it", unquoted, "Zoë")
+    if flavor != "mariadb":
+        check_eq("the document normalized", got, '{"n": 1.5, "on": true, "name": "Zoë", "none": null, "tags": ["a", "b"]}')
+        check_eq("JSON is type 245", cur.description[0][1], 245)
+        check_eq("->> reads a member", scalar(conn, "SELECT doc->>'$.tags[1]' FROM js"), "b")
+    cur.execute("DROP TABLE js")
 
 
 def check_transactions(drv, conn, db, user, pw):

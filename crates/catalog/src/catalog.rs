@@ -266,6 +266,12 @@ impl TableDef {
                     self.columns[c].name
                 )));
             }
+            if self.columns[c].ty == tarn_row::ColumnType::Json {
+                return Err(Error::InvalidDefinition(format!(
+                    "JSON column '{}' used in key '{index}'",
+                    self.columns[c].name
+                )));
+            }
         }
         Ok(())
     }

@@ -9,6 +9,8 @@
 //! - CHAR values have no trailing spaces (MySQL strips them on read; PAD SPACE);
 //! - BINARY(n) values are exactly n bytes, padded with `0x00` (MySQL stores and returns
 //!   the padding);
+//! - JSON is UTF-8 text within LONGTEXT's bound (its document was checked by the SQL
+//!   layer);
 //! - text is valid UTF-8 and within the column's length in characters (CHAR/VARCHAR) or
 //!   bytes (the TEXT types); binary strings are any bytes within their length in bytes.
 //!
@@ -19,6 +21,7 @@ use tarn_common::{Error, Result};
 
 use crate::datetime::{Date, DateTime};
 use crate::decimal::Decimal;
+use crate::limits::LONG_LOB_LEN_MAX_BYTES;
 use crate::types::{Column, ColumnType};
 use crate::value::Value;
 
@@ -164,6 +167,16 @@ fn normalize(ty: ColumnType, value: Value) -> Result<Value> {
             }
             let len_max_bytes = ty.lob_len_max_bytes().expect("a TEXT or BLOB type");
             if bytes.len() as u64 > len_max_bytes {
+                return Err(too_long());
+            }
+            Ok(Value::Bytes(bytes))
+        }
+        // The SQL layer parses and normalizes the document before it gets here
+        // (`tarn_sql::json`); the row format only needs UTF-8 text within its bound.
+        ColumnType::Json => {
+            let bytes = to_bytes(value);
+            text_of(&bytes)?;
+            if bytes.len() as u64 > LONG_LOB_LEN_MAX_BYTES {
                 return Err(too_long());
             }
             Ok(Value::Bytes(bytes))

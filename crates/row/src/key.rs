@@ -209,7 +209,8 @@ fn encode_value(
         | ColumnType::LongText
         | ColumnType::TinyBlob
         | ColumnType::MediumBlob
-        | ColumnType::LongBlob => {
+        | ColumnType::LongBlob
+        | ColumnType::Json => {
             let Value::Bytes(bytes) = value else {
                 return Err(mismatch(ty, value));
             };
@@ -233,7 +234,9 @@ fn strip_trailing_spaces(bytes: &[u8]) -> &[u8] {
 /// The bytes a string compares by (see the module documentation).
 pub fn weight<'a>(ty: ColumnType, collation: Collation, bytes: &'a [u8]) -> Cow<'a, [u8]> {
     match (ty, collation) {
-        (ty, _) if ty.is_binary_string() => Cow::Borrowed(bytes),
+        // JSON text compares bytewise (it is never an index key; SQL comparisons of
+        // JSON values go through `tarn_sql::json`'s comparison key).
+        (ty, _) if ty.is_binary_string() || ty == ColumnType::Json => Cow::Borrowed(bytes),
         (_, Collation::Binary) => match ty {
             ColumnType::Char { .. } => Cow::Borrowed(strip_trailing_spaces(bytes)),
             _ => Cow::Borrowed(bytes),
@@ -377,7 +380,8 @@ pub fn compare_values(ty: ColumnType, collation: Collation, a: &Value, b: &Value
         | ColumnType::LongText
         | ColumnType::TinyBlob
         | ColumnType::MediumBlob
-        | ColumnType::LongBlob => match (a, b) {
+        | ColumnType::LongBlob
+        | ColumnType::Json => match (a, b) {
             (Value::Bytes(x), Value::Bytes(y)) => {
                 weight(ty, collation, x).cmp(&weight(ty, collation, y))
             }

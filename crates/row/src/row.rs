@@ -16,7 +16,7 @@
 //! Fixed-width columns (integers, DECIMAL, FLOAT, DOUBLE, DATE, DATETIME, TIMESTAMP)
 //! have offsets computed from the schema alone ([`RowLayout::new`]), so any of them is
 //! read in O(1); a NULL one occupies zeroed bytes. Variable-length columns (the
-//! strings: CHAR, VARCHAR, BINARY, VARBINARY, TEXT, BLOB) are numbered 0..nvar in
+//! strings: CHAR, VARCHAR, BINARY, VARBINARY, TEXT, BLOB, and JSON) are numbered 0..nvar in
 //! schema order; the end offset of one is relative to D, and its start is the end of
 //! the previous one (0 for the first). A NULL variable column has length 0.
 //!
@@ -234,7 +234,8 @@ impl Physical {
             | ColumnType::LongText
             | ColumnType::TinyBlob
             | ColumnType::MediumBlob
-            | ColumnType::LongBlob => Physical::Var,
+            | ColumnType::LongBlob
+            | ColumnType::Json => Physical::Var,
         }
     }
 }

@@ -91,6 +91,10 @@ pub enum ColumnType {
     TinyBlob,
     MediumBlob,
     LongBlob,
+    /// JSON: a validated document, stored as UTF-8 text in MySQL's normalized form
+    /// (the SQL layer parses and prints it, `tarn_sql::json`; here it is text of at
+    /// most [`LONG_LOB_LEN_MAX_BYTES`]). It cannot be part of an index key.
+    Json,
 }
 
 /// The size class of a TEXT or BLOB type: MySQL's TINY, plain, MEDIUM and LONG.
@@ -190,11 +194,13 @@ impl ColumnType {
             | ColumnType::LongText
             | ColumnType::TinyBlob
             | ColumnType::MediumBlob
-            | ColumnType::LongBlob => return None,
+            | ColumnType::LongBlob
+            | ColumnType::Json => return None,
         })
     }
 
-    /// The strings: CHAR, VARCHAR, BINARY, VARBINARY and the TEXT and BLOB types.
+    /// The strings: CHAR, VARCHAR, BINARY, VARBINARY and the TEXT and BLOB types, and
+    /// JSON.
     pub fn is_variable_len(&self) -> bool {
         self.fixed_len_bytes().is_none()
     }

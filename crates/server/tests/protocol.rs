@@ -577,6 +577,52 @@ fn binary_strings_are_described_as_bytes_and_take_any_bytes() {
     assert_eq!(r.lenenc_bytes().unwrap(), v);
 }
 
+/// A JSON column is described as MySQL 8 describes one (type 245, charset 63, the
+/// BLOB flag) and its rows hold the normalized document in both protocols.
+#[test]
+fn json_is_described_as_mysql_8_does() {
+    const BINARY_CHARSET: u16 = 63;
+    const BLOB_FLAG: u16 = 1 << 4;
+    const BINARY_FLAG: u16 = 1 << 7;
+    const NOT_NULL_FLAG: u16 = 1;
+    let server = start(&[]);
+    let mut c = Client::root(server.address);
+    c.query("CREATE DATABASE d");
+    c.query("CREATE TABLE d.j (id INT PRIMARY KEY, doc JSON, req JSON NOT NULL)");
+    let inserted = c.query(r#"INSERT INTO d.j VALUES (1, '{"b":2,"a":[1,"x"]}', 'true')"#);
+    assert!(matches!(inserted, Reply::Ok { .. }), "{inserted:?}");
+    let (definitions, rows) = query_definitions(
+        &mut c,
+        "SELECT doc, req, doc->'$.a', doc->>'$.a[1]' FROM d.j",
+    );
+    let json = (
+        column_type::JSON,
+        BINARY_CHARSET,
+        u32::MAX,
+        BLOB_FLAG | BINARY_FLAG,
+    );
+    assert_eq!(definitions[0], json);
+    assert_eq!(
+        definitions[1],
+        (json.0, json.1, json.2, json.3 | NOT_NULL_FLAG)
+    );
+    assert_eq!(definitions[2], json);
+    // ->> is text.
+    assert_eq!(definitions[3].0, column_type::VAR_STRING);
+    assert_eq!(
+        cells(&rows[0]),
+        [
+            Some(r#"{"a": [1, "x"], "b": 2}"#.to_string()),
+            Some("true".to_string()),
+            Some(r#"[1, "x"]"#.to_string()),
+            Some("x".to_string()),
+        ]
+    );
+    let binary = execute_prepared(&mut c, "SELECT doc FROM d.j");
+    let mut r = Reader::new(&binary[0][2..]);
+    assert_eq!(r.lenenc_bytes().unwrap(), br#"{"a": [1, "x"], "b": 2}"#);
+}
+
 /// The rows of `reply`, which must be a result set.
 fn rows_of(reply: Reply) -> Vec<Vec<u8>> {
     match reply {
@@ -612,7 +658,7 @@ fn results_encoded_by_the_pipeline_workers_are_the_rows_encoded_serially() {
     c.query("CREATE DATABASE d");
     c.query(
         "CREATE TABLE d.big (id INT PRIMARY KEY, v VARCHAR(20), price DECIMAL(15,2), \
-         shipped DATE, at DATETIME(3), ratio DOUBLE, n BIGINT UNSIGNED)",
+         shipped DATE, at DATETIME(3), ratio DOUBLE, n BIGINT UNSIGNED, doc JSON)",
     );
     // Past PARALLEL_MIN_ROWS (16,384): a full scan runs as a parallel pipeline.
     const ROWS: usize = 20_000;
@@ -620,17 +666,19 @@ fn results_encoded_by_the_pipeline_workers_are_the_rows_encoded_serially() {
         let values: Vec<String> = (start..start + 2_000)
             .map(|id| {
                 if id % 11 == 0 {
-                    format!("({id}, NULL, NULL, NULL, NULL, NULL, NULL)")
+                    format!("({id}, NULL, NULL, NULL, NULL, NULL, NULL, NULL)")
                 } else {
                     format!(
                         "({id}, 'v{}', {}.{:02}, DATE '1995-01-01' + INTERVAL {} DAY, \
-                         '2024-02-29 12:34:56.{:03}', {id} / 7, {})",
+                         '2024-02-29 12:34:56.{:03}', {id} / 7, {}, \
+                         '{{\"tags\":[\"a\",{}],\"id\":{id}}}')",
                         id * 31 % 1000,
                         id * 7 % 100_000,
                         id % 100,
                         id % 3000,
                         id % 1000,
-                        u64::MAX - id as u64
+                        u64::MAX - id as u64,
+                        id % 5
                     )
                 }
             })
@@ -657,6 +705,9 @@ fn results_encoded_by_the_pipeline_workers_are_the_rows_encoded_serially() {
         "SELECT id + 1, CONCAT(v, '!'), shipped FROM d.big",
         // A pruned scan: the filter reads one column, the output two others.
         "SELECT shipped, price FROM d.big WHERE id % 3 = 0",
+        // JSON: stored text straight out, and through the JSON functions.
+        "SELECT doc, id FROM d.big",
+        "SELECT id, doc->'$.tags[1]', doc->>'$.tags[0]' FROM d.big WHERE id % 3 = 0",
     ];
     for sql in queries {
         c.query("SET send_threads = 1");

@@ -292,6 +292,9 @@ impl<'t> Draft<'t> {
         if spec.primary || spec.auto_increment {
             return Err(unsupported("ADD COLUMN with PRIMARY KEY or AUTO_INCREMENT"));
         }
+        if spec.unique {
+            crate::ddl::check_json_key(&spec.column)?;
+        }
         self.check_free_name(&spec.column.name, None)?;
         // Existing rows get the new column's default (or NULL, or the type's implicit
         // default for NOT NULL).
@@ -700,6 +703,7 @@ fn zero_value(ty: tarn_row::types::ColumnType) -> Value {
         C::Float => Value::Float(0.0),
         C::Double => Value::Double(0.0),
         C::Date => Value::Date(tarn_row::datetime::Date::new(1970, 1, 1).expect("a valid date")),
+        C::Json => Value::Bytes(b"null".to_vec()),
         C::DateTime { .. } | C::Timestamp { .. } => {
             Value::DateTime(tarn_row::datetime::DateTime::from_date(
                 tarn_row::datetime::Date::new(1970, 1, 1).expect("a valid date"),

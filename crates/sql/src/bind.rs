@@ -48,6 +48,7 @@ use crate::subquery::{SubqueryExpr, SubqueryKind};
 use crate::types::SqlType;
 
 mod cte;
+mod json;
 
 /// What the binder asks of the session and catalog.
 pub trait BindContext {
@@ -359,10 +360,11 @@ impl<'c> Binder<'c> {
                     select_items: &[],
                 };
                 let (expr, ty) = self.order_key(&item.expr, &es, plan.columns())?;
+                let (expr, collation) = json::sort_key(expr, ty);
                 keys.push(SortKey {
                     expr,
                     descending: matches!(item.options.sort, Some(ast::OrderBySort::Desc)),
-                    collation: ty.collation(),
+                    collation,
                 });
             }
             plan = Plan::Sort {
@@ -695,10 +697,12 @@ impl<'c> Binder<'c> {
         for item in order_by {
             let descending = matches!(item.options.sort, Some(ast::OrderBySort::Desc));
             if let Some(position) = self.output_position(&item.expr, &aliases, visible)? {
+                let (expr, collation) =
+                    json::sort_key(Expr::Column(position), columns[position].ty);
                 sort_keys.push(SortKey {
-                    expr: Expr::Column(position),
+                    expr,
                     descending,
-                    collation: columns[position].ty.collation(),
+                    collation,
                 });
                 continue;
             }
@@ -725,10 +729,11 @@ impl<'c> Binder<'c> {
                     columns.push(OutputColumn::new(item.expr.to_string(), ty, true));
                     exprs.len() - 1
                 });
+            let (expr, collation) = json::sort_key(Expr::Column(position), columns[position].ty);
             sort_keys.push(SortKey {
-                expr: Expr::Column(position),
+                expr,
                 descending,
-                collation: columns[position].ty.collation(),
+                collation,
             });
         }
 
@@ -1540,6 +1545,9 @@ impl<'c> Binder<'c> {
         if func == AggFunc::GroupConcat {
             return self.bind_group_concat(list, distinct, text, state, es);
         }
+        if matches!(func, AggFunc::JsonArrayAgg | AggFunc::JsonObjectAgg) {
+            return self.bind_json_aggregate(list, func, distinct, text, state, es);
+        }
         if !list.clauses.is_empty() {
             return Err(wrong_args(text));
         }
@@ -1886,19 +1894,29 @@ impl<'c> Binder<'c> {
                         SqlType::BOOL,
                     ));
                 }
-                let (x, tx) = self.bind_expr(expr, es)?;
-                let (list, types) = self.bind_args(list, es)?;
-                let collation = types.iter().fold(tx.collation(), |c, t| {
+                let (mut x, tx) = self.bind_expr(expr, es)?;
+                let (mut bound, types) = self.bind_args(list, es)?;
+                let mut collation = types.iter().fold(tx.collation(), |c, t| {
                     if t.collation() == Collation::Binary && t.is_string() {
                         Collation::Binary
                     } else {
                         c
                     }
                 });
+                if json::compares_json(&types) || tx == SqlType::Json {
+                    x = json::compare_key(expr, x, tx);
+                    bound = bound
+                        .into_iter()
+                        .zip(list)
+                        .zip(&types)
+                        .map(|((e, a), t)| json::compare_key(a, e, *t))
+                        .collect();
+                    collation = Collation::Binary;
+                }
                 (
                     Expr::InList {
                         expr: Box::new(x),
-                        list,
+                        list: bound,
                         negated: *negated,
                         collation,
                     },
@@ -2071,8 +2089,11 @@ impl<'c> Binder<'c> {
                 data_type: Some(data_type),
                 ..
             } => {
-                let (x, _) = self.bind_expr(expr, es)?;
+                let (x, tx) = self.bind_expr(expr, es)?;
                 let target = crate::ddl_types::cast_target(data_type)?;
+                if let crate::scalar::cast::CastTarget::Json(_) = target {
+                    return Ok(json::cast_to_json(expr, x, tx));
+                }
                 (
                     Expr::Cast {
                         expr: Box::new(x),
@@ -2279,6 +2300,10 @@ impl<'c> Binder<'c> {
         }
         let (l, tl) = self.bind_expr(left, es)?;
         let (r, tr) = self.bind_expr(right, es)?;
+        if let B::Arrow | B::LongArrow = op {
+            return Ok(json::arrow(l, r, *op == B::LongArrow));
+        }
+        let with_json = json::compares_json(&[tl, tr]);
         let arith = |op: ArithOp| {
             (
                 Expr::Arith {
@@ -2290,12 +2315,21 @@ impl<'c> Binder<'c> {
             )
         };
         let cmp = |op: CmpOp| {
+            let (l, r, collation) = if with_json {
+                (
+                    json::compare_key(left, l.clone(), tl),
+                    json::compare_key(right, r.clone(), tr),
+                    Collation::Binary,
+                )
+            } else {
+                (l.clone(), r.clone(), collation_of(tl, tr))
+            };
             (
                 Expr::Compare {
                     op,
-                    left: Box::new(l.clone()),
-                    right: Box::new(r.clone()),
-                    collation: collation_of(tl, tr),
+                    left: Box::new(l),
+                    right: Box::new(r),
+                    collation,
                 },
                 SqlType::BOOL,
             )
@@ -2610,6 +2644,9 @@ impl<'c> Binder<'c> {
                 };
                 let (x, tx) = self.bind_expr(arg, es)?;
                 return Ok(describe_collation(&upper, arg, &x, tx));
+            }
+            _ if crate::scalar::json::is_function(&upper) => {
+                return self.bind_json_function(&upper, args, es);
             }
             _ => {}
         }
@@ -2993,6 +3030,8 @@ pub fn aggregate_function(name: &str) -> Option<AggFunc> {
         "VAR_SAMP" => AggFunc::VarSamp,
         "ANY_VALUE" => AggFunc::AnyValue,
         "GROUP_CONCAT" => AggFunc::GroupConcat,
+        "JSON_ARRAYAGG" => AggFunc::JsonArrayAgg,
+        "JSON_OBJECTAGG" => AggFunc::JsonObjectAgg,
         _ => return None,
     })
 }
@@ -3273,10 +3312,14 @@ pub fn unify(a: SqlType, b: SqlType) -> SqlType {
     }
 }
 
-/// How two operands compare as strings: binary if either is binary.
+/// How two operands compare as strings: binary if either is binary (JSON text is
+/// utf8mb4_bin).
 pub fn collation_of(a: SqlType, b: SqlType) -> Collation {
-    let binary =
-        |t: SqlType| t.is_binary_string() || t.collation() == Collation::Binary && t.is_string();
+    let binary = |t: SqlType| {
+        t.is_binary_string()
+            || t == SqlType::Json
+            || t.collation() == Collation::Binary && t.is_string()
+    };
     if binary(a) || binary(b) {
         Collation::Binary
     } else {
@@ -3334,14 +3377,18 @@ fn describe_collation(name: &str, arg: &ast::Expr, x: &Expr, ty: SqlType) -> (Ex
             Collation::CaseInsensitive => crate::sysviews::TABLE_COLLATION,
             Collation::Binary => "utf8mb4_bin",
         }),
-        ("COLLATION" | "CHARSET", _) if !matches!(ty, SqlType::Text { .. }) => text("binary"),
+        // JSON text is utf8mb4_bin.
+        ("COLLATION", SqlType::Json) => text("utf8mb4_bin"),
+        ("COLLATION" | "CHARSET", _) if !matches!(ty, SqlType::Text { .. } | SqlType::Json) => {
+            text("binary")
+        }
         ("CHARSET", _) => text("utf8mb4"),
         _ => {
             let coercibility = match ty {
                 _ if matches!(arg, ast::Expr::Collate { .. }) => 0,
                 SqlType::Null => 6,
                 t if t.is_string() && x.is_constant() => 4,
-                t if t.is_string() => 2,
+                t if t.is_string() || t == SqlType::Json => 2,
                 _ => 5,
             };
             (Expr::Literal(Value::Int(coercibility)), SqlType::BIGINT)

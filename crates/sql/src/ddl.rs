@@ -390,6 +390,7 @@ pub(crate) fn index_columns(columns: &[Column], list: &[ast::IndexColumn]) -> Re
                     format!("Key column '{name}' doesn't exist in table"),
                 )
             })?;
+        check_json_key(&columns[position])?;
         if columns[position].ty.is_lob() {
             return Err(Error::sql(
                 1170,
@@ -403,6 +404,22 @@ pub(crate) fn index_columns(columns: &[Column], list: &[ast::IndexColumn]) -> Re
         out.push(position);
     }
     Ok(out)
+}
+
+/// A JSON column cannot be in an index key: ER_JSON_USED_AS_KEY (3152), as MySQL
+/// (which indexes JSON only through generated columns).
+pub(crate) fn check_json_key(column: &Column) -> Result<()> {
+    if column.ty == tarn_row::ColumnType::Json {
+        return Err(Error::sql(
+            3152,
+            "42000",
+            format!(
+                "JSON column '{}' supports indexing only via generated columns on a specified JSON path.",
+                column.name
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// A column definition: the catalog column, its DEFAULT text, and its inline key
@@ -539,6 +556,9 @@ fn create_table(session: &mut Session, create: &ast::CreateTable) -> Result<Quer
                 "42S21",
                 format!("Duplicate column name '{}'", spec.column.name),
             ));
+        }
+        if spec.primary || spec.unique {
+            check_json_key(&spec.column)?;
         }
         if spec.primary {
             if !primary.is_empty() {

@@ -5,7 +5,7 @@ use tarn_common::{Error, Result};
 use tarn_row::limits::VARBINARY_LEN_MAX_BYTES;
 use tarn_row::types::{Collation, ColumnType, LobSize};
 
-use crate::scalar::cast::CastTarget;
+use crate::scalar::cast::{CastTarget, JsonCast};
 
 fn unsupported(what: &str) -> Error {
     Error::sql(
@@ -189,6 +189,7 @@ pub fn column_type(ty: &DataType) -> Result<(ColumnType, Collation)> {
         ),
         DataType::MediumBlob => (C::MediumBlob, bin),
         DataType::LongBlob => (C::LongBlob, bin),
+        DataType::JSON => (C::Json, bin),
         other => return Err(unsupported(&format!("column type {other}"))),
     })
 }
@@ -222,6 +223,8 @@ pub fn cast_target(ty: &DataType) -> Result<CastTarget> {
         DataType::Double(_) | DataType::DoublePrecision | DataType::Float(_) | DataType::Real => {
             CastTarget::Double
         }
+        // The binder makes it `boolean` for a predicate.
+        DataType::JSON => CastTarget::Json(JsonCast::Parse { boolean: false }),
         other => return Err(unsupported(&format!("CAST to {other}"))),
     })
 }
@@ -253,5 +256,7 @@ pub fn cast_type(target: CastTarget) -> crate::types::SqlType {
             timestamp: false,
         },
         CastTarget::Double => SqlType::Double,
+        CastTarget::Json(JsonCast::CompareKey) => SqlType::BLOB,
+        CastTarget::Json(_) => SqlType::Json,
     }
 }

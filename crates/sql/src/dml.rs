@@ -858,9 +858,19 @@ fn convert_row_at(table: &Table, row: Vec<Value>, row_number: u64) -> Result<Vec
                 }
                 return Ok(Value::Null);
             }
-            cast::to_column_at(v, c.ty, &c.name, row_number)
+            cast::to_column_at(v, c.ty, &column_label(table, c), row_number)
         })
         .collect()
+}
+
+/// How conversion errors name a column: MySQL names a JSON column with its table
+/// (`Invalid JSON text ... for column 't.j'`), other columns alone.
+fn column_label<'a>(table: &Table, c: &'a tarn_row::Column) -> std::borrow::Cow<'a, str> {
+    if c.ty == ColumnType::Json {
+        std::borrow::Cow::Owned(format!("{}.{}", table.def().name, c.name))
+    } else {
+        std::borrow::Cow::Borrowed(&c.name)
+    }
 }
 
 /// Converts a row for INSERT IGNORE, which turns what strict mode refuses into a
@@ -895,7 +905,7 @@ fn convert_row_ignoring(
             out.push(default);
             continue;
         }
-        let error = match cast::to_column_at(v.clone(), c.ty, &c.name, row_number) {
+        let error = match cast::to_column_at(v.clone(), c.ty, &column_label(table, c), row_number) {
             Ok(x) => {
                 out.push(x);
                 continue;
@@ -927,6 +937,8 @@ fn implicit_default(ty: ColumnType) -> Option<Value> {
         ColumnType::Float => Value::Float(0.0),
         ColumnType::Double => Value::Double(0.0),
         ColumnType::Decimal { .. } => Value::Int(0),
+        // MySQL's implicit JSON value is the JSON null.
+        ColumnType::Json => Value::Bytes(b"null".to_vec()),
         // BINARY(n)'s empty string becomes n zero bytes when it is stored.
         ty if ty.is_variable_len() => Value::Bytes(Vec::new()),
         ty if ty.is_unsigned_int() => Value::UInt(0),

@@ -18,7 +18,8 @@
 //! and a cached snapshot that the binder, DML and DDL check per table.
 //!
 //! [`scalar`] holds MySQL's value semantics (comparison, coercion, arithmetic,
-//! functions) that the binder types against and the executor evaluates with.
+//! functions) that the binder types against and the executor evaluates with;
+//! [`json`] the JSON documents its JSON functions and the JSON type work on.
 
 #![forbid(unsafe_code)]
 
@@ -32,6 +33,7 @@ pub mod dml;
 pub mod engine;
 pub mod exec;
 pub mod expr;
+pub mod json;
 pub mod limits;
 pub mod load;
 pub mod maintenance;

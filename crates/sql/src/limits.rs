@@ -116,3 +116,9 @@ pub const CHECK_TABLE_VERIFY_ROWS_MAX: u64 = 1 << 20;
 /// How long `CHECK TABLE` waits for purge to remove what committed deletes left
 /// (which the check would otherwise report) before it gives up on the table.
 pub const CHECK_TABLE_PURGE_WAIT_MS: u64 = 10_000;
+
+/// The deepest a JSON document may nest (MySQL's `JSON_DOCUMENT_MAX_DEPTH`): a
+/// scalar is depth 1, each array or object around it adds one. Parsing a deeper text
+/// and printing a deeper value are error 3157, so every recursion over a document
+/// (printing, comparing, searching, merging) goes at most this deep.
+pub const JSON_DEPTH_MAX: usize = 100;

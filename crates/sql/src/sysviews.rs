@@ -242,7 +242,8 @@ pub fn type_name(ty: ColumnType) -> String {
         | ColumnType::Blob
         | ColumnType::TinyBlob
         | ColumnType::MediumBlob
-        | ColumnType::LongBlob => data_type(ty).into(),
+        | ColumnType::LongBlob
+        | ColumnType::Json => data_type(ty).into(),
     }
 }
 
@@ -271,6 +272,7 @@ fn data_type(ty: ColumnType) -> &'static str {
         ColumnType::Blob => "blob",
         ColumnType::MediumBlob => "mediumblob",
         ColumnType::LongBlob => "longblob",
+        ColumnType::Json => "json",
     }
 }
 
@@ -1262,6 +1264,8 @@ fn type_measures(ty: ColumnType) -> [Option<u64>; 5] {
             let bytes = size.declared_len_max_bytes();
             [Some(bytes), Some(bytes), None, None, None]
         }
+        // MySQL reports no lengths for JSON.
+        ColumnType::Json => [None; 5],
     }
 }
 

@@ -57,6 +57,9 @@ pub enum SqlType {
         len_bytes: u32,
         fixed: bool,
     },
+    /// JSON: a document as its normalized text (`Value::Bytes`, see `crate::json`),
+    /// from a JSON column, a JSON function or CAST(... AS JSON).
+    Json,
 }
 
 impl SqlType {
@@ -136,6 +139,7 @@ impl SqlType {
                 len_bytes,
                 fixed: false,
             },
+            ColumnType::Json => SqlType::Json,
         }
     }
 
@@ -186,6 +190,7 @@ impl SqlType {
                 },
                 Collation::Binary,
             ),
+            SqlType::Json => (ColumnType::Json, Collation::Binary),
         }
     }
 

@@ -170,6 +170,15 @@ pub fn wire_type(ty: &SqlType, nullable: bool) -> WireType {
             flags: not_null | flag::BINARY,
             decimals: 0,
         },
+        // As MySQL 8 describes JSON: its own type, charset 63 and the BLOB flag
+        // (clients such as PyMySQL decode it as UTF-8 text by its type).
+        SqlType::Json => WireType {
+            column_type: t::JSON,
+            length: u32::MAX,
+            charset: charset::BINARY,
+            flags: not_null | flag::BLOB | flag::BINARY,
+            decimals: 0,
+        },
     }
 }
 
@@ -652,7 +661,8 @@ fn put_binary_value(out: &mut Vec<u8>, value: &Value, ty: &SqlType) {
         | SqlType::Decimal { .. }
         | SqlType::Text { .. }
         | SqlType::Blob { .. }
-        | SqlType::Binary { .. } => put_text_value(out, value, ty),
+        | SqlType::Binary { .. }
+        | SqlType::Json => put_text_value(out, value, ty),
     }
 }
 
@@ -713,7 +723,10 @@ pub fn binary_rows_batch(out: &mut Vec<u8>, batch: &Batch, columns: &[usize], ty
                 ) => put_integer(out, values[r] as i64, *bits),
                 (
                     ColumnVector::Bytes { .. },
-                    SqlType::Text { .. } | SqlType::Blob { .. } | SqlType::Binary { .. },
+                    SqlType::Text { .. }
+                    | SqlType::Blob { .. }
+                    | SqlType::Binary { .. }
+                    | SqlType::Json,
                 ) => put_lenenc_bytes(out, vector.bytes(r).unwrap_or_default()),
                 (_, ty) => put_binary_value(out, &vector.value(r), ty),
             }
@@ -736,6 +749,34 @@ mod tests {
             pos += 4 + len;
         }
         out
+    }
+
+    #[test]
+    fn json_is_type_245_charset_63_with_the_blob_flag() {
+        // MySQL 8 describes a JSON column so (PyMySQL and Connector/Python decode it
+        // by its type, as UTF-8 text).
+        let json = wire_type(&SqlType::Json, true);
+        assert_eq!(
+            (json.column_type, json.length, json.charset, json.flags),
+            (0xf5, u32::MAX, 63, flag::BLOB | flag::BINARY)
+        );
+        assert_eq!(
+            wire_type(&SqlType::Json, false).flags & flag::NOT_NULL,
+            flag::NOT_NULL
+        );
+        let mut out = Vec::new();
+        text_rows(
+            &mut out,
+            &[vec![
+                Value::Bytes(br#"{"a": [1, 2]}"#.to_vec()),
+                Value::Null,
+            ]],
+            &[SqlType::Json],
+            0..2,
+        );
+        let p = payloads(&out);
+        assert_eq!(p[0], b"\x0d{\"a\": [1, 2]}");
+        assert_eq!(p[1], b"\xfb");
     }
 
     #[test]
@@ -891,6 +932,7 @@ mod tests {
                 precision: 10,
                 scale: 5,
             },
+            ColumnType::Json,
         ];
         let columns: Vec<Column> = types
             .iter()
@@ -937,6 +979,7 @@ mod tests {
                 Value::Decimal(
                     Decimal::from_i128(r(2 * 10u64.pow(10)) as i128 - 10i128.pow(10), 5).unwrap(),
                 ),
+                Value::Bytes(format!(r#"{{"k": [{}, "x"]}}"#, r(1000)).into_bytes()),
             ];
             for v in values.iter_mut() {
                 if r(8) == 0 {
@@ -958,7 +1001,7 @@ mod tests {
                 .unwrap();
             stored.push(bytes);
         }
-        let chosen = vec![9, 0, 1, 2, 3, 4, 5, 6, 7, 8, 3, 10, 11, 12];
+        let chosen = vec![9, 0, 1, 2, 3, 4, 5, 6, 7, 8, 3, 10, 11, 12, 13];
         RandomRows {
             batch,
             layout,

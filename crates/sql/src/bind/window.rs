@@ -344,7 +344,13 @@ impl Binder<'_> {
                     "{name}(DISTINCT ..) as a window function"
                 )));
             }
-            if matches!(func, AggFunc::GroupConcat | AggFunc::AnyValue) {
+            if matches!(
+                func,
+                AggFunc::GroupConcat
+                    | AggFunc::AnyValue
+                    | AggFunc::JsonArrayAgg
+                    | AggFunc::JsonObjectAgg
+            ) {
                 return Err(unsupported(format!("{name} as a window function")));
             }
             arity(count == 1)?;

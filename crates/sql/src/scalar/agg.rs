@@ -23,6 +23,11 @@
 //! [`super::compare::sort_cmp`] under the accumulator's collation. DISTINCT is the
 //! executor's (it feeds distinct values).
 //!
+//! JSON_ARRAYAGG and JSON_OBJECTAGG build a JSON array (in arrival order) and object
+//! (of rows with one key the last wins) from JSON text the binder makes per row; past
+//! [`SQL_STRING_RESULT_BYTES_MAX`] bytes the result is NULL, as MySQL's is past
+//! `max_allowed_packet`.
+//!
 //! GROUP_CONCAT joins the text of its non-NULL rows (a row with any NULL argument is
 //! skipped) with its separator. Without ORDER BY the text grows as rows arrive, in
 //! arrival order (merged partials follow each other); with ORDER BY the accumulator
@@ -32,8 +37,10 @@
 
 use std::cmp::Ordering;
 
+use std::collections::BTreeMap;
+
 use tarn_common::Result;
-use tarn_common::limits::GROUP_CONCAT_MAX_LEN_BYTES;
+use tarn_common::limits::{GROUP_CONCAT_MAX_LEN_BYTES, SQL_STRING_RESULT_BYTES_MAX};
 use tarn_row::decimal::Decimal;
 use tarn_row::types::Collation;
 use tarn_row::value::Value;
@@ -43,6 +50,7 @@ use super::compare::{decimal_shape, sort_cmp};
 use super::decimal::{self, pow10};
 use super::math::to_bits;
 use super::out_of_range;
+use crate::json::{self, Json, Key};
 use crate::types::SqlType;
 
 /// An aggregate function.
@@ -70,6 +78,12 @@ pub enum AggFunc {
     /// `ANY_VALUE(x)`, and a selected column that is neither grouped nor aggregated:
     /// the first non-NULL value of the group.
     AnyValue,
+    /// `JSON_ARRAYAGG(x)`: the binder passes `JSON_ARRAY(x)`, so a NULL `x` is a
+    /// JSON null and no row is skipped.
+    JsonArrayAgg,
+    /// `JSON_OBJECTAGG(k, v)`: the binder passes `JSON_OBJECT(k, v)` (a NULL key is
+    /// error 3158); of rows with one key the last wins.
+    JsonObjectAgg,
 }
 
 /// The digits MySQL adds to the precision of a SUM (`DECIMAL_LONGLONG_DIGITS`).
@@ -86,6 +100,7 @@ pub fn agg_return_type(f: AggFunc, arg: SqlType) -> SqlType {
     match f {
         AggFunc::Count | AggFunc::CountStar => SqlType::BIGINT,
         AggFunc::Min | AggFunc::Max | AggFunc::AnyValue => arg,
+        AggFunc::JsonArrayAgg | AggFunc::JsonObjectAgg => SqlType::Json,
         AggFunc::BitAnd | AggFunc::BitOr | AggFunc::BitXor => SqlType::UInt { bits: 64 },
         AggFunc::VarPop | AggFunc::VarSamp | AggFunc::StdPop | AggFunc::StdSamp => SqlType::Double,
         AggFunc::GroupConcat => match arg {
@@ -145,6 +160,18 @@ enum State {
         mean: f64,
         squares: f64,
     },
+    /// JSON_ARRAYAGG: the elements' text so far, joined by `, `; `full` once it
+    /// passed [`SQL_STRING_RESULT_BYTES_MAX`] (the result is then NULL).
+    JsonArray {
+        text: String,
+        full: bool,
+    },
+    /// JSON_OBJECTAGG: each key's latest value, as text.
+    JsonObject {
+        members: BTreeMap<Key, String>,
+        bytes: usize,
+        full: bool,
+    },
 }
 
 /// The memory a GROUP_CONCAT row's entry is charged beyond its bytes.
@@ -194,6 +221,15 @@ impl Accumulator {
                     squares: 0.0,
                 }
             }
+            AggFunc::JsonArrayAgg => State::JsonArray {
+                text: String::new(),
+                full: false,
+            },
+            AggFunc::JsonObjectAgg => State::JsonObject {
+                members: BTreeMap::new(),
+                bytes: 0,
+                full: false,
+            },
         };
         Accumulator {
             func: f,
@@ -375,6 +411,39 @@ impl Accumulator {
                 }
             }
             State::Concat { .. } | State::Ordered(_) => {}
+            State::JsonArray { text, full } => {
+                // `[x]`, JSON_ARRAY's text of the row's value.
+                let element = cast::to_text(v).unwrap_or_default();
+                let inner = element
+                    .get(1..element.len().saturating_sub(1))
+                    .unwrap_or_default();
+                let before = text.len();
+                append_json(text, full, inner);
+                self.held_bytes += text.len() - before;
+            }
+            State::JsonObject {
+                members,
+                bytes,
+                full,
+            } => {
+                // `{"k": v}`, JSON_OBJECT's text of the row's key and value.
+                let text = cast::to_text(v).unwrap_or_default();
+                let member = match json::parse(&text) {
+                    Ok(Json::Object(m)) => m.into_iter().next(),
+                    _ => None,
+                };
+                if let Some((key, value)) = member {
+                    let value = value.to_text()?;
+                    let added = key.0.len() + value.len() + JSON_MEMBER_OVERHEAD_BYTES;
+                    if *full || *bytes + added > SQL_STRING_RESULT_BYTES_MAX {
+                        *full = true;
+                    } else {
+                        *bytes += added;
+                        self.held_bytes += added;
+                        members.insert(key, value);
+                    }
+                }
+            }
         }
         Ok(())
     }
@@ -475,6 +544,37 @@ impl Accumulator {
                 self.held_bytes += other.held_bytes;
             }
             (
+                State::JsonArray { text, full },
+                State::JsonArray {
+                    text: more,
+                    full: other_full,
+                },
+            ) => {
+                let before = text.len();
+                *full |= *other_full;
+                append_json(text, full, more.as_bytes());
+                self.held_bytes += text.len() - before;
+            }
+            (
+                State::JsonObject {
+                    members,
+                    bytes,
+                    full,
+                },
+                State::JsonObject {
+                    members: more,
+                    bytes: more_bytes,
+                    full: other_full,
+                },
+            ) => {
+                *full |= *other_full || *bytes + more_bytes > SQL_STRING_RESULT_BYTES_MAX;
+                if !*full {
+                    *bytes += more_bytes;
+                    self.held_bytes += more_bytes;
+                    members.extend(more.iter().map(|(k, v)| (k.clone(), v.clone())));
+                }
+            }
+            (
                 State::Moments { mean, squares },
                 State::Moments {
                     mean: other_mean,
@@ -531,6 +631,24 @@ impl Accumulator {
             State::Float(sum) => Value::Double(*sum),
             State::Extreme(best) => best.clone().unwrap_or(Value::Null),
             State::Concat { .. } | State::Ordered(_) => self.concat_result().0,
+            // Past the bound MySQL answers NULL (with a warning).
+            State::JsonArray { full: true, .. } | State::JsonObject { full: true, .. } => {
+                Value::Null
+            }
+            State::JsonArray { text, .. } => Value::Bytes(format!("[{text}]").into_bytes()),
+            State::JsonObject { members, .. } => {
+                let mut out = String::from("{");
+                for (i, (k, v)) in members.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    json::quote(&k.0, &mut out);
+                    out.push_str(": ");
+                    out.push_str(v);
+                }
+                out.push('}');
+                Value::Bytes(out.into_bytes())
+            }
             State::Moments { squares, .. } => {
                 let sample = matches!(self.func, AggFunc::VarSamp | AggFunc::StdSamp);
                 if sample && self.count < 2 {
@@ -610,6 +728,26 @@ fn fold_exact(mantissa: &mut i128, scale: &mut u8, d: &Decimal, subtract: bool) 
     let aligned = m.checked_mul(factor).ok_or_else(overflow)?;
     *mantissa = mantissa.checked_add(aligned).ok_or_else(overflow)?;
     Ok(())
+}
+
+/// The memory a JSON_OBJECTAGG member is charged beyond its key and value.
+const JSON_MEMBER_OVERHEAD_BYTES: usize = 48;
+
+/// Appends JSON_ARRAYAGG elements' text (`, ` between them) unless that takes the
+/// text past [`SQL_STRING_RESULT_BYTES_MAX`], which makes it `full`.
+fn append_json(text: &mut String, full: &mut bool, elements: &[u8]) {
+    if *full || elements.is_empty() {
+        return;
+    }
+    if text.len() + elements.len() + 2 > SQL_STRING_RESULT_BYTES_MAX {
+        *full = true;
+        text.clear();
+        return;
+    }
+    if !text.is_empty() {
+        text.push_str(", ");
+    }
+    text.push_str(&String::from_utf8_lossy(elements));
 }
 
 /// An estimate of the memory a value holds.

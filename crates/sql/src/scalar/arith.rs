@@ -76,9 +76,11 @@ fn arith_operand(t: SqlType) -> SqlType {
             precision: 14 + fsp,
             scale: fsp,
         },
-        SqlType::Text { .. } | SqlType::Blob { .. } | SqlType::Binary { .. } | SqlType::Float => {
-            SqlType::Double
-        }
+        SqlType::Text { .. }
+        | SqlType::Blob { .. }
+        | SqlType::Binary { .. }
+        | SqlType::Json
+        | SqlType::Float => SqlType::Double,
         other => other,
     }
 }

@@ -527,6 +527,24 @@ pub enum CastTarget {
     /// DATETIME(fsp).
     DateTime(u8),
     Double,
+    /// JSON: CAST(x AS JSON), and the conversions the binder puts around JSON
+    /// functions' arguments and JSON comparisons ([`crate::json::convert`]).
+    Json(JsonCast),
+}
+
+/// The ways a value becomes JSON (see [`crate::json::convert`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JsonCast {
+    /// CAST(x AS JSON): a string is read as JSON text (error 3141 when it is none);
+    /// another value becomes the JSON scalar it is. `boolean`: `x` is a predicate, so
+    /// 1 and 0 are `true` and `false`.
+    Parse { boolean: bool },
+    /// A value put into a document: a string becomes a JSON string (it is not read),
+    /// other values as with `Parse`.
+    Scalar { boolean: bool },
+    /// JSON text to the bytes it compares by ([`crate::json::Json::compare_key`]):
+    /// both sides of a comparison with a JSON value go through it.
+    CompareKey,
 }
 
 /// Leading integer of a string, as MySQL's `my_strtoll10`: whitespace, a sign, digits
@@ -563,6 +581,9 @@ fn integer_prefix(bytes: &[u8]) -> (bool, u64) {
 pub fn cast(v: &Value, target: CastTarget) -> Result<Value> {
     if v.is_null() {
         return Ok(Value::Null);
+    }
+    if let CastTarget::Json(how) = target {
+        return crate::json::convert(v, how);
     }
     Ok(match target {
         CastTarget::Signed => Value::Int(match v {
@@ -648,6 +669,7 @@ pub fn cast(v: &Value, target: CastTarget) -> Result<Value> {
             None => Value::Null,
         },
         CastTarget::Double => Value::Double(to_f64(v).unwrap_or(0.0)),
+        CastTarget::Json(how) => return crate::json::convert(v, how),
     })
 }
 
@@ -729,10 +751,12 @@ pub fn coerce(v: Value, ty: crate::types::SqlType) -> Value {
         },
         SqlType::Date => CastTarget::Date,
         SqlType::DateTime { fsp, .. } => CastTarget::DateTime(fsp),
-        SqlType::Text { .. } | SqlType::Blob { .. } | SqlType::Binary { .. } => match v {
-            Value::Bytes(_) => return v,
-            _ => CastTarget::Char(None),
-        },
+        SqlType::Text { .. } | SqlType::Blob { .. } | SqlType::Binary { .. } | SqlType::Json => {
+            match v {
+                Value::Bytes(_) => return v,
+                _ => CastTarget::Char(None),
+            }
+        }
     };
     cast(&v, target).unwrap_or(Value::Null)
 }
@@ -869,6 +893,7 @@ pub fn to_column_at(v: Value, ty: ColumnType, column: &str, row: u64) -> Result<
             }
             Ok(Value::Bytes(bytes))
         }
+        ColumnType::Json => crate::json::column_value(v, column),
         ColumnType::Binary { len_bytes } | ColumnType::VarBinary { len_bytes } => {
             let bytes = to_text(&v).unwrap_or_default();
             // Excess bytes are data even when they are spaces or zeros (unlike

@@ -270,6 +270,9 @@ pub fn comparison_type(a: SqlType, b: SqlType) -> SqlType {
         _ if a.is_string() && b.is_string() && (a.is_binary_string() || b.is_binary_string()) => {
             SqlType::BLOB
         }
+        // The binder compares JSON by its comparison key (`JsonCast::CompareKey`);
+        // JSON text met anywhere else compares bytewise.
+        (Json, _) | (_, Json) => SqlType::BLOB,
         (Text { .. }, Text { .. }) => a,
         (Int { .. }, Int { .. }) => SqlType::BIGINT,
         (UInt { .. }, UInt { .. }) => UInt { bits: 64 },

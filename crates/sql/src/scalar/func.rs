@@ -35,6 +35,9 @@
 //! `UUID()` and `UUID_SHORT()` are volatile ([`is_volatile`]): each row gets a new
 //! value, so the planner never uses one as an index key.
 //!
+//! The JSON functions are [`super::json`]'s: [`call_with_collation`] hands them over
+//! (the binder types them, `crate::bind`).
+//!
 //! `LAST_INSERT_ID(expr)` returns `expr` as a BIGINT UNSIGNED and records it for the
 //! session ([`take_last_insert_id_set`]); `LAST_INSERT_ID()` is the binder's.
 //!
@@ -119,9 +122,11 @@ pub fn is_volatile(name: &str) -> bool {
     matches!(name, "UUID" | "UUID_SHORT")
 }
 
-/// Whether `name` is a scalar function this module knows.
+/// Whether `name` is a scalar function this module knows (the JSON functions
+/// included).
 pub fn is_function(name: &str) -> bool {
-    arity(&name.to_ascii_uppercase()).is_some()
+    let upper = name.to_ascii_uppercase();
+    arity(&upper).is_some() || super::json::is_function(&upper)
 }
 
 fn check_arity(name: &str, upper: &str, count: usize) -> Result<()> {
@@ -154,6 +159,8 @@ pub fn union_type(a: SqlType, b: SqlType) -> SqlType {
     }
     match (a, b) {
         (Null, t) | (t, Null) => t,
+        (Json, Json) => Json,
+        (Json, _) | (_, Json) => SqlType::TEXT,
         (
             Text {
                 len_chars: la,
@@ -423,6 +430,9 @@ pub fn call_with_collation(
     collation: Collation,
 ) -> Result<Value> {
     let upper = name.to_ascii_uppercase();
+    if super::json::is_function(&upper) {
+        return super::json::call(&upper, args, collation);
+    }
     check_arity(name, &upper, args.len())?;
     if !handles_nulls(&upper) && args.iter().any(Value::is_null) {
         return Ok(Value::Null);

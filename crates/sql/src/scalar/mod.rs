@@ -15,6 +15,7 @@
 //! - [`arith`]: `+ - * / DIV %` and unary minus with MySQL's result types.
 //! - [`like`]: `LIKE` pattern matching.
 //! - [`func`]: scalar built-ins by name.
+//! - [`json`]: the JSON functions (over [`crate::json`]'s documents).
 //! - [`date`]: intervals, `EXTRACT`, `DATE_FORMAT` and the date helpers.
 //! - [`strings`]: `SUBSTRING_INDEX`, `FIND_IN_SET`, base64, digests and other string
 //!   functions.
@@ -34,6 +35,7 @@ pub mod compare;
 pub mod date;
 pub mod decimal;
 pub mod func;
+pub mod json;
 pub mod like;
 pub mod math;
 pub mod rand;
