@@ -1735,6 +1735,19 @@ impl<'c> Binder<'c> {
                             timestamp: false,
                         },
                     ),
+                    ast::DataType::Time(..) => {
+                        let parsed = crate::scalar::time::parse_time(text.as_bytes())
+                            .filter(|p| !p.truncated && !p.clipped)
+                            .ok_or_else(|| {
+                                Error::sql(1525, "HY000", format!("Incorrect TIME value: '{text}'"))
+                            })?;
+                        (
+                            Expr::Literal(Value::Time(parsed.value)),
+                            SqlType::Time {
+                                fsp: parsed.fraction_digits,
+                            },
+                        )
+                    }
                     other => {
                         // `_utf8mb4'x'`, `_binary'x'`: an introducer.
                         let name = other.to_string().to_ascii_lowercase();
@@ -2283,8 +2296,8 @@ impl<'c> Binder<'c> {
             (
                 Expr::Arith {
                     op,
-                    left: Box::new(l.clone()),
-                    right: Box::new(r.clone()),
+                    left: Box::new(time_as_number(l.clone(), tl)),
+                    right: Box::new(time_as_number(r.clone(), tr)),
                 },
                 arith::result_type(op, tl, tr),
             )
@@ -2293,8 +2306,8 @@ impl<'c> Binder<'c> {
             (
                 Expr::Compare {
                     op,
-                    left: Box::new(l.clone()),
-                    right: Box::new(r.clone()),
+                    left: Box::new(year_constant(l.clone(), tr)),
+                    right: Box::new(year_constant(r.clone(), tl)),
                     collation: collation_of(tl, tr),
                 },
                 SqlType::BOOL,
@@ -3074,6 +3087,36 @@ pub fn has_aggregate(e: &ast::Expr) -> bool {
     }
 }
 
+/// A literal compared with a YEAR (`other`), read as the YEAR it would store as when
+/// it stores as one (`y = 1` is `y = 2001`), as MySQL converts a constant compared
+/// with a YEAR column; anything else unchanged.
+fn year_constant(e: Expr, other: SqlType) -> Expr {
+    match (&e, other) {
+        (Expr::Literal(v @ (Value::Int(_) | Value::UInt(_) | Value::Bytes(_))), SqlType::Year) => {
+            match crate::scalar::time::to_year_column(v.clone(), "", 1) {
+                Ok(year) => Expr::Literal(year),
+                Err(_) => e,
+            }
+        }
+        _ => e,
+    }
+}
+
+/// A TIME(fsp) operand of arithmetic as the DECIMAL with `fsp` fraction digits it is
+/// there (`TIME(3)` `'10:10:10.5'` + 0 is `101010.500`); other operands unchanged.
+fn time_as_number(e: Expr, ty: SqlType) -> Expr {
+    match ty {
+        SqlType::Time { fsp } if fsp > 0 => Expr::Cast {
+            expr: Box::new(e),
+            target: crate::scalar::cast::CastTarget::Decimal {
+                precision: 7 + fsp,
+                scale: fsp,
+            },
+        },
+        _ => e,
+    }
+}
+
 /// The type of a literal value.
 pub fn value_type(v: &Value) -> SqlType {
     match v {
@@ -3092,6 +3135,9 @@ pub fn value_type(v: &Value) -> SqlType {
             timestamp: false,
         },
         Value::Bytes(b) => SqlType::varchar(String::from_utf8_lossy(b).chars().count() as u32),
+        Value::Time(t) => SqlType::Time {
+            fsp: if t.fraction_micros() == 0 { 0 } else { 6 },
+        },
     }
 }
 
@@ -3210,6 +3256,18 @@ pub fn unify(a: SqlType, b: SqlType) -> SqlType {
     match (a, b) {
         (T::Null, x) | (x, T::Null) => x,
         (x, y) if x == y => x,
+        (T::Year, _) | (_, T::Year) => unify(a.numeric_form(), b.numeric_form()),
+        (T::Time { fsp: a }, T::Time { fsp: b }) => T::Time { fsp: a.max(b) },
+        // A TIME with a date is put on the current date: a DATETIME.
+        (T::Time { fsp: a }, T::DateTime { fsp: b, .. })
+        | (T::DateTime { fsp: b, .. }, T::Time { fsp: a }) => T::DateTime {
+            fsp: a.max(b),
+            timestamp: false,
+        },
+        (T::Time { fsp }, T::Date) | (T::Date, T::Time { fsp }) => T::DateTime {
+            fsp,
+            timestamp: false,
+        },
         (T::Int { bits: a }, T::Int { bits: b }) => T::Int { bits: a.max(b) },
         (T::UInt { bits: a }, T::UInt { bits: b }) => T::UInt { bits: a.max(b) },
         (T::Int { .. }, T::UInt { .. }) | (T::UInt { .. }, T::Int { .. }) => T::Decimal {

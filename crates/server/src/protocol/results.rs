@@ -25,6 +25,7 @@ mod flag {
     pub const NOT_NULL: u16 = 1;
     pub const BLOB: u16 = 1 << 4;
     pub const UNSIGNED: u16 = 1 << 5;
+    pub const ZEROFILL: u16 = 1 << 6;
     pub const BINARY: u16 = 1 << 7;
     pub const NUM: u16 = 1 << 15;
 }
@@ -160,6 +161,20 @@ pub fn wire_type(ty: &SqlType, nullable: bool) -> WireType {
             charset: charset::BINARY,
             flags: not_null | flag::BLOB | flag::BINARY,
             decimals: 0,
+        },
+        SqlType::Time { fsp } => WireType {
+            flags: not_null | flag::BINARY,
+            decimals: fsp,
+            ..number(
+                t::TIME,
+                10 + if fsp > 0 { fsp as u32 + 1 } else { 0 },
+                false,
+            )
+        },
+        // MySQL describes YEAR as a zero-filled unsigned number of 4 digits.
+        SqlType::Year => WireType {
+            flags: not_null | flag::NUM | flag::BINARY | flag::UNSIGNED | flag::ZEROFILL,
+            ..number(t::YEAR, 4, true)
         },
         // Charset 63 with the BINARY flag is how clients (and mariadb-dump's
         // --hex-blob) tell bytes from text.
@@ -403,6 +418,10 @@ fn put_text_value(out: &mut Vec<u8>, value: &Value, ty: &SqlType) {
     match value {
         Value::Null => out.push(0xfb),
         Value::Int(n) => put_short(out, |o| put_int(o, *n)),
+        // A YEAR shows four digits (`0000`).
+        Value::UInt(n) if *ty == SqlType::Year => put_short(out, |o| {
+            let _ = write!(o, "{n:04}");
+        }),
         Value::UInt(n) => put_short(out, |o| put_uint(o, *n)),
         Value::Bytes(b) => put_lenenc_bytes(out, b),
         Value::Decimal(d) => put_short(out, |o| match d.to_i128_mantissa() {
@@ -428,6 +447,12 @@ fn put_text_value(out: &mut Vec<u8>, value: &Value, ty: &SqlType) {
             let text = tarn_sql::scalar::cast::to_text(value).unwrap_or_default();
             put_lenenc_bytes(out, &text);
         }
+        Value::Time(t) => put_short(out, |o| match ty {
+            SqlType::Time { fsp } => o.extend_from_slice(t.display_fsp(*fsp).as_bytes()),
+            _ => {
+                let _ = write!(o, "{t}");
+            }
+        }),
     }
 }
 
@@ -461,7 +486,9 @@ fn put_text_cell(out: &mut Vec<u8>, vector: &ColumnVector, row: usize, ty: &SqlT
     }
     match vector {
         ColumnVector::Int { values, .. } => put_short(out, |o| put_int(o, values[row])),
-        ColumnVector::UInt { values, .. } => put_short(out, |o| put_uint(o, values[row])),
+        ColumnVector::UInt { values, .. } if *ty != SqlType::Year => {
+            put_short(out, |o| put_uint(o, values[row]))
+        }
         ColumnVector::Decimal64 { values, scale, .. } => {
             put_short(out, |o| put_decimal(o, i128::from(values[row]), *scale))
         }
@@ -509,7 +536,7 @@ enum StoredCell {
     },
     Date,
     Bytes,
-    /// Through a [`Value`] (FLOAT, DOUBLE, DATETIME, wide DECIMAL).
+    /// Through a [`Value`] (FLOAT, DOUBLE, DATETIME, TIME, YEAR, wide DECIMAL).
     Value,
 }
 
@@ -648,11 +675,36 @@ fn put_binary_value(out: &mut Vec<u8>, value: &Value, ty: &SqlType) {
                 out.extend_from_slice(&dt.micros.to_le_bytes());
             }
         }
+        SqlType::Time { .. } => match value {
+            Value::Time(t) => put_binary_time(out, t),
+            other => match tarn_sql::scalar::time::to_time(other) {
+                Some(t) => put_binary_time(out, &t),
+                None => out.push(0),
+            },
+        },
+        SqlType::Year => put_integer(out, as_i64(value), 16),
         SqlType::Null
         | SqlType::Decimal { .. }
         | SqlType::Text { .. }
         | SqlType::Blob { .. }
         | SqlType::Binary { .. } => put_text_value(out, value, ty),
+    }
+}
+
+/// A TIME in the binary protocol: length 0 for zero, else 8 (sign, days, hours,
+/// minutes, seconds) or 12 (and microseconds).
+fn put_binary_time(out: &mut Vec<u8>, t: &tarn_row::Time) {
+    if t.micros() == 0 {
+        out.push(0);
+        return;
+    }
+    let micros = t.fraction_micros();
+    out.push(if micros == 0 { 8 } else { 12 });
+    out.push(u8::from(t.is_negative()));
+    out.extend_from_slice(&(t.hours() / 24).to_le_bytes());
+    out.extend_from_slice(&[(t.hours() % 24) as u8, t.minute(), t.second()]);
+    if micros != 0 {
+        out.extend_from_slice(&micros.to_le_bytes());
     }
 }
 
