@@ -2303,11 +2303,12 @@ impl<'c> Binder<'c> {
             )
         };
         let cmp = |op: CmpOp| {
+            let (left, right) = compared_as_time(l.clone(), tl, r.clone(), tr);
             (
                 Expr::Compare {
                     op,
-                    left: Box::new(year_constant(l.clone(), tr)),
-                    right: Box::new(year_constant(r.clone(), tl)),
+                    left: Box::new(year_constant(left, tr)),
+                    right: Box::new(year_constant(right, tl)),
                     collation: collation_of(tl, tr),
                 },
                 SqlType::BOOL,
@@ -3087,6 +3088,26 @@ pub fn has_aggregate(e: &ast::Expr) -> bool {
     }
 }
 
+/// The operands of a comparison with a TIME, converted as MySQL compares them: a
+/// string or number on the other side is read as a TIME, and a TIME against a date
+/// is put on the current date (a DATETIME). Values of one type then meet in hash
+/// joins and IN sets as they compare. Other operands are unchanged.
+fn compared_as_time(l: Expr, tl: SqlType, r: Expr, tr: SqlType) -> (Expr, Expr) {
+    use crate::scalar::cast::CastTarget;
+    let cast = |e: Expr, target: CastTarget| Expr::Cast {
+        expr: Box::new(e),
+        target,
+    };
+    let as_time = |t: SqlType| t.is_string() || t.is_numeric();
+    match (tl, tr) {
+        (SqlType::Time { .. }, t) if as_time(t) => (l, cast(r, CastTarget::Time(6))),
+        (t, SqlType::Time { .. }) if as_time(t) => (cast(l, CastTarget::Time(6)), r),
+        (SqlType::Time { fsp }, t) if t.is_temporal() => (cast(l, CastTarget::DateTime(fsp)), r),
+        (t, SqlType::Time { fsp }) if t.is_temporal() => (l, cast(r, CastTarget::DateTime(fsp))),
+        _ => (l, r),
+    }
+}
+
 /// A literal compared with a YEAR (`other`), read as the YEAR it would store as when
 /// it stores as one (`y = 1` is `y = 2001`), as MySQL converts a constant compared
 /// with a YEAR column; anything else unchanged.
@@ -3412,7 +3433,9 @@ fn describe_collation(name: &str, arg: &ast::Expr, x: &Expr, ty: SqlType) -> (Ex
 /// unit), a string otherwise.
 fn date_add_type(td: SqlType, unit: IntervalUnit) -> SqlType {
     match td {
-        SqlType::Date | SqlType::DateTime { .. } => date::add_interval_type(td, unit),
+        SqlType::Date | SqlType::DateTime { .. } | SqlType::Time { .. } => {
+            date::add_interval_type(td, unit)
+        }
         _ => SqlType::varchar(29),
     }
 }

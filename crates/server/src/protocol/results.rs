@@ -837,6 +837,49 @@ mod tests {
     }
 
     #[test]
+    fn time_and_year_are_described_and_sent_as_mysql_does() {
+        let time = wire_type(&SqlType::Time { fsp: 3 }, true);
+        assert_eq!(
+            (time.column_type, time.length, time.charset, time.decimals),
+            (column_type::TIME, 14, charset::BINARY, 3)
+        );
+        assert_eq!(time.flags, flag::BINARY);
+        assert_eq!(wire_type(&SqlType::Time { fsp: 0 }, true).length, 10);
+        let year = wire_type(&SqlType::Year, false);
+        assert_eq!(
+            (year.column_type, year.length, year.charset),
+            (column_type::YEAR, 4, charset::BINARY)
+        );
+        assert_eq!(
+            year.flags & (flag::NOT_NULL | flag::UNSIGNED | flag::ZEROFILL),
+            flag::NOT_NULL | flag::UNSIGNED | flag::ZEROFILL
+        );
+        let t = |text: &str| Value::Time(tarn_row::Time::parse(text).unwrap());
+        let columns = vec![
+            vec![t("-34:05:06.5"), t("00:00:00"), t("838:59:59")],
+            vec![Value::UInt(0), Value::UInt(2155), Value::Null],
+        ];
+        let types = [SqlType::Time { fsp: 2 }, SqlType::Year];
+        let mut buf = Vec::new();
+        text_rows(&mut buf, &columns, &types, 0..3);
+        let p = payloads(&buf);
+        assert_eq!(p[0], b"\x0c-34:05:06.50\x040000");
+        assert_eq!(p[1], b"\x0b00:00:00.00\x042155");
+        assert_eq!(p[2], b"\x0c838:59:59.00\xfb");
+        let mut buf = Vec::new();
+        binary_rows(&mut buf, &columns, &types, 0..3);
+        let p = payloads(&buf);
+        // Header, NULL bitmap, then TIME: length 12, negative, 1 day, 10:05:06, 500000
+        // microseconds; YEAR: two bytes.
+        let mut want = vec![0, 0, 12, 1, 1, 0, 0, 0, 10, 5, 6];
+        want.extend_from_slice(&500_000u32.to_le_bytes());
+        want.extend_from_slice(&0u16.to_le_bytes());
+        assert_eq!(p[0], want.as_slice());
+        assert_eq!(p[1], [0, 0, 0, 0x6b, 0x08]);
+        assert_eq!(p[2], [0, 0b0000_1000, 8, 0, 34, 0, 0, 0, 22, 59, 59]);
+    }
+
+    #[test]
     fn text_rows_hold_mysql_text_and_null_markers() {
         let columns = vec![
             vec![Value::Int(-42), Value::Null],
@@ -943,6 +986,9 @@ mod tests {
                 precision: 10,
                 scale: 5,
             },
+            ColumnType::Time { fsp: 0 },
+            ColumnType::Time { fsp: 3 },
+            ColumnType::Year,
         ];
         let columns: Vec<Column> = types
             .iter()
@@ -989,6 +1035,16 @@ mod tests {
                 Value::Decimal(
                     Decimal::from_i128(r(2 * 10u64.pow(10)) as i128 - 10i128.pow(10), 5).unwrap(),
                 ),
+                // Whole seconds, and milliseconds, either side of zero and past a day.
+                Value::Time(
+                    tarn_row::Time::from_micros((r(2_000_000) as i64 - 1_000_000) * 1_000_000)
+                        .unwrap(),
+                ),
+                Value::Time(
+                    tarn_row::Time::from_micros((r(6_000_000_000) as i64 - 3_000_000_000) * 1_000)
+                        .unwrap(),
+                ),
+                Value::UInt(if r(4) == 0 { 0 } else { 1901 + r(255) }),
             ];
             for v in values.iter_mut() {
                 if r(8) == 0 {
@@ -1010,7 +1066,7 @@ mod tests {
                 .unwrap();
             stored.push(bytes);
         }
-        let chosen = vec![9, 0, 1, 2, 3, 4, 5, 6, 7, 8, 3, 10, 11, 12];
+        let chosen = vec![9, 0, 1, 2, 3, 4, 5, 6, 7, 8, 3, 10, 11, 12, 13, 14, 15];
         RandomRows {
             batch,
             layout,

@@ -1609,7 +1609,12 @@ mod tests {
         assert_eq!(call("NOW", &[i(7)], &ctx()).unwrap_err().mysql_code(), 1426);
         assert_eq!(run("CURDATE", &[]), "2024-03-15");
         assert_eq!(run("CURTIME", &[]), "13:14:15");
-        assert_eq!(run("CURTIME", &[i(2)]), "13:14:15.12");
+        // A TIME cut to two digits; the call's type, TIME(2), shows two.
+        assert_eq!(run("CURTIME", &[i(2)]), "13:14:15.120000");
+        assert_eq!(
+            return_type("CURTIME", &[SqlType::BIGINT]).unwrap(),
+            SqlType::Time { fsp: 0 }
+        );
         assert_eq!(run("DATE", &[s("2003-12-31 01:02:03")]), "2003-12-31");
         assert_eq!(run("YEAR", &[s("1987-01-01")]), "1987");
         assert_eq!(run("MONTH", &[s("2008-02-03")]), "2");
