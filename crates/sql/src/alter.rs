@@ -705,6 +705,8 @@ fn zero_value(ty: tarn_row::types::ColumnType) -> Value {
                 tarn_row::datetime::Date::new(1970, 1, 1).expect("a valid date"),
             ))
         }
+        C::Time { .. } => Value::Time(tarn_row::datetime::Time::ZERO),
+        C::Year => Value::UInt(0),
         _ => Value::Bytes(Vec::new()),
     }
 }
