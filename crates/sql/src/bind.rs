@@ -1901,6 +1901,7 @@ impl<'c> Binder<'c> {
                 }
                 let (x, tx) = self.bind_expr(expr, es)?;
                 let (list, types) = self.bind_args(list, es)?;
+                let list = list.into_iter().map(|e| year_constant(e, tx)).collect();
                 let collation = types.iter().fold(tx.collation(), |c, t| {
                     if t.collation() == Collation::Binary && t.is_string() {
                         Collation::Binary
