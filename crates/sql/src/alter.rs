@@ -196,7 +196,9 @@ impl<'t> Draft<'t> {
                 match op {
                     ast::AlterColumnOperation::SetDefault { value } => {
                         Binder::new(session).bind_constant(value)?;
-                        let text = value.to_string();
+                        let column = &self.def.columns[position];
+                        let text =
+                            crate::ddl::default_text(session, column.ty, &column.name, value)?;
                         default_value(session, &self.def.columns[position], &text)?;
                         self.defaults[position] = Some(text);
                         Ok(())

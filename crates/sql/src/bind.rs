@@ -3091,8 +3091,8 @@ pub fn has_aggregate(e: &ast::Expr) -> bool {
 
 /// The operands of a comparison with a TIME, converted as MySQL compares them: a
 /// string or number on the other side is read as a TIME, and a TIME against a date
-/// is put on the current date (a DATETIME). Values of one type then meet in hash
-/// joins and IN sets as they compare. Other operands are unchanged.
+/// is put on the current date (a DATETIME). The two sides then have one type, so a
+/// hash join on them matches what `=` matches. Other operands are unchanged.
 fn compared_as_time(l: Expr, tl: SqlType, r: Expr, tr: SqlType) -> (Expr, Expr) {
     use crate::scalar::cast::CastTarget;
     let cast = |e: Expr, target: CastTarget| Expr::Cast {

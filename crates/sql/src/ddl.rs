@@ -433,7 +433,7 @@ fn binary_string_of(ty: tarn_row::ColumnType) -> tarn_row::ColumnType {
 /// default is checked and kept as MySQL 8 shows it, quoted in the column's form
 /// (`'-01:02:03.50'` in a TIME(2), `'1970'` for `70`); one that is not a value of the
 /// column is 1067. Other defaults are kept as written.
-fn default_text(
+pub(crate) fn default_text(
     session: &mut Session,
     ty: tarn_row::ColumnType,
     column: &str,
