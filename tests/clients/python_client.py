@@ -128,6 +128,7 @@ def run(driver_name):
     check_escaping(drv, conn, rng)
     check_binary_columns(drv, conn)
     check_json_columns(conn, flavor)
+    check_time_and_year(drv, conn)
     check_transactions(drv, conn, db, native_user, native_pw)
     check_multi_statements(drv, db, native_user, native_pw)
     conn.close()
@@ -363,6 +364,31 @@ def check_json_columns(conn, flavor):
         check_eq("JSON is type 245", cur.description[0][1], 245)
         check_eq("->> reads a member", scalar(conn, "SELECT doc->>'$.tags[1]' FROM js"), "b")
     cur.execute("DROP TABLE js")
+
+
+def check_time_and_year(drv, conn):
+    """TIME columns take and give datetime.timedelta (negative, past a day, with
+    microseconds in a TIME(3)), YEAR columns integers; a TIME parameter finds its row;
+    a time that is not one is 1292."""
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE hours (day INT PRIMARY KEY, opens TIME, closes TIME(3), since YEAR, KEY opens (opens))")
+    td = datetime.timedelta
+    rows = [
+        (1, td(hours=8, minutes=30), td(hours=17, minutes=45, seconds=30, microseconds=125000), 1999),
+        (2, td(hours=-1), td(hours=838, minutes=59, seconds=59), 2155),
+        (3, td(days=4, hours=4), None, None),
+    ]
+    for row in rows:
+        check_eq(f"insert hours {row[0]}", cur.execute("INSERT INTO hours VALUES (%s, %s, %s, %s)", row), 1)
+    check_eq("a TIME given as text", cur.execute("INSERT INTO hours VALUES (4, '1 02:03:04', '-0:0:1.5', '70')"), 1)
+    rows.append((4, td(days=1, hours=2, minutes=3, seconds=4), td(seconds=-1, microseconds=-500000), 1970))
+    check_eq("times and years back", [tuple(r) for r in fetch(conn, "SELECT * FROM hours ORDER BY day")], [tuple(r) for r in rows])
+    check_eq("a TIME parameter as a key", scalar(conn, "SELECT day FROM hours WHERE opens = %s", (td(hours=100),)), 3)
+    check_eq("ordered by TIME", [r[0] for r in fetch(conn, "SELECT day FROM hours ORDER BY opens")], [2, 1, 4, 3])
+    check_eq("TIME arithmetic", scalar(conn, "SELECT TIME_TO_SEC(ADDTIME(opens, '0:30:00')) FROM hours WHERE day = 1"), 32400)
+    expect_error("TIME given 25:61:00", 1292, lambda: cur.execute("INSERT INTO hours (day, opens) VALUES (5, '25:61:00')"), drv.error)
+    expect_error("YEAR given 1900", 1264, lambda: cur.execute("INSERT INTO hours (day, since) VALUES (5, 1900)"), drv.error)
+    cur.execute("DROP TABLE hours")
 
 
 def check_transactions(drv, conn, db, user, pw):

@@ -10,7 +10,7 @@ use std::ops::Bound;
 use common::*;
 use tarn_btree::Direction;
 use tarn_catalog::{IndexDef, ParallelScan, TableDef};
-use tarn_row::{Column, ColumnType, Date, DateTime, Decimal, Value};
+use tarn_row::{Column, ColumnType, Date, DateTime, Decimal, Time, Value};
 
 const POOL_FRAMES: u64 = 256;
 
@@ -52,6 +52,8 @@ fn all_types() -> TableDef {
             col("tx", ColumnType::Text),
             col("bl", ColumnType::Blob),
             Column::new("nn", ColumnType::Int { unsigned: false }, false),
+            col("tm", ColumnType::Time { fsp: 3 }),
+            col("yr", ColumnType::Year),
         ],
         &[0],
     )
@@ -59,6 +61,7 @@ fn all_types() -> TableDef {
     .with_index(IndexDef::new("by_d65", &[9, 10], false))
     .with_index(IndexDef::new("by_time", &[14, 15, 13], false))
     .with_index(IndexDef::new("by_text", &[16, 17], false))
+    .with_index(IndexDef::new("by_tm", &[21, 22], false))
     .with_index(IndexDef::new(
         "by_nums",
         &[1, 2, 3, 4, 5, 6, 7, 8, 11, 12],
@@ -99,6 +102,8 @@ fn rows() -> Vec<(Vec<Value>, Vec<Value>)> {
         Value::Bytes(vec![b'T'; 65_535]),
         Value::Bytes((0..=255u8).cycle().take(5000).collect()),
         Value::Int(i64::from(i32::MAX)),
+        Value::Time(Time::MAX),
+        Value::UInt(2155),
     ];
     let min = vec![
         Value::Int(-1),
@@ -122,8 +127,10 @@ fn rows() -> Vec<(Vec<Value>, Vec<Value>)> {
         text(""),
         Value::Bytes(Vec::new()),
         Value::Int(i64::from(i32::MIN)),
+        Value::Time(Time::MIN),
+        Value::UInt(0),
     ];
-    let mut nulls = vec![Value::Null; 21];
+    let mut nulls = vec![Value::Null; 23];
     nulls[0] = Value::Int(0);
     nulls[20] = Value::Int(0);
     // Values that check_value normalises.
@@ -149,6 +156,8 @@ fn rows() -> Vec<(Vec<Value>, Vec<Value>)> {
         text("ß"),
         Value::Bytes(vec![0, 0xff, 0]),
         Value::Int(3),
+        Value::Time(Time::from_micros(-3_723_456_789).unwrap()), // rounds to .457
+        Value::Int(1999),                                        // YEAR holds UInt
     ];
     let normalised = vec![
         Value::Int(2),
@@ -172,6 +181,8 @@ fn rows() -> Vec<(Vec<Value>, Vec<Value>)> {
         text("ß"),
         Value::Bytes(vec![0, 0xff, 0]),
         Value::Int(3),
+        Value::Time(Time::from_micros(-3_723_457_000).unwrap()),
+        Value::UInt(1999),
     ];
     vec![
         (max.clone(), max),
@@ -295,6 +306,8 @@ fn bad_values_are_refused_and_change_nothing() {
         (1406, with(17, Value::Bytes("ü".repeat(301).into_bytes()))),
         // TEXT (column 18) stands in for MEDIUMTEXT and LONGTEXT, so it holds up to
         // `TEXT_LEN_MAX_BYTES` (1 GiB): too large a value to build here.
+        (1264, with(22, Value::Int(1900))),
+        (1264, with(22, Value::UInt(2156))),
         (1048, with(20, Value::Null)),
         (1048, with(0, Value::Null)),
     ];

@@ -17,7 +17,7 @@
 
 use tarn_common::{Error, Result};
 
-use crate::datetime::{Date, DateTime};
+use crate::datetime::{Date, DateTime, Time};
 use crate::decimal::{DECIMAL64_PRECISION_MAX, Decimal};
 use crate::limits::{BATCH_COLUMN_BYTES_MAX, BATCH_ROWS_MAX};
 use crate::row::{
@@ -69,6 +69,11 @@ pub enum ColumnVector {
         values: Vec<DateTime>,
         nulls: Vec<bool>,
     },
+    /// TIME. (YEAR is a `UInt` vector.)
+    Time {
+        values: Vec<Time>,
+        nulls: Vec<bool>,
+    },
     /// The strings: CHAR, VARCHAR, BINARY, VARBINARY, the TEXT and BLOB types.
     Bytes {
         data: Vec<u8>,
@@ -116,6 +121,10 @@ impl ColumnVector {
                 values: Vec::with_capacity(capacity_rows),
                 nulls,
             },
+            Physical::Time => ColumnVector::Time {
+                values: Vec::with_capacity(capacity_rows),
+                nulls,
+            },
             Physical::Var => {
                 let mut offsets = Vec::with_capacity(capacity_rows + 1);
                 offsets.push(0);
@@ -139,6 +148,7 @@ impl ColumnVector {
             | ColumnVector::Decimal64 { nulls, .. }
             | ColumnVector::Date { nulls, .. }
             | ColumnVector::DateTime { nulls, .. }
+            | ColumnVector::Time { nulls, .. }
             | ColumnVector::Bytes { nulls, .. } => nulls,
         }
     }
@@ -186,6 +196,7 @@ impl ColumnVector {
                 Value::Date(Date::from_days(values[row]).expect("batches hold valid day numbers"))
             }
             ColumnVector::DateTime { values, .. } => Value::DateTime(values[row]),
+            ColumnVector::Time { values, .. } => Value::Time(values[row]),
             ColumnVector::Bytes { .. } => {
                 Value::Bytes(self.bytes(row).unwrap_or_default().to_vec())
             }
@@ -227,6 +238,10 @@ impl ColumnVector {
                 nulls,
             },
             ColumnVector::DateTime { .. } => ColumnVector::DateTime {
+                values: Vec::with_capacity(capacity_rows),
+                nulls,
+            },
+            ColumnVector::Time { .. } => ColumnVector::Time {
                 values: Vec::with_capacity(capacity_rows),
                 nulls,
             },
@@ -277,6 +292,10 @@ impl ColumnVector {
                 values.truncate(len);
                 nulls.truncate(len);
             }
+            ColumnVector::Time { values, nulls } => {
+                values.truncate(len);
+                nulls.truncate(len);
+            }
             ColumnVector::Bytes {
                 data,
                 offsets,
@@ -300,6 +319,7 @@ impl ColumnVector {
             ColumnVector::Decimal64 { values, .. } => values.len(),
             ColumnVector::Date { values, .. } => values.len(),
             ColumnVector::DateTime { values, .. } => values.len(),
+            ColumnVector::Time { values, .. } => values.len(),
             ColumnVector::Bytes { data, offsets, .. } => {
                 assert_eq!(offsets.len(), len + 1);
                 assert_eq!(offsets[0], 0);
@@ -587,6 +607,17 @@ fn push_column(
                     Value::DateTime(v) => v,
                     _ => unreachable!("DATETIME columns decode to datetimes"),
                 }
+            };
+            values.push(value);
+            nulls.push(null);
+        }
+        ColumnVector::Time { values, nulls } => {
+            let value = if null {
+                Time::ZERO
+            } else {
+                let mut word = [0u8; 8];
+                word.copy_from_slice(&bytes[..8]);
+                Time::from_stored_micros(i64::from_le_bytes(word))?
             };
             values.push(value);
             nulls.push(null);

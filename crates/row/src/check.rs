@@ -5,7 +5,8 @@
 //! [`Value`]), is within the type's range, and is in normal form:
 //!
 //! - DECIMAL values carry exactly the column's scale (rounded half away from zero);
-//! - DATETIME/TIMESTAMP values are rounded to the column's fsp;
+//! - DATETIME/TIMESTAMP and TIME values are rounded to the column's fsp;
+//! - YEAR values are `UInt` years, 0 or 1901..=2155;
 //! - CHAR values have no trailing spaces (MySQL strips them on read; PAD SPACE);
 //! - BINARY(n) values are exactly n bytes, padded with `0x00` (MySQL stores and returns
 //!   the padding);
@@ -19,9 +20,9 @@
 
 use tarn_common::{Error, Result};
 
-use crate::datetime::{Date, DateTime};
+use crate::datetime::{Date, DateTime, Time};
 use crate::decimal::Decimal;
-use crate::limits::LONG_LOB_LEN_MAX_BYTES;
+use crate::limits::{LONG_LOB_LEN_MAX_BYTES, YEAR_TYPE_MAX, YEAR_TYPE_MIN};
 use crate::types::{Column, ColumnType};
 use crate::value::Value;
 
@@ -139,6 +140,28 @@ fn normalize(ty: ColumnType, value: Value) -> Result<Value> {
             }
             Ok(Value::DateTime(v))
         }
+        ColumnType::Time { fsp } => match value {
+            Value::Time(t) => Ok(Value::Time(t.round_to_fsp(fsp)?)),
+            Value::Bytes(bytes) => Ok(Value::Time(
+                Time::parse(text_of(&bytes)?)?.round_to_fsp(fsp)?,
+            )),
+            other => Err(incorrect(format!("{other:?} is not a TIME"))),
+        },
+        ColumnType::Year => {
+            let year = match &value {
+                Value::Int(v) => i128::from(*v),
+                Value::UInt(v) => i128::from(*v),
+                Value::Bytes(_) => to_decimal(&value)?
+                    .round_to_i128()
+                    .ok_or_else(|| out_of_range(format!("{value} is not a YEAR")))?,
+                other => return Err(incorrect(format!("{other:?} is not a YEAR"))),
+            };
+            let range = i128::from(YEAR_TYPE_MIN)..=i128::from(YEAR_TYPE_MAX);
+            if year != 0 && !range.contains(&year) {
+                return Err(out_of_range(format!("{year} is not a YEAR")));
+            }
+            Ok(Value::UInt(year as u64))
+        }
         ColumnType::Char { len } => {
             let mut bytes = to_bytes(value);
             let kept = bytes.iter().rposition(|b| *b != b' ').map_or(0, |i| i + 1);
@@ -231,7 +254,7 @@ fn normalize_int(ty: ColumnType, value: Value) -> Result<Value> {
         Value::Decimal(_) | Value::Bytes(_) => to_decimal(&value)?
             .round_to_i128()
             .ok_or_else(|| out_of_range(format!("{value} is too large")))?,
-        Value::Date(_) | Value::DateTime(_) | Value::Null => {
+        Value::Date(_) | Value::DateTime(_) | Value::Time(_) | Value::Null => {
             return Err(incorrect(format!("{value} is not an integer")));
         }
     };
@@ -255,7 +278,7 @@ fn to_decimal(value: &Value) -> Result<Decimal> {
         Value::Double(v) => Decimal::from_f64(*v)
             .ok_or_else(|| out_of_range(format!("{v} is not a decimal in range"))),
         Value::Bytes(bytes) => Decimal::parse(text_of(bytes)?),
-        Value::Date(_) | Value::DateTime(_) | Value::Null => {
+        Value::Date(_) | Value::DateTime(_) | Value::Time(_) | Value::Null => {
             Err(incorrect(format!("{value} is not a number")))
         }
     }
@@ -279,7 +302,7 @@ fn to_f64(value: &Value) -> Result<f64> {
                 .flatten()
                 .ok_or_else(|| incorrect(format!("'{text}' is not a number")))
         }
-        Value::Date(_) | Value::DateTime(_) | Value::Null => {
+        Value::Date(_) | Value::DateTime(_) | Value::Time(_) | Value::Null => {
             Err(incorrect(format!("{value} is not a number")))
         }
     }
@@ -394,6 +417,38 @@ mod tests {
             check_value(&date, Value::Bytes(b"2024-02-29 13:00:00".to_vec())).unwrap(),
             Value::Date(Date::new(2024, 2, 29).unwrap())
         );
+    }
+
+    #[test]
+    fn times_round_and_years_keep_their_range() {
+        let t = col(ColumnType::Time { fsp: 1 });
+        assert_eq!(
+            check_value(&t, Value::Bytes(b"-838:59:58.96".to_vec()))
+                .unwrap()
+                .to_string(),
+            "-838:59:59"
+        );
+        assert!(check_value(&t, Value::Bytes(b"838:59:59.99".to_vec())).is_err());
+        assert!(check_value(&t, Value::Int(1)).is_err());
+        let y = col(ColumnType::Year);
+        assert_eq!(
+            check_value(&y, Value::Int(2155)).unwrap(),
+            Value::UInt(2155)
+        );
+        assert_eq!(check_value(&y, Value::UInt(0)).unwrap(), Value::UInt(0));
+        assert_eq!(
+            check_value(&y, Value::Bytes(b"1901".to_vec())).unwrap(),
+            Value::UInt(1901)
+        );
+        for bad in [1900, 2156, 70, -1] {
+            assert!(
+                matches!(
+                    check_value(&y, Value::Int(bad)),
+                    Err(Error::ValueOutOfRange { .. })
+                ),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! Dates and times (MySQL's DATE, DATETIME and TIMESTAMP).
+//! Dates and times (MySQL's DATE, DATETIME, TIMESTAMP and TIME).
 //!
 //! Invariants, held by every constructor:
 //!
@@ -7,8 +7,10 @@
 //!    `NO_ZERO_DATE` and `NO_ZERO_IN_DATE`).
 //! 2. A [`DateTime`] holds a valid date, `hour < 24`, `minute < 60`, `second < 60` and
 //!    `micros < 1_000_000`.
+//! 3. A [`Time`] is a signed duration of at most [`TIME_MAX_MICROS`] either way
+//!    (MySQL's `-838:59:59` to `838:59:59`; no fraction at the ends, as in MySQL 8).
 //!
-//! Both order chronologically (derived `Ord` on the fields in this order).
+//! All three order chronologically (derived `Ord`; a [`Time`] is its microseconds).
 //!
 //! Days are counted from 0000-01-01, which is day 0 ([`Date::to_days`]); from
 //! 0001-01-01 on this equals MySQL's `TO_DAYS` (MySQL treats year 0 differently). Microseconds are counted from 0000-01-01 00:00:00
@@ -31,6 +33,8 @@ const ERA_DAYS: u32 = 146_097;
 pub const DAYS_MAX: u32 = 3_652_424;
 /// Microsecond number of 9999-12-31 23:59:59.999999.
 pub const MICROS_MAX: u64 = (DAYS_MAX as u64 + 1) * MICROS_PER_DAY - 1;
+/// Microseconds of TIME's largest value, `838:59:59` (MySQL's `TIME_MAX_VALUE`).
+pub const TIME_MAX_MICROS: i64 = (838 * 3600 + 59 * 60 + 59) * MICROS_PER_SECOND as i64;
 
 fn incorrect(reason: String) -> Error {
     Error::IncorrectValue {
@@ -55,6 +59,13 @@ pub struct DateTime {
     pub minute: u8,
     pub second: u8,
     pub micros: u32,
+}
+
+/// A TIME value: a signed duration in microseconds, within `±TIME_MAX_MICROS`. Hours
+/// are not limited to a day (`'34:00:00'` is a day and ten hours).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Time {
+    micros: i64,
 }
 
 fn is_leap_year(year: u16) -> bool {
@@ -354,6 +365,170 @@ impl DateTime {
     }
 }
 
+impl Time {
+    pub const ZERO: Time = Time { micros: 0 };
+    pub const MIN: Time = Time {
+        micros: -TIME_MAX_MICROS,
+    };
+    pub const MAX: Time = Time {
+        micros: TIME_MAX_MICROS,
+    };
+
+    /// The TIME of `micros` microseconds; `ValueOutOfRange` beyond `±838:59:59`.
+    pub fn from_micros(micros: i64) -> Result<Time> {
+        if !(-TIME_MAX_MICROS..=TIME_MAX_MICROS).contains(&micros) {
+            return Err(Error::ValueOutOfRange {
+                column: String::new(),
+                reason: format!("{micros} microseconds is outside TIME's range"),
+            });
+        }
+        Ok(Time { micros })
+    }
+
+    /// [`Time::from_micros`] for a stored value: out of range is `CorruptData`.
+    pub fn from_stored_micros(micros: i64) -> Result<Time> {
+        Time::from_micros(micros)
+            .map_err(|_| Error::CorruptData(format!("stored TIME of {micros} microseconds")))
+    }
+
+    /// The TIME `hours:minutes:seconds.micros`, negated when `negative`; None when a
+    /// field is out of its range (minutes or seconds above 59, a fraction of a million
+    /// or more) or the total is beyond `±838:59:59`.
+    pub fn from_parts(
+        negative: bool,
+        hours: u64,
+        minutes: u64,
+        seconds: u64,
+        micros: u64,
+    ) -> Option<Time> {
+        if minutes > 59 || seconds > 59 || micros >= MICROS_PER_SECOND {
+            return None;
+        }
+        let total = hours
+            .checked_mul(3600)?
+            .checked_add(minutes * 60 + seconds)?
+            .checked_mul(MICROS_PER_SECOND)?
+            .checked_add(micros)?;
+        let total = i64::try_from(total).ok()?;
+        Time::from_micros(if negative { -total } else { total }).ok()
+    }
+
+    /// Parses `[-]H:MM:SS[.f...]` (any number of hour digits; fraction digits beyond
+    /// six round half up). The SQL layer reads MySQL's many other forms itself.
+    pub fn parse(text: &str) -> Result<Time> {
+        let bad = || incorrect(format!("'{text}' is not a time (HH:MM:SS)"));
+        let trimmed = text.trim();
+        let (negative, body) = match trimmed.strip_prefix('-') {
+            Some(rest) => (true, rest),
+            None => (false, trimmed),
+        };
+        let (clock, fraction) = body.split_once('.').unwrap_or((body, ""));
+        let mut fields = clock.split(':');
+        let (Some(h), Some(m), Some(s), None) =
+            (fields.next(), fields.next(), fields.next(), fields.next())
+        else {
+            return Err(bad());
+        };
+        if h.len() > 4 || m.len() > 2 || s.len() > 2 {
+            return Err(bad());
+        }
+        let field = |f: &str| parse_digits(f.as_bytes()).map(u64::from).ok_or_else(bad);
+        let (hours, minutes, seconds) = (field(h)?, field(m)?, field(s)?);
+        let digits = fraction.as_bytes();
+        if body.contains('.') && (digits.is_empty() || !digits.iter().all(u8::is_ascii_digit)) {
+            return Err(bad());
+        }
+        let mut micros = 0u64;
+        for k in 0..6 {
+            micros = micros * 10 + digits.get(k).map_or(0, |b| u64::from(b - b'0'));
+        }
+        let time = Time::from_parts(negative, hours, minutes, seconds, micros).ok_or_else(bad)?;
+        if digits.get(6).is_some_and(|b| *b >= b'5') {
+            let step = if negative { -1 } else { 1 };
+            return Time::from_micros(time.micros + step);
+        }
+        Ok(time)
+    }
+
+    /// Signed microseconds.
+    pub fn micros(&self) -> i64 {
+        self.micros
+    }
+
+    pub fn is_negative(&self) -> bool {
+        self.micros < 0
+    }
+
+    /// Whole hours of the magnitude (0..=838).
+    pub fn hours(&self) -> u32 {
+        (self.micros.unsigned_abs() / (3600 * MICROS_PER_SECOND)) as u32
+    }
+
+    /// Minutes of the magnitude past its hours (0..=59).
+    pub fn minute(&self) -> u8 {
+        (self.micros.unsigned_abs() / (60 * MICROS_PER_SECOND) % 60) as u8
+    }
+
+    /// Seconds of the magnitude past its minutes (0..=59).
+    pub fn second(&self) -> u8 {
+        (self.micros.unsigned_abs() / MICROS_PER_SECOND % 60) as u8
+    }
+
+    /// Microseconds of the magnitude past its seconds.
+    pub fn fraction_micros(&self) -> u32 {
+        (self.micros.unsigned_abs() % MICROS_PER_SECOND) as u32
+    }
+
+    /// This value rounded to `fsp` fraction digits, half away from zero as MySQL 8
+    /// rounds; a carry past `838:59:59` is `ValueOutOfRange`.
+    pub fn round_to_fsp(&self, fsp: u8) -> Result<Time> {
+        assert!(fsp <= FSP_MAX, "fsp {fsp} above {FSP_MAX}");
+        let unit = 10i64.pow(u32::from(FSP_MAX - fsp));
+        let magnitude = self.micros.abs();
+        let rounded = (magnitude + unit / 2) / unit * unit;
+        Time::from_micros(if self.micros < 0 { -rounded } else { rounded })
+    }
+
+    /// This value with its fraction cut to `fsp` digits (toward zero).
+    pub fn truncate_to_fsp(&self, fsp: u8) -> Time {
+        let unit = 10i64.pow(u32::from(FSP_MAX - fsp.min(FSP_MAX)));
+        Time {
+            micros: self.micros / unit * unit,
+        }
+    }
+
+    /// `[-]HH:MM:SS` with exactly `fsp` fraction digits (truncating), as a column of
+    /// that fsp shows its values; hours take as many digits as they need.
+    pub fn display_fsp(&self, fsp: u8) -> String {
+        let sign = if self.is_negative() { "-" } else { "" };
+        let base = format!(
+            "{sign}{:02}:{:02}:{:02}",
+            self.hours(),
+            self.minute(),
+            self.second()
+        );
+        if fsp == 0 {
+            return base;
+        }
+        let fsp = usize::from(fsp.min(FSP_MAX));
+        let fraction = format!("{:06}", self.fraction_micros());
+        format!("{base}.{}", &fraction[..fsp])
+    }
+}
+
+/// Shows six fraction digits when there is a fraction, none otherwise; use
+/// [`Time::display_fsp`] for a column's exact form.
+impl fmt::Display for Time {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let fsp = if self.fraction_micros() == 0 {
+            0
+        } else {
+            FSP_MAX
+        };
+        f.pad(&self.display_fsp(fsp))
+    }
+}
+
 impl fmt::Display for Date {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.pad(&format!(
@@ -461,6 +636,62 @@ mod tests {
         );
         assert_eq!(dt.round_to_fsp(5).unwrap().micros, 123_460);
         assert!(DateTime::MAX.round_to_fsp(0).is_err());
+    }
+
+    #[test]
+    fn times_have_mysql_range_fields_and_rounding() {
+        let t = Time::from_parts(true, 34, 5, 6, 700_000).unwrap();
+        assert_eq!(t.to_string(), "-34:05:06.700000");
+        assert_eq!(t.display_fsp(0), "-34:05:06");
+        assert_eq!(t.display_fsp(2), "-34:05:06.70");
+        assert_eq!((t.hours(), t.minute(), t.second()), (34, 5, 6));
+        assert_eq!(t.round_to_fsp(0).unwrap().display_fsp(0), "-34:05:07");
+        assert_eq!(Time::MAX.display_fsp(0), "838:59:59");
+        assert_eq!(Time::MIN.to_string(), "-838:59:59");
+        assert!(Time::from_parts(false, 838, 59, 59, 1).is_none());
+        assert!(Time::from_parts(false, 1, 60, 0, 0).is_none());
+        assert!(Time::from_parts(false, u64::MAX, 0, 0, 0).is_none());
+        let almost = Time::from_parts(false, 838, 59, 58, 999_999).unwrap();
+        assert!(almost.round_to_fsp(0).is_ok());
+        assert!(
+            Time::from_micros(TIME_MAX_MICROS - 1)
+                .unwrap()
+                .round_to_fsp(0)
+                .is_ok()
+        );
+        assert!(
+            Time::from_parts(false, 838, 59, 58, 600_000)
+                .unwrap()
+                .round_to_fsp(0)
+                .is_ok()
+        );
+        assert_eq!(
+            Time::from_parts(false, 0, 0, 1, 999_999)
+                .unwrap()
+                .truncate_to_fsp(3)
+                .to_string(),
+            "00:00:01.999000"
+        );
+        assert!(Time::from_micros(TIME_MAX_MICROS + 1).is_err());
+        assert!(Time::from_parts(true, 0, 0, 0, 1).unwrap() < Time::ZERO);
+        assert_eq!(
+            Time::parse("-1:02:03.5").unwrap().to_string(),
+            "-01:02:03.500000"
+        );
+        assert_eq!(
+            Time::parse("100:00:00.0000005").unwrap().to_string(),
+            "100:00:00.000001"
+        );
+        for bad in [
+            "1:2",
+            "1:60:00",
+            "x:00:00",
+            "1:00:00.",
+            "839:00:00",
+            "1:00:00:00",
+        ] {
+            assert!(Time::parse(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

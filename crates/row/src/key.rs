@@ -16,6 +16,8 @@
 //! | DECIMAL(p, s) | the binary form of [`crate::decimal`] (`binary_len_bytes(p, s)` bytes) |
 //! | DATE | day number (u32) big-endian |
 //! | DATETIME, TIMESTAMP | microsecond number (u64) big-endian |
+//! | TIME | signed microseconds (i64) with the sign bit flipped, big-endian |
+//! | YEAR | the year (u16) big-endian (0 for `0000` sorts first) |
 //! | strings (CHAR, VARCHAR, BINARY, VARBINARY, the TEXT and BLOB types) | the weight string with each `0x00` written as `0x00 0xFF`, then the terminator `0x00 0x00` |
 //!
 //! The escaping makes string encodings prefix-free, so the column after a string still
@@ -198,6 +200,22 @@ fn encode_value(
             }
             _ => return Err(mismatch(ty, value)),
         },
+        ColumnType::Time { .. } => match value {
+            Value::Time(v) => {
+                out.extend_from_slice(&((v.micros() as u64) ^ (1 << 63)).to_be_bytes())
+            }
+            _ => return Err(mismatch(ty, value)),
+        },
+        ColumnType::Year => match value {
+            Value::UInt(v) => {
+                let year = u16::try_from(*v).map_err(|_| Error::ValueOutOfRange {
+                    column: String::new(),
+                    reason: format!("{v} is not a YEAR"),
+                })?;
+                out.extend_from_slice(&year.to_be_bytes())
+            }
+            _ => return Err(mismatch(ty, value)),
+        },
         ColumnType::Char { .. }
         | ColumnType::VarChar { .. }
         | ColumnType::Text
@@ -326,6 +344,7 @@ fn variant_rank(value: &Value) -> u8 {
         Value::Date(_) => 4,
         Value::DateTime(_) => 5,
         Value::Bytes(_) => 6,
+        Value::Time(_) => 7,
     }
 }
 
@@ -344,7 +363,8 @@ pub fn compare_values(ty: ColumnType, collation: Collation, a: &Value, b: &Value
         ColumnType::TinyInt { .. }
         | ColumnType::SmallInt { .. }
         | ColumnType::Int { .. }
-        | ColumnType::BigInt { .. } => match (int_of(a), int_of(b)) {
+        | ColumnType::BigInt { .. }
+        | ColumnType::Year => match (int_of(a), int_of(b)) {
             (Some(x), Some(y)) => x.cmp(&y),
             _ => by_rank(),
         },
@@ -369,6 +389,10 @@ pub fn compare_values(ty: ColumnType, collation: Collation, a: &Value, b: &Value
                 _ => by_rank(),
             }
         }
+        ColumnType::Time { .. } => match (a, b) {
+            (Value::Time(x), Value::Time(y)) => x.cmp(y),
+            _ => by_rank(),
+        },
         ColumnType::Char { .. }
         | ColumnType::VarChar { .. }
         | ColumnType::Text

@@ -6,7 +6,7 @@
 //!
 //! - [`types`]: [`ColumnType`], [`Collation`], [`Column`] and definition checks.
 //! - [`value`]: [`Value`], one per column; [`decimal`] and [`datetime`] hold the exact
-//!   DECIMAL and the DATE/DATETIME types.
+//!   DECIMAL and the DATE/DATETIME/TIME types.
 //! - [`check_value`]: validates and normalises a value for its column (MySQL strict
 //!   mode). Everything after it may assume normal-form values.
 //! - [`row`]: the row format (value part of a clustered-index entry): an MVCC header,
@@ -32,7 +32,7 @@ pub mod value;
 
 pub use batch::{Batch, ColumnVector};
 pub use check::{check_value, pad_binary};
-pub use datetime::{Date, DateTime};
+pub use datetime::{Date, DateTime, Time};
 pub use decimal::{Decimal, Decimal64Form, Decimal64Parts};
 pub use key::{compare_values, encode_key, key_prefix_len};
 pub use row::{

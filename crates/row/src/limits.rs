@@ -13,7 +13,7 @@
 pub const DECIMAL_PRECISION_MAX: u8 = 65;
 /// DECIMAL scale (digits after the point), as in MySQL.
 pub const DECIMAL_SCALE_MAX: u8 = 30;
-/// Fractional-second digits of DATETIME and TIMESTAMP.
+/// Fractional-second digits of DATETIME, TIMESTAMP and TIME.
 pub const FSP_MAX: u8 = 6;
 /// CHAR(n): n in characters.
 pub const CHAR_LEN_MAX_CHARS: u32 = 255;
@@ -47,6 +47,9 @@ pub const LONG_LOB_LEN_MAX_BYTES: u64 = VALUE_LEN_MAX_BYTES;
 pub const VALUE_LEN_MAX_BYTES: u64 = BLOB_LEN_MAX_BYTES;
 /// Year range of DATE and DATETIME (MySQL documents 1000..=9999 and accepts 0..=9999).
 pub const YEAR_MAX: u16 = 9999;
+/// The years a YEAR column holds besides 0 (`0000`), as in MySQL: 1901..=2155.
+pub const YEAR_TYPE_MIN: u16 = 1901;
+pub const YEAR_TYPE_MAX: u16 = 2155;
 
 // --- Row format ---------------------------------------------------------------------
 

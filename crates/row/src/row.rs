@@ -13,8 +13,8 @@
 //! D = V + 2 * nvar            rest              variable-length data, in column order
 //! ```
 //!
-//! Fixed-width columns (integers, DECIMAL, FLOAT, DOUBLE, DATE, DATETIME, TIMESTAMP)
-//! have offsets computed from the schema alone ([`RowLayout::new`]), so any of them is
+//! Fixed-width columns (integers, DECIMAL, FLOAT, DOUBLE, DATE, DATETIME, TIMESTAMP,
+//! TIME, YEAR) have offsets computed from the schema alone ([`RowLayout::new`]), so any of them is
 //! read in O(1); a NULL one occupies zeroed bytes. Variable-length columns (the
 //! strings: CHAR, VARCHAR, BINARY, VARBINARY, TEXT, BLOB, and JSON) are numbered 0..nvar in
 //! schema order; the end offset of one is relative to D, and its start is the end of
@@ -39,12 +39,14 @@
 //! that no value encodes is `IncorrectValue`). Integers and floats are stored
 //! little-endian in their type's width; DECIMAL in its memcmp binary form
 //! ([`crate::decimal`]); DATE as the u32 day number and DATETIME/TIMESTAMP as the u64
-//! microsecond number ([`crate::datetime`]).
+//! microsecond number ([`crate::datetime`]); TIME as its signed microseconds (i64 LE,
+//! 8 bytes, checked to be within `±838:59:59` when read); YEAR as the year number
+//! (u16 LE, 0 or 1901..=2155; read like a SMALLINT UNSIGNED).
 
 use tarn_common::{Error, Result};
 
 use crate::check::with_column;
-use crate::datetime::{Date, DateTime};
+use crate::datetime::{Date, DateTime, Time};
 use crate::decimal::{Decimal, Decimal64Form, Decimal64Parts};
 use crate::limits::{
     COLUMNS_MAX, OVERFLOW_REF_BYTES, ROW_HEADER_BYTES, ROW_VAR_AREA_MAX_BYTES, TRX_ID_MAX,
@@ -199,11 +201,16 @@ pub(crate) enum Physical {
     U16,
     U32,
     U64,
-    Decimal { precision: u8, scale: u8 },
+    Decimal {
+        precision: u8,
+        scale: u8,
+    },
     F32,
     F64,
     Date,
     DateTime,
+    /// TIME: signed microseconds, i64 LE.
+    Time,
     Var,
 }
 
@@ -223,6 +230,8 @@ impl Physical {
             ColumnType::Double => Physical::F64,
             ColumnType::Date => Physical::Date,
             ColumnType::DateTime { .. } | ColumnType::Timestamp { .. } => Physical::DateTime,
+            ColumnType::Time { .. } => Physical::Time,
+            ColumnType::Year => Physical::U16,
             ColumnType::Char { .. }
             | ColumnType::VarChar { .. }
             | ColumnType::Text
@@ -674,6 +683,7 @@ fn write_fixed(physical: Physical, value: &Value, dst: &mut [u8]) -> Result<bool
         (Physical::DateTime, Value::DateTime(v)) if v.is_valid() => {
             dst.copy_from_slice(&v.to_micros().to_le_bytes())
         }
+        (Physical::Time, Value::Time(v)) => dst.copy_from_slice(&v.micros().to_le_bytes()),
         _ => return Ok(false),
     }
     Ok(true)
@@ -725,6 +735,7 @@ pub(crate) fn read_fixed(physical: Physical, bytes: &[u8]) -> Result<Value> {
         Physical::DateTime => {
             Value::DateTime(DateTime::from_micros(u64::from_le_bytes(le(bytes)))?)
         }
+        Physical::Time => Value::Time(Time::from_stored_micros(i64::from_le_bytes(le(bytes)))?),
         Physical::Var => unreachable!("variable columns have no fixed bytes"),
     })
 }

@@ -95,6 +95,12 @@ pub enum ColumnType {
     /// (the SQL layer parses and prints it, `tarn_sql::json`; here it is text of at
     /// most [`LONG_LOB_LEN_MAX_BYTES`]). It cannot be part of an index key.
     Json,
+    /// TIME(fsp): a signed duration, `-838:59:59` to `838:59:59`; `fsp` 0..=6.
+    Time {
+        fsp: u8,
+    },
+    /// YEAR: 1901..=2155, or 0 (shown `0000`); its values are `Value::UInt`.
+    Year,
 }
 
 /// The size class of a TEXT or BLOB type: MySQL's TINY, plain, MEDIUM and LONG.
@@ -147,9 +153,15 @@ impl ColumnType {
             ColumnType::Decimal { precision, scale } => {
                 crate::decimal::check_precision_scale(precision, scale)
             }
-            ColumnType::DateTime { fsp } | ColumnType::Timestamp { fsp } if fsp > FSP_MAX => fail(
-                format!("fractional seconds precision {fsp} is above {FSP_MAX}"),
-            ),
+            ColumnType::DateTime { fsp }
+            | ColumnType::Timestamp { fsp }
+            | ColumnType::Time { fsp }
+                if fsp > FSP_MAX =>
+            {
+                fail(format!(
+                    "fractional seconds precision {fsp} is above {FSP_MAX}"
+                ))
+            }
             ColumnType::Char { len } if len > CHAR_LEN_MAX_CHARS => {
                 fail(format!("CHAR({len}) is longer than {CHAR_LEN_MAX_CHARS}"))
             }
@@ -181,6 +193,8 @@ impl ColumnType {
             ColumnType::Double => 8,
             ColumnType::Date => 4,
             ColumnType::DateTime { .. } | ColumnType::Timestamp { .. } => 8,
+            ColumnType::Time { .. } => 8,
+            ColumnType::Year => 2,
             // BINARY(n) has a fixed width too, but is stored like CHAR (whose width
             // in bytes varies): one variable-length path for every string.
             ColumnType::Char { .. }

@@ -1,6 +1,6 @@
 //! Values as the engine passes them around, one per column.
 
-use crate::datetime::{Date, DateTime};
+use crate::datetime::{Date, DateTime, Time};
 use crate::decimal::Decimal;
 
 /// A single column value. Which variant a column holds follows from its type:
@@ -14,6 +14,8 @@ use crate::decimal::Decimal;
 /// | DOUBLE                       | `Double`     |
 /// | DATE                         | `Date`       |
 /// | DATETIME, TIMESTAMP          | `DateTime`   |
+/// | TIME                         | `Time`       |
+/// | YEAR                         | `UInt`       |
 /// | strings                      | `Bytes`      |
 ///
 /// Text (CHAR, VARCHAR, the TEXT types) is UTF-8 bytes (utf8mb4); binary strings
@@ -29,6 +31,8 @@ pub enum Value {
     Date(Date),
     DateTime(DateTime),
     Bytes(Vec<u8>),
+    /// TIME; the last variant, so that other types' variants keep their places.
+    Time(Time),
 }
 
 impl Value {
@@ -50,6 +54,7 @@ impl std::fmt::Display for Value {
             Value::Date(v) => write!(f, "{v}"),
             Value::DateTime(v) => write!(f, "{v}"),
             Value::Bytes(v) => f.write_str(&String::from_utf8_lossy(v)),
+            Value::Time(v) => write!(f, "{v}"),
         }
     }
 }

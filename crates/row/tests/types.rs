@@ -113,10 +113,21 @@ fn serialized_types_stay_readable() {
         ColumnType::VarBinary { len_bytes: 8 },
         ColumnType::TinyText,
         ColumnType::LongBlob,
+        ColumnType::Time { fsp: 3 },
+        ColumnType::Year,
     ] {
         let json = serde_json::to_string(&ty).unwrap();
         assert_eq!(serde_json::from_str::<ColumnType>(&json).unwrap(), ty);
     }
+    // TIME and YEAR are stored by these names from now on.
+    assert_eq!(
+        serde_json::to_string(&ColumnType::Time { fsp: 3 }).unwrap(),
+        r#"{"Time":{"fsp":3}}"#
+    );
+    assert_eq!(
+        serde_json::to_string(&ColumnType::Year).unwrap(),
+        r#""Year""#
+    );
 }
 
 #[test]

@@ -196,7 +196,9 @@ impl<'t> Draft<'t> {
                 match op {
                     ast::AlterColumnOperation::SetDefault { value } => {
                         Binder::new(session).bind_constant(value)?;
-                        let text = value.to_string();
+                        let column = &self.def.columns[position];
+                        let text =
+                            crate::ddl::default_text(session, column.ty, &column.name, value)?;
                         default_value(session, &self.def.columns[position], &text)?;
                         self.defaults[position] = Some(text);
                         Ok(())
@@ -709,6 +711,8 @@ fn zero_value(ty: tarn_row::types::ColumnType) -> Value {
                 tarn_row::datetime::Date::new(1970, 1, 1).expect("a valid date"),
             ))
         }
+        C::Time { .. } => Value::Time(tarn_row::datetime::Time::ZERO),
+        C::Year => Value::UInt(0),
         _ => Value::Bytes(Vec::new()),
     }
 }

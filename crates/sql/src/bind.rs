@@ -1743,6 +1743,19 @@ impl<'c> Binder<'c> {
                             timestamp: false,
                         },
                     ),
+                    ast::DataType::Time(..) => {
+                        let parsed = crate::scalar::time::parse_time(text.as_bytes())
+                            .filter(|p| !p.truncated && !p.clipped)
+                            .ok_or_else(|| {
+                                Error::sql(1525, "HY000", format!("Incorrect TIME value: '{text}'"))
+                            })?;
+                        (
+                            Expr::Literal(Value::Time(parsed.value)),
+                            SqlType::Time {
+                                fsp: parsed.fraction_digits,
+                            },
+                        )
+                    }
                     other => {
                         // `_utf8mb4'x'`, `_binary'x'`: an introducer.
                         let name = other.to_string().to_ascii_lowercase();
@@ -1895,7 +1908,9 @@ impl<'c> Binder<'c> {
                     ));
                 }
                 let (mut x, tx) = self.bind_expr(expr, es)?;
-                let (mut bound, types) = self.bind_args(list, es)?;
+                let (bound, types) = self.bind_args(list, es)?;
+                let mut bound: Vec<Expr> =
+                    bound.into_iter().map(|e| year_constant(e, tx)).collect();
                 let mut collation = types.iter().fold(tx.collation(), |c, t| {
                     if t.collation() == Collation::Binary && t.is_string() {
                         Collation::Binary
@@ -2308,8 +2323,8 @@ impl<'c> Binder<'c> {
             (
                 Expr::Arith {
                     op,
-                    left: Box::new(l.clone()),
-                    right: Box::new(r.clone()),
+                    left: Box::new(time_as_number(l.clone(), tl)),
+                    right: Box::new(time_as_number(r.clone(), tr)),
                 },
                 arith::result_type(op, tl, tr),
             )
@@ -2322,7 +2337,12 @@ impl<'c> Binder<'c> {
                     Collation::Binary,
                 )
             } else {
-                (l.clone(), r.clone(), collation_of(tl, tr))
+                let (l, r) = compared_as_time(l.clone(), tl, r.clone(), tr);
+                (
+                    year_constant(l, tr),
+                    year_constant(r, tl),
+                    collation_of(tl, tr),
+                )
             };
             (
                 Expr::Compare {
@@ -3113,6 +3133,56 @@ pub fn has_aggregate(e: &ast::Expr) -> bool {
     }
 }
 
+/// The operands of a comparison with a TIME, converted as MySQL compares them: a
+/// string or number on the other side is read as a TIME, and a TIME against a date
+/// is put on the current date (a DATETIME). The two sides then have one type, so a
+/// hash join on them matches what `=` matches. Other operands are unchanged.
+fn compared_as_time(l: Expr, tl: SqlType, r: Expr, tr: SqlType) -> (Expr, Expr) {
+    use crate::scalar::cast::CastTarget;
+    let cast = |e: Expr, target: CastTarget| Expr::Cast {
+        expr: Box::new(e),
+        target,
+    };
+    let as_time = |t: SqlType| t.is_string() || t.is_numeric();
+    match (tl, tr) {
+        (SqlType::Time { .. }, t) if as_time(t) => (l, cast(r, CastTarget::Time(6))),
+        (t, SqlType::Time { .. }) if as_time(t) => (cast(l, CastTarget::Time(6)), r),
+        (SqlType::Time { fsp }, t) if t.is_temporal() => (cast(l, CastTarget::DateTime(fsp)), r),
+        (t, SqlType::Time { fsp }) if t.is_temporal() => (l, cast(r, CastTarget::DateTime(fsp))),
+        _ => (l, r),
+    }
+}
+
+/// A literal compared with a YEAR (`other`), read as the YEAR it would store as when
+/// it stores as one (`y = 1` is `y = 2001`), as MySQL converts a constant compared
+/// with a YEAR column; anything else unchanged.
+fn year_constant(e: Expr, other: SqlType) -> Expr {
+    match (&e, other) {
+        (Expr::Literal(v @ (Value::Int(_) | Value::UInt(_) | Value::Bytes(_))), SqlType::Year) => {
+            match crate::scalar::time::to_year_column(v.clone(), "", 1) {
+                Ok(year) => Expr::Literal(year),
+                Err(_) => e,
+            }
+        }
+        _ => e,
+    }
+}
+
+/// A TIME(fsp) operand of arithmetic as the DECIMAL with `fsp` fraction digits it is
+/// there (`TIME(3)` `'10:10:10.5'` + 0 is `101010.500`); other operands unchanged.
+fn time_as_number(e: Expr, ty: SqlType) -> Expr {
+    match ty {
+        SqlType::Time { fsp } if fsp > 0 => Expr::Cast {
+            expr: Box::new(e),
+            target: crate::scalar::cast::CastTarget::Decimal {
+                precision: 7 + fsp,
+                scale: fsp,
+            },
+        },
+        _ => e,
+    }
+}
+
 /// The type of a literal value.
 pub fn value_type(v: &Value) -> SqlType {
     match v {
@@ -3131,6 +3201,9 @@ pub fn value_type(v: &Value) -> SqlType {
             timestamp: false,
         },
         Value::Bytes(b) => SqlType::varchar(String::from_utf8_lossy(b).chars().count() as u32),
+        Value::Time(t) => SqlType::Time {
+            fsp: if t.fraction_micros() == 0 { 0 } else { 6 },
+        },
     }
 }
 
@@ -3249,6 +3322,18 @@ pub fn unify(a: SqlType, b: SqlType) -> SqlType {
     match (a, b) {
         (T::Null, x) | (x, T::Null) => x,
         (x, y) if x == y => x,
+        (T::Year, _) | (_, T::Year) => unify(a.numeric_form(), b.numeric_form()),
+        (T::Time { fsp: a }, T::Time { fsp: b }) => T::Time { fsp: a.max(b) },
+        // A TIME with a date is put on the current date: a DATETIME.
+        (T::Time { fsp: a }, T::DateTime { fsp: b, .. })
+        | (T::DateTime { fsp: b, .. }, T::Time { fsp: a }) => T::DateTime {
+            fsp: a.max(b),
+            timestamp: false,
+        },
+        (T::Time { fsp }, T::Date) | (T::Date, T::Time { fsp }) => T::DateTime {
+            fsp,
+            timestamp: false,
+        },
         (T::Int { bits: a }, T::Int { bits: b }) => T::Int { bits: a.max(b) },
         (T::UInt { bits: a }, T::UInt { bits: b }) => T::UInt { bits: a.max(b) },
         (T::Int { .. }, T::UInt { .. }) | (T::UInt { .. }, T::Int { .. }) => T::Decimal {
@@ -3401,7 +3486,9 @@ fn describe_collation(name: &str, arg: &ast::Expr, x: &Expr, ty: SqlType) -> (Ex
 /// unit), a string otherwise.
 fn date_add_type(td: SqlType, unit: IntervalUnit) -> SqlType {
     match td {
-        SqlType::Date | SqlType::DateTime { .. } => date::add_interval_type(td, unit),
+        SqlType::Date | SqlType::DateTime { .. } | SqlType::Time { .. } => {
+            date::add_interval_type(td, unit)
+        }
         _ => SqlType::varchar(29),
     }
 }

@@ -446,6 +446,43 @@ fn binary_string_of(ty: tarn_row::ColumnType) -> tarn_row::ColumnType {
     }
 }
 
+/// The text a column's literal DEFAULT is kept (and shown) as. A TIME or YEAR
+/// default is checked and kept as MySQL 8 shows it, quoted in the column's form
+/// (`'-01:02:03.50'` in a TIME(2), `'1970'` for `70`); one that is not a value of the
+/// column is 1067. Other defaults are kept as written.
+pub(crate) fn default_text(
+    session: &mut Session,
+    ty: tarn_row::ColumnType,
+    column: &str,
+    e: &ast::Expr,
+) -> Result<String> {
+    use tarn_row::ColumnType as C;
+    let literal = matches!(
+        e,
+        ast::Expr::Value(_) | ast::Expr::TypedString(_) | ast::Expr::UnaryOp { .. }
+    );
+    if !matches!(ty, C::Time { .. } | C::Year) || !literal {
+        return Ok(e.to_string());
+    }
+    let v = session.eval_constant(e)?;
+    if v.is_null() {
+        return Ok(e.to_string());
+    }
+    let stored = crate::scalar::cast::to_column(v, ty, column).map_err(|_| {
+        Error::sql(
+            1067,
+            "42000",
+            format!("Invalid default value for '{column}'"),
+        )
+    })?;
+    let shown = crate::scalar::cast::to_text_as(
+        &stored,
+        crate::types::SqlType::of_column(ty, tarn_row::Collation::Binary),
+    )
+    .unwrap_or_default();
+    Ok(format!("'{}'", String::from_utf8_lossy(&shown)))
+}
+
 pub(crate) fn column_spec(session: &mut Session, def: &ast::ColumnDef) -> Result<ColumnSpec> {
     let (mut ty, mut collation) = crate::ddl_types::column_type(&def.data_type)?;
     let mut nullable = true;
@@ -461,7 +498,7 @@ pub(crate) fn column_spec(session: &mut Session, def: &ast::ColumnDef) -> Result
                 // The default must be a constant that binds (CURRENT_TIMESTAMP, a
                 // literal, an expression of literals).
                 Binder::new(session).bind_constant(e)?;
-                default = Some(e.to_string());
+                default = Some(default_text(session, ty, &def.name.value, e)?);
             }
             ColumnOption::PrimaryKey(_) => {
                 primary = true;

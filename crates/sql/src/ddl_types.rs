@@ -83,6 +83,11 @@ fn fsp(value: &Option<u64>) -> Result<u8> {
     }
 }
 
+/// Whether a type the parser does not know is `YEAR`.
+fn is_year(name: &sqlparser::ast::ObjectName) -> bool {
+    name.to_string().eq_ignore_ascii_case("year")
+}
+
 /// The column type (and collation, for strings) of a column definition's type.
 pub fn column_type(ty: &DataType) -> Result<(ColumnType, Collation)> {
     use ColumnType as C;
@@ -132,6 +137,18 @@ pub fn column_type(ty: &DataType) -> Result<(ColumnType, Collation)> {
         DataType::Date => (C::Date, bin),
         DataType::Datetime(p) => (C::DateTime { fsp: fsp(p)? }, bin),
         DataType::Timestamp(p, _) => (C::Timestamp { fsp: fsp(p)? }, bin),
+        DataType::Time(p, _) => (C::Time { fsp: fsp(p)? }, bin),
+        DataType::Custom(name, modifiers) if is_year(name) => {
+            // YEAR(4) is the same type; MySQL 8 refuses any other width.
+            if !(modifiers.is_empty() || modifiers.iter().map(String::as_str).eq(["4"])) {
+                return Err(Error::sql(
+                    1818,
+                    "HY000",
+                    "Supports only YEAR or YEAR(4) column.",
+                ));
+            }
+            (C::Year, bin)
+        }
         DataType::Char(len) | DataType::Character(len) => (
             C::Char {
                 len: char_len(len, 1)?,
@@ -220,6 +237,7 @@ pub fn cast_target(ty: &DataType) -> Result<CastTarget> {
         DataType::Binary(len) => CastTarget::Binary(len.map(|l| l as u32)),
         DataType::Date => CastTarget::Date,
         DataType::Datetime(p) | DataType::Timestamp(p, _) => CastTarget::DateTime(fsp(p)?),
+        DataType::Time(p, _) => CastTarget::Time(fsp(p)?),
         DataType::Double(_) | DataType::DoublePrecision | DataType::Float(_) | DataType::Real => {
             CastTarget::Double
         }
@@ -258,5 +276,6 @@ pub fn cast_type(target: CastTarget) -> crate::types::SqlType {
         CastTarget::Double => SqlType::Double,
         CastTarget::Json(JsonCast::CompareKey) => SqlType::BLOB,
         CastTarget::Json(_) => SqlType::Json,
+        CastTarget::Time(fsp) => SqlType::Time { fsp },
     }
 }

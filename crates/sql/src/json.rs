@@ -607,8 +607,8 @@ impl Json {
 
     /// The value an SQL value becomes inside a document (JSON_OBJECT's values,
     /// JSON_ARRAY's elements, JSON_SET's new values, a comparison with JSON): NULL
-    /// is null, a number keeps its type, a string is a JSON string, a date its text
-    /// (a DATETIME with six fraction digits, as MySQL prints one). `boolean`: the
+    /// is null, a number keeps its type, a string is a JSON string, a date or time its
+    /// text (a DATETIME or TIME with six fraction digits, as MySQL prints one). `boolean`: the
     /// value is a predicate's (comparisons, `TRUE`), so 1 and 0 are true and false.
     pub fn from_sql(v: &Value, boolean: bool) -> Json {
         match v {
@@ -621,6 +621,7 @@ impl Json {
             Value::Double(f) => Json::Double(*f),
             Value::Date(d) => Json::String(d.to_string()),
             Value::DateTime(dt) => Json::String(dt.display_fsp(6)),
+            Value::Time(t) => Json::String(t.display_fsp(6)),
             Value::Bytes(b) => Json::String(String::from_utf8_lossy(b).into_owned()),
         }
     }

@@ -231,6 +231,9 @@ pub fn type_name(ty: ColumnType) -> String {
         ColumnType::Date => "date".into(),
         ColumnType::DateTime { fsp } => with_fsp("datetime", fsp),
         ColumnType::Timestamp { fsp } => with_fsp("timestamp", fsp),
+        ColumnType::Time { fsp } => with_fsp("time", fsp),
+        // MySQL 8.0.19 and later print no display width (MariaDB prints `year(4)`).
+        ColumnType::Year => "year".into(),
         ColumnType::Char { len } => format!("char({len})"),
         ColumnType::VarChar { len } => format!("varchar({len})"),
         ColumnType::Binary { len_bytes } => format!("binary({len_bytes})"),
@@ -260,6 +263,8 @@ fn data_type(ty: ColumnType) -> &'static str {
         ColumnType::Date => "date",
         ColumnType::DateTime { .. } => "datetime",
         ColumnType::Timestamp { .. } => "timestamp",
+        ColumnType::Time { .. } => "time",
+        ColumnType::Year => "year",
         ColumnType::Char { .. } => "char",
         ColumnType::VarChar { .. } => "varchar",
         ColumnType::Binary { .. } => "binary",
@@ -1236,9 +1241,10 @@ fn type_measures(ty: ColumnType) -> [Option<u64>; 5] {
         ColumnType::Float => [None, None, Some(12), None, None],
         ColumnType::Double => [None, None, Some(22), None, None],
         ColumnType::Date => [None; 5],
-        ColumnType::DateTime { fsp } | ColumnType::Timestamp { fsp } => {
+        ColumnType::DateTime { fsp } | ColumnType::Timestamp { fsp } | ColumnType::Time { fsp } => {
             [None, None, None, None, Some(u64::from(fsp))]
         }
+        ColumnType::Year => [None; 5],
         ColumnType::Char { len } | ColumnType::VarChar { len } => {
             let len = u64::from(len);
             [Some(len), Some(len * utf8mb4_bytes), None, None, None]

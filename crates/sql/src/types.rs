@@ -7,7 +7,9 @@
 //!
 //! - booleans (comparisons, `AND`, `IS NULL`, ...) are `SqlType::Int` holding
 //!   `Value::Int(0 | 1)`, as in MySQL;
-//! - the NULL literal has `SqlType::Null` and is always `Value::Null`.
+//! - the NULL literal has `SqlType::Null` and is always `Value::Null`;
+//! - YEAR is `Value::UInt` and takes part in expressions as a SMALLINT UNSIGNED
+//!   ([`SqlType::numeric_form`]); only its description and text (`0000`) differ.
 
 use tarn_row::types::{Collation, ColumnType, LobSize};
 
@@ -60,6 +62,12 @@ pub enum SqlType {
     /// JSON: a document as its normalized text (`Value::Bytes`, see `crate::json`),
     /// from a JSON column, a JSON function or CAST(... AS JSON).
     Json,
+    /// TIME(fsp) (`Value::Time`).
+    Time {
+        fsp: u8,
+    },
+    /// YEAR (`Value::UInt`, 0 or 1901..=2155).
+    Year,
 }
 
 impl SqlType {
@@ -140,6 +148,8 @@ impl SqlType {
                 fixed: false,
             },
             ColumnType::Json => SqlType::Json,
+            ColumnType::Time { fsp } => SqlType::Time { fsp },
+            ColumnType::Year => SqlType::Year,
         }
     }
 
@@ -191,19 +201,36 @@ impl SqlType {
                 Collation::Binary,
             ),
             SqlType::Json => (ColumnType::Json, Collation::Binary),
+            SqlType::Time { fsp } => (ColumnType::Time { fsp }, Collation::Binary),
+            SqlType::Year => (ColumnType::Year, Collation::Binary),
         }
     }
 
-    pub fn is_integer(self) -> bool {
-        matches!(self, SqlType::Int { .. } | SqlType::UInt { .. })
+    /// The type this one computes as in arithmetic, comparisons and unions: YEAR is
+    /// a SMALLINT UNSIGNED there (as in MySQL, where `y - 2100` is out of range for
+    /// BIGINT UNSIGNED); every other type is itself.
+    pub fn numeric_form(self) -> SqlType {
+        match self {
+            SqlType::Year => SqlType::UInt { bits: 16 },
+            other => other,
+        }
     }
 
-    /// Integers, DECIMAL, FLOAT and DOUBLE.
+    /// The integers, YEAR among them.
+    pub fn is_integer(self) -> bool {
+        matches!(
+            self,
+            SqlType::Int { .. } | SqlType::UInt { .. } | SqlType::Year
+        )
+    }
+
+    /// Integers (YEAR among them), DECIMAL, FLOAT and DOUBLE.
     pub fn is_numeric(self) -> bool {
         matches!(
             self,
             SqlType::Int { .. }
                 | SqlType::UInt { .. }
+                | SqlType::Year
                 | SqlType::Decimal { .. }
                 | SqlType::Float
                 | SqlType::Double
@@ -222,8 +249,14 @@ impl SqlType {
         matches!(self, SqlType::Blob { .. } | SqlType::Binary { .. })
     }
 
+    /// DATE, DATETIME and TIMESTAMP (not TIME: see [`SqlType::is_time_or_temporal`]).
     pub fn is_temporal(self) -> bool {
         matches!(self, SqlType::Date | SqlType::DateTime { .. })
+    }
+
+    /// The temporal types and TIME.
+    pub fn is_time_or_temporal(self) -> bool {
+        self.is_temporal() || matches!(self, SqlType::Time { .. })
     }
 
     /// How values of this type compare when they are strings.

@@ -369,7 +369,12 @@ impl sqllogictest::DB for TarnConnection {
                 let rows = result
                     .all_rows()
                     .iter()
-                    .map(|row| row.iter().map(value_text).collect())
+                    .map(|row| {
+                        row.iter()
+                            .zip(columns)
+                            .map(|(v, c)| value_text(v, c.ty))
+                            .collect()
+                    })
                     .collect();
                 DBOutput::Rows { types, rows }
             }
@@ -455,8 +460,8 @@ fn column_type(ty: &tarn_sql::SqlType) -> DefaultColumnType {
 }
 
 /// A value as the text protocol sends it, with sqllogictest's NULL and empty string.
-fn value_text(value: &tarn_row::Value) -> String {
-    match tarn_sql::scalar::cast::to_text(value) {
+fn value_text(value: &tarn_row::Value, ty: tarn_sql::SqlType) -> String {
+    match tarn_sql::scalar::cast::to_text_as(value, ty) {
         None => "NULL".to_string(),
         Some(bytes) if bytes.is_empty() => "(empty)".to_string(),
         Some(bytes) => String::from_utf8_lossy(&bytes).into_owned(),

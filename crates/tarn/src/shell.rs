@@ -25,14 +25,22 @@ pub struct ShellOptions {
     pub table: Option<bool>,
 }
 
-/// A value as the mysql client prints it.
-fn text(v: &Value) -> String {
+/// A value of a column of type `ty` as the mysql client prints it.
+fn text(v: &Value, ty: tarn_sql::SqlType) -> String {
     match v {
         Value::Null => "NULL".to_string(),
-        v => tarn_sql::scalar::cast::to_text(v)
+        v => tarn_sql::scalar::cast::to_text_as(v, ty)
             .map(|b| String::from_utf8_lossy(&b).into_owned())
             .unwrap_or_else(|| "NULL".into()),
     }
+}
+
+/// A row's values as the mysql client prints them.
+fn row_text(row: &[Value], columns: &[tarn_sql::plan::OutputColumn]) -> Vec<String> {
+    row.iter()
+        .zip(columns)
+        .map(|(v, c)| text(v, c.ty))
+        .collect()
 }
 
 fn print_result(result: &QueryResult, table: bool, out: &mut impl Write) -> std::io::Result<()> {
@@ -64,8 +72,7 @@ fn print_result(result: &QueryResult, table: bool, out: &mut impl Write) -> std:
                     writeln!(out, "Empty set")?;
                     return Ok(());
                 }
-                let cells: Vec<Vec<String>> =
-                    rows.iter().map(|r| r.iter().map(text).collect()).collect();
+                let cells: Vec<Vec<String>> = rows.iter().map(|r| row_text(r, columns)).collect();
                 let widths: Vec<usize> = columns
                     .iter()
                     .enumerate()
@@ -109,7 +116,8 @@ fn print_result(result: &QueryResult, table: bool, out: &mut impl Write) -> std:
                 let header: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
                 writeln!(out, "{}", header.join("\t"))?;
                 for row in &rows {
-                    let line: Vec<String> = row.iter().map(|v| escape(&text(v))).collect();
+                    let line: Vec<String> =
+                        row_text(row, columns).iter().map(|t| escape(t)).collect();
                     writeln!(out, "{}", line.join("\t"))?;
                 }
             }

@@ -445,9 +445,9 @@ fn mariadb_tool_bytes(
 
 /// The tables of the backup test: every kind of value a dump must carry exactly
 /// (quotes, backslashes, newlines, tabs, NUL bytes, utf8mb4, binary bytes, NULLs,
-/// negative and extreme numbers, DECIMAL, DATETIME), a unique and a secondary index,
-/// an AUTO_INCREMENT counter, and BINARY(16)/VARBINARY keys holding bytes that are not
-/// UTF-8.
+/// negative and extreme numbers, DECIMAL, DATETIME, TIME and YEAR), a unique and a
+/// secondary index, an AUTO_INCREMENT counter, and BINARY(16)/VARBINARY keys holding
+/// bytes that are not UTF-8.
 const BACKUP_SETUP: &str = r#"
 CREATE DATABASE dumptest;
 USE dumptest;
@@ -491,6 +491,18 @@ INSERT INTO uuids VALUES
   (UNHEX('FF00FE0102030405060708090A0B0C0D'), X'FF00275C', X'80'),
   (X'61', 'plain', NULL),
   (X'00', X'', X'');
+CREATE TABLE hours (
+  day INT PRIMARY KEY,
+  opens TIME NOT NULL DEFAULT '09:00:00',
+  closes TIME(3),
+  since YEAR,
+  KEY opens (opens)
+);
+INSERT INTO hours VALUES
+  (1, '08:30:00', '17:45:30.125', 1999),
+  (2, '-01:00:00', '838:59:59', 0),
+  (3, '100:00:00', NULL, 2155);
+INSERT INTO hours (day, closes) VALUES (4, '-838:59:59');
 "#;
 
 /// What a restore must reproduce: each table's SHOW CREATE TABLE and its rows, the
@@ -498,7 +510,8 @@ INSERT INTO uuids VALUES
 const BACKUP_CHECK: &str = "SHOW CREATE TABLE items; SHOW CREATE TABLE blobs; \
     SELECT * FROM items ORDER BY id; SELECT id, HEX(sku), HEX(name) FROM items ORDER BY id; \
     SELECT * FROM blobs ORDER BY k; SELECT k, HEX(data), HEX(note) FROM blobs ORDER BY k; \
-    SHOW CREATE TABLE uuids; SELECT HEX(id), HEX(tag), HEX(small) FROM uuids ORDER BY id";
+    SHOW CREATE TABLE uuids; SELECT HEX(id), HEX(tag), HEX(small) FROM uuids ORDER BY id; \
+    SHOW CREATE TABLE hours; SELECT * FROM hours ORDER BY day";
 
 /// Backup and restore with mariadb-dump (MariaDB's mysqldump): dump a database from
 /// one server with several option sets, restore each dump into a second, fresh

@@ -9,10 +9,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tarn_common::rng::Rng;
 use tarn_common::{Error, Result};
-use tarn_row::datetime::{DAYS_MAX, MICROS_MAX};
+use tarn_row::datetime::{DAYS_MAX, MICROS_MAX, TIME_MAX_MICROS};
 use tarn_row::{
-    Collation, Column, ColumnType, Date, DateTime, Decimal, OverflowRef, OverflowStore, Value,
-    check_value,
+    Collation, Column, ColumnType, Date, DateTime, Decimal, OverflowRef, OverflowStore, Time,
+    Value, check_value,
 };
 
 /// Overflow values kept in a map, keyed by a made-up first page number. Can be told to
@@ -110,6 +110,10 @@ pub fn all_types() -> Vec<ColumnType> {
         types.push(ColumnType::DateTime { fsp });
     }
     types.push(ColumnType::Timestamp { fsp: 3 });
+    for fsp in [0, 3, 6] {
+        types.push(ColumnType::Time { fsp });
+    }
+    types.push(ColumnType::Year);
     types.extend([
         ColumnType::Char { len: 5 },
         ColumnType::Char { len: 255 },
@@ -239,6 +243,18 @@ fn random_raw(rng: &mut Rng, ty: ColumnType) -> Value {
             };
             Value::DateTime(DateTime::from_micros(micros).unwrap())
         }
+        // Around zero (where the sign flips) and over the whole range.
+        ColumnType::Time { .. } => {
+            let micros = match rng.below(3) {
+                0 => rng.below(5_000_001) as i64 - 2_500_000,
+                _ => rng.below(2 * TIME_MAX_MICROS as u64 + 1) as i64 - TIME_MAX_MICROS,
+            };
+            Value::Time(Time::from_micros(micros).unwrap())
+        }
+        ColumnType::Year => match rng.below(8) {
+            0 => Value::UInt(0),
+            _ => Value::UInt(1901 + rng.below(255)),
+        },
         ColumnType::Char { len } | ColumnType::VarChar { len } => {
             let chars = rng.below(u64::from(len.min(40)) + 1) as usize;
             Value::Bytes(random_text(rng, chars).into_bytes())

@@ -25,6 +25,7 @@ mod flag {
     pub const NOT_NULL: u16 = 1;
     pub const BLOB: u16 = 1 << 4;
     pub const UNSIGNED: u16 = 1 << 5;
+    pub const ZEROFILL: u16 = 1 << 6;
     pub const BINARY: u16 = 1 << 7;
     pub const NUM: u16 = 1 << 15;
 }
@@ -160,6 +161,20 @@ pub fn wire_type(ty: &SqlType, nullable: bool) -> WireType {
             charset: charset::BINARY,
             flags: not_null | flag::BLOB | flag::BINARY,
             decimals: 0,
+        },
+        SqlType::Time { fsp } => WireType {
+            flags: not_null | flag::BINARY,
+            decimals: fsp,
+            ..number(
+                t::TIME,
+                10 + if fsp > 0 { fsp as u32 + 1 } else { 0 },
+                false,
+            )
+        },
+        // MySQL describes YEAR as a zero-filled unsigned number of 4 digits.
+        SqlType::Year => WireType {
+            flags: not_null | flag::NUM | flag::BINARY | flag::UNSIGNED | flag::ZEROFILL,
+            ..number(t::YEAR, 4, true)
         },
         // Charset 63 with the BINARY flag is how clients (and mariadb-dump's
         // --hex-blob) tell bytes from text.
@@ -412,6 +427,10 @@ fn put_text_value(out: &mut Vec<u8>, value: &Value, ty: &SqlType) {
     match value {
         Value::Null => out.push(0xfb),
         Value::Int(n) => put_short(out, |o| put_int(o, *n)),
+        // A YEAR shows four digits (`0000`).
+        Value::UInt(n) if *ty == SqlType::Year => put_short(out, |o| {
+            let _ = write!(o, "{n:04}");
+        }),
         Value::UInt(n) => put_short(out, |o| put_uint(o, *n)),
         Value::Bytes(b) => put_lenenc_bytes(out, b),
         Value::Decimal(d) => put_short(out, |o| match d.to_i128_mantissa() {
@@ -437,6 +456,12 @@ fn put_text_value(out: &mut Vec<u8>, value: &Value, ty: &SqlType) {
             let text = tarn_sql::scalar::cast::to_text(value).unwrap_or_default();
             put_lenenc_bytes(out, &text);
         }
+        Value::Time(t) => put_short(out, |o| match ty {
+            SqlType::Time { fsp } => o.extend_from_slice(t.display_fsp(*fsp).as_bytes()),
+            _ => {
+                let _ = write!(o, "{t}");
+            }
+        }),
     }
 }
 
@@ -470,7 +495,9 @@ fn put_text_cell(out: &mut Vec<u8>, vector: &ColumnVector, row: usize, ty: &SqlT
     }
     match vector {
         ColumnVector::Int { values, .. } => put_short(out, |o| put_int(o, values[row])),
-        ColumnVector::UInt { values, .. } => put_short(out, |o| put_uint(o, values[row])),
+        ColumnVector::UInt { values, .. } if *ty != SqlType::Year => {
+            put_short(out, |o| put_uint(o, values[row]))
+        }
         ColumnVector::Decimal64 { values, scale, .. } => {
             put_short(out, |o| put_decimal(o, i128::from(values[row]), *scale))
         }
@@ -518,7 +545,7 @@ enum StoredCell {
     },
     Date,
     Bytes,
-    /// Through a [`Value`] (FLOAT, DOUBLE, DATETIME, wide DECIMAL).
+    /// Through a [`Value`] (FLOAT, DOUBLE, DATETIME, TIME, YEAR, wide DECIMAL).
     Value,
 }
 
@@ -657,12 +684,37 @@ fn put_binary_value(out: &mut Vec<u8>, value: &Value, ty: &SqlType) {
                 out.extend_from_slice(&dt.micros.to_le_bytes());
             }
         }
+        SqlType::Time { .. } => match value {
+            Value::Time(t) => put_binary_time(out, t),
+            other => match tarn_sql::scalar::time::to_time(other) {
+                Some(t) => put_binary_time(out, &t),
+                None => out.push(0),
+            },
+        },
+        SqlType::Year => put_integer(out, as_i64(value), 16),
         SqlType::Null
         | SqlType::Decimal { .. }
         | SqlType::Text { .. }
         | SqlType::Blob { .. }
         | SqlType::Binary { .. }
         | SqlType::Json => put_text_value(out, value, ty),
+    }
+}
+
+/// A TIME in the binary protocol: length 0 for zero, else 8 (sign, days, hours,
+/// minutes, seconds) or 12 (and microseconds).
+fn put_binary_time(out: &mut Vec<u8>, t: &tarn_row::Time) {
+    if t.micros() == 0 {
+        out.push(0);
+        return;
+    }
+    let micros = t.fraction_micros();
+    out.push(if micros == 0 { 8 } else { 12 });
+    out.push(u8::from(t.is_negative()));
+    out.extend_from_slice(&(t.hours() / 24).to_le_bytes());
+    out.extend_from_slice(&[(t.hours() % 24) as u8, t.minute(), t.second()]);
+    if micros != 0 {
+        out.extend_from_slice(&micros.to_le_bytes());
     }
 }
 
@@ -826,6 +878,49 @@ mod tests {
     }
 
     #[test]
+    fn time_and_year_are_described_and_sent_as_mysql_does() {
+        let time = wire_type(&SqlType::Time { fsp: 3 }, true);
+        assert_eq!(
+            (time.column_type, time.length, time.charset, time.decimals),
+            (column_type::TIME, 14, charset::BINARY, 3)
+        );
+        assert_eq!(time.flags, flag::BINARY);
+        assert_eq!(wire_type(&SqlType::Time { fsp: 0 }, true).length, 10);
+        let year = wire_type(&SqlType::Year, false);
+        assert_eq!(
+            (year.column_type, year.length, year.charset),
+            (column_type::YEAR, 4, charset::BINARY)
+        );
+        assert_eq!(
+            year.flags & (flag::NOT_NULL | flag::UNSIGNED | flag::ZEROFILL),
+            flag::NOT_NULL | flag::UNSIGNED | flag::ZEROFILL
+        );
+        let t = |text: &str| Value::Time(tarn_row::Time::parse(text).unwrap());
+        let columns = vec![
+            vec![t("-34:05:06.5"), t("00:00:00"), t("838:59:59")],
+            vec![Value::UInt(0), Value::UInt(2155), Value::Null],
+        ];
+        let types = [SqlType::Time { fsp: 2 }, SqlType::Year];
+        let mut buf = Vec::new();
+        text_rows(&mut buf, &columns, &types, 0..3);
+        let p = payloads(&buf);
+        assert_eq!(p[0], b"\x0c-34:05:06.50\x040000");
+        assert_eq!(p[1], b"\x0b00:00:00.00\x042155");
+        assert_eq!(p[2], b"\x0c838:59:59.00\xfb");
+        let mut buf = Vec::new();
+        binary_rows(&mut buf, &columns, &types, 0..3);
+        let p = payloads(&buf);
+        // Header, NULL bitmap, then TIME: length 12, negative, 1 day, 10:05:06, 500000
+        // microseconds; YEAR: two bytes.
+        let mut want = vec![0, 0, 12, 1, 1, 0, 0, 0, 10, 5, 6];
+        want.extend_from_slice(&500_000u32.to_le_bytes());
+        want.extend_from_slice(&0u16.to_le_bytes());
+        assert_eq!(p[0], want.as_slice());
+        assert_eq!(p[1], [0, 0, 0, 0x6b, 0x08]);
+        assert_eq!(p[2], [0, 0b0000_1000, 8, 0, 34, 0, 0, 0, 22, 59, 59]);
+    }
+
+    #[test]
     fn text_rows_hold_mysql_text_and_null_markers() {
         let columns = vec![
             vec![Value::Int(-42), Value::Null],
@@ -933,6 +1028,9 @@ mod tests {
                 scale: 5,
             },
             ColumnType::Json,
+            ColumnType::Time { fsp: 0 },
+            ColumnType::Time { fsp: 3 },
+            ColumnType::Year,
         ];
         let columns: Vec<Column> = types
             .iter()
@@ -980,6 +1078,16 @@ mod tests {
                     Decimal::from_i128(r(2 * 10u64.pow(10)) as i128 - 10i128.pow(10), 5).unwrap(),
                 ),
                 Value::Bytes(format!(r#"{{"k": [{}, "x"]}}"#, r(1000)).into_bytes()),
+                // Whole seconds, and milliseconds, either side of zero and past a day.
+                Value::Time(
+                    tarn_row::Time::from_micros((r(2_000_000) as i64 - 1_000_000) * 1_000_000)
+                        .unwrap(),
+                ),
+                Value::Time(
+                    tarn_row::Time::from_micros((r(6_000_000_000) as i64 - 3_000_000_000) * 1_000)
+                        .unwrap(),
+                ),
+                Value::UInt(if r(4) == 0 { 0 } else { 1901 + r(255) }),
             ];
             for v in values.iter_mut() {
                 if r(8) == 0 {
@@ -1001,7 +1109,7 @@ mod tests {
                 .unwrap();
             stored.push(bytes);
         }
-        let chosen = vec![9, 0, 1, 2, 3, 4, 5, 6, 7, 8, 3, 10, 11, 12, 13];
+        let chosen = vec![9, 0, 1, 2, 3, 4, 5, 6, 7, 8, 3, 10, 11, 12, 13, 14, 15, 16];
         RandomRows {
             batch,
             layout,

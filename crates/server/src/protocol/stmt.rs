@@ -7,7 +7,7 @@
 //! packet then leaves out.
 
 use tarn_row::Value;
-use tarn_row::datetime::{Date, DateTime};
+use tarn_row::datetime::{Date, DateTime, Time};
 
 use super::{Malformed, Reader, column_type as t};
 
@@ -136,27 +136,40 @@ fn decode_value(r: &mut Reader<'_>, ty: u8, unsigned: bool) -> Result<Value, Mal
                 ),
             }
         }
+        // Length 0 (zero), 8 (sign, days, hours, minutes, seconds) or 12 (and
+        // microseconds), as MySQL's clients send a MYSQL_TIME.
         t::TIME => {
             let len = r.u8()? as usize;
             let b = r.bytes(len, "time")?;
             if len == 0 {
-                return Ok(Value::Bytes(b"00:00:00".to_vec()));
+                return Ok(Value::Time(Time::ZERO));
             }
             if len < 8 {
                 return Err(Malformed("time"));
             }
             let negative = b[0] == 1;
             let days = u32::from_le_bytes([b[1], b[2], b[3], b[4]]);
-            let hours = days * 24 + b[5] as u32;
-            Value::Bytes(
-                format!(
-                    "{}{hours:02}:{:02}:{:02}",
-                    if negative { "-" } else { "" },
-                    b[6],
-                    b[7]
-                )
-                .into_bytes(),
-            )
+            let hours = u64::from(days) * 24 + u64::from(b[5]);
+            let micros = if len >= 12 {
+                u32::from_le_bytes([b[8], b[9], b[10], b[11]])
+            } else {
+                0
+            };
+            let fields = (u64::from(b[6]), u64::from(b[7]), u64::from(micros));
+            match Time::from_parts(negative, hours, fields.0, fields.1, fields.2) {
+                Some(time) => Value::Time(time),
+                // Out of range or a bad field goes on as text; the engine reports
+                // it as MySQL does.
+                None => Value::Bytes(
+                    format!(
+                        "{}{hours:02}:{:02}:{:02}.{micros:06}",
+                        if negative { "-" } else { "" },
+                        b[6],
+                        b[7]
+                    )
+                    .into_bytes(),
+                ),
+            }
         }
         _ => Value::Bytes(r.lenenc_bytes()?.to_vec()),
     })
@@ -191,6 +204,26 @@ mod tests {
             ]
         );
         assert!(state.long_data[1].is_none(), "long data is used once");
+    }
+
+    #[test]
+    fn time_parameters_are_times() {
+        let mut state = ParamState::new(3);
+        let mut p = vec![0, 1, 0, 0, 0, 0, 1];
+        p.extend_from_slice(&[t::TIME, 0, t::TIME, 0, t::TIME, 0]);
+        p.push(0);
+        p.extend_from_slice(&[8, 1, 1, 0, 0, 0, 10, 20, 30]);
+        p.extend_from_slice(&[12, 0, 0, 0, 0, 0, 1, 2, 3]);
+        p.extend_from_slice(&500_000u32.to_le_bytes());
+        let values = decode_params(&mut Reader::new(&p), 3, &mut state).unwrap();
+        let shown: Vec<String> = values.iter().map(ToString::to_string).collect();
+        assert_eq!(shown, ["00:00:00", "-34:20:30", "01:02:03.500000"]);
+        // Minutes above 59 are no TIME: the value goes on as text.
+        let mut p = vec![0, 1, 0, 0, 0, 0, 0];
+        p.extend_from_slice(&[8, 0, 0, 0, 0, 0, 1, 60, 0]);
+        p.extend_from_slice(&[0, 0]);
+        let values = decode_params(&mut Reader::new(&p), 3, &mut state).unwrap();
+        assert_eq!(values[0], Value::Bytes(b"01:60:00.000000".to_vec()));
     }
 
     #[test]

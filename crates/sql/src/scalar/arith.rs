@@ -12,7 +12,8 @@
 //!    non-negative (`1 - CAST(2 AS UNSIGNED)` is error 1690, as in MySQL without
 //!    `NO_UNSIGNED_SUBTRACTION`). `/` on integers is DECIMAL division.
 //!
-//! Dates in arithmetic are numbers (`YYYYMMDD`, see [`super::cast::temporal_to_number`]).
+//! Dates in arithmetic are numbers (`YYYYMMDD`, see [`super::cast::temporal_to_number`]),
+//! a TIME is `[-]HHMMSS`, and a YEAR a SMALLINT UNSIGNED.
 //! `/` gives `div_precision_increment` (4) more fraction digits than its dividend;
 //! `DIV` truncates toward zero to a BIGINT. Dividing by zero (`/`, `DIV`, `%`) is NULL
 //! and counted in a per-thread counter ([`divisions_by_zero`]): the session resets it
@@ -76,6 +77,13 @@ fn arith_operand(t: SqlType) -> SqlType {
             precision: 14 + fsp,
             scale: fsp,
         },
+        // `[-]HHHMMSS[.f]`: seven integer digits.
+        SqlType::Time { fsp: 0 } => SqlType::BIGINT,
+        SqlType::Time { fsp } => SqlType::Decimal {
+            precision: 7 + fsp,
+            scale: fsp,
+        },
+        SqlType::Year => SqlType::UInt { bits: 16 },
         SqlType::Text { .. }
         | SqlType::Blob { .. }
         | SqlType::Binary { .. }
@@ -305,7 +313,9 @@ pub fn negate(v: &Value) -> Result<Value> {
         Value::Float(f) => Value::Float(-f),
         Value::Double(f) => Value::Double(-f),
         Value::Bytes(_) => Value::Double(-to_f64(v).unwrap_or(0.0)),
-        Value::Date(_) | Value::DateTime(_) => return negate(&temporal_to_number(v)),
+        Value::Date(_) | Value::DateTime(_) | Value::Time(_) => {
+            return negate(&temporal_to_number(v));
+        }
     })
 }
 

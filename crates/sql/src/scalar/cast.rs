@@ -6,12 +6,16 @@
 //!   [`cast`]): what an expression in a SELECT does. A string used as a number is read
 //!   up to the end of its longest numeric prefix (`'12abc'` is 12, `'abc'` is 0, MySQL
 //!   adds a warning that comes later here); a date used as a number is `YYYYMMDD`
-//!   (a datetime `YYYYMMDDhhmmss`, with six fraction digits when it has microseconds).
-//!   Only NULL converts to None. An invalid date in `CAST(... AS DATE)` is NULL.
+//!   (a datetime `YYYYMMDDhhmmss`, with six fraction digits when it has microseconds;
+//!   a TIME `HHMMSS`, see [`super::time`]). Only NULL converts to None. An invalid
+//!   date in `CAST(... AS DATE)` is NULL; a TIME where a date is needed is put on the
+//!   current date.
 //! - **Strict** ([`to_column`]): what INSERT and UPDATE do under
 //!   `STRICT_TRANS_TABLES`. A string must be entirely a number (surrounding spaces
 //!   allowed) or it is error 1366; a number out of the column's range is 1264; a string
-//!   too long is 1406; a bad date is 1292. Numbers round half away from zero.
+//!   too long is 1406; a bad date or TIME is 1292. Numbers round half away from zero.
+//!   TIME and YEAR columns follow [`super::time::to_time_column`] and
+//!   [`super::time::to_year_column`].
 //!
 //! Numbers print as MySQL prints them ([`format_double`]): DOUBLE in its shortest
 //! round-trip digits, in fixed notation while the decimal point is within 15 places
@@ -102,11 +106,12 @@ pub fn datetime_number(dt: &DateTime) -> i64 {
         + i64::from(dt.second)
 }
 
-/// A date or datetime as the number MySQL uses in numeric context: an `Int`, or a
-/// `Decimal` with six fraction digits when a datetime has microseconds. Other values
-/// are returned unchanged.
+/// A date, datetime or TIME as the number MySQL uses in numeric context: an `Int`, or
+/// a `Decimal` with six fraction digits when it has microseconds. Other values are
+/// returned unchanged.
 pub fn temporal_to_number(v: &Value) -> Value {
     match v {
+        Value::Time(t) => super::time::time_number(t),
         Value::Date(d) => Value::Int(date_number(d)),
         Value::DateTime(dt) if dt.micros == 0 => Value::Int(datetime_number(dt)),
         Value::DateTime(dt) => {
@@ -298,9 +303,11 @@ fn parse_digit_form(text: &[u8], digits_end: usize) -> Option<ParsedDateTime> {
 }
 
 /// Any value as a datetime, leniently (strings parsed, numbers read as
-/// [`number_to_datetime`]); None for NULL and anything that is not a valid date.
+/// [`number_to_datetime`], a TIME on the current date); None for NULL and anything
+/// that is not a valid date.
 pub fn to_datetime(v: &Value) -> Option<DateTime> {
     match v {
+        Value::Time(t) => super::time::time_on_date(t, super::time::today()),
         Value::Date(d) => Some(DateTime::from_date(*d)),
         Value::DateTime(dt) => Some(*dt),
         Value::Bytes(b) => parse_datetime(b).map(|p| p.value),
@@ -338,6 +345,7 @@ pub fn to_bool(v: &Value) -> Option<bool> {
         Value::Float(x) => *x != 0.0,
         Value::Double(x) => *x != 0.0,
         Value::Date(_) | Value::DateTime(_) => true,
+        Value::Time(t) => t.micros() != 0,
         Value::Bytes(_) => to_f64(v)? != 0.0,
     })
 }
@@ -352,7 +360,9 @@ pub fn to_f64(v: &Value) -> Option<f64> {
         Value::Decimal(d) => d.to_f64(),
         Value::Float(x) => f64::from(*x),
         Value::Double(x) => *x,
-        Value::Date(_) | Value::DateTime(_) => return to_f64(&temporal_to_number(v)),
+        Value::Date(_) | Value::DateTime(_) | Value::Time(_) => {
+            return to_f64(&temporal_to_number(v));
+        }
         Value::Bytes(b) => numeric_prefix(b).map_or(0.0, |(text, _)| parse_f64(text)),
     })
 }
@@ -394,7 +404,9 @@ pub fn to_i64(v: &Value) -> Option<i64> {
             }
         },
         Value::Float(_) | Value::Double(_) => f64_to_i64(to_f64(v)?),
-        Value::Date(_) | Value::DateTime(_) => return to_i64(&temporal_to_number(v)),
+        Value::Date(_) | Value::DateTime(_) | Value::Time(_) => {
+            return to_i64(&temporal_to_number(v));
+        }
         Value::Bytes(b) => match numeric_prefix(b) {
             None => 0,
             Some((text, _)) => match parse_decimal(text) {
@@ -416,7 +428,7 @@ pub fn to_decimal(v: &Value) -> Option<Decimal> {
         Value::Decimal(d) => Some(*d),
         Value::Float(x) => Decimal::parse(&format_float(*x)).ok(),
         Value::Double(x) => Decimal::from_f64(*x),
-        Value::Date(_) | Value::DateTime(_) => to_decimal(&temporal_to_number(v)),
+        Value::Date(_) | Value::DateTime(_) | Value::Time(_) => to_decimal(&temporal_to_number(v)),
         Value::Bytes(b) => match numeric_prefix(b) {
             None => Some(Decimal::ZERO),
             Some((text, _)) => parse_decimal(text),
@@ -436,6 +448,21 @@ pub fn to_text(v: &Value) -> Option<Vec<u8>> {
         Value::Double(x) => format_double(*x).into_bytes(),
         Value::Date(d) => d.to_string().into_bytes(),
         Value::DateTime(dt) => dt.to_string().into_bytes(),
+        Value::Time(t) => t.to_string().into_bytes(),
+    })
+}
+
+/// How a value of a result column of type `ty` shows in the text protocol (what the
+/// server sends, the local shell and the tests print): a DATETIME or TIME with the
+/// type's fraction digits, a YEAR with four (`0000`); anything else as [`to_text`].
+/// None for NULL.
+pub fn to_text_as(v: &Value, ty: crate::types::SqlType) -> Option<Vec<u8>> {
+    use crate::types::SqlType;
+    Some(match (v, ty) {
+        (Value::DateTime(dt), SqlType::DateTime { fsp, .. }) => dt.display_fsp(fsp).into_bytes(),
+        (Value::Time(t), SqlType::Time { fsp }) => t.display_fsp(fsp).into_bytes(),
+        (Value::UInt(y), SqlType::Year) => super::time::year_text(*y).into_bytes(),
+        _ => return to_text(v),
     })
 }
 
@@ -527,6 +554,8 @@ pub enum CastTarget {
     /// DATETIME(fsp).
     DateTime(u8),
     Double,
+    /// TIME(fsp).
+    Time(u8),
     /// JSON: CAST(x AS JSON), and the conversions the binder puts around JSON
     /// functions' arguments and JSON comparisons ([`crate::json::convert`]).
     Json(JsonCast),
@@ -575,6 +604,8 @@ fn integer_prefix(bytes: &[u8]) -> (bool, u64) {
 /// - DECIMAL(p, s): rounded to `s`; beyond the type clips to its largest value.
 /// - CHAR(n), BINARY(n): the text cut to `n` characters / `n` bytes (BINARY pads).
 /// - DATE, DATETIME: strings and numbers read as dates; invalid is NULL.
+/// - TIME(fsp): read as [`super::time::to_time`] reads, rounded to `fsp`; no TIME
+///   is NULL.
 /// - DOUBLE: [`to_f64`].
 ///
 /// Errors: only for a DECIMAL target with an invalid precision or scale.
@@ -618,7 +649,7 @@ pub fn cast(v: &Value, target: CastTarget) -> Result<Value> {
                 Err(_) if d.is_negative() => 0,
                 Err(_) => u64::MAX,
             },
-            Value::Date(_) | Value::DateTime(_) => {
+            Value::Date(_) | Value::DateTime(_) | Value::Time(_) => {
                 return cast(&temporal_to_number(v), CastTarget::Unsigned);
             }
             other => {
@@ -670,6 +701,9 @@ pub fn cast(v: &Value, target: CastTarget) -> Result<Value> {
         },
         CastTarget::Double => Value::Double(to_f64(v).unwrap_or(0.0)),
         CastTarget::Json(how) => return crate::json::convert(v, how),
+        CastTarget::Time(fsp) => super::time::to_time(v)
+            .and_then(|t| t.round_to_fsp(fsp.min(tarn_row::limits::FSP_MAX)).ok())
+            .map_or(Value::Null, Value::Time),
     })
 }
 
@@ -757,6 +791,14 @@ pub fn coerce(v: Value, ty: crate::types::SqlType) -> Value {
                 _ => CastTarget::Char(None),
             }
         }
+        SqlType::Time { fsp } => match v {
+            Value::Time(_) => return v,
+            _ => CastTarget::Time(fsp),
+        },
+        SqlType::Year => match v {
+            Value::UInt(_) => return v,
+            _ => CastTarget::Unsigned,
+        },
     };
     cast(&v, target).unwrap_or(Value::Null)
 }
@@ -862,6 +904,8 @@ pub fn to_column_at(v: Value, ty: ColumnType, column: &str, row: u64) -> Result<
         ColumnType::Date | ColumnType::DateTime { .. } | ColumnType::Timestamp { .. } => {
             to_temporal_column(v, ty, column, row)
         }
+        ColumnType::Time { fsp } => super::time::to_time_column(v, fsp, column, row),
+        ColumnType::Year => super::time::to_year_column(v, column, row),
         ColumnType::Char { len } | ColumnType::VarChar { len } => {
             let mut bytes = text_for_column(v, column, row)?;
             if matches!(ty, ColumnType::Char { .. }) {
@@ -974,7 +1018,7 @@ fn to_int_column(v: Value, ty: ColumnType, column: &str, row: u64) -> Result<Val
         }
         Value::Decimal(d) => decimal::to_integer(d, RoundMode::HalfAwayFromZero)
             .map_err(|_| column_out_of_range(column, row))?,
-        Value::Date(_) | Value::DateTime(_) => {
+        Value::Date(_) | Value::DateTime(_) | Value::Time(_) => {
             return to_int_column(temporal_to_number(&v), ty, column, row);
         }
         Value::Null => return Ok(Value::Null),

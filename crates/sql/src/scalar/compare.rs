@@ -14,6 +14,10 @@
 //!    compare as binary strings.
 //! 7. A date with a number: the number read as a datetime (`20200101`); when it is not
 //!    one, both compare as DOUBLEs (the date as `YYYYMMDD[hhmmss]`).
+//! 8. Two TIMEs: as durations. A TIME with a date: the TIME on the current date, as
+//!    datetimes. A TIME with a string or number: that read as a TIME
+//!    ([`super::time::to_time`]); when it is not one, as strings (a string) or as
+//!    DOUBLEs (a number, the TIME as `HHMMSS`).
 //!
 //! [`sort_cmp`] is the total order ORDER BY, MIN and MAX use: NULL first, then
 //! [`compare`]. [`group_key`] writes bytes that are equal exactly when [`compare`]
@@ -31,18 +35,20 @@
 //! | 3 | other DOUBLEs and FLOATs | the `f64` bits big-endian |
 //! | 4 | DATE, DATETIME | microseconds since 0000-01-01 (u64 BE) |
 //! | 5 | strings | length (u32 BE), then the collation weight |
+//! | 6 | TIME | microseconds (i64 BE, sign bit flipped) |
 //!
 //! Every key is self-delimiting, so keys of several columns concatenate.
 
 use std::cmp::Ordering;
 
-use tarn_row::datetime::DateTime;
+use tarn_row::datetime::{DateTime, Time};
 use tarn_row::decimal::Decimal;
 use tarn_row::key::weight;
 use tarn_row::types::{Collation, ColumnType};
 use tarn_row::value::Value;
 
 use super::cast::{self, to_f64};
+use super::time;
 use crate::types::SqlType;
 
 fn exact_int(v: &Value) -> Option<i128> {
@@ -147,6 +153,12 @@ pub fn compare(a: &Value, b: &Value, collation: Collation) -> Option<Ordering> {
     if let (Some(x), Some(y)) = (exact_decimal(a), exact_decimal(b)) {
         return Some(x.cmp(&y));
     }
+    match (a, b) {
+        (Value::Time(x), Value::Time(y)) => return Some(x.cmp(y)),
+        (Value::Time(x), other) => return Some(time_vs_other(x, a, other)),
+        (other, Value::Time(y)) => return Some(time_vs_other(y, b, other).reverse()),
+        _ => {}
+    }
     match (temporal(a), temporal(b)) {
         (Some(x), Some(y)) => return Some(x.cmp(&y)),
         (Some(x), None) => return Some(temporal_vs_other(&x, a, b)),
@@ -168,6 +180,26 @@ fn temporal_vs_other(t: &DateTime, tv: &Value, other: &Value) -> Ordering {
             None => cmp_f64(to_f64(tv).unwrap_or(0.0), to_f64(other).unwrap_or(0.0)),
         },
         _ => Ordering::Equal,
+    }
+}
+
+/// A TIME `t` (the value `tv`) against a value `other` that is not a TIME.
+fn time_vs_other(t: &Time, tv: &Value, other: &Value) -> Ordering {
+    match other {
+        Value::Date(_) | Value::DateTime(_) => {
+            match (time::to_datetime_with_time(tv), temporal(other)) {
+                (Some(x), Some(y)) => x.cmp(&y),
+                _ => Ordering::Equal,
+            }
+        }
+        Value::Bytes(bytes) => match time::parse_time(bytes) {
+            Some(parsed) => t.cmp(&parsed.value),
+            None => cast::to_text(tv).unwrap_or_default().as_slice().cmp(bytes),
+        },
+        _ => match time::to_time(other) {
+            Some(o) => t.cmp(&o),
+            None => cmp_f64(to_f64(tv).unwrap_or(0.0), to_f64(other).unwrap_or(0.0)),
+        },
     }
 }
 
@@ -233,6 +265,10 @@ pub fn group_key(v: &Value, collation: Collation, out: &mut Vec<u8>) {
                 push_len_prefixed(5, &weight(ColumnType::Text, collation, bytes), out)
             }
         },
+        Value::Time(t) => {
+            out.push(6);
+            out.extend_from_slice(&((t.micros() as u64) ^ (1 << 63)).to_be_bytes());
+        }
     }
 }
 
@@ -246,12 +282,15 @@ fn int_digits(bits: u8, unsigned: bool) -> u8 {
     }
 }
 
-/// The precision and scale an exact numeric type has as a DECIMAL.
+/// The precision and scale an exact numeric type has as a DECIMAL; a YEAR is a
+/// SMALLINT UNSIGNED and a TIME(fsp) the number `[-]HHHMMSS[.f]` (what SUM and AVG
+/// add up).
 pub fn decimal_shape(t: SqlType) -> Option<(u8, u8)> {
-    match t {
+    match t.numeric_form() {
         SqlType::Int { bits } => Some((int_digits(bits, false), 0)),
         SqlType::UInt { bits } => Some((int_digits(bits, true), 0)),
         SqlType::Decimal { precision, scale } => Some((precision, scale)),
+        SqlType::Time { fsp } => Some((7 + fsp, fsp)),
         _ => None,
     }
 }
@@ -262,11 +301,15 @@ pub fn decimal_shape(t: SqlType) -> Option<(u8, u8)> {
 /// UNSIGNED when both are unsigned, or DECIMAL(20,0) when the signs differ); exact
 /// numbers as the DECIMAL that holds both; anything with a FLOAT or DOUBLE, and
 /// strings with numbers, as DOUBLE; dates as DATE when both are, else DATETIME with
-/// the larger fsp.
+/// the larger fsp; TIMEs as TIME, and a TIME with a date as DATETIME. YEAR is an
+/// integer here.
 pub fn comparison_type(a: SqlType, b: SqlType) -> SqlType {
     use SqlType::*;
+    let (a, b) = (a.numeric_form(), b.numeric_form());
     match (a, b) {
         (Null, other) | (other, Null) => other,
+        (Time { fsp: x }, Time { fsp: y }) => Time { fsp: x.max(y) },
+        (Time { fsp }, t) | (t, Time { fsp }) if !t.is_temporal() => Time { fsp },
         _ if a.is_string() && b.is_string() && (a.is_binary_string() || b.is_binary_string()) => {
             SqlType::BLOB
         }
@@ -283,7 +326,7 @@ pub fn comparison_type(a: SqlType, b: SqlType) -> SqlType {
         (Date, Date) => Date,
         _ if a.is_temporal() || b.is_temporal() => {
             let fsp = |t: SqlType| match t {
-                DateTime { fsp, .. } => fsp,
+                DateTime { fsp, .. } | Time { fsp } => fsp,
                 _ => 0,
             };
             DateTime {

@@ -10,7 +10,10 @@
 //! stays a DATE; a DATE plus a time unit, and a DATETIME plus anything, is a DATETIME;
 //! a string or number operand gives a string (the date, or the datetime when the input
 //! had a time or the unit is a time unit). Month arithmetic clamps the day to the
-//! length of the month (`'2020-01-31' + INTERVAL 1 MONTH` is `2020-02-29`).
+//! length of the month (`'2020-01-31' + INTERVAL 1 MONTH` is `2020-02-29`). A TIME
+//! plus a unit of hours or less ([`IntervalUnit::is_time_unit`]) stays a TIME (NULL
+//! past `±838:59:59`); plus a larger unit it is put on the current date first and
+//! gives a DATETIME, as in MySQL 8.
 //!
 //! Week numbers follow MySQL's `calc_week` with its three mode bits (Monday first,
 //! week-of-year counting into the neighbouring year, first week is the one with the
@@ -95,6 +98,26 @@ impl IntervalUnit {
                 | IntervalUnit::Quarter
                 | IntervalUnit::Year
                 | IntervalUnit::YearMonth
+        )
+    }
+
+    /// Units MySQL 8 adds to a TIME giving a TIME (`HOUR` .. `MICROSECOND` and the
+    /// compound units from `HOUR_MINUTE` on, `DAY_MICROSECOND` among them); the others
+    /// turn a TIME into a DATETIME.
+    pub fn is_time_unit(self) -> bool {
+        matches!(
+            self,
+            IntervalUnit::Hour
+                | IntervalUnit::Minute
+                | IntervalUnit::Second
+                | IntervalUnit::Microsecond
+                | IntervalUnit::HourMinute
+                | IntervalUnit::HourSecond
+                | IntervalUnit::MinuteSecond
+                | IntervalUnit::DayMicrosecond
+                | IntervalUnit::HourMicrosecond
+                | IntervalUnit::MinuteMicrosecond
+                | IntervalUnit::SecondMicrosecond
         )
     }
 
@@ -304,6 +327,11 @@ struct Temporal {
 
 fn read_temporal(v: &Value) -> Option<Temporal> {
     Some(match v {
+        Value::Time(t) => Temporal {
+            value: super::time::time_on_date(t, super::time::today())?,
+            date_only: false,
+            textual: false,
+        },
         Value::Date(d) => Temporal {
             value: DateTime::from_date(*d),
             date_only: true,
@@ -345,6 +373,20 @@ pub fn add_interval(
 ) -> Result<Value> {
     if v.is_null() || amount.is_null() {
         return Ok(Value::Null);
+    }
+    if let (Value::Time(t), true) = (v, unit.is_time_unit()) {
+        let Some((negative, values)) = interval_fields(amount, unit) else {
+            return Ok(Value::Null);
+        };
+        let micros = values.iter().fold(0i128, |sum, (field, value)| {
+            sum.saturating_add(value.saturating_mul(field_micros(*field)))
+        });
+        let signed = if negative != subtract {
+            -micros
+        } else {
+            micros
+        };
+        return Ok(super::time::add_interval_micros(t, signed));
     }
     let (Some(input), Some((negative, values))) = (read_temporal(v), interval_fields(amount, unit))
     else {
@@ -391,43 +433,30 @@ pub fn add_interval_type(arg: SqlType, unit: IntervalUnit) -> SqlType {
             },
             timestamp: false,
         },
-        SqlType::DateTime { fsp, .. } => SqlType::DateTime {
-            fsp: if matches!(unit.fields().last(), Some(Field::Micro)) {
+        SqlType::DateTime { fsp, .. } | SqlType::Time { fsp } => {
+            let fsp = if matches!(unit.fields().last(), Some(Field::Micro)) {
                 6
             } else {
                 fsp
-            },
-            timestamp: false,
-        },
+            };
+            match arg {
+                SqlType::Time { .. } if unit.is_time_unit() => SqlType::Time { fsp },
+                _ => SqlType::DateTime {
+                    fsp,
+                    timestamp: false,
+                },
+            }
+        }
         _ => SqlType::varchar(26),
     }
-}
-
-/// Reads a time of day `hh:mm[:ss[.ffffff]]` (for HOUR/MINUTE/SECOND of a TIME string).
-pub fn parse_time_of_day(bytes: &[u8]) -> Option<(u32, u32, u32, u32)> {
-    let text = std::str::from_utf8(bytes.trim_ascii()).ok()?;
-    let (clock, fraction) = text.split_once('.').unwrap_or((text, ""));
-    let mut parts = clock.split(':');
-    let h: u32 = parts.next()?.parse().ok()?;
-    let m: u32 = parts.next()?.parse().ok()?;
-    let s: u32 = parts.next().map_or(Some(0), |p| p.parse().ok())?;
-    if parts.next().is_some() || m > 59 || s > 59 || h > 838 {
-        return None;
-    }
-    let mut micros = 0u32;
-    for k in 0..6 {
-        let digit = fraction
-            .as_bytes()
-            .get(k)
-            .map_or(Some(0), |b| b.is_ascii_digit().then(|| u32::from(b - b'0')))?;
-        micros = micros * 10 + digit;
-    }
-    Some((h, m, s, micros))
 }
 
 /// `EXTRACT(unit FROM v)`: an integer (compound units concatenate their fields, as
 /// `DAY_HOUR` of `'2020-01-02 03:00'` is 203). NULL for NULL or an invalid date.
 pub fn extract(unit: IntervalUnit, v: &Value) -> Result<Value> {
+    if let (Value::Time(t), true) = (v, unit.is_time_unit()) {
+        return Ok(extract_time(unit, t));
+    }
     let Some(dt) = to_datetime(v) else {
         return Ok(Value::Null);
     };
@@ -463,6 +492,36 @@ pub fn extract(unit: IntervalUnit, v: &Value) -> Result<Value> {
         IntervalUnit::DayHour => day * 100 + h,
         IntervalUnit::YearMonth => year * 100 + month,
     }))
+}
+
+/// `EXTRACT` of a unit of hours or less from a TIME: its fields (hours may pass 23),
+/// negative for a negative TIME, as in MySQL.
+fn extract_time(unit: IntervalUnit, t: &tarn_row::Time) -> Value {
+    let (h, mi, s, us) = (
+        i64::from(t.hours()),
+        i64::from(t.minute()),
+        i64::from(t.second()),
+        i64::from(t.fraction_micros()),
+    );
+    let magnitude = match unit {
+        IntervalUnit::Microsecond => us,
+        IntervalUnit::Second => s,
+        IntervalUnit::Minute => mi,
+        IntervalUnit::Hour => h,
+        IntervalUnit::SecondMicrosecond => s * 1_000_000 + us,
+        IntervalUnit::MinuteMicrosecond => (mi * 100 + s) * 1_000_000 + us,
+        IntervalUnit::MinuteSecond => mi * 100 + s,
+        IntervalUnit::HourMicrosecond | IntervalUnit::DayMicrosecond => {
+            (h * 10_000 + mi * 100 + s) * 1_000_000 + us
+        }
+        IntervalUnit::HourSecond => h * 10_000 + mi * 100 + s,
+        _ => h * 100 + mi,
+    };
+    Value::Int(if t.is_negative() {
+        -magnitude
+    } else {
+        magnitude
+    })
 }
 
 // --- Weeks -----------------------------------------------------------------------------
@@ -1142,6 +1201,5 @@ mod tests {
         assert_eq!(d("MONTH", "2020-01-31", "2020-02-29"), Value::Int(0));
         assert_eq!(d("DAY", "2020-01-02", "2020-01-01 00:00:01"), Value::Int(0));
         assert!(timestamp_diff(IntervalUnit::DayHour, &s("2020-01-01"), &s("2020-01-01")).is_err());
-        assert_eq!(parse_time_of_day(b"10:30:05.5"), Some((10, 30, 5, 500_000)));
     }
 }

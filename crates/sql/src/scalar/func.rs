@@ -61,7 +61,7 @@ use super::compare::{compare, comparison_type};
 use super::date::{self, IntervalUnit};
 use super::decimal::{self as dec, RoundMode};
 use super::{FnContext, out_of_range};
-use super::{like, math, regexp, strings, uuid};
+use super::{like, math, regexp, strings, time, uuid};
 use crate::types::SqlType;
 
 const MANY: usize = usize::MAX;
@@ -94,19 +94,20 @@ fn arity(name: &str) -> Option<(usize, usize)> {
         | "SPACE" | "LAST_INSERT_ID" | "SHA1" | "SHA" | "MD5" | "TO_BASE64" | "FROM_BASE64"
         | "QUOTE" | "SOUNDEX" | "CRC32" | "BIN" | "OCT" | "IS_UUID" | "SIN" | "COS" | "TAN"
         | "COT" | "ASIN" | "ACOS" | "DEGREES" | "RADIANS" | "~" | "BIT_COUNT" | "BIT_LENGTH"
-        | "INET_ATON" | "INET_NTOA" | "WEEKOFYEAR" | "TO_SECONDS" => (1, 1),
+        | "INET_ATON" | "INET_NTOA" | "WEEKOFYEAR" | "TO_SECONDS" | "TIME" | "TIME_TO_SEC"
+        | "SEC_TO_TIME" => (1, 1),
         "TRIM" | "ROUND" | "LOG" | "WEEK" | "YEARWEEK" | "FROM_UNIXTIME" | "ATAN"
         | "UUID_TO_BIN" | "BIN_TO_UUID" => (1, 2),
         "IFNULL" | "NULLIF" | "LEFT" | "RIGHT" | "REPEAT" | "INSTR" | "POSITION" | "TRUNCATE"
         | "MOD" | "POWER" | "POW" | "DATEDIFF" | "DATE_FORMAT" | "STR_TO_DATE" | "TRIM_LEADING"
         | "TRIM_TRAILING" | "TRIM_BOTH" | "STRCMP" | "FIND_IN_SET" | "SHA2" | "ATAN2" | "&"
-        | "|" | "^" | "<<" | ">>" => (2, 2),
+        | "|" | "^" | "<<" | ">>" | "TIMEDIFF" | "ADDTIME" | "SUBTIME" | "TIME_FORMAT" => (2, 2),
         "SUBSTRING" | "SUBSTR" | "MID" | "LOCATE" | "FORMAT" | "ADDDATE" | "SUBDATE"
         | "DATE_ADD" | "DATE_SUB" | "REGEXP_LIKE" => (2, 3),
         "REGEXP_SUBSTR" => (2, 5),
         "REGEXP_INSTR" => (2, 6),
         "IF" | "REPLACE" | "LPAD" | "RPAD" | "TIMESTAMPDIFF" | "SUBSTRING_INDEX" | "CONV"
-        | "CONVERT_TZ" => (3, 3),
+        | "CONVERT_TZ" | "MAKETIME" => (3, 3),
         "EXPORT_SET" => (3, 5),
         "REGEXP_REPLACE" => (3, 6),
         "INSERT" => (4, 4),
@@ -161,6 +162,9 @@ pub fn union_type(a: SqlType, b: SqlType) -> SqlType {
         (Null, t) | (t, Null) => t,
         (Json, Json) => Json,
         (Json, _) | (_, Json) => SqlType::TEXT,
+        (Year, Year) => Year,
+        (Year, _) | (_, Year) => union_type(a.numeric_form(), b.numeric_form()),
+        (Time { fsp: x }, Time { fsp: y }) => Time { fsp: x.max(y) },
         (
             Text {
                 len_chars: la,
@@ -183,8 +187,8 @@ pub fn union_type(a: SqlType, b: SqlType) -> SqlType {
             fixed: false,
         },
         (Float, Float) => Float,
-        _ if a.is_temporal() && b.is_temporal() => comparison_type(a, b),
-        _ if a.is_temporal() || b.is_temporal() => SqlType::varchar(26),
+        _ if a.is_time_or_temporal() && b.is_time_or_temporal() => comparison_type(a, b),
+        _ if a.is_time_or_temporal() || b.is_time_or_temporal() => SqlType::varchar(26),
         (Int { bits: x }, Int { bits: y }) => Int { bits: x.max(y) },
         (UInt { bits: x }, UInt { bits: y }) => UInt { bits: x.max(y) },
         _ => comparison_type(a, b),
@@ -295,7 +299,27 @@ pub fn return_type_with_constants(
             timestamp: false,
         },
         "MONTHNAME" | "DAYNAME" => SqlType::varchar(9),
-        "CURTIME" | "CURRENT_TIME" => SqlType::varchar(15),
+        "CURTIME" | "CURRENT_TIME" => SqlType::Time { fsp: fsp(0) },
+        "TIME" => SqlType::Time {
+            fsp: time::time_precision(arg(0), constant(0)),
+        },
+        "TIMEDIFF" => SqlType::Time {
+            fsp: time::time_precision(arg(0), constant(0))
+                .max(time::time_precision(arg(1), constant(1))),
+        },
+        "ADDTIME" | "SUBTIME" => time::add_time_type(
+            arg(0),
+            time::time_precision(arg(0), constant(0))
+                .max(time::time_precision(arg(1), constant(1))),
+        ),
+        "SEC_TO_TIME" => SqlType::Time {
+            fsp: seconds_fsp(arg(0)),
+        },
+        "MAKETIME" => SqlType::Time {
+            fsp: seconds_fsp(arg(2)),
+        },
+        "TIME_FORMAT" => SqlType::TEXT,
+        "TIME_TO_SEC" => SqlType::BIGINT,
         "LENGTH" | "OCTET_LENGTH" | "CHAR_LENGTH" | "CHARACTER_LENGTH" | "INSTR" | "LOCATE"
         | "POSITION" | "ASCII" | "ORD" | "FIELD" | "ISNULL" | "STRCMP" | "SIGN" | "YEAR"
         | "MONTH" | "DAY" | "DAYOFMONTH" | "DAYOFWEEK" | "DAYOFYEAR" | "WEEKDAY" | "HOUR"
@@ -781,13 +805,27 @@ pub fn call_with_collation(
         "CURTIME" | "CURRENT_TIME" => {
             let fsp = args.first().map_or(0, |v| to_i64(v).unwrap_or(0));
             fsp_arg(fsp, &upper)?;
-            let t = truncate_fsp(&ctx.now, fsp as u32);
-            let mut s = format!("{:02}:{:02}:{:02}", t.hour, t.minute, t.second);
-            if fsp > 0 {
-                s.push_str(&format!(".{:06}", t.micros)[..=fsp as usize]);
-            }
-            Ok(Value::Bytes(s.into_bytes()))
+            Ok(time::curtime(&ctx.now, fsp as u8))
         }
+        "TIME" => Ok(time::to_time(&args[0]).map_or(Value::Null, Value::Time)),
+        "TIMEDIFF" => Ok(time::timediff(&args[0], &args[1])),
+        "ADDTIME" | "SUBTIME" => {
+            // The call is a string unless its first argument is a date or TIME.
+            let as_text = !matches!(
+                args[0],
+                Value::Date(_) | Value::DateTime(_) | Value::Time(_)
+            );
+            Ok(time::add_time(
+                &args[0],
+                &args[1],
+                upper == "SUBTIME",
+                as_text,
+            ))
+        }
+        "SEC_TO_TIME" => Ok(time::sec_to_time(&args[0])),
+        "TIME_TO_SEC" => Ok(time::time_to_sec(&args[0])),
+        "MAKETIME" => Ok(time::maketime(&args[0], &args[1], &args[2])),
+        "TIME_FORMAT" => Ok(time::time_format(&args[0], &text(1))),
         "DATE" => Ok(with_datetime(&args[0], |dt| Value::Date(dt.date))),
         "YEAR" => Ok(with_date(&args[0], |d| i64::from(d.year))),
         "MONTH" => Ok(with_date(&args[0], |d| i64::from(d.month))),
@@ -821,10 +859,10 @@ pub fn call_with_collation(
                 y * 100 + i64::from(w)
             }))
         }
-        "HOUR" => Ok(time_part(&args[0], |(h, _, _, _)| h)),
-        "MINUTE" => Ok(time_part(&args[0], |(_, m, _, _)| m)),
-        "SECOND" => Ok(time_part(&args[0], |(_, _, s, _)| s)),
-        "MICROSECOND" => Ok(time_part(&args[0], |(_, _, _, us)| us)),
+        "HOUR" => Ok(time_part(&args[0], |t| i64::from(t.hours()))),
+        "MINUTE" => Ok(time_part(&args[0], |t| i64::from(t.minute()))),
+        "SECOND" => Ok(time_part(&args[0], |t| i64::from(t.second()))),
+        "MICROSECOND" => Ok(time_part(&args[0], |t| i64::from(t.fraction_micros()))),
         "MONTHNAME" => Ok(with_datetime(&args[0], |dt| {
             Value::Bytes(date::month_name(dt.date.month).as_bytes().to_vec())
         })),
@@ -1278,33 +1316,22 @@ fn with_date(v: &Value, f: impl FnOnce(&Date) -> i64) -> Value {
     to_datetime(v).map_or(Value::Null, |dt| Value::Int(f(&dt.date)))
 }
 
-/// HOUR/MINUTE/SECOND/MICROSECOND: of a datetime, or of a `hh:mm:ss` time string.
-fn time_part(v: &Value, f: impl FnOnce((i64, i64, i64, i64)) -> i64) -> Value {
-    let parts = match v {
-        Value::Bytes(b) => match date::parse_time_of_day(b) {
-            Some((h, m, s, us)) => Some((h, m, s, us)),
-            None => cast::parse_datetime(b).map(|p| {
-                let t = p.value;
-                (
-                    u32::from(t.hour),
-                    u32::from(t.minute),
-                    u32::from(t.second),
-                    t.micros,
-                )
-            }),
-        },
-        other => to_datetime(other).map(|t| {
-            (
-                u32::from(t.hour),
-                u32::from(t.minute),
-                u32::from(t.second),
-                t.micros,
-            )
-        }),
-    };
-    parts.map_or(Value::Null, |(h, m, s, us)| {
-        Value::Int(f((i64::from(h), i64::from(m), i64::from(s), i64::from(us))))
-    })
+/// HOUR/MINUTE/SECOND/MICROSECOND of the value read as a TIME ([`time::to_time`]: a
+/// datetime's time of day, a TIME string or `HHMMSS` number); the magnitude's fields,
+/// so HOUR can pass 23 and a negative TIME gives positive fields, as in MySQL.
+fn time_part(v: &Value, f: impl FnOnce(&tarn_row::Time) -> i64) -> Value {
+    time::to_time(v).map_or(Value::Null, |t| Value::Int(f(&t)))
+}
+
+/// The fraction digits of a TIME made from a number of seconds of type `ty`
+/// (SEC_TO_TIME, MAKETIME's seconds): none for integers, a DECIMAL's scale, six
+/// for anything else (MySQL's `decimals` of a DOUBLE or string).
+fn seconds_fsp(ty: SqlType) -> u8 {
+    match ty {
+        SqlType::Int { .. } | SqlType::UInt { .. } | SqlType::Year | SqlType::Null => 0,
+        SqlType::Decimal { scale, .. } => scale.min(6),
+        _ => 6,
+    }
 }
 
 const EPOCH: DateTime = DateTime {
@@ -1592,7 +1619,12 @@ mod tests {
         assert_eq!(call("NOW", &[i(7)], &ctx()).unwrap_err().mysql_code(), 1426);
         assert_eq!(run("CURDATE", &[]), "2024-03-15");
         assert_eq!(run("CURTIME", &[]), "13:14:15");
-        assert_eq!(run("CURTIME", &[i(2)]), "13:14:15.12");
+        // A TIME cut to two digits; the call's type, TIME(2), shows two.
+        assert_eq!(run("CURTIME", &[i(2)]), "13:14:15.120000");
+        assert_eq!(
+            return_type("CURTIME", &[SqlType::BIGINT]).unwrap(),
+            SqlType::Time { fsp: 0 }
+        );
         assert_eq!(run("DATE", &[s("2003-12-31 01:02:03")]), "2003-12-31");
         assert_eq!(run("YEAR", &[s("1987-01-01")]), "1987");
         assert_eq!(run("MONTH", &[s("2008-02-03")]), "2");

@@ -17,6 +17,7 @@
 //! - [`func`]: scalar built-ins by name.
 //! - [`json`]: the JSON functions (over [`crate::json`]'s documents).
 //! - [`date`]: intervals, `EXTRACT`, `DATE_FORMAT` and the date helpers.
+//! - [`time`]: reading TIME and YEAR values, and the TIME functions.
 //! - [`strings`]: `SUBSTRING_INDEX`, `FIND_IN_SET`, base64, digests and other string
 //!   functions.
 //! - [`math`]: `CONV`, `CRC32` and the bit operators.
@@ -41,6 +42,7 @@ pub mod math;
 pub mod rand;
 pub mod regexp;
 pub mod strings;
+pub mod time;
 pub mod uuid;
 
 /// What a function may read from the statement it runs in.
