@@ -245,7 +245,8 @@ impl<'c> Binder<'c> {
         }
     }
 
-    /// `db.name` resolved against the current database.
+    /// `db.name` resolved against the current database. The hidden databases of
+    /// temporary tables cannot be named (`temporary.rs`): 1049.
     pub fn table_ref(&self, name: &ast::ObjectName) -> Result<(String, String)> {
         let parts = object_name(name);
         match parts.as_slice() {
@@ -257,10 +258,13 @@ impl<'c> Binder<'c> {
                     .ok_or_else(|| Error::sql(1046, "3D000", "No database selected"))?;
                 Ok((db, self.cx.normalize_table_name(table)))
             }
-            [db, table] => Ok((
-                self.cx.normalize_table_name(db),
-                self.cx.normalize_table_name(table),
-            )),
+            [db, table] => {
+                let db = self.cx.normalize_table_name(db);
+                if crate::temporary::is_hidden_database(&db) {
+                    return Err(Error::UnknownDatabase(db));
+                }
+                Ok((db, self.cx.normalize_table_name(table)))
+            }
             _ => Err(Error::sql(
                 1103,
                 "42000",
@@ -507,8 +511,10 @@ impl<'c> Binder<'c> {
         outer: Option<&Scope>,
         correlated: &Cell<bool>,
     ) -> Result<Plan> {
+        // The statement's own INTO was taken out while parsing (`parse/into.rs`):
+        // one left here is in a subquery, a derived table or a UNION's block.
         if select.into.is_some() {
-            return Err(unsupported("SELECT ... INTO"));
+            return Err(crate::parse::misplaced_into());
         }
         if select.having.is_some() && select.from.is_empty() && select.group_by_is_empty() {
             // Allowed in MySQL; handled below like any other HAVING.
