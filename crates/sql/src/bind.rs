@@ -86,6 +86,25 @@ pub trait BindContext {
     fn only_full_group_by(&self) -> bool {
         false
     }
+    /// [`BindContext::table`] for a table a view's query names: always the base
+    /// table, never a session's temporary table of that name (as in MySQL, a view
+    /// reads base tables only).
+    fn base_table(&self, db: &str, name: &str) -> Result<Arc<Table>> {
+        self.table(db, name)
+    }
+    /// [`BindContext::view`] past a session's temporary table of the name.
+    fn base_view(&self, db: &str, name: &str) -> Result<Option<String>> {
+        self.view(db, name)
+    }
+    /// [`BindContext::check_table_access`] for the base table `db.table`.
+    fn check_base_table_access(
+        &self,
+        needed: crate::accounts::Privileges,
+        db: &str,
+        table: &str,
+    ) -> Result<()> {
+        self.check_table_access(needed, db, table)
+    }
 }
 
 /// A column visible to expressions.
@@ -1170,11 +1189,21 @@ impl<'c> Binder<'c> {
                     .as_ref()
                     .map(|a| a.name.value.clone())
                     .unwrap_or_else(|| table_name.clone());
-                self.cx.check_table_access(
-                    crate::accounts::Privileges::SELECT,
-                    &db,
-                    &table_name,
-                )?;
+                // A view's query reads base tables only (`temporary.rs`).
+                let in_view = self.database.is_some();
+                if in_view {
+                    self.cx.check_base_table_access(
+                        crate::accounts::Privileges::SELECT,
+                        &db,
+                        &table_name,
+                    )?;
+                } else {
+                    self.cx.check_table_access(
+                        crate::accounts::Privileges::SELECT,
+                        &db,
+                        &table_name,
+                    )?;
+                }
                 // information_schema and performance_schema tables.
                 if let Some(rows) = self.cx.system_table(&db, &table_name) {
                     let (columns, rows) = rows?;
@@ -1195,7 +1224,12 @@ impl<'c> Binder<'c> {
                     });
                     return Ok(());
                 }
-                if let Some(sql) = self.cx.view(&db, &table_name)? {
+                let view = if in_view {
+                    self.cx.base_view(&db, &table_name)?
+                } else {
+                    self.cx.view(&db, &table_name)?
+                };
+                if let Some(sql) = view {
                     let saved = self.database.replace(db.clone());
                     let plan = self.bind_view(&sql, &alias_name);
                     self.database = saved;
@@ -1204,7 +1238,11 @@ impl<'c> Binder<'c> {
                     block.relations.push(FromRelation::Plan { plan, offset });
                     return Ok(());
                 }
-                let table = self.cx.table(&db, &table_name)?;
+                let table = if in_view {
+                    self.cx.base_table(&db, &table_name)?
+                } else {
+                    self.cx.table(&db, &table_name)?
+                };
                 let columns: Vec<OutputColumn> = table
                     .def()
                     .columns

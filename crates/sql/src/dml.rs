@@ -840,7 +840,7 @@ fn select_into(
                 break;
             };
             let wanted = 2 - rows.len();
-            rows.extend(chunk.rows().into_iter().take(wanted));
+            rows.extend(chunk.rows().take(wanted));
         }
         Ok(rows)
     })?;

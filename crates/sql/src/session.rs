@@ -454,9 +454,19 @@ impl Session {
     }
 
     /// Checks `needed` on `db.table` (1142), recording it while a statement is
-    /// prepared. Internal sessions return at once.
+    /// prepared. Internal sessions return at once, and so does a temporary table of
+    /// the session.
     pub(crate) fn check_table(&self, needed: Privileges, db: &str, table: &str) -> Result<()> {
-        if self.identity.internal || self.temporary.contains(db, table) {
+        if self.temporary.contains(db, table) {
+            return Ok(());
+        }
+        self.check_base_table(needed, db, table)
+    }
+
+    /// [`Session::check_table`] for the base table `db.table`, whether or not the
+    /// session has a temporary table of that name (a view's tables).
+    fn check_base_table(&self, needed: Privileges, db: &str, table: &str) -> Result<()> {
+        if self.identity.internal {
             return Ok(());
         }
         if let Some(log) = self.access_log.lock().as_mut() {
@@ -466,12 +476,12 @@ impl Session {
                 table: table.to_string(),
             });
         }
-        if self.table_privileges_held(needed, db, table) {
+        if accounts::table_allowed(&self.grants, needed, db, table) {
             return Ok(());
         }
         let missing = Privileges::EACH
             .into_iter()
-            .find(|p| needed.contains(*p) && !self.table_privileges_held(*p, db, table))
+            .find(|p| needed.contains(*p) && !accounts::table_allowed(&self.grants, *p, db, table))
             .unwrap_or(needed);
         Err(accounts::table_denied(&self.identity, missing, table))
     }
@@ -1619,17 +1629,10 @@ pub(crate) fn is_system_database(name: &str) -> bool {
     )
 }
 
-impl BindContext for Session {
-    fn current_database(&self) -> Option<String> {
-        self.database.clone()
-    }
-
-    fn table(&self, db: &str, name: &str) -> Result<Arc<Table>> {
-        let temporary = self.temporary.database_of(db, name);
-        if temporary.is_some() {
-            *self.temporary_used.borrow_mut() = Some(name.to_string());
-        }
-        let storage_db = temporary.unwrap_or(db);
+impl Session {
+    /// The table `db.name` whose rows are in `storage_db` (`db`, or the hidden
+    /// database of a temporary table); a missing one is 1146 naming `db.name`.
+    fn table_in(&self, storage_db: &str, db: &str, name: &str) -> Result<Arc<Table>> {
         let table = self
             .engine
             .storage()
@@ -1643,12 +1646,36 @@ impl BindContext for Session {
         self.engine.refresh_statistics(&table);
         Ok(table)
     }
+}
+
+impl BindContext for Session {
+    fn current_database(&self) -> Option<String> {
+        self.database.clone()
+    }
+
+    fn table(&self, db: &str, name: &str) -> Result<Arc<Table>> {
+        match self.temporary.database_of(db, name) {
+            Some(hidden) => {
+                *self.temporary_used.borrow_mut() = Some(name.to_string());
+                self.table_in(hidden, db, name)
+            }
+            None => self.table_in(db, db, name),
+        }
+    }
+
+    fn base_table(&self, db: &str, name: &str) -> Result<Arc<Table>> {
+        self.table_in(db, db, name)
+    }
 
     fn view(&self, db: &str, name: &str) -> Result<Option<String>> {
         // A temporary table hides a view of its name.
         if self.temporary.contains(db, name) {
             return Ok(None);
         }
+        self.base_view(db, name)
+    }
+
+    fn base_view(&self, db: &str, name: &str) -> Result<Option<String>> {
         // A missing database has no views; the table lookup then reports the table
         // (1146), as MySQL does.
         match self.engine.storage().view(db, name) {
@@ -1656,6 +1683,10 @@ impl BindContext for Session {
             Err(Error::UnknownDatabase(_)) => Ok(None),
             Err(e) => Err(e),
         }
+    }
+
+    fn check_base_table_access(&self, needed: Privileges, db: &str, table: &str) -> Result<()> {
+        self.check_base_table(needed, db, table)
     }
 
     fn system_table(

@@ -123,12 +123,13 @@ impl BindContext for InDatabase<'_> {
         Some(self.db.to_string())
     }
 
+    // A view's query reads base tables only, never a temporary table.
     fn table(&self, db: &str, name: &str) -> Result<Arc<tarn_catalog::Table>> {
-        self.session.table(db, name)
+        self.session.base_table(db, name)
     }
 
     fn view(&self, db: &str, name: &str) -> Result<Option<String>> {
-        self.session.view(db, name)
+        self.session.base_view(db, name)
     }
 
     fn system_table(&self, db: &str, name: &str) -> Option<Result<SystemTableRows>> {

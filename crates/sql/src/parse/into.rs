@@ -17,8 +17,9 @@
 //! - `INTO OUTFILE` / `INTO DUMPFILE`: 1290 (Tarn writes no files of its own, as
 //!   MySQL with `secure_file_priv` refusing the directory).
 //!
-//! Only statements that begin with `SELECT`, `WITH` or `(` are looked at; only
-//! tokens outside parentheses count, so an INTO inside a subquery stays where it is.
+//! Only statements that begin with `SELECT`, `WITH` or `(` (and have no INSERT or
+//! REPLACE) are looked at; only tokens outside parentheses count, so an INTO inside
+//! a subquery stays where it is.
 
 use sqlparser::tokenizer::{Token, TokenWithSpan};
 use tarn_common::{Error, Result};
@@ -61,6 +62,9 @@ pub(super) fn take_into(
             Token::LParen => depth += 1,
             Token::RParen => depth = depth.saturating_sub(1),
             token if depth == 0 => match word(token).as_deref() {
+                // `WITH .. INSERT INTO t ..`: that INTO is INSERT's (MySQL has no
+                // such form; the parser says so).
+                Some("INSERT" | "REPLACE") => return Ok(None),
                 Some("FROM") => from_seen = true,
                 Some("UNION" | "EXCEPT" | "INTERSECT") => {
                     if found.is_some() {

@@ -348,6 +348,10 @@ fn select_into_positions() {
         statement("INSERT INTO t SELECT 1"),
         Statement::Sql(_)
     ));
+    assert_eq!(
+        error("WITH c AS (SELECT 1) INSERT INTO t SELECT * FROM c").0,
+        1064
+    );
 }
 
 #[test]
