@@ -175,6 +175,13 @@ pub(crate) fn check_privileges(session: &Session, statement: &ast::Statement) ->
         let (db, table) = Binder::new(session).table_ref(name)?;
         session.check_table(needed, &db, &table)
     };
+    // What makes or drops a base table or view of a name: checked as for the base
+    // table even where the session has a temporary table of that name (which
+    // `check_table` lets through).
+    let base_table = |name: &ast::ObjectName, needed: Privileges| -> Result<()> {
+        let (db, table) = Binder::new(session).table_ref(name)?;
+        session.check_base_table(needed, &db, &table)
+    };
     let structural = |name: &ast::ObjectName| -> Result<()> {
         let (db, table) = Binder::new(session).table_ref(name)?;
         protect_account_table(&db, &table)
@@ -209,9 +216,13 @@ pub(crate) fn check_privileges(session: &Session, statement: &ast::Statement) ->
                 }
                 session.check_database(Privileges::DROP, &db)
             }),
-            ast::ObjectType::Table | ast::ObjectType::View => names.iter().try_for_each(|n| {
+            ast::ObjectType::Table => names.iter().try_for_each(|n| {
                 structural(n)?;
                 table(n, Privileges::DROP)
+            }),
+            ast::ObjectType::View => names.iter().try_for_each(|n| {
+                structural(n)?;
+                base_table(n, Privileges::DROP)
             }),
             ast::ObjectType::Index => match on_table {
                 Some(t) => {
@@ -223,7 +234,11 @@ pub(crate) fn check_privileges(session: &Session, statement: &ast::Statement) ->
             _ => Ok(()),
         },
         S::CreateTable(create) => {
-            table(&create.name, Privileges::CREATE)?;
+            if create.temporary {
+                table(&create.name, Privileges::CREATE)?;
+            } else {
+                base_table(&create.name, Privileges::CREATE)?;
+            }
             if let Some(
                 ast::CreateTableLikeKind::Parenthesized(like)
                 | ast::CreateTableLikeKind::Plain(like),
@@ -246,7 +261,7 @@ pub(crate) fn check_privileges(session: &Session, statement: &ast::Statement) ->
                         ast::RenameTableNameKind::As(n) | ast::RenameTableNameKind::To(n) => n,
                     };
                     table(&alter.name, Privileges::DROP)?;
-                    table(target, Privileges::CREATE.union(Privileges::INSERT))?;
+                    base_table(target, Privileges::CREATE.union(Privileges::INSERT))?;
                 }
             }
             Ok(())
@@ -256,7 +271,7 @@ pub(crate) fn check_privileges(session: &Session, statement: &ast::Statement) ->
             if view.or_replace {
                 needed = needed.union(Privileges::DROP);
             }
-            table(&view.name, needed)
+            base_table(&view.name, needed)
         }
         S::Truncate(truncate) => truncate.table_names.iter().try_for_each(|t| {
             structural(&t.name)?;
@@ -266,7 +281,7 @@ pub(crate) fn check_privileges(session: &Session, statement: &ast::Statement) ->
             structural(&r.old_name)?;
             structural(&r.new_name)?;
             table(&r.old_name, Privileges::ALTER.union(Privileges::DROP))?;
-            table(&r.new_name, Privileges::CREATE.union(Privileges::INSERT))
+            base_table(&r.new_name, Privileges::CREATE.union(Privileges::INSERT))
         }),
         _ => Ok(()),
     }

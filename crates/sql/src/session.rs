@@ -20,7 +20,15 @@
 //!
 //! Prepared statements ([`Session::prepare`]) are parsed and bound once; executing one
 //! runs its plan with the parameters, and binds again only when a table it reads
-//! changed definition (error 1412 from the catalog).
+//! changed definition (error 1412 from the catalog), its parameters' types changed,
+//! or the session's temporary tables did. SQL's `PREPARE name FROM ..` makes the same
+//! kind of statement under a name of the session's (`EXECUTE name USING @a, ..`
+//! runs it inside the EXECUTE statement, with the user variables as parameters;
+//! `DEALLOCATE PREPARE` drops it). The whole server holds at most
+//! `max_prepared_stmt_count` of them (1461), as MySQL does.
+//!
+//! A session's temporary tables are in [`crate::temporary`]: its table lookups go
+//! through them first, and it drops them when it ends or is reset.
 //!
 //! The session's `innodb_lock_wait_timeout` bounds the lock waits of its
 //! transactions: the session puts it in its statement interrupt (which every
@@ -465,7 +473,7 @@ impl Session {
 
     /// [`Session::check_table`] for the base table `db.table`, whether or not the
     /// session has a temporary table of that name (a view's tables).
-    fn check_base_table(&self, needed: Privileges, db: &str, table: &str) -> Result<()> {
+    pub(crate) fn check_base_table(&self, needed: Privileges, db: &str, table: &str) -> Result<()> {
         if self.identity.internal {
             return Ok(());
         }
@@ -873,9 +881,9 @@ impl Session {
     }
 
     /// One run of a prepared statement: as a statement of its own, or inside the
-    /// running EXECUTE (whose bookkeeping, warnings and row counts are the
-    /// statement's; only its text, which result column names are cut from, is the
-    /// prepared one meanwhile).
+    /// running EXECUTE (whose bookkeeping, warnings, row counts and deadline, none,
+    /// are the statement's; only its text, which result column names are cut from,
+    /// is the prepared one meanwhile).
     fn run_prepared_once(
         &mut self,
         parsed: &Parsed,

@@ -24,7 +24,10 @@
 //!    information_schema.TABLES, as in MySQL.
 //! 2. **It shadows.** While a session has a temporary `db.t`, its statements that
 //!    name `db.t` use it, not a base table or view of that name (MySQL's rule);
-//!    `DROP TABLE t` drops it first. A view may not use one (1352).
+//!    `DROP TABLE t` drops it first. A view may not use one (1352), and a view's
+//!    query reads base tables even where the session has a temporary table of the
+//!    name (`BindContext::base_table`), as in MySQL. Prepared statements bind again
+//!    when the session's temporary tables changed since they were bound.
 //! 3. **It ends with its session**: [`drop_all`] runs when the session is dropped
 //!    (disconnect, KILL, COM_CHANGE_USER's new session replacing it) and on
 //!    COM_RESET_CONNECTION. A crash leaves hidden databases behind: the engine drops
@@ -39,7 +42,10 @@
 //!
 //! Privileges: creating one needs CREATE on the table's name (Tarn has no separate
 //! CREATE TEMPORARY TABLES privilege; CREATE or ALL stands for it); after that, as
-//! in MySQL, the session's statements on it are not checked.
+//! in MySQL, the session's statements on it are not checked
+//! (`Session::check_table`). Its name lends nothing to base objects of that name:
+//! creating a base table or view, dropping a view, a RENAME's target and a view's
+//! own tables are checked as for the base table (`Session::check_base_table`).
 //!
 //! Not supported (1235): renaming a temporary table (RENAME TABLE, ALTER TABLE ..
 //! RENAME) and CREATE TEMPORARY TABLE .. SELECT (as for base tables).

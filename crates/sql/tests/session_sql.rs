@@ -197,6 +197,14 @@ fn temporary_tables_need_create_and_nothing_after() {
     run(&mut maker, "CREATE TEMPORARY TABLE t (a INT)");
     assert_eq!(code(maker.execute("SELECT * FROM v")), 1142);
     assert_eq!(texts(&mut maker, "SELECT COUNT(*) FROM t"), ["0"]);
+    // A temporary table's name lends no privilege on the base objects of that name.
+    run(&mut maker, "CREATE TEMPORARY TABLE v (a INT)");
+    assert_eq!(code(maker.execute("DROP VIEW v")), 1142);
+    run(&mut root, "REVOKE CREATE ON d.* FROM maker@localhost");
+    assert_eq!(code(maker.execute("CREATE TABLE t (a INT)")), 1142);
+    assert_eq!(code(maker.execute("CREATE VIEW t AS SELECT 1")), 1142);
+    run(&mut root, "GRANT CREATE ON d.* TO maker@localhost");
+    run(&mut maker, "DROP TEMPORARY TABLE v");
     // Renaming a temporary table is not supported yet.
     run(&mut root, "CREATE TEMPORARY TABLE rt (a INT)");
     assert_eq!(code(root.execute("RENAME TABLE rt TO rt2")), 1235);
