@@ -3,11 +3,11 @@
 //!
 //! Each statement commits the session's open transaction first (the session does
 //! that before calling [`execute`]), as MySQL's DDL does, but for CREATE and DROP
-//! TEMPORARY TABLE (see [`crate::temporary`], which keeps temporary tables), and then
-//! changes the catalog through `Storage`. Column types map as [`crate::ddl_types`] says; DEFAULT
-//! expressions are kept as SQL text in the catalog and checked here by binding them
-//! once; AUTO_INCREMENT follows MySQL's rules (one per table, an integer column that
-//! leads a key).
+//! TEMPORARY TABLE (see [`crate::temporary`], which keeps temporary tables), and
+//! then changes the catalog through `Storage`. Column types map as
+//! [`crate::ddl_types`] says; DEFAULT expressions are kept as SQL text in the catalog
+//! and checked here by binding them once; AUTO_INCREMENT follows MySQL's rules (one
+//! per table, an integer column that leads a key).
 
 use sqlparser::ast::{self, ColumnOption, TableConstraint};
 use tarn_catalog::catalog::{AutoIncrement, ViewDef};
