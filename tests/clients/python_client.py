@@ -131,6 +131,7 @@ def run(driver_name):
     check_time_and_year(drv, conn)
     check_transactions(drv, conn, db, native_user, native_pw)
     check_multi_statements(drv, db, native_user, native_pw)
+    check_session_state(drv, conn, db, native_user, native_pw)
     conn.close()
 
     for d in (db, private_db):
@@ -475,6 +476,51 @@ def check_multi_statements(drv, db, user, pw):
         expect_error("two statements without the flag", 1064, lambda: conn.cursor().execute("SELECT 1; SELECT 2"), drv.error)
     conn.cursor().execute("DROP TABLE m")
     conn.close()
+
+
+def check_session_state(drv, conn, db, user, pw):
+    """Temporary tables seen from two connections, SELECT .. INTO and SQL-level
+    prepared statements, over the wire."""
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE st (id INT PRIMARY KEY, v VARCHAR(10))")
+    cur.execute("INSERT INTO st VALUES (1, 'base')")
+    other = drv.connect(user, pw, db, autocommit=True)
+    ocur = other.cursor()
+    # A temporary table of the same name hides the base table from its own
+    # connection only; it does not commit the open transaction.
+    cur.execute("START TRANSACTION")
+    cur.execute("INSERT INTO st VALUES (2, 'in tx')")
+    cur.execute("CREATE TEMPORARY TABLE st (id INT PRIMARY KEY, v VARCHAR(10))")
+    check_eq("INSERT into a temporary table", cur.execute("INSERT INTO st VALUES (7, 'temp'), (8, 'temp')"), 2)
+    check_eq("own temporary table", [tuple(r) for r in fetch(conn, "SELECT id, v FROM st ORDER BY id")], [(7, "temp"), (8, "temp")])
+    check_eq("another connection sees the base table", [tuple(r) for r in fetch(other, "SELECT id, v FROM st")], [(1, "base")])
+    ocur.execute("CREATE TEMPORARY TABLE only_mine (x INT)")
+    expect_error("another connection's temporary table", 1146, lambda: cur.execute("SELECT * FROM only_mine"), drv.error)
+    cur.execute("DROP TEMPORARY TABLE st")
+    cur.execute("ROLLBACK")
+    check_eq("CREATE/DROP TEMPORARY did not commit", [r[0] for r in fetch(conn, "SELECT id FROM st")], [1])
+    other.close()
+
+    # SELECT .. INTO user variables: an OK with one affected row, no result set.
+    check_eq("SELECT .. INTO affected rows", cur.execute("SELECT id, v INTO @sid, @sv FROM st WHERE id = 1"), 1)
+    check_eq("SELECT .. INTO result set", cur.description, None)
+    check_eq("the variables", tuple(fetch(conn, "SELECT @sid, @sv")[0]), (1, "base"))
+    check_eq("SELECT .. INTO of no row", cur.execute("SELECT v INTO @sv FROM st WHERE id = 99"), 0)
+    check_eq("warning 1329", [tuple(r)[1] for r in fetch(conn, "SHOW WARNINGS")], [1329])
+    expect_error("SELECT .. INTO of two rows", 1172, lambda: cur.execute("SELECT 1 UNION SELECT 2 INTO @two"), drv.error)
+
+    # PREPARE / EXECUTE / DEALLOCATE over the text protocol.
+    cur.execute("PREPARE ps FROM 'SELECT v FROM st WHERE id = ?'")
+    cur.execute("SET @k = 1")
+    check_eq("EXECUTE .. USING", [tuple(r) for r in fetch(conn, "EXECUTE ps USING @k")], [("base",)])
+    expect_error("EXECUTE with no parameters", 1210, lambda: cur.execute("EXECUTE ps"), drv.error)
+    cur.execute("PREPARE ins FROM 'INSERT INTO st VALUES (?, ?)'")
+    cur.execute("SET @i = 3, @v = 'three'")
+    check_eq("EXECUTE of an INSERT: affected rows", cur.execute("EXECUTE ins USING @i, @v"), 1)
+    cur.execute("DEALLOCATE PREPARE ps")
+    cur.execute("DROP PREPARE ins")
+    expect_error("EXECUTE after DEALLOCATE", 1243, lambda: cur.execute("EXECUTE ps USING @k"), drv.error)
+    cur.execute("DROP TABLE st")
 
 
 if __name__ == "__main__":

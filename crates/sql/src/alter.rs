@@ -54,6 +54,9 @@ pub(crate) fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Res
     let (db, name) = Binder::new(session).table_ref(&alter.name)?;
     let storage = session.engine().storage().clone();
     let table = BindContext::table(session, &db, &name)?;
+    // A temporary table changes in its session's hidden database (`temporary.rs`).
+    let temporary = session.is_temporary(&db, &name);
+    let storage_db = session.storage_database(&db, &name);
     let mut draft = Draft::new(table.def());
     let mut auto_increment = None;
     let mut rename = None;
@@ -80,6 +83,9 @@ pub(crate) fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Res
         }
     }
     let rename = rename.filter(|target| *target != (db.clone(), name.clone()));
+    if temporary && rename.is_some() {
+        return Err(crate::temporary::unsupported("ALTER TABLE ... RENAME"));
+    }
     if let Some((new_db, new_name)) = &rename {
         if !storage.databases().iter().any(|d| d == new_db) {
             return Err(Error::UnknownDatabase(new_db.clone()));
@@ -90,9 +96,9 @@ pub(crate) fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Res
             return Err(Error::TableExists(new_name.clone()));
         }
     }
-    let affected = draft.execute(&storage, &db, &name)?;
+    let affected = draft.execute(&storage, &storage_db, &name)?;
     if let Some(value) = auto_increment {
-        storage.set_auto_increment(&db, &name, value)?;
+        storage.set_auto_increment(&storage_db, &name, value)?;
     }
     if let Some((new_db, new_name)) = rename {
         storage.rename_table(&db, &name, &new_db, &new_name)?;

@@ -87,6 +87,25 @@ pub trait BindContext {
     fn only_full_group_by(&self) -> bool {
         false
     }
+    /// [`BindContext::table`] for a table a view's query names: always the base
+    /// table, never a session's temporary table of that name (as in MySQL, a view
+    /// reads base tables only).
+    fn base_table(&self, db: &str, name: &str) -> Result<Arc<Table>> {
+        self.table(db, name)
+    }
+    /// [`BindContext::view`] past a session's temporary table of the name.
+    fn base_view(&self, db: &str, name: &str) -> Result<Option<String>> {
+        self.view(db, name)
+    }
+    /// [`BindContext::check_table_access`] for the base table `db.table`.
+    fn check_base_table_access(
+        &self,
+        needed: crate::accounts::Privileges,
+        db: &str,
+        table: &str,
+    ) -> Result<()> {
+        self.check_table_access(needed, db, table)
+    }
 }
 
 /// A column visible to expressions.
@@ -246,7 +265,8 @@ impl<'c> Binder<'c> {
         }
     }
 
-    /// `db.name` resolved against the current database.
+    /// `db.name` resolved against the current database. The hidden databases of
+    /// temporary tables cannot be named (`temporary.rs`): 1049.
     pub fn table_ref(&self, name: &ast::ObjectName) -> Result<(String, String)> {
         let parts = object_name(name);
         match parts.as_slice() {
@@ -258,10 +278,13 @@ impl<'c> Binder<'c> {
                     .ok_or_else(|| Error::sql(1046, "3D000", "No database selected"))?;
                 Ok((db, self.cx.normalize_table_name(table)))
             }
-            [db, table] => Ok((
-                self.cx.normalize_table_name(db),
-                self.cx.normalize_table_name(table),
-            )),
+            [db, table] => {
+                let db = self.cx.normalize_table_name(db);
+                if crate::temporary::is_hidden_database(&db) {
+                    return Err(Error::UnknownDatabase(db));
+                }
+                Ok((db, self.cx.normalize_table_name(table)))
+            }
             _ => Err(Error::sql(
                 1103,
                 "42000",
@@ -509,8 +532,10 @@ impl<'c> Binder<'c> {
         outer: Option<&Scope>,
         correlated: &Cell<bool>,
     ) -> Result<Plan> {
+        // The statement's own INTO was taken out while parsing (`parse/into.rs`):
+        // one left here is in a subquery, a derived table or a UNION's block.
         if select.into.is_some() {
-            return Err(unsupported("SELECT ... INTO"));
+            return Err(crate::parse::misplaced_into());
         }
         if select.having.is_some() && select.from.is_empty() && select.group_by_is_empty() {
             // Allowed in MySQL; handled below like any other HAVING.
@@ -1169,11 +1194,21 @@ impl<'c> Binder<'c> {
                     .as_ref()
                     .map(|a| a.name.value.clone())
                     .unwrap_or_else(|| table_name.clone());
-                self.cx.check_table_access(
-                    crate::accounts::Privileges::SELECT,
-                    &db,
-                    &table_name,
-                )?;
+                // A view's query reads base tables only (`temporary.rs`).
+                let in_view = self.database.is_some();
+                if in_view {
+                    self.cx.check_base_table_access(
+                        crate::accounts::Privileges::SELECT,
+                        &db,
+                        &table_name,
+                    )?;
+                } else {
+                    self.cx.check_table_access(
+                        crate::accounts::Privileges::SELECT,
+                        &db,
+                        &table_name,
+                    )?;
+                }
                 // information_schema and performance_schema tables.
                 if let Some(rows) = self.cx.system_table(&db, &table_name) {
                     let (columns, rows) = rows?;
@@ -1194,7 +1229,12 @@ impl<'c> Binder<'c> {
                     });
                     return Ok(());
                 }
-                if let Some(sql) = self.cx.view(&db, &table_name)? {
+                let view = if in_view {
+                    self.cx.base_view(&db, &table_name)?
+                } else {
+                    self.cx.view(&db, &table_name)?
+                };
+                if let Some(sql) = view {
                     let saved = self.database.replace(db.clone());
                     let plan = self.bind_view(&sql, &alias_name);
                     self.database = saved;
@@ -1203,7 +1243,11 @@ impl<'c> Binder<'c> {
                     block.relations.push(FromRelation::Plan { plan, offset });
                     return Ok(());
                 }
-                let table = self.cx.table(&db, &table_name)?;
+                let table = if in_view {
+                    self.cx.base_table(&db, &table_name)?
+                } else {
+                    self.cx.table(&db, &table_name)?
+                };
                 let columns: Vec<OutputColumn> = table
                     .def()
                     .columns

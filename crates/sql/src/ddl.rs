@@ -2,11 +2,12 @@
 //! [`crate::alter`], which uses the column and index helpers here).
 //!
 //! Each statement commits the session's open transaction first (the session does
-//! that before calling [`execute`]), as MySQL's DDL does, and then changes the
-//! catalog through `Storage`. Column types map as [`crate::ddl_types`] says; DEFAULT
-//! expressions are kept as SQL text in the catalog and checked here by binding them
-//! once; AUTO_INCREMENT follows MySQL's rules (one per table, an integer column that
-//! leads a key).
+//! that before calling [`execute`]), as MySQL's DDL does, but for CREATE and DROP
+//! TEMPORARY TABLE (see [`crate::temporary`], which keeps temporary tables), and
+//! then changes the catalog through `Storage`. Column types map as
+//! [`crate::ddl_types`] says; DEFAULT expressions are kept as SQL text in the catalog
+//! and checked here by binding them once; AUTO_INCREMENT follows MySQL's rules (one
+//! per table, an integer column that leads a key).
 
 use sqlparser::ast::{self, ColumnOption, TableConstraint};
 use tarn_catalog::catalog::{AutoIncrement, ViewDef};
@@ -64,8 +65,16 @@ pub fn execute(
             if_exists,
             names,
             table,
+            temporary,
             ..
-        } => drop(session, *object_type, *if_exists, names, table.as_ref()),
+        } => drop(
+            session,
+            *object_type,
+            *if_exists,
+            *temporary,
+            names,
+            table.as_ref(),
+        ),
         S::CreateTable(create) => create_table(session, create),
         S::CreateIndex(create) => {
             let (db, table) = Binder::new(session).table_ref(&create.table_name)?;
@@ -77,7 +86,7 @@ pub fn execute(
             let columns = index_columns(&t.def().columns, &create.columns)?;
             let name = name.unwrap_or_else(|| default_index_name(t.def(), &columns));
             session.engine().storage().create_index(
-                &db,
+                &session.storage_database(&db, &table),
                 &table,
                 IndexDef::new(&name, &columns, create.unique),
             )?;
@@ -86,8 +95,13 @@ pub fn execute(
         S::AlterTable(alter) => crate::alter::alter_table(session, alter),
         S::CreateView(view) => {
             let (db, name) = Binder::new(session).table_ref(&view.name)?;
-            // The query must bind now (unknown tables and columns are errors here).
+            // The query must bind now (unknown tables and columns are errors here),
+            // and may not use a temporary table.
+            session.take_temporary_used();
             let mut plan = Binder::new(session).bind_statement_query(&view.query)?;
+            if let Some(table) = session.take_temporary_used() {
+                return Err(crate::temporary::view_uses_temporary(&table));
+            }
             let columns: Vec<String> = view.columns.iter().map(|c| c.name.value.clone()).collect();
             if !columns.is_empty() && columns.len() != plan.width() {
                 return Err(Error::sql(
@@ -114,7 +128,11 @@ pub fn execute(
         S::Truncate(truncate) => {
             for target in &truncate.table_names {
                 let (db, table) = Binder::new(session).table_ref(&target.name)?;
-                session.engine().storage().truncate_table(&db, &table)?;
+                let storage_db = session.storage_database(&db, &table);
+                session
+                    .engine()
+                    .storage()
+                    .truncate_table(&storage_db, &table)?;
             }
             Ok(QueryResult::ok(0))
         }
@@ -122,6 +140,9 @@ pub fn execute(
             for r in renames {
                 let (db, old) = Binder::new(session).table_ref(&r.old_name)?;
                 let (new_db, new) = Binder::new(session).table_ref(&r.new_name)?;
+                if session.is_temporary(&db, &old) {
+                    return Err(crate::temporary::unsupported("RENAME TABLE"));
+                }
                 session
                     .engine()
                     .storage()
@@ -154,6 +175,13 @@ pub(crate) fn check_privileges(session: &Session, statement: &ast::Statement) ->
         let (db, table) = Binder::new(session).table_ref(name)?;
         session.check_table(needed, &db, &table)
     };
+    // What makes or drops a base table or view of a name: checked as for the base
+    // table even where the session has a temporary table of that name (which
+    // `check_table` lets through).
+    let base_table = |name: &ast::ObjectName, needed: Privileges| -> Result<()> {
+        let (db, table) = Binder::new(session).table_ref(name)?;
+        session.check_base_table(needed, &db, &table)
+    };
     let structural = |name: &ast::ObjectName| -> Result<()> {
         let (db, table) = Binder::new(session).table_ref(name)?;
         protect_account_table(&db, &table)
@@ -164,6 +192,13 @@ pub(crate) fn check_privileges(session: &Session, statement: &ast::Statement) ->
             schema_name: ast::SchemaName::Simple(db_name),
             ..
         } => session.check_database(Privileges::CREATE, &database_name(session, db_name)?),
+        // DROP TEMPORARY TABLE touches only the session's own tables, which need no
+        // privileges (MySQL checks none).
+        S::Drop {
+            object_type: ast::ObjectType::Table,
+            temporary: true,
+            ..
+        } => Ok(()),
         S::Drop {
             object_type,
             names,
@@ -181,9 +216,13 @@ pub(crate) fn check_privileges(session: &Session, statement: &ast::Statement) ->
                 }
                 session.check_database(Privileges::DROP, &db)
             }),
-            ast::ObjectType::Table | ast::ObjectType::View => names.iter().try_for_each(|n| {
+            ast::ObjectType::Table => names.iter().try_for_each(|n| {
                 structural(n)?;
                 table(n, Privileges::DROP)
+            }),
+            ast::ObjectType::View => names.iter().try_for_each(|n| {
+                structural(n)?;
+                base_table(n, Privileges::DROP)
             }),
             ast::ObjectType::Index => match on_table {
                 Some(t) => {
@@ -195,7 +234,11 @@ pub(crate) fn check_privileges(session: &Session, statement: &ast::Statement) ->
             _ => Ok(()),
         },
         S::CreateTable(create) => {
-            table(&create.name, Privileges::CREATE)?;
+            if create.temporary {
+                table(&create.name, Privileges::CREATE)?;
+            } else {
+                base_table(&create.name, Privileges::CREATE)?;
+            }
             if let Some(
                 ast::CreateTableLikeKind::Parenthesized(like)
                 | ast::CreateTableLikeKind::Plain(like),
@@ -218,7 +261,7 @@ pub(crate) fn check_privileges(session: &Session, statement: &ast::Statement) ->
                         ast::RenameTableNameKind::As(n) | ast::RenameTableNameKind::To(n) => n,
                     };
                     table(&alter.name, Privileges::DROP)?;
-                    table(target, Privileges::CREATE.union(Privileges::INSERT))?;
+                    base_table(target, Privileges::CREATE.union(Privileges::INSERT))?;
                 }
             }
             Ok(())
@@ -228,7 +271,7 @@ pub(crate) fn check_privileges(session: &Session, statement: &ast::Statement) ->
             if view.or_replace {
                 needed = needed.union(Privileges::DROP);
             }
-            table(&view.name, needed)
+            base_table(&view.name, needed)
         }
         S::Truncate(truncate) => truncate.table_names.iter().try_for_each(|t| {
             structural(&t.name)?;
@@ -238,7 +281,7 @@ pub(crate) fn check_privileges(session: &Session, statement: &ast::Statement) ->
             structural(&r.old_name)?;
             structural(&r.new_name)?;
             table(&r.old_name, Privileges::ALTER.union(Privileges::DROP))?;
-            table(&r.new_name, Privileges::CREATE.union(Privileges::INSERT))
+            base_table(&r.new_name, Privileges::CREATE.union(Privileges::INSERT))
         }),
         _ => Ok(()),
     }
@@ -272,15 +315,23 @@ fn view_sql(sql: &str, columns: &[String]) -> String {
 
 fn database_name(session: &Session, name: &ast::ObjectName) -> Result<String> {
     let name = object_name(name).join(".");
-    Ok(crate::bind::BindContext::normalize_table_name(
-        session, &name,
-    ))
+    let name = crate::bind::BindContext::normalize_table_name(session, &name);
+    // The hidden databases of temporary tables are Tarn's own (`temporary.rs`).
+    if crate::temporary::is_hidden_database(&name) {
+        return Err(Error::sql(
+            1102,
+            "42000",
+            format!("Incorrect database name '{name}'"),
+        ));
+    }
+    Ok(name)
 }
 
 fn drop(
     session: &mut Session,
     object_type: ast::ObjectType,
     if_exists: bool,
+    temporary: bool,
     names: &[ast::ObjectName],
     on_table: Option<&ast::ObjectName>,
 ) -> Result<QueryResult> {
@@ -315,6 +366,15 @@ fn drop(
             let mut missing = Vec::new();
             for n in names {
                 let (db, table) = Binder::new(session).table_ref(n)?;
+                // A temporary table of the name goes first (it hides the base table);
+                // DROP TEMPORARY TABLE drops nothing else.
+                if crate::temporary::drop(session, &db, &table)? {
+                    continue;
+                }
+                if temporary {
+                    missing.push(format!("{db}.{table}"));
+                    continue;
+                }
                 match storage.drop_table(&db, &table) {
                     Err(Error::UnknownTable(_)) | Err(Error::UnknownDatabase(_)) => {
                         missing.push(format!("{db}.{table}"))
@@ -345,9 +405,10 @@ fn drop(
             let table =
                 on_table.ok_or_else(|| Error::sql(1064, "42000", "DROP INDEX needs ON table"))?;
             let (db, table) = Binder::new(session).table_ref(table)?;
+            let storage_db = session.storage_database(&db, &table);
             for n in names {
                 let name = object_name(n).pop().unwrap_or_default();
-                storage.drop_index(&db, &table, &name)?;
+                storage.drop_index(&storage_db, &table, &name)?;
             }
         }
         other => return Err(unsupported(format!("DROP {other}"))),
@@ -549,9 +610,6 @@ pub(crate) fn column_spec(session: &mut Session, def: &ast::ColumnDef) -> Result
 }
 
 fn create_table(session: &mut Session, create: &ast::CreateTable) -> Result<QueryResult> {
-    if create.temporary {
-        return Err(unsupported("CREATE TEMPORARY TABLE"));
-    }
     let (db, name) = Binder::new(session).table_ref(&create.name)?;
     // CREATE TABLE ... LIKE: the same definition, empty.
     if let Some(like) = &create.like {
@@ -571,7 +629,7 @@ fn create_table(session: &mut Session, create: &ast::CreateTable) -> Result<Quer
         if let Some(a) = &mut def.auto_increment {
             a.start = 1;
         }
-        return finish_create(session, &db, def, create.if_not_exists);
+        return finish_create(session, &db, def, create);
     }
     if create.query.is_some() {
         return Err(unsupported("CREATE TABLE ... SELECT"));
@@ -666,7 +724,7 @@ fn create_table(session: &mut Session, create: &ast::CreateTable) -> Result<Quer
             start: table_option_auto_increment(create)?.unwrap_or(1),
         });
     }
-    finish_create(session, &db, def, create.if_not_exists)
+    finish_create(session, &db, def, create)
 }
 
 fn table_option_auto_increment(create: &ast::CreateTable) -> Result<Option<u64>> {
@@ -719,8 +777,12 @@ fn finish_create(
     session: &mut Session,
     db: &str,
     def: TableDef,
-    if_not_exists: bool,
+    create: &ast::CreateTable,
 ) -> Result<QueryResult> {
+    if create.temporary {
+        return crate::temporary::create(session, db, def, create.if_not_exists);
+    }
+    let if_not_exists = create.if_not_exists;
     let name = def.name.clone();
     match session.engine().storage().create_table(db, def) {
         Err(Error::TableExists(_)) if if_not_exists => {

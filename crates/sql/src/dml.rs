@@ -51,6 +51,12 @@ pub enum Bound {
     Delete(DeletePlan),
     MultiUpdate(multi::MultiUpdatePlan),
     MultiDelete(multi::MultiDeletePlan),
+    /// `SELECT .. INTO @a, ..`: the query and the user variables (lower-cased, without
+    /// `@`) its one row sets, one per column.
+    SelectInto {
+        plan: Plan,
+        variables: Vec<String>,
+    },
 }
 
 pub enum InsertSource {
@@ -92,7 +98,7 @@ impl Bound {
     }
 
     pub fn is_read_only(&self) -> bool {
-        matches!(self, Bound::Query(_))
+        matches!(self, Bound::Query(_) | Bound::SelectInto { .. })
     }
 
     pub fn explain(&self, lines: &mut Vec<String>) {
@@ -114,16 +120,47 @@ impl Bound {
             }
             Bound::MultiUpdate(p) => p.explain(lines),
             Bound::MultiDelete(p) => p.explain(lines),
+            Bound::SelectInto { plan, .. } => plan.explain(0, lines),
         }
     }
 }
 
 /// True for statements [`bind`] handles (they can be prepared with a bound form).
 pub fn bindable(parsed: &Parsed) -> bool {
-    matches!(
-        &parsed.statement,
-        Statement::Sql(s) if matches!(**s, ast::Statement::Query(_) | ast::Statement::Insert(_) | ast::Statement::Update(_) | ast::Statement::Delete(_))
-    )
+    match &parsed.statement {
+        Statement::Sql(s) => matches!(
+            **s,
+            ast::Statement::Query(_)
+                | ast::Statement::Insert(_)
+                | ast::Statement::Update(_)
+                | ast::Statement::Delete(_)
+        ),
+        Statement::SelectInto { .. } => true,
+        _ => false,
+    }
+}
+
+/// Binds `SELECT .. INTO @a, ..`: the query, whose columns must be as many as the
+/// variables (1222, checked before any row is read, as MySQL does).
+pub fn bind_select_into(
+    session: &mut Session,
+    query: &ast::Statement,
+    variables: &[String],
+) -> Result<Bound> {
+    let Bound::Query(plan) = bind(session, query)? else {
+        return Err(unsupported("SELECT ... INTO of this statement"));
+    };
+    if plan.width() != variables.len() {
+        return Err(Error::sql(
+            1222,
+            "21000",
+            "The used SELECT statements have a different number of columns",
+        ));
+    }
+    Ok(Bound::SelectInto {
+        plan,
+        variables: variables.to_vec(),
+    })
 }
 
 fn unsupported(what: impl std::fmt::Display) -> Error {
@@ -780,7 +817,52 @@ pub fn execute(
         Bound::Delete(p) => run_delete(session, p, tx, params),
         Bound::MultiUpdate(p) => multi::run_update(session, p, tx, params),
         Bound::MultiDelete(p) => multi::run_delete(session, p, tx, params),
+        Bound::SelectInto { plan, variables } => select_into(session, plan, variables, tx, params),
     }
+}
+
+/// Runs `SELECT .. INTO @a, ..` as MySQL does: no result set; one row sets the
+/// variables (affected rows 1); no row leaves them and is warning 1329 (affected
+/// rows 0); a second row is error 1172, after the first row set them (MySQL assigns
+/// each row as it comes and fails at the second). At most two rows are read.
+fn select_into(
+    session: &mut Session,
+    plan: &Plan,
+    variables: &[String],
+    tx: &RefCell<Transaction>,
+    params: &[Value],
+) -> Result<QueryResult> {
+    let rows = session.with_exec(tx, params, |cx| {
+        let mut op = exec::open(plan)?;
+        let mut rows = Vec::new();
+        while rows.len() < 2 {
+            let Some(chunk) = op.next(cx)? else {
+                break;
+            };
+            let wanted = 2 - rows.len();
+            rows.extend(chunk.rows().take(wanted));
+        }
+        Ok(rows)
+    })?;
+    let Some(first) = rows.first() else {
+        session.add_warning(
+            "Warning",
+            1329,
+            "No data - zero rows fetched, selected, or processed".to_string(),
+        );
+        return Ok(QueryResult::ok(0));
+    };
+    for (name, value) in variables.iter().zip(first) {
+        session.set_user_variable(name, value.clone())?;
+    }
+    if rows.len() > 1 {
+        return Err(Error::sql(
+            1172,
+            "42000",
+            "Result consisted of more than one row",
+        ));
+    }
+    Ok(QueryResult::ok(1))
 }
 
 fn primary_key_values(table: &Table, row: &[Value]) -> Vec<Value> {

@@ -20,7 +20,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
 
 use parking_lot::{Mutex, RwLock};
@@ -82,6 +82,12 @@ pub struct Engine {
     pub(crate) accounts_generation: AtomicU64,
     /// Serialises cache rebuilds (invariant 1 of `accounts.rs`).
     pub(crate) accounts_reload: Mutex<()>,
+    /// Prepared statements held by all sessions (bounded by the global
+    /// `max_prepared_stmt_count`, as in MySQL).
+    pub(crate) prepared_statements: AtomicUsize,
+    /// The next number for a session's hidden databases of temporary tables
+    /// (`temporary.rs`).
+    next_temporary_namespace: AtomicU64,
 }
 
 impl Engine {
@@ -110,6 +116,8 @@ impl Engine {
     }
 
     fn new(storage: Arc<Storage>) -> Arc<Engine> {
+        // Temporary tables a crash left behind (no session owns them any more).
+        crate::temporary::drop_leftovers(&storage);
         let defaults = SystemVariables::new_global(&storage.settings());
         Arc::new(Engine {
             globals: RwLock::new(defaults.clone()),
@@ -126,11 +134,20 @@ impl Engine {
             accounts: RwLock::new(Arc::new(AccountCache::default())),
             accounts_generation: AtomicU64::new(0),
             accounts_reload: Mutex::new(()),
+            prepared_statements: AtomicUsize::new(0),
+            next_temporary_namespace: AtomicU64::new(1),
         })
     }
 
     pub fn storage(&self) -> &Arc<Storage> {
         &self.storage
+    }
+
+    /// A number no other session of this engine has for its temporary tables'
+    /// hidden databases (`temporary.rs`).
+    pub(crate) fn next_temporary_namespace(&self) -> u64 {
+        self.next_temporary_namespace
+            .fetch_add(1, Ordering::Relaxed)
     }
 
     /// Seconds since the engine started (SHOW STATUS Uptime).

@@ -11,7 +11,8 @@
 //!    column vectors ([`chunk::Chunk`]; [`window`] holds window functions' node and
 //!    operator); [`dml`], [`ddl`] and [`alter`] change rows and the catalog inside
 //!    the session's transaction; [`load`] is LOAD DATA LOCAL INFILE; [`maintenance`]
-//!    answers ANALYZE, OPTIMIZE, CHECK, CHECKSUM and REPAIR TABLE.
+//!    answers ANALYZE, OPTIMIZE, CHECK, CHECKSUM and REPAIR TABLE; [`temporary`]
+//!    keeps each session's temporary tables.
 //!
 //! Before any of that, the session's account must hold the privileges the statement
 //! needs: [`accounts`] keeps accounts and grants in `mysql.user` and `mysql.grants`
@@ -47,6 +48,7 @@ pub mod show;
 pub mod subquery;
 pub mod sysvars;
 pub mod sysviews;
+pub mod temporary;
 pub mod types;
 pub mod window;
 pub mod workers;

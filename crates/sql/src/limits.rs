@@ -11,9 +11,16 @@ pub const CHUNK_ROWS: usize = 1024;
 pub const QUERY_MEMORY_DEFAULT_BYTES: u64 = 1 << 30;
 pub const QUERY_MEMORY_MAX_BYTES_CEILING: u64 = 64 << 30;
 
-/// Prepared statements one session may hold (MySQL's max_prepared_stmt_count is
-/// server-wide; this bounds a single session).
-pub const PREPARED_STATEMENTS_PER_SESSION_MAX: usize = 16_382;
+/// `max_prepared_stmt_count`: the prepared statements (COM_STMT_PREPARE and SQL
+/// PREPARE) all sessions together may hold, MySQL's default and the most it may be
+/// set to (MySQL's too). Each holds its parsed and bound form.
+pub const PREPARED_STMT_COUNT_DEFAULT: u64 = 16_382;
+pub const PREPARED_STMT_COUNT_MAX: u64 = 4_194_304;
+
+/// Temporary tables one session may hold at once (MySQL has no such bound). Each is
+/// a catalog entry with its data files (an extent each, a megabyte) until it is
+/// dropped or the session ends.
+pub const TEMPORARY_TABLES_PER_SESSION_MAX: usize = 256;
 
 /// Warnings kept per statement (MySQL's max_error_count default).
 pub const WARNINGS_MAX: usize = 1024;

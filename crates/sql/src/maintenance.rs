@@ -147,7 +147,9 @@ fn each_table(
     for name in tables {
         let (db, table) = Binder::new(session).table_ref(name)?;
         session.check_table(needed, &db, &table)?;
-        let messages = f(session, &db, &table).unwrap_or_else(|e| {
+        // A temporary table is in its session's hidden database (`temporary.rs`).
+        let storage_db = session.storage_database(&db, &table);
+        let messages = f(session, &storage_db, &table).unwrap_or_else(|e| {
             let text = match e {
                 Error::UnknownTable(_) | Error::UnknownDatabase(_) => {
                     format!("Table '{db}.{table}' doesn't exist")
@@ -183,7 +185,8 @@ fn checksum(session: &mut Session, tables: &[ast::ObjectName], quick: bool) -> R
         let (db, table) = Binder::new(session).table_ref(name)?;
         session.check_table(Privileges::SELECT, &db, &table)?;
         let shown = text_value(&format!("{db}.{table}"));
-        let handle = match session.engine().storage().table(&db, &table) {
+        let storage_db = session.storage_database(&db, &table);
+        let handle = match session.engine().storage().table(&storage_db, &table) {
             Ok(handle) => handle,
             Err(Error::UnknownTable(_) | Error::UnknownDatabase(_)) => {
                 session.add_warning("Error", 1146, format!("Table '{db}.{table}' doesn't exist"));

@@ -20,7 +20,15 @@
 //!
 //! Prepared statements ([`Session::prepare`]) are parsed and bound once; executing one
 //! runs its plan with the parameters, and binds again only when a table it reads
-//! changed definition (error 1412 from the catalog).
+//! changed definition (error 1412 from the catalog), its parameters' types changed,
+//! or the session's temporary tables did. SQL's `PREPARE name FROM ..` makes the same
+//! kind of statement under a name of the session's (`EXECUTE name USING @a, ..`
+//! runs it inside the EXECUTE statement, with the user variables as parameters;
+//! `DEALLOCATE PREPARE` drops it). The whole server holds at most
+//! `max_prepared_stmt_count` of them (1461), as MySQL does.
+//!
+//! A session's temporary tables are in [`crate::temporary`]: its table lookups go
+//! through them first, and it drops them when it ends or is reset.
 //!
 //! The session's `innodb_lock_wait_timeout` bounds the lock waits of its
 //! transactions: the session puts it in its statement interrupt (which every
@@ -49,8 +57,8 @@ use crate::bind::{BindContext, Binder};
 use crate::chunk::Chunk;
 use crate::engine::{Engine, SessionEntry};
 use crate::exec::{self, Cancel, ExecContext, MemoryBudget};
-use crate::limits::{PREPARED_STATEMENTS_PER_SESSION_MAX, USER_VARIABLES_MAX, WARNINGS_MAX};
-use crate::parse::{self, Parsed, Statement, TransactionScope};
+use crate::limits::{USER_VARIABLES_MAX, WARNINGS_MAX};
+use crate::parse::{self, Parsed, PrepareSource, Statement, TransactionScope};
 use crate::plan::OutputColumn;
 use crate::scalar::FnContext;
 use crate::sysvars::SystemVariables;
@@ -191,6 +199,9 @@ pub struct Prepared {
     accesses: Vec<TableAccess>,
     /// The parameter types `bound` was bound with (empty: all text, as prepared).
     param_types: Vec<SqlType>,
+    /// The session's temporary tables' generation `bound` was bound under: a
+    /// temporary table created or dropped since may change what a name resolves to.
+    temporary_generation: u64,
 }
 
 /// SET TRANSACTION without SESSION/GLOBAL: applies to the next transaction only.
@@ -213,6 +224,9 @@ pub struct Session {
     last_insert_id: u64,
     warnings: Vec<Warning>,
     prepared: HashMap<u32, Prepared>,
+    /// SQL-level prepared statements (PREPARE name): the lower-cased name's id in
+    /// `prepared`.
+    named_prepared: HashMap<String, u32>,
     next_statement_id: u32,
     /// The text of the statement being run (for result column names).
     statement_text: Option<String>,
@@ -242,6 +256,10 @@ pub struct Session {
     grants_generation: u64,
     /// While a statement is prepared: the table privileges its binding checked.
     access_log: Mutex<Option<Vec<TableAccess>>>,
+    /// The session's temporary tables (`temporary.rs`).
+    pub(crate) temporary: crate::temporary::TemporaryTables,
+    /// The last temporary table a binding resolved (CREATE VIEW refuses them).
+    temporary_used: RefCell<Option<String>>,
 }
 
 impl Drop for Session {
@@ -249,24 +267,35 @@ impl Drop for Session {
         if let Some(tx) = self.tx.take() {
             let _ = self.engine.storage().rollback(tx);
         }
+        self.forget_prepared();
+        crate::temporary::drop_all(self);
         self.engine.unregister(&self.entry);
     }
 }
 
 /// Whether a statement may be prepared. MySQL refuses (1295) the SQL-level
-/// PREPARE / EXECUTE / DEALLOCATE inside a prepared statement; clients such as
-/// sysbench fall back to text queries on 1295.
+/// PREPARE / EXECUTE / DEALLOCATE inside a prepared statement, and LOAD DATA (whose
+/// file the server asks for only for a text query); clients such as sysbench fall
+/// back to text queries on 1295.
 fn preparable(statement: &Statement) -> bool {
-    match statement {
-        Statement::Empty => false,
-        Statement::Sql(s) => !matches!(
-            **s,
-            ast::Statement::Prepare { .. }
-                | ast::Statement::Execute { .. }
-                | ast::Statement::Deallocate { .. }
-        ),
-        _ => true,
-    }
+    !matches!(
+        statement,
+        Statement::Empty
+            | Statement::Prepare { .. }
+            | Statement::ExecutePrepared { .. }
+            | Statement::DeallocatePrepare { .. }
+            | Statement::LoadData(_)
+    )
+}
+
+/// Error 1243 for an unknown prepared statement, named as the client named it (an
+/// id of COM_STMT_*, a name of EXECUTE) and with the command that named it.
+fn unknown_prepared(handle: &str, what: &str) -> Error {
+    Error::sql(
+        1243,
+        "HY000",
+        format!("Unknown prepared statement handler ({handle}) given to {what}"),
+    )
 }
 
 /// Whether `max_execution_time` bounds the statement. As in MySQL, it bounds only
@@ -277,8 +306,10 @@ fn preparable(statement: &Statement) -> bool {
 /// and SELECTs inside stored programs are not bounded; Tarn has neither.) The others
 /// run with no deadline; KILL QUERY still stops them.
 fn execution_time_applies(parsed: &Parsed) -> bool {
-    let Statement::Sql(statement) = &parsed.statement else {
-        return false;
+    let statement = match &parsed.statement {
+        Statement::Sql(statement) => statement,
+        Statement::SelectInto { .. } => return true,
+        _ => return false,
     };
     match &**statement {
         ast::Statement::Query(_) => true,
@@ -310,6 +341,7 @@ impl Session {
             last_insert_id: 0,
             warnings: Vec::new(),
             prepared: HashMap::new(),
+            named_prepared: HashMap::new(),
             next_statement_id: 1,
             statement_text: None,
             row_sink: None,
@@ -327,6 +359,8 @@ impl Session {
             grants: Arc::default(),
             grants_generation: u64::MAX,
             access_log: Mutex::new(None),
+            temporary: Default::default(),
+            temporary_used: RefCell::new(None),
             engine,
             entry,
         };
@@ -375,6 +409,9 @@ impl Session {
     /// Checks that the session holds some privilege in `db` or one of its tables
     /// (1044), as USE and SHOW TABLES need.
     pub(crate) fn check_database_access(&self, db: &str) -> Result<()> {
+        if crate::temporary::is_hidden_database(db) {
+            return Err(Error::UnknownDatabase(db.to_string()));
+        }
         if self.identity.internal || accounts::is_open_schema(db) || self.grants.any_in_database(db)
         {
             return Ok(());
@@ -388,9 +425,32 @@ impl Session {
         (!self.identity.internal).then_some(&*self.grants)
     }
 
-    /// True if the session holds `needed` on `db.table`.
+    /// True if the session holds `needed` on `db.table`. A temporary table of the
+    /// session's needs nothing once created (MySQL checks no privileges on it).
     pub(crate) fn table_privileges_held(&self, needed: Privileges, db: &str, table: &str) -> bool {
-        self.identity.internal || accounts::table_allowed(&self.grants, needed, db, table)
+        self.identity.internal
+            || self.temporary.contains(db, table)
+            || accounts::table_allowed(&self.grants, needed, db, table)
+    }
+
+    /// The database whose catalog holds `db.table` for this session: the hidden one
+    /// of its temporary table of that name if it has one (`temporary.rs`), else `db`.
+    pub(crate) fn storage_database(&self, db: &str, table: &str) -> String {
+        self.temporary
+            .database_of(db, table)
+            .unwrap_or(db)
+            .to_string()
+    }
+
+    /// Whether `db.table` names one of the session's temporary tables.
+    pub(crate) fn is_temporary(&self, db: &str, table: &str) -> bool {
+        self.temporary.contains(db, table)
+    }
+
+    /// Forgets which temporary table a binding last resolved, and returns it
+    /// (CREATE VIEW binds its query between two calls).
+    pub(crate) fn take_temporary_used(&self) -> Option<String> {
+        self.temporary_used.borrow_mut().take()
     }
 
     /// Checks that the session holds at least one privilege on `db.table` (SHOW
@@ -411,8 +471,18 @@ impl Session {
     }
 
     /// Checks `needed` on `db.table` (1142), recording it while a statement is
-    /// prepared. Internal sessions return at once.
+    /// prepared. Internal sessions return at once, and so does a temporary table of
+    /// the session.
     pub(crate) fn check_table(&self, needed: Privileges, db: &str, table: &str) -> Result<()> {
+        if self.temporary.contains(db, table) {
+            return Ok(());
+        }
+        self.check_base_table(needed, db, table)
+    }
+
+    /// [`Session::check_table`] for the base table `db.table`, whether or not the
+    /// session has a temporary table of that name (a view's tables).
+    pub(crate) fn check_base_table(&self, needed: Privileges, db: &str, table: &str) -> Result<()> {
         if self.identity.internal {
             return Ok(());
         }
@@ -423,12 +493,12 @@ impl Session {
                 table: table.to_string(),
             });
         }
-        if self.table_privileges_held(needed, db, table) {
+        if accounts::table_allowed(&self.grants, needed, db, table) {
             return Ok(());
         }
         let missing = Privileges::EACH
             .into_iter()
-            .find(|p| needed.contains(*p) && !self.table_privileges_held(*p, db, table))
+            .find(|p| needed.contains(*p) && !accounts::table_allowed(&self.grants, *p, db, table))
             .unwrap_or(needed);
         Err(accounts::table_denied(&self.identity, missing, table))
     }
@@ -506,11 +576,13 @@ impl Session {
 
     /// COM_RESET_CONNECTION: rolls back, and starts over as a new session of the same
     /// account with the same connection id and current database: session variables
-    /// from the globals, no user variables, prepared statements or warnings.
+    /// from the globals, no user variables, prepared statements, temporary tables or
+    /// warnings.
     pub fn reset(&mut self) {
         if let Some(tx) = self.tx.take() {
             let _ = self.engine.storage().rollback(tx);
         }
+        crate::temporary::drop_all(self);
         self.vars = SystemVariables::session_from(&self.engine.globals.read());
         self.publish_lock_wait_timeout();
         self.user_vars.clear();
@@ -518,7 +590,18 @@ impl Session {
         self.next_tx = NextTransaction::default();
         self.last_insert_id = 0;
         self.warnings.clear();
+        self.forget_prepared();
+    }
+
+    /// Drops every prepared statement (a reset, the session's end), giving their
+    /// places back to the server's `max_prepared_stmt_count`.
+    fn forget_prepared(&mut self) {
+        let count = self.prepared.len();
+        self.engine
+            .prepared_statements
+            .fetch_sub(count, Ordering::Relaxed);
         self.prepared.clear();
+        self.named_prepared.clear();
     }
 
     /// Whether UPDATE's affected rows count the rows matched (MySQL's
@@ -646,43 +729,23 @@ impl Session {
         self.run_statement(parsed, &[], None)
     }
 
-    /// Prepares one statement; returns its id.
+    /// Prepares one statement; returns its id. At most `max_prepared_stmt_count`
+    /// statements are prepared at once in the whole server (1461), as in MySQL.
     pub fn prepare(&mut self, sql: &str) -> Result<u32> {
-        if self.prepared.len() >= PREPARED_STATEMENTS_PER_SESSION_MAX {
-            return Err(Error::sql(
-                1461,
-                "42000",
-                format!(
-                    "Can't create more than max_prepared_stmt_count statements (current value: {PREPARED_STATEMENTS_PER_SESSION_MAX})"
-                ),
-            ));
-        }
-        let first_word = sql
-            .trim_start()
-            .split(|c: char| !c.is_ascii_alphabetic())
-            .next()
-            .unwrap_or("");
-        let sql_level_ps = ["PREPARE", "EXECUTE", "DEALLOCATE"]
-            .iter()
-            .any(|k| first_word.eq_ignore_ascii_case(k));
-        let parsed = if sql_level_ps {
-            None
-        } else {
-            Some(parse::parse_one(sql)?)
-        };
-        let Some(parsed) = parsed.filter(|p| preparable(&p.statement)) else {
+        let parsed = parse::parse_one(sql)?;
+        if !preparable(&parsed.statement) {
             return Err(Error::sql(
                 1295,
                 "HY000",
                 "This command is not supported in the prepared statement protocol yet",
             ));
-        };
+        }
         self.refresh_grants();
         let (bound, columns, accesses) = match crate::dml::bindable(&parsed) {
             true => {
                 *self.access_log.lock() = Some(Vec::new());
                 self.folded_session_function.set(false);
-                let bound = self.bind_statement(&parsed);
+                let bound = self.bind_prepared(&parsed);
                 let accesses = self.access_log.lock().take().unwrap_or_default();
                 let bound = bound?;
                 let columns = bound.columns();
@@ -693,8 +756,27 @@ impl Session {
             }
             false => (None, Vec::new(), Vec::new()),
         };
-        let id = self.next_statement_id;
-        self.next_statement_id = self.next_statement_id.wrapping_add(1).max(1);
+        let max = usize::try_from(self.engine.global_u64("max_prepared_stmt_count"))
+            .unwrap_or(usize::MAX);
+        let reserved = self.engine.prepared_statements.fetch_update(
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+            |n| (n < max).then_some(n + 1),
+        );
+        if reserved.is_err() {
+            return Err(Error::sql(
+                1461,
+                "42000",
+                format!(
+                    "Can't create more than max_prepared_stmt_count statements (current value: {max})"
+                ),
+            ));
+        }
+        let mut id = self.next_statement_id;
+        while self.prepared.contains_key(&id) {
+            id = id.wrapping_add(1).max(1);
+        }
+        self.next_statement_id = id.wrapping_add(1).max(1);
         self.prepared.insert(
             id,
             Prepared {
@@ -703,9 +785,19 @@ impl Session {
                 columns,
                 accesses,
                 param_types: Vec::new(),
+                temporary_generation: self.temporary.generation(),
             },
         );
         Ok(id)
+    }
+
+    /// Binds a statement being prepared (or bound again for new parameter types)
+    /// with its own text as the statement's, which result column names are cut from.
+    fn bind_prepared(&mut self, parsed: &Parsed) -> Result<crate::dml::Bound> {
+        let outer = self.statement_text.replace(parsed.text.clone());
+        let bound = self.bind_statement(parsed);
+        self.statement_text = outer;
+        bound
     }
 
     pub fn prepared(&self, id: u32) -> Option<&Prepared> {
@@ -713,33 +805,40 @@ impl Session {
     }
 
     pub fn close_prepared(&mut self, id: u32) {
-        self.prepared.remove(&id);
+        if self.prepared.remove(&id).is_some() {
+            self.engine
+                .prepared_statements
+                .fetch_sub(1, Ordering::Relaxed);
+        }
     }
 
-    /// Runs prepared statement `id` with `params`.
+    /// Runs prepared statement `id` with `params` (COM_STMT_EXECUTE).
     pub fn execute_prepared(&mut self, id: u32, params: &[Value]) -> Result<QueryResult> {
+        if !self.prepared.contains_key(&id) {
+            return Err(unknown_prepared(&id.to_string(), "mysqld_stmt_execute"));
+        }
+        self.run_prepared(id, params, "mysqld_stmt_execute", true)
+    }
+
+    /// Runs prepared statement `id`, which exists, with `params`; `what` names the
+    /// command in errors. `top_level`: the statement is the client's (COM_STMT_EXECUTE);
+    /// otherwise it runs inside the running EXECUTE statement.
+    fn run_prepared(
+        &mut self,
+        id: u32,
+        params: &[Value],
+        what: &str,
+        top_level: bool,
+    ) -> Result<QueryResult> {
         let (parsed, bound) = {
-            let p = self.prepared.get(&id).ok_or_else(|| {
-                Error::sql(
-                    1243,
-                    "HY000",
-                    format!(
-                        "Unknown prepared statement handler ({id}) given to mysqld_stmt_execute"
-                    ),
-                )
-            })?;
+            let p = self.prepared.get(&id).expect("the caller checked");
             (p.parsed.clone(), p.bound.clone())
         };
         self.refresh_grants();
         if bound.is_some() && !self.identity.internal {
             let p = self.prepared.get(&id).expect("looked up above");
             for access in &p.accesses {
-                if !accounts::table_allowed(
-                    &self.grants,
-                    access.privileges,
-                    &access.db,
-                    &access.table,
-                ) {
+                if !self.table_privileges_held(access.privileges, &access.db, &access.table) {
                     return Err(accounts::table_denied(
                         &self.identity,
                         access.privileges,
@@ -752,39 +851,118 @@ impl Session {
             return Err(Error::sql(
                 1210,
                 "HY000",
-                "Incorrect arguments to mysqld_stmt_execute",
+                format!("Incorrect arguments to {what}"),
             ));
         }
-        // Bind again when the parameters' types changed since the last binding.
+        // Bind again when the parameters' types changed since the last binding, or
+        // the session's temporary tables did.
         let mut bound = bound;
-        if bound.is_some() && !params.is_empty() {
+        if bound.is_some() {
             let types: Vec<SqlType> = params.iter().map(crate::bind::param_type).collect();
+            let generation = self.temporary.generation();
             let p = self.prepared.get(&id).expect("looked up above");
-            if p.param_types != types {
+            if p.param_types != types || p.temporary_generation != generation {
                 let rebound = Arc::new(crate::bind::with_param_types(&types, || {
-                    self.bind_statement(&parsed)
+                    self.bind_prepared(&parsed)
                 })?);
                 let p = self.prepared.get_mut(&id).expect("looked up above");
                 p.bound = Some(rebound.clone());
                 p.param_types = types;
+                p.temporary_generation = generation;
                 bound = Some(rebound);
             }
         }
-        match self.run_statement(&parsed, params, bound.clone()) {
+        match self.run_prepared_once(&parsed, params, bound.clone(), top_level) {
             Err(Error::TableDefinitionChanged(_)) if bound.is_some() => {
                 // A table changed definition since it was prepared: bind again.
                 let types = self.prepared.get(&id).map(|p| p.param_types.clone());
                 let rebound = Arc::new(crate::bind::with_param_types(
                     &types.unwrap_or_default(),
-                    || self.bind_statement(&parsed),
+                    || self.bind_prepared(&parsed),
                 )?);
                 if let Some(p) = self.prepared.get_mut(&id) {
                     p.bound = Some(rebound.clone());
                 }
-                self.run_statement(&parsed, params, Some(rebound))
+                self.run_prepared_once(&parsed, params, Some(rebound), top_level)
             }
             other => other,
         }
+    }
+
+    /// One run of a prepared statement: as a statement of its own, or inside the
+    /// running EXECUTE (whose bookkeeping, warnings, row counts and deadline, none,
+    /// are the statement's; only its text, which result column names are cut from,
+    /// is the prepared one meanwhile).
+    fn run_prepared_once(
+        &mut self,
+        parsed: &Parsed,
+        params: &[Value],
+        bound: Option<Arc<crate::dml::Bound>>,
+        top_level: bool,
+    ) -> Result<QueryResult> {
+        if top_level {
+            return self.run_statement(parsed, params, bound);
+        }
+        let outer = self.statement_text.replace(parsed.text.clone());
+        let result = self.dispatch(parsed, params, bound);
+        self.statement_text = outer;
+        result
+    }
+
+    /// `PREPARE name FROM {'text' | @variable}`. A statement of that name is
+    /// deallocated first, even when the new one then fails to prepare (MySQL's rule).
+    fn prepare_named(&mut self, name: &str, source: &PrepareSource) -> Result<QueryResult> {
+        let text = match source {
+            PrepareSource::Text(text) => text.clone(),
+            PrepareSource::Variable(variable) => {
+                match crate::scalar::cast::to_text(&BindContext::user_variable(self, variable)) {
+                    Some(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+                    // MySQL parses NULL's text, "NULL".
+                    None => {
+                        return Err(Error::sql(
+                            1064,
+                            "42000",
+                            "You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use near 'NULL' at line 1",
+                        ));
+                    }
+                }
+            }
+        };
+        let key = name.to_ascii_lowercase();
+        if let Some(old) = self.named_prepared.remove(&key) {
+            self.close_prepared(old);
+        }
+        let id = self.prepare(&text)?;
+        self.named_prepared.insert(key, id);
+        Ok(QueryResult::Ok {
+            affected_rows: 0,
+            last_insert_id: 0,
+            info: "Statement prepared".to_string(),
+        })
+    }
+
+    /// `EXECUTE name [USING @a, ..]`: the user variables' values are the parameters.
+    fn execute_named(&mut self, name: &str, using: &[String]) -> Result<QueryResult> {
+        let key = name.to_ascii_lowercase();
+        let id = match self.named_prepared.get(&key) {
+            Some(&id) if self.prepared.contains_key(&id) => id,
+            _ => return Err(unknown_prepared(name, "EXECUTE")),
+        };
+        let params: Vec<Value> = using
+            .iter()
+            .map(|v| BindContext::user_variable(self, v))
+            .collect();
+        self.run_prepared(id, &params, "EXECUTE", false)
+    }
+
+    /// `{DEALLOCATE | DROP} PREPARE name`
+    fn deallocate_named(&mut self, name: &str) -> Result<QueryResult> {
+        let id = self
+            .named_prepared
+            .remove(&name.to_ascii_lowercase())
+            .ok_or_else(|| unknown_prepared(name, "DEALLOCATE PREPARE"))?;
+        self.close_prepared(id);
+        Ok(QueryResult::ok(0))
     }
 
     // ---------------------------------------------------------------- statements
@@ -917,10 +1095,18 @@ impl Session {
             Statement::AlterTableKeys { table, .. } => {
                 let (db, table) = Binder::new(self).table_ref(table)?;
                 self.check_table(Privileges::ALTER, &db, &table)?;
-                self.engine.storage().table(&db, &table)?;
+                let storage_db = self.storage_database(&db, &table);
+                self.engine.storage().table(&storage_db, &table)?;
                 Ok(QueryResult::ok(0))
             }
             Statement::Account(statement) => accounts::execute(self, statement),
+            Statement::SelectInto { .. } => {
+                let bound = self.bind_statement(parsed)?;
+                self.run_bound(&bound, params)
+            }
+            Statement::Prepare { name, source } => self.prepare_named(name, source),
+            Statement::ExecutePrepared { name, using } => self.execute_named(name, using),
+            Statement::DeallocatePrepare { name } => self.deallocate_named(name),
             Statement::LoadData(load) => crate::load::execute(self, load),
             Statement::Sql(statement) => self.dispatch_sql(statement, parsed, params),
             other => crate::show::special(self, other),
@@ -1022,7 +1208,9 @@ impl Session {
             | S::ExplainTable { .. } => crate::show::show(self, statement),
             _ => {
                 crate::ddl::check_privileges(self, statement)?;
-                self.commit_implicitly()?;
+                if !crate::temporary::keeps_transaction(statement) {
+                    self.commit_implicitly()?;
+                }
                 crate::ddl::execute(self, statement, parsed)
             }
         }
@@ -1030,10 +1218,13 @@ impl Session {
 
     /// Binds a query or DML statement.
     pub(crate) fn bind_statement(&mut self, parsed: &Parsed) -> Result<crate::dml::Bound> {
-        let Statement::Sql(statement) = &parsed.statement else {
-            return Err(unsupported("preparing this statement"));
-        };
-        crate::dml::bind(self, statement)
+        match &parsed.statement {
+            Statement::Sql(statement) => crate::dml::bind(self, statement),
+            Statement::SelectInto { query, variables } => {
+                crate::dml::bind_select_into(self, query, variables)
+            }
+            _ => Err(unsupported("preparing this statement")),
+        }
     }
 
     fn run_bound(&mut self, bound: &crate::dml::Bound, params: &[Value]) -> Result<QueryResult> {
@@ -1455,23 +1646,53 @@ pub(crate) fn is_system_database(name: &str) -> bool {
     )
 }
 
+impl Session {
+    /// The table `db.name` whose rows are in `storage_db` (`db`, or the hidden
+    /// database of a temporary table); a missing one is 1146 naming `db.name`.
+    fn table_in(&self, storage_db: &str, db: &str, name: &str) -> Result<Arc<Table>> {
+        let table = self
+            .engine
+            .storage()
+            .table(storage_db, name)
+            .map_err(|e| match e {
+                Error::UnknownTable(_) | Error::UnknownDatabase(_) => {
+                    Error::UnknownTable(format!("{db}.{name}"))
+                }
+                e => e,
+            })?;
+        self.engine.refresh_statistics(&table);
+        Ok(table)
+    }
+}
+
 impl BindContext for Session {
     fn current_database(&self) -> Option<String> {
         self.database.clone()
     }
 
     fn table(&self, db: &str, name: &str) -> Result<Arc<Table>> {
-        let table = self.engine.storage().table(db, name).map_err(|e| match e {
-            Error::UnknownTable(_) | Error::UnknownDatabase(_) => {
-                Error::UnknownTable(format!("{db}.{name}"))
+        match self.temporary.database_of(db, name) {
+            Some(hidden) => {
+                *self.temporary_used.borrow_mut() = Some(name.to_string());
+                self.table_in(hidden, db, name)
             }
-            e => e,
-        })?;
-        self.engine.refresh_statistics(&table);
-        Ok(table)
+            None => self.table_in(db, db, name),
+        }
+    }
+
+    fn base_table(&self, db: &str, name: &str) -> Result<Arc<Table>> {
+        self.table_in(db, db, name)
     }
 
     fn view(&self, db: &str, name: &str) -> Result<Option<String>> {
+        // A temporary table hides a view of its name.
+        if self.temporary.contains(db, name) {
+            return Ok(None);
+        }
+        self.base_view(db, name)
+    }
+
+    fn base_view(&self, db: &str, name: &str) -> Result<Option<String>> {
         // A missing database has no views; the table lookup then reports the table
         // (1146), as MySQL does.
         match self.engine.storage().view(db, name) {
@@ -1479,6 +1700,10 @@ impl BindContext for Session {
             Err(Error::UnknownDatabase(_)) => Ok(None),
             Err(e) => Err(e),
         }
+    }
+
+    fn check_base_table_access(&self, needed: Privileges, db: &str, table: &str) -> Result<()> {
+        self.check_base_table(needed, db, table)
     }
 
     fn system_table(

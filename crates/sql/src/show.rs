@@ -123,12 +123,13 @@ impl BindContext for InDatabase<'_> {
         Some(self.db.to_string())
     }
 
+    // A view's query reads base tables only, never a temporary table.
     fn table(&self, db: &str, name: &str) -> Result<Arc<tarn_catalog::Table>> {
-        self.session.table(db, name)
+        self.session.base_table(db, name)
     }
 
     fn view(&self, db: &str, name: &str) -> Result<Option<String>> {
-        self.session.view(db, name)
+        self.session.base_view(db, name)
     }
 
     fn system_table(&self, db: &str, name: &str) -> Option<Result<SystemTableRows>> {
@@ -259,11 +260,13 @@ pub fn show(session: &mut Session, statement: &ast::Statement) -> Result<QueryRe
             let parts = show_in_name(show_options)
                 .ok_or_else(|| Error::sql(1064, "42000", "SHOW COLUMNS needs FROM table"))?;
             let (db, table) = split_table(session, &parts)?;
+            let db = session.storage_database(&db, &table);
             let rows = with_view(session, |cx| sysviews::show_columns(cx, &db, &table, *full))?;
             filtered(session, rows, show_filter(show_options).as_ref())
         }
         S::ExplainTable { table_name, .. } => {
             let (db, table) = split_table(session, &object_name(table_name))?;
+            let db = session.storage_database(&db, &table);
             let rows = with_view(session, |cx| sysviews::show_columns(cx, &db, &table, false))?;
             filtered(session, rows, None)
         }
@@ -271,6 +274,9 @@ pub fn show(session: &mut Session, statement: &ast::Statement) -> Result<QueryRe
             let (db, table) = split_table(session, &object_name(obj_name))?;
             match obj_type {
                 ast::ShowCreateObject::Table => {
+                    if session.is_temporary(&db, &table) {
+                        return show_create_temporary(session, &db, &table);
+                    }
                     if let Some(view) = session.engine().storage().view(&db, &table)? {
                         return Ok(create_view_rows(&view.name, &view.sql));
                     }
@@ -333,6 +339,23 @@ pub fn show(session: &mut Session, statement: &ast::Statement) -> Result<QueryRe
         }
         other => Err(unsupported(other)),
     }
+}
+
+/// `SHOW CREATE TABLE` of a temporary table: `CREATE TEMPORARY TABLE ..`, as MySQL
+/// prints it.
+fn show_create_temporary(session: &Session, db: &str, table: &str) -> Result<QueryResult> {
+    let storage_db = session.storage_database(db, table);
+    let mut rows = with_view(session, |cx| {
+        sysviews::show_create_table(cx, &storage_db, table)
+    })?;
+    for row in &mut rows.1 {
+        if let Some(Value::Bytes(sql)) = row.get_mut(1)
+            && let Some(rest) = sql.strip_prefix(b"CREATE TABLE ")
+        {
+            *sql = [b"CREATE TEMPORARY TABLE ".as_slice(), rest].concat();
+        }
+    }
+    Ok(QueryResult::rows(output_columns(&rows), rows.1))
 }
 
 fn create_view_rows(name: &str, sql: &str) -> QueryResult {
@@ -413,6 +436,7 @@ pub fn special(session: &mut Session, statement: &Statement) -> Result<QueryResu
                 parts = vec![d.clone(), parts.pop().unwrap_or_default()];
             }
             let (db, table) = split_table(session, &parts)?;
+            let db = session.storage_database(&db, &table);
             let rows = with_view(session, |cx| sysviews::show_index(cx, &db, &table))?;
             filtered(
                 session,
@@ -487,7 +511,9 @@ pub fn special(session: &mut Session, statement: &Statement) -> Result<QueryResu
         }
         Statement::ShowCreateDatabase { name, .. } => {
             let db = session.normalize_table_name(name);
-            if !session.engine().storage().databases().contains(&db) {
+            if crate::temporary::is_hidden_database(&db)
+                || !session.engine().storage().databases().contains(&db)
+            {
                 return Err(Error::UnknownDatabase(db));
             }
             let columns = ["Database", "Create Database"]

@@ -74,9 +74,9 @@ use tarn_row::Value;
 pub const SERVER_VERSION: &str = "8.0.36-tarn-0.1";
 
 use crate::limits::{
-    CTE_MAX_RECURSION_DEPTH_DEFAULT, QUERY_MEMORY_DEFAULT_BYTES, QUERY_MEMORY_MAX_BYTES_CEILING,
-    RESULT_BUFFER_DEFAULT_BYTES, RESULT_BUFFER_MAX_BYTES, RESULT_BUFFER_MIN_BYTES,
-    SEND_THREADS_MAX,
+    CTE_MAX_RECURSION_DEPTH_DEFAULT, PREPARED_STMT_COUNT_DEFAULT, PREPARED_STMT_COUNT_MAX,
+    QUERY_MEMORY_DEFAULT_BYTES, QUERY_MEMORY_MAX_BYTES_CEILING, RESULT_BUFFER_DEFAULT_BYTES,
+    RESULT_BUFFER_MAX_BYTES, RESULT_BUFFER_MIN_BYTES, SEND_THREADS_MAX,
 };
 /// The least `query_memory_max_bytes` may be set to: below a megabyte every query
 /// with a sort or a hash table would fail.
@@ -404,6 +404,8 @@ pub static VARIABLES: &[VarSpec] = &[
     var("max_error_count", Both, RW, K::UInt { min: 0, max: 65_535 }, D::UInt(1024)),
     var("max_execution_time", Both, RW, U32, D::UInt(0)),
     var("max_heap_table_size", Both, RW, K::UInt { min: 16_384, max: u64::MAX }, D::UInt(16 << 20)),
+    var("max_prepared_stmt_count", Global, RW,
+        K::UInt { min: 0, max: PREPARED_STMT_COUNT_MAX }, D::UInt(PREPARED_STMT_COUNT_DEFAULT)),
     var("net_buffer_length", Both, RW, K::UInt { min: 1024, max: 1 << 20 }, D::UInt(16_384)),
     var("net_read_timeout", Both, RW, TIMEOUT_S, D::UInt(30)),
     var("net_write_timeout", Both, RW, TIMEOUT_S, D::UInt(60)),

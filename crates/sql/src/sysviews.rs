@@ -90,9 +90,11 @@ pub struct ViewContext<'a> {
 }
 
 impl ViewContext<'_> {
-    /// The user databases the session may see, sorted.
+    /// The user databases the session may see, sorted (never the hidden databases of
+    /// temporary tables, `temporary.rs`).
     pub fn databases(&self) -> Vec<String> {
         let mut names = self.storage.databases();
+        names.retain(|db| !crate::temporary::is_hidden_database(db));
         if let Some(grants) = self.grants {
             names.retain(|db| grants.any_in_database(db));
         }

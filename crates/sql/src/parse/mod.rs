@@ -31,11 +31,13 @@
 //!    variants (see each variant).
 //! 3. **sqlparser** with its MySQL dialect parses everything else into
 //!    [`Statement::Sql`]. A few of its results are recognised MySQL that Tarn rejects
-//!    with error 1235 (`SELECT .. INTO`, `:=` outside SET, XA, SHOW forms sqlparser
-//!    does not know). One synonym is renamed token by token first: `CREATE SCHEMA` to
-//!    `CREATE DATABASE` (so that it takes a character set and collation); and in an
-//!    UPDATE, the first comma of a table list `UPDATE t1, t2 SET ..` becomes FROM
-//!    (`special::rewrite_update_table_list`), as sqlparser reads only joins there.
+//!    with error 1235 (`:=` outside SET, XA, SHOW forms sqlparser does not know). One
+//!    synonym is renamed token by token first: `CREATE SCHEMA` to `CREATE DATABASE`
+//!    (so that it takes a character set and collation); in an UPDATE, the first
+//!    comma of a table list `UPDATE t1, t2 SET ..` becomes FROM
+//!    (`special::rewrite_update_table_list`), as sqlparser reads only joins there;
+//!    and a SELECT's `INTO @a, ..` clause is taken out of the tokens (`into.rs`), the
+//!    rest parsed, and the two make [`Statement::SelectInto`].
 //!
 //! ## Where each SHOW form lands
 //!
@@ -90,6 +92,7 @@
 //! dropped and walked recursively; the pre-pass is a single forward scan.
 
 mod accounts;
+mod into;
 mod load;
 mod scan;
 mod special;
@@ -105,6 +108,7 @@ use tarn_common::limits::{SQL_EXPRESSION_DEPTH_MAX, SQL_JOINS_MAX, SQL_TEXT_BYTE
 use tarn_common::settings::IsolationLevel;
 use tarn_common::{Error, Result};
 
+pub(crate) use into::misplaced as misplaced_into;
 pub use load::{LoadData, LoadDuplicates, LoadTarget};
 
 pub use scan::MYSQL_VERSION_ID;
@@ -217,8 +221,31 @@ pub enum Statement {
         tables: Vec<ast::ObjectName>,
         quick: bool,
     },
+    /// `SELECT .. INTO @a, @b ..`: the query (without its INTO clause, which may
+    /// follow the select list or end the statement, `into.rs`) and the user
+    /// variables it sets, by name without `@`, lower-cased.
+    SelectInto {
+        query: Box<ast::Statement>,
+        variables: Vec<String>,
+    },
+    /// `PREPARE name FROM {'text' | @variable}` (SQL-level prepared statements;
+    /// `name` as written, compared without case).
+    Prepare { name: String, source: PrepareSource },
+    /// `EXECUTE name [USING @a, @b ..]`: the user variables by name without `@`.
+    ExecutePrepared { name: String, using: Vec<String> },
+    /// `{DEALLOCATE | DROP} PREPARE name`
+    DeallocatePrepare { name: String },
     /// A text with only comments (and whitespace).
     Empty,
+}
+
+/// Where `PREPARE` takes its statement's text from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PrepareSource {
+    /// A string literal.
+    Text(String),
+    /// A user variable (name without `@`, lower-cased), read when PREPARE runs.
+    Variable(String),
 }
 
 /// The table maintenance statement of [`Statement::TableMaintenance`].
@@ -350,6 +377,23 @@ fn parse_statement(text: &str) -> Result<Statement> {
             t.token = Token::make_keyword("DATABASE");
         }
     }
+    let selects = matches!(
+        words.first().map(String::as_str),
+        Some("SELECT" | "WITH" | "(")
+    );
+    let into = if form.is_none() && selects {
+        let near = |t: &TokenWithSpan| {
+            let at = t.span.start;
+            let offset = byte_offset(text, at.line as usize, at.column as usize);
+            syntax_error_near(
+                &text[offset.unwrap_or(text.len())..],
+                at.line.max(1) as usize,
+            )
+        };
+        into::take_into(&mut tokens, &near)?
+    } else {
+        None
+    };
     let mut parser = Parser::new(&dialect).with_tokens_with_locations(tokens);
     if let Some(form) = form {
         return special::parse(form, &mut parser).map_err(|e| parser_error(text, e));
@@ -359,7 +403,16 @@ fn parse_statement(text: &str) -> Result<Statement> {
         .and_then(|s| special::expect_end(&parser).map(|()| s))
         .map_err(|e| parser_error(text, e))?;
     check_supported(&statement, text)?;
-    Ok(Statement::Sql(Box::new(statement)))
+    match into {
+        Some(variables) if matches!(statement, ast::Statement::Query(_)) => {
+            Ok(Statement::SelectInto {
+                query: Box::new(statement),
+                variables,
+            })
+        }
+        Some(_) => Err(syntax_error_near(text, 1)),
+        None => Ok(Statement::Sql(Box::new(statement))),
+    }
 }
 
 /// Bounds the depth of the tree sqlparser will build (see
@@ -455,9 +508,8 @@ fn check_supported(statement: &ast::Statement, text: &str) -> Result<()> {
             from: Some(ast::UpdateTableFromKind::AfterSet(_)),
             ..
         }) => Err(unsupported("UPDATE ... SET ... FROM")),
-        ast::Statement::Query(query) if has_select_into(query) => {
-            Err(unsupported("SELECT ... INTO"))
-        }
+        // An INTO sqlparser kept (in a parenthesised block): not where MySQL takes it.
+        ast::Statement::Query(query) if has_select_into(query) => Err(into::misplaced()),
         // `WITH ... UPDATE` and `WITH ... DELETE` are MySQL's, but a CTE there is
         // useful only to a multi-table form, which Tarn does not have either.
         ast::Statement::Query(query) => match query.body.as_ref() {

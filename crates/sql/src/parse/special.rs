@@ -7,7 +7,9 @@ use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Token, TokenWithSpan};
 use tarn_common::settings::IsolationLevel;
 
-use super::{Maintenance, ShowFilter, Statement, StoredObjectKind, TransactionScope};
+use super::{
+    Maintenance, PrepareSource, ShowFilter, Statement, StoredObjectKind, TransactionScope,
+};
 
 /// The first few words of a statement, upper-cased ("" for a token that is not a
 /// plain word), to decide which form it is before parsing it.
@@ -58,6 +60,12 @@ pub(super) enum Form {
     Account,
     /// `LOAD DATA ...` (`load.rs` in this directory).
     LoadData,
+    /// `PREPARE name FROM ..`
+    Prepare,
+    /// `EXECUTE name [USING ..]`
+    Execute,
+    /// `{DEALLOCATE | DROP} PREPARE name`
+    DeallocatePrepare,
 }
 
 pub(super) fn classify(words: &[String]) -> Option<Form> {
@@ -96,6 +104,9 @@ pub(super) fn classify(words: &[String]) -> Option<Form> {
         ["SHOW", "TRIGGERS" | "EVENTS", ..] => Form::ShowStoredObjects,
         ["SHOW", "PROCEDURE" | "FUNCTION", "STATUS", ..] => Form::ShowStoredObjects,
         ["LOAD", "DATA", ..] => Form::LoadData,
+        ["PREPARE", ..] => Form::Prepare,
+        ["EXECUTE", ..] => Form::Execute,
+        ["DEALLOCATE", ..] | ["DROP", "PREPARE", ..] => Form::DeallocatePrepare,
         ["ALTER", "TABLE", ..] => Form::AlterTable,
         ["LOCK", "TABLE" | "TABLES", ..] => Form::LockTables,
         [
@@ -234,6 +245,36 @@ pub(super) fn parse(form: Form, p: &mut Parser) -> Result<Statement, ParserError
         Form::AlterTable => alter_table(p)?,
         Form::LockTables => lock_tables(p)?,
         Form::TableMaintenance => table_maintenance(p)?,
+        Form::Prepare => {
+            expect_word(p, "PREPARE")?;
+            let name = p.parse_identifier()?.value;
+            expect_word(p, "FROM")?;
+            let source = match p.peek_token_ref().token {
+                Token::SingleQuotedString(_) | Token::DoubleQuotedString(_) => {
+                    PrepareSource::Text(p.parse_literal_string()?)
+                }
+                _ => PrepareSource::Variable(user_variable(p)?),
+            };
+            Statement::Prepare { name, source }
+        }
+        Form::Execute => {
+            expect_word(p, "EXECUTE")?;
+            let name = p.parse_identifier()?.value;
+            let using = if eat_word(p, "USING") {
+                p.parse_comma_separated(user_variable)?
+            } else {
+                Vec::new()
+            };
+            Statement::ExecutePrepared { name, using }
+        }
+        Form::DeallocatePrepare => {
+            if !eat_word(p, "DEALLOCATE") {
+                expect_word(p, "DROP")?;
+            }
+            expect_word(p, "PREPARE")?;
+            let name = p.parse_identifier()?.value;
+            Statement::DeallocatePrepare { name }
+        }
     };
     expect_end(p)?;
     Ok(statement)
@@ -610,6 +651,22 @@ fn show_filter(p: &mut Parser) -> Result<Option<ShowFilter>, ParserError> {
     } else {
         Ok(None)
     }
+}
+
+/// A user variable, `@name` (the tokenizer keeps it one word): its name without
+/// `@`, lower-cased as user variables compare.
+fn user_variable(p: &mut Parser) -> Result<String, ParserError> {
+    if let Token::Word(w) = &p.peek_token_ref().token
+        && w.quote_style.is_none()
+        && let Some(name) = w.value.strip_prefix('@')
+        && !name.is_empty()
+        && !name.starts_with('@')
+    {
+        let name = name.to_ascii_lowercase();
+        p.next_token();
+        return Ok(name);
+    }
+    Err(unexpected(p, "a user variable"))
 }
 
 fn name_or_string(p: &mut Parser) -> Result<String, ParserError> {

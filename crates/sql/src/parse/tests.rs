@@ -279,8 +279,145 @@ fn tarn_variants_for_forms_sqlparser_mangles() {
     unsupported_code("XA COMMIT 'x'");
     unsupported_code("SHOW FOO BAR");
     unsupported_code("UPDATE t1 SET a = 1 FROM t2");
-    unsupported_code("SELECT 1 INTO @a");
-    unsupported_code("SELECT 1 UNION SELECT 2 INTO @a");
+}
+
+/// The variables and the query text of a `SELECT .. INTO` statement.
+fn select_into(text: &str) -> (Vec<String>, String) {
+    match statement(text) {
+        Statement::SelectInto { query, variables } => (variables, query.to_string()),
+        other => panic!("{text}: expected SelectInto, got {other:?}"),
+    }
+}
+
+#[test]
+fn select_into_positions() {
+    let vars = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        select_into("SELECT 1 INTO @a"),
+        (vars(&["a"]), "SELECT 1".to_string())
+    );
+    // After the select list, at the end, and before or after a locking clause.
+    assert_eq!(
+        select_into("SELECT a, b INTO @X, @y FROM t WHERE c = 1"),
+        (
+            vars(&["x", "y"]),
+            "SELECT a, b FROM t WHERE c = 1".to_string()
+        )
+    );
+    assert_eq!(
+        select_into("SELECT a FROM t ORDER BY a LIMIT 1 INTO @a"),
+        (
+            vars(&["a"]),
+            "SELECT a FROM t ORDER BY a LIMIT 1".to_string()
+        )
+    );
+    assert_eq!(
+        select_into("SELECT a FROM t INTO @a FOR UPDATE").1,
+        "SELECT a FROM t FOR UPDATE"
+    );
+    assert_eq!(
+        select_into("SELECT a FROM t FOR UPDATE INTO @a").1,
+        "SELECT a FROM t FOR UPDATE"
+    );
+    assert_eq!(
+        select_into("SELECT a FROM t LOCK IN SHARE MODE INTO @a").1,
+        "SELECT a FROM t FOR SHARE"
+    );
+    // A UNION's INTO ends it or follows its last block's select list.
+    assert_eq!(
+        select_into("SELECT 1 UNION SELECT 2 INTO @a").1,
+        "SELECT 1 UNION SELECT 2"
+    );
+    assert_eq!(
+        select_into("SELECT 1 UNION SELECT a INTO @a FROM t").1,
+        "SELECT 1 UNION SELECT a FROM t"
+    );
+    assert_eq!(
+        select_into("WITH c AS (SELECT 1 AS x) SELECT x INTO @a FROM c").1,
+        "WITH c AS (SELECT 1 AS x) SELECT x FROM c"
+    );
+    // INTO inside parentheses is not the statement's: EXTRACT's FROM is no FROM.
+    assert_eq!(
+        select_into("SELECT EXTRACT(YEAR FROM d) INTO @y FROM t").1,
+        "SELECT EXTRACT(YEAR FROM d) FROM t"
+    );
+    // A prepared statement's parameters are counted as usual.
+    assert_eq!(one("SELECT a INTO @a FROM t WHERE b = ?").param_count, 1);
+    // Not a SELECT: INSERT's INTO is its own.
+    assert!(matches!(
+        statement("INSERT INTO t SELECT 1"),
+        Statement::Sql(_)
+    ));
+    assert_eq!(
+        error("WITH c AS (SELECT 1) INSERT INTO t SELECT * FROM c").0,
+        1064
+    );
+}
+
+#[test]
+fn select_into_errors() {
+    for (text, code) in [
+        ("SELECT 1 INTO @a UNION SELECT 2", 3954),
+        ("SELECT a INTO @a FROM t UNION SELECT 2", 3954),
+        ("SELECT 1 INTO @a FROM DUAL INTO @b", 3953),
+        ("SELECT a FROM t INTO @a WHERE a = 1", 1064),
+        ("SELECT 1 INTO x", 1327),
+        ("SELECT 1 INTO @@x", 1064),
+        ("SELECT 1 INTO", 1064),
+        ("SELECT 1 INTO @a,", 1064),
+        ("SELECT 1 INTO OUTFILE '/tmp/x'", 1290),
+        ("SELECT 1 FROM t INTO DUMPFILE '/tmp/x'", 1290),
+    ] {
+        let (got, message) = error(text);
+        assert_eq!(got, code, "{text}: {message}");
+    }
+}
+
+#[test]
+fn sql_prepared_statements() {
+    assert_eq!(
+        statement("PREPARE s1 FROM 'SELECT ?'"),
+        Statement::Prepare {
+            name: "s1".into(),
+            source: PrepareSource::Text("SELECT ?".into())
+        }
+    );
+    assert_eq!(
+        statement("prepare S FROM @Sql"),
+        Statement::Prepare {
+            name: "S".into(),
+            source: PrepareSource::Variable("sql".into())
+        }
+    );
+    assert_eq!(
+        statement("EXECUTE s USING @a, @B"),
+        Statement::ExecutePrepared {
+            name: "s".into(),
+            using: vec!["a".into(), "b".into()]
+        }
+    );
+    assert_eq!(
+        statement("EXECUTE s"),
+        Statement::ExecutePrepared {
+            name: "s".into(),
+            using: Vec::new()
+        }
+    );
+    for text in ["DEALLOCATE PREPARE s", "DROP PREPARE s"] {
+        assert_eq!(
+            statement(text),
+            Statement::DeallocatePrepare { name: "s".into() }
+        );
+    }
+    for text in [
+        "PREPARE s FROM 1",
+        "PREPARE s 'SELECT 1'",
+        "EXECUTE s USING 1",
+        "EXECUTE s USING @a @b",
+        "DEALLOCATE s",
+    ] {
+        assert_eq!(error(text).0, 1064, "{text}");
+    }
 }
 
 #[test]

@@ -1,0 +1,401 @@
+//! Session-level SQL that the golden files cannot check: temporary tables seen from
+//! two sessions, dropped at a session's end, a reset and a restart, and their
+//! privileges; MySQL's errors for SELECT .. INTO where MariaDB answers otherwise;
+//! max_prepared_stmt_count across sessions.
+
+mod common;
+
+use std::sync::Arc;
+
+use tarn_common::settings::Settings;
+use tarn_row::Value;
+use tarn_sql::{Engine, QueryResult, Session};
+
+fn engine() -> (tempfile::TempDir, Arc<Engine>) {
+    common::engine_with(
+        "session-sql",
+        Settings {
+            lock_wait_timeout_s: 2,
+            flush_log_at_commit: 2,
+            ..Settings::default()
+        },
+    )
+}
+
+fn run(session: &mut Session, sql: &str) -> Vec<Vec<Value>> {
+    let mut results = session
+        .execute(sql)
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    results.pop().map(|r| r.all_rows()).unwrap_or_default()
+}
+
+fn code(result: tarn_common::Result<Vec<QueryResult>>) -> u16 {
+    match result {
+        Ok(_) => 0,
+        Err(e) => e.mysql_code(),
+    }
+}
+
+fn texts(session: &mut Session, sql: &str) -> Vec<String> {
+    run(session, sql)
+        .into_iter()
+        .map(|row| match &row[0] {
+            Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+            other => other.to_string(),
+        })
+        .collect()
+}
+
+/// The databases holding temporary tables (hidden from SQL; the storage engine
+/// lists them).
+fn hidden_databases(engine: &Engine) -> Vec<String> {
+    engine
+        .storage()
+        .databases()
+        .into_iter()
+        .filter(|d| d.starts_with("#tarn-temporary#"))
+        .collect()
+}
+
+fn setup(session: &mut Session) {
+    run(
+        session,
+        "CREATE DATABASE d; USE d; CREATE TABLE t (a INT PRIMARY KEY); INSERT INTO t VALUES (1), (2)",
+    );
+}
+
+#[test]
+fn a_temporary_table_is_seen_only_by_its_session() {
+    let (_dir, engine) = engine();
+    let mut a = engine.session("root", "localhost");
+    let mut b = engine.session("root", "localhost");
+    setup(&mut a);
+    run(&mut b, "USE d");
+    run(
+        &mut a,
+        "CREATE TEMPORARY TABLE t (x VARCHAR(5)); INSERT INTO t VALUES ('a')",
+    );
+    run(&mut a, "CREATE TEMPORARY TABLE only_a (x INT)");
+    // A sees its own t; B the base table, and no only_a.
+    assert_eq!(texts(&mut a, "SELECT x FROM t"), ["a"]);
+    assert_eq!(texts(&mut b, "SELECT a FROM t ORDER BY a"), ["1", "2"]);
+    assert_eq!(code(b.execute("SELECT * FROM only_a")), 1146);
+    assert_eq!(code(b.execute("DROP TEMPORARY TABLE only_a")), 1051);
+    // B may have its own of the same names; each session keeps its rows.
+    run(
+        &mut b,
+        "CREATE TEMPORARY TABLE only_a (x INT); INSERT INTO only_a VALUES (7), (8)",
+    );
+    run(&mut a, "INSERT INTO only_a VALUES (1)");
+    assert_eq!(texts(&mut a, "SELECT COUNT(*) FROM only_a"), ["1"]);
+    assert_eq!(texts(&mut b, "SELECT COUNT(*) FROM only_a"), ["2"]);
+    // Neither is listed anywhere, nor are the databases that hold them.
+    assert_eq!(texts(&mut b, "SHOW TABLES"), ["t"]);
+    assert!(
+        !texts(&mut a, "SHOW DATABASES")
+            .iter()
+            .any(|d| d.starts_with('#'))
+    );
+    assert_eq!(
+        texts(
+            &mut a,
+            "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_NAME = 'only_a'"
+        ),
+        ["0"]
+    );
+    let hidden = hidden_databases(&engine);
+    assert_eq!(hidden.len(), 2, "{hidden:?}");
+    // Nor can another session reach them by the hidden database's name.
+    for db in &hidden {
+        for sql in [
+            format!("SELECT * FROM `{db}`.only_a"),
+            format!("USE `{db}`"),
+            format!("SHOW TABLES FROM `{db}`"),
+            format!("DROP DATABASE `{db}`"),
+            format!("CREATE TABLE `{db}`.x (a INT)"),
+        ] {
+            let got = code(b.execute(&sql));
+            assert!(matches!(got, 1049 | 1102), "{sql}: {got}");
+        }
+    }
+    // A session's end drops its temporary tables, and only its own.
+    drop(a);
+    assert_eq!(hidden_databases(&engine).len(), 1);
+    assert_eq!(texts(&mut b, "SELECT COUNT(*) FROM only_a"), ["2"]);
+    // A reset (COM_RESET_CONNECTION) drops them too.
+    b.reset();
+    assert!(hidden_databases(&engine).is_empty());
+    assert_eq!(code(b.execute("SELECT * FROM only_a")), 1146);
+    assert_eq!(texts(&mut b, "SELECT COUNT(*) FROM t"), ["2"]);
+}
+
+#[test]
+fn a_dropped_database_keeps_the_sessions_temporary_tables() {
+    let (_dir, engine) = engine();
+    let mut s = engine.session("root", "localhost");
+    setup(&mut s);
+    run(
+        &mut s,
+        "CREATE TEMPORARY TABLE tmp (a INT); INSERT INTO tmp VALUES (5); DROP DATABASE d",
+    );
+    // As in MySQL: the temporary table is not in the database's directory.
+    assert_eq!(texts(&mut s, "SELECT a FROM d.tmp"), ["5"]);
+    run(&mut s, "DROP TEMPORARY TABLE d.tmp");
+    assert_eq!(code(s.execute("SELECT a FROM d.tmp")), 1146);
+}
+
+#[test]
+fn prepared_statements_follow_temporary_tables() {
+    let (_dir, engine) = engine();
+    let mut s = engine.session("root", "localhost");
+    setup(&mut s);
+    let id = s.prepare("SELECT COUNT(*) FROM t").expect("prepares");
+    let count = |s: &mut Session| -> Value {
+        s.execute_prepared(id, &[]).expect("runs").all_rows()[0][0].clone()
+    };
+    assert_eq!(count(&mut s), Value::Int(2));
+    // A temporary t created after the statement was prepared hides the base table
+    // from it too, and its drop shows the base table again.
+    run(&mut s, "CREATE TEMPORARY TABLE t (a INT)");
+    assert_eq!(count(&mut s), Value::Int(0));
+    run(&mut s, "DROP TEMPORARY TABLE t");
+    assert_eq!(count(&mut s), Value::Int(2));
+}
+
+#[test]
+fn temporary_tables_need_create_and_nothing_after() {
+    let (_dir, engine) = engine();
+    let mut root = engine.session("root", "localhost");
+    setup(&mut root);
+    run(
+        &mut root,
+        "CREATE USER maker@localhost; GRANT CREATE ON d.* TO maker@localhost;
+         CREATE USER reader@localhost; GRANT SELECT ON d.* TO reader@localhost",
+    );
+    let login = |user: &str| {
+        let account = engine.find_account(user, "localhost").expect("an account");
+        engine.session_for(&account, "localhost")
+    };
+    let mut maker = login("maker");
+    run(&mut maker, "USE d");
+    // CREATE stands for CREATE TEMPORARY TABLES; the table then needs nothing.
+    run(
+        &mut maker,
+        "CREATE TEMPORARY TABLE tmp (a INT PRIMARY KEY); INSERT INTO tmp VALUES (1), (2);
+         UPDATE tmp SET a = a + 10; DELETE FROM tmp WHERE a = 11",
+    );
+    assert_eq!(texts(&mut maker, "SELECT a FROM tmp"), ["12"]);
+    run(&mut maker, "CREATE INDEX ia ON tmp (a); TRUNCATE TABLE tmp");
+    // The base table still needs its own privileges, also behind a view and a
+    // temporary table of its name (a view reads the base table).
+    assert_eq!(code(maker.execute("SELECT * FROM t")), 1142);
+    run(
+        &mut root,
+        "CREATE VIEW v AS SELECT a FROM t; GRANT SELECT ON d.v TO maker@localhost",
+    );
+    assert_eq!(code(maker.execute("SELECT * FROM v")), 1142);
+    run(&mut maker, "CREATE TEMPORARY TABLE t (a INT)");
+    assert_eq!(code(maker.execute("SELECT * FROM v")), 1142);
+    assert_eq!(texts(&mut maker, "SELECT COUNT(*) FROM t"), ["0"]);
+    // A temporary table's name lends no privilege on the base objects of that name.
+    run(&mut maker, "CREATE TEMPORARY TABLE v (a INT)");
+    assert_eq!(code(maker.execute("DROP VIEW v")), 1142);
+    run(&mut root, "REVOKE CREATE ON d.* FROM maker@localhost");
+    assert_eq!(code(maker.execute("CREATE TABLE t (a INT)")), 1142);
+    assert_eq!(code(maker.execute("CREATE VIEW t AS SELECT 1")), 1142);
+    run(&mut root, "GRANT CREATE ON d.* TO maker@localhost");
+    run(&mut maker, "DROP TEMPORARY TABLE v");
+    // Renaming a temporary table is not supported yet.
+    run(&mut root, "CREATE TEMPORARY TABLE rt (a INT)");
+    assert_eq!(code(root.execute("RENAME TABLE rt TO rt2")), 1235);
+    assert_eq!(code(root.execute("ALTER TABLE rt RENAME TO rt2")), 1235);
+    assert_eq!(
+        code(root.execute("ALTER TABLE rt ADD b INT, RENAME TO rt2")),
+        1235
+    );
+    run(&mut root, "INSERT INTO rt VALUES (1)");
+    run(&mut maker, "DROP TEMPORARY TABLE t; DROP TABLE tmp");
+    let mut reader = login("reader");
+    run(&mut reader, "USE d");
+    assert_eq!(
+        code(reader.execute("CREATE TEMPORARY TABLE tmp (a INT)")),
+        1142
+    );
+    // DROP TEMPORARY TABLE checks nothing: the table is missing, not forbidden.
+    assert_eq!(code(reader.execute("DROP TEMPORARY TABLE t")), 1051);
+    assert_eq!(texts(&mut reader, "SELECT COUNT(*) FROM t"), ["2"]);
+}
+
+#[test]
+fn temporary_tables_left_by_a_crash_are_dropped_at_start() {
+    let (dir, engine) = engine();
+    let settings = Settings {
+        data_dir: dir.path().to_path_buf(),
+        flush_log_at_commit: 2,
+        ..Settings::default()
+    };
+    {
+        let mut s = engine.session("root", "localhost");
+        setup(&mut s);
+        run(
+            &mut s,
+            "CREATE TEMPORARY TABLE tmp (a INT); INSERT INTO tmp VALUES (1)",
+        );
+        assert_eq!(hidden_databases(&engine).len(), 1);
+        // What a crash leaves: the hidden database without its session. (A session
+        // that ends drops it; here the storage engine keeps another one, as a
+        // process that died would have left it.)
+        engine
+            .storage()
+            .create_database("#tarn-temporary#999#d")
+            .expect("creates");
+        engine
+            .storage()
+            .create_table(
+                "#tarn-temporary#999#d",
+                tarn_catalog::TableDef::new(
+                    "left",
+                    vec![tarn_row::types::Column::new(
+                        "a",
+                        tarn_row::ColumnType::Int { unsigned: false },
+                        false,
+                    )],
+                    &[0],
+                ),
+            )
+            .expect("creates");
+    }
+    assert!(
+        hidden_databases(&engine)
+            .iter()
+            .any(|d| d.contains("#999#"))
+    );
+    let mut storage = engine.storage().clone();
+    drop(engine);
+    for _ in 0..3000 {
+        match Arc::try_unwrap(storage) {
+            Ok(_) => break,
+            Err(held) => {
+                storage = held;
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+        }
+    }
+    let engine = Engine::open(&settings).expect("reopens");
+    assert!(hidden_databases(&engine).is_empty());
+    let mut s = engine.session("root", "localhost");
+    assert_eq!(texts(&mut s, "SELECT COUNT(*) FROM d.t"), ["2"]);
+    assert_eq!(code(s.execute("SELECT * FROM d.tmp")), 1146);
+}
+
+#[test]
+fn select_into_errors_mysql_has_and_mariadb_words_otherwise() {
+    let (_dir, engine) = engine();
+    let mut s = engine.session("root", "localhost");
+    setup(&mut s);
+    // MySQL's 3954 (MariaDB: 1064) for INTO before a UNION or inside a subquery.
+    assert_eq!(code(s.execute("SELECT 1 INTO @v UNION SELECT 1")), 3954);
+    assert_eq!(
+        code(s.execute("SELECT * FROM (SELECT a INTO @v FROM t) d")),
+        3954
+    );
+    assert_eq!(
+        code(s.execute("SELECT a FROM t WHERE a IN (SELECT a INTO @v FROM t)")),
+        3954
+    );
+    // MySQL's 3953 (MariaDB: 1064) for two INTO clauses.
+    assert_eq!(code(s.execute("SELECT 1 INTO @a FROM DUAL INTO @b")), 3953);
+    // MySQL takes INTO after the last UNION block's select list (MariaDB: 1064).
+    run(&mut s, "SELECT 2 UNION SELECT a INTO @u FROM t WHERE a = 2");
+    assert_eq!(texts(&mut s, "SELECT @u"), ["2"]);
+    // Tarn writes no files of its own (MariaDB without secure_file_priv writes one).
+    assert_eq!(
+        code(s.execute("SELECT a FROM t INTO OUTFILE '/tmp/tarn-x'")),
+        1290
+    );
+    assert_eq!(
+        code(s.execute("SELECT a INTO DUMPFILE '/tmp/tarn-x' FROM t")),
+        1290
+    );
+    assert!(!std::path::Path::new("/tmp/tarn-x").exists());
+    // Through the binary protocol's prepare: no result columns, the parameter bound.
+    let id = s
+        .prepare("SELECT a INTO @p FROM t WHERE a = ?")
+        .expect("prepares");
+    assert!(s.prepared(id).expect("kept").columns.is_empty());
+    let result = s.execute_prepared(id, &[Value::Int(2)]).expect("runs");
+    assert!(matches!(
+        result,
+        QueryResult::Ok {
+            affected_rows: 1,
+            ..
+        }
+    ));
+    assert_eq!(texts(&mut s, "SELECT @p"), ["2"]);
+}
+
+#[test]
+fn max_prepared_stmt_count_bounds_every_session_together() {
+    let (_dir, engine) = engine();
+    let mut a = engine.session("root", "localhost");
+    let mut b = engine.session("root", "localhost");
+    run(&mut a, "SET GLOBAL max_prepared_stmt_count = 3");
+    assert_eq!(
+        texts(&mut a, "SELECT @@global.max_prepared_stmt_count"),
+        ["3"]
+    );
+    run(
+        &mut a,
+        "PREPARE s1 FROM 'SELECT 1'; PREPARE s2 FROM 'SELECT 2'",
+    );
+    let protocol = b.prepare("SELECT 3").expect("the third");
+    let err = b.execute("PREPARE s4 FROM 'SELECT 4'").unwrap_err();
+    assert_eq!(err.mysql_code(), 1461, "{err}");
+    assert!(err.to_string().contains("(current value: 3)"), "{err}");
+    assert_eq!(b.prepare("SELECT 4").unwrap_err().mysql_code(), 1461);
+    // Preparing a name again replaces it, within the bound.
+    run(&mut a, "PREPARE s1 FROM 'SELECT 11'");
+    // Closing, deallocating and ending a session give places back.
+    b.close_prepared(protocol);
+    run(&mut b, "PREPARE s4 FROM 'SELECT 4'");
+    run(&mut a, "DEALLOCATE PREPARE s2");
+    run(&mut b, "PREPARE s5 FROM 'SELECT 5'");
+    assert_eq!(code(a.execute("PREPARE s6 FROM 'SELECT 6'")), 1461);
+    drop(b);
+    run(
+        &mut a,
+        "PREPARE s6 FROM 'SELECT 6'; PREPARE s7 FROM 'SELECT 7'",
+    );
+    a.reset();
+    run(
+        &mut a,
+        "PREPARE s1 FROM 'SELECT 1'; PREPARE s2 FROM 'SELECT 2'; PREPARE s3 FROM 'SELECT 3'",
+    );
+    run(&mut a, "SET GLOBAL max_prepared_stmt_count = DEFAULT");
+    assert_eq!(
+        texts(&mut a, "SELECT @@global.max_prepared_stmt_count"),
+        ["16382"]
+    );
+    assert_eq!(code(a.execute("EXECUTE s1")), 0);
+}
+
+#[test]
+fn execute_names_its_result_columns_from_the_prepared_text() {
+    let (_dir, engine) = engine();
+    let mut s = engine.session("root", "localhost");
+    setup(&mut s);
+    run(
+        &mut s,
+        "PREPARE s FROM 'SELECT a + 1, COUNT(*) FROM t GROUP BY a ORDER BY a'",
+    );
+    let result = s
+        .execute("EXECUTE s")
+        .expect("runs")
+        .pop()
+        .expect("a result");
+    let QueryResult::Rows { columns, .. } = &result else {
+        panic!("rows expected");
+    };
+    let names: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["a + 1", "COUNT(*)"]);
+}
