@@ -718,6 +718,26 @@ mod tests {
         );
     }
 
+    /// Every TIME reads back from its text and from its number (seeded).
+    #[test]
+    fn text_and_numbers_round_trip() {
+        use tarn_common::rng::{Rng, test_seed};
+        let mut rng = Rng::new(test_seed("text_and_numbers_round_trip"));
+        let max = Time::MAX.micros() as u64;
+        for _ in 0..20_000 {
+            let micros = rng.below(2 * max + 1) as i64 - max as i64;
+            let t = Time::from_micros(micros).unwrap();
+            let text = t.to_string();
+            assert_eq!(parse_time(text.as_bytes()).unwrap().value, t, "{text}");
+            assert_eq!(to_time(&time_number(&t)), Some(t), "{text} as a number");
+            let whole = t.truncate_to_fsp(0);
+            assert_eq!(
+                to_time(&Value::Bytes(whole.display_fsp(0).into_bytes())),
+                Some(whole)
+            );
+        }
+    }
+
     #[test]
     fn numbers_read_as_hhmmss() {
         let t = |v: Value| to_time(&v).map(|t| t.to_string());
