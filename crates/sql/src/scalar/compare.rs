@@ -186,12 +186,10 @@ fn temporal_vs_other(t: &DateTime, tv: &Value, other: &Value) -> Ordering {
 /// A TIME `t` (the value `tv`) against a value `other` that is not a TIME.
 fn time_vs_other(t: &Time, tv: &Value, other: &Value) -> Ordering {
     match other {
-        Value::Date(_) | Value::DateTime(_) => {
-            match (time::to_datetime_with_time(tv), temporal(other)) {
-                (Some(x), Some(y)) => x.cmp(&y),
-                _ => Ordering::Equal,
-            }
-        }
+        Value::Date(_) | Value::DateTime(_) => match (cast::to_datetime(tv), temporal(other)) {
+            (Some(x), Some(y)) => x.cmp(&y),
+            _ => Ordering::Equal,
+        },
         Value::Bytes(bytes) => match time::parse_time(bytes) {
             Some(parsed) => t.cmp(&parsed.value),
             None => cast::to_text(tv).unwrap_or_default().as_slice().cmp(bytes),

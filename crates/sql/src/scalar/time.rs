@@ -31,6 +31,12 @@
 //!
 //! MySQL 8 rounds a fraction to a column's fsp (`CAST('1.5' AS TIME)` is
 //! `00:00:02`); MariaDB cuts it. Tarn rounds.
+//!
+//! Where Tarn differs: a value does not carry its type, so in string context
+//! (`CONCAT`, `LENGTH`, `CAST(.. AS CHAR)`) a TIME shows six fraction digits whenever
+//! it has a fraction, whatever its fsp (as a DATETIME does here), and a YEAR 0 is `0`
+//! (MySQL shows the type's digits and `0000`). Result columns show both as MySQL does
+//! ([`super::cast::to_text_as`]).
 
 use std::fmt::Write as _;
 
@@ -319,14 +325,6 @@ pub fn time_on_date(t: &Time, date: Date) -> Option<DateTime> {
     super::date::add_micros(&DateTime::from_date(date), i128::from(t.micros()))
 }
 
-/// A value as a datetime where a TIME may stand for one (put on [`today`]).
-pub fn to_datetime_with_time(v: &Value) -> Option<DateTime> {
-    match v {
-        Value::Time(t) => time_on_date(t, today()),
-        other => cast::to_datetime(other),
-    }
-}
-
 /// The TIME or datetime a time function reads from its argument: a string that is a
 /// datetime, a DATE or a DATETIME is a datetime; anything else that reads as a TIME
 /// is a TIME.
@@ -584,10 +582,11 @@ pub fn to_time_column(v: Value, fsp: u8, column: &str, row: u64) -> Result<Value
 }
 
 /// A year number as a YEAR column stores it (MySQL's `Field_year::store`):
-/// `digits_written` is the length of the text it came from, if any (`'0000'` is
-/// `0000` where `'0'` is 2000).
+/// `text_len` is the length of the text it came from, if any (`'0000'` is `0000`
+/// where `'0'` is 2000); None when it is no YEAR.
 fn year_of(n: i128, text_len: Option<usize>) -> Option<u64> {
-    if n < 0 || (100..=1900).contains(&n) || n > i128::from(YEAR_TYPE_MAX) {
+    // 100..=1900 is neither a two-digit year nor a YEAR.
+    if n < 0 || (100..i128::from(YEAR_TYPE_MIN)).contains(&n) || n > i128::from(YEAR_TYPE_MAX) {
         return None;
     }
     let n = n as u64;
@@ -653,11 +652,6 @@ pub fn year_text(y: u64) -> String {
     format!("{y:04}")
 }
 
-/// Whether a year is one a YEAR column holds.
-pub fn is_year(y: u64) -> bool {
-    y == 0 || (u64::from(YEAR_TYPE_MIN)..=u64::from(YEAR_TYPE_MAX)).contains(&y)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -716,6 +710,26 @@ mod tests {
                 .datetime
                 .is_some()
         );
+    }
+
+    /// Every TIME reads back from its text and from its number (seeded).
+    #[test]
+    fn text_and_numbers_round_trip() {
+        use tarn_common::rng::{Rng, test_seed};
+        let mut rng = Rng::new(test_seed("text_and_numbers_round_trip"));
+        let max = Time::MAX.micros() as u64;
+        for _ in 0..20_000 {
+            let micros = rng.below(2 * max + 1) as i64 - max as i64;
+            let t = Time::from_micros(micros).unwrap();
+            let text = t.to_string();
+            assert_eq!(parse_time(text.as_bytes()).unwrap().value, t, "{text}");
+            assert_eq!(to_time(&time_number(&t)), Some(t), "{text} as a number");
+            let whole = t.truncate_to_fsp(0);
+            assert_eq!(
+                to_time(&Value::Bytes(whole.display_fsp(0).into_bytes())),
+                Some(whole)
+            );
+        }
     }
 
     #[test]
