@@ -41,6 +41,7 @@ use crate::plan::{AggCall, ConcatSpec, JoinKind, OutputColumn, Plan, SortKey};
 use crate::planner::{FromRelation, LeftJoin, QueryBlock};
 use crate::scalar::agg::{self, AggFunc};
 use crate::scalar::arith::{self, ArithOp};
+use crate::scalar::cast::CastTarget;
 use crate::scalar::compare;
 use crate::scalar::date::{self, IntervalUnit};
 use crate::scalar::func;
@@ -360,7 +361,7 @@ impl<'c> Binder<'c> {
                 };
                 let (expr, ty) = self.order_key(&item.expr, &es, plan.columns())?;
                 keys.push(SortKey {
-                    expr,
+                    expr: sort_expr(expr, ty),
                     descending: matches!(item.options.sort, Some(ast::OrderBySort::Desc)),
                     collation: ty.collation(),
                 });
@@ -696,7 +697,7 @@ impl<'c> Binder<'c> {
             let descending = matches!(item.options.sort, Some(ast::OrderBySort::Desc));
             if let Some(position) = self.output_position(&item.expr, &aliases, visible)? {
                 sort_keys.push(SortKey {
-                    expr: Expr::Column(position),
+                    expr: sort_expr(Expr::Column(position), columns[position].ty),
                     descending,
                     collation: columns[position].ty.collation(),
                 });
@@ -726,7 +727,7 @@ impl<'c> Binder<'c> {
                     exprs.len() - 1
                 });
             sort_keys.push(SortKey {
-                expr: Expr::Column(position),
+                expr: sort_expr(Expr::Column(position), columns[position].ty),
                 descending,
                 collation: columns[position].ty.collation(),
             });
@@ -1561,6 +1562,12 @@ impl<'c> Binder<'c> {
                     return Err(Error::sql(1111, "HY000", "Invalid use of group function"));
                 }
                 let (arg, ty) = self.bind_expr(a, &inner)?;
+                // SUM, AVG, the BIT_ and statistics functions read an ENUM or SET as
+                // its number; COUNT, MIN, MAX and ANY_VALUE take the value.
+                let (arg, ty) = match func {
+                    AggFunc::Count | AggFunc::Min | AggFunc::Max | AggFunc::AnyValue => (arg, ty),
+                    _ => as_number(arg, ty),
+                };
                 (func, Some(arg), ty)
             }
             _ => return Err(wrong_args(text)),
@@ -1626,6 +1633,7 @@ impl<'c> Binder<'c> {
                             return Err(Error::sql(1111, "HY000", "Invalid use of group function"));
                         }
                         let (expr, ty) = self.bind_expr(&item.expr, &inner)?;
+                        let (expr, ty) = as_number(expr, ty);
                         let descending = matches!(item.options.sort, Some(ast::OrderBySort::Desc));
                         let collation = ty.collation();
                         let key = SortKey {
@@ -1750,6 +1758,12 @@ impl<'c> Binder<'c> {
             E::Nested(inner) => self.bind_expr(inner, es)?,
             E::UnaryOp { op, expr } => {
                 let (inner, ty) = self.bind_expr(expr, es)?;
+                let (inner, ty) = match op {
+                    ast::UnaryOperator::Minus | ast::UnaryOperator::BitwiseNot => {
+                        as_number(inner, ty)
+                    }
+                    _ => (inner, ty),
+                };
                 match op {
                     ast::UnaryOperator::Minus => {
                         // Fold negative literals so `-9223372036854775808` fits.
@@ -1832,6 +1846,11 @@ impl<'c> Binder<'c> {
                 let (x, tx) = self.bind_expr(expr, es)?;
                 let (lo, tl) = self.bind_expr(low, es)?;
                 let (hi, th) = self.bind_expr(high, es)?;
+                let (x, tx) = if is_number_type(tl) && is_number_type(th) {
+                    as_number(x, tx)
+                } else {
+                    (x, tx)
+                };
                 let both = Expr::And(
                     Box::new(Expr::Compare {
                         op: CmpOp::GtEq,
@@ -1888,6 +1907,11 @@ impl<'c> Binder<'c> {
                 }
                 let (x, tx) = self.bind_expr(expr, es)?;
                 let (list, types) = self.bind_args(list, es)?;
+                let (x, tx) = if types.iter().all(|t| is_number_type(*t)) {
+                    as_number(x, tx)
+                } else {
+                    (x, tx)
+                };
                 let collation = types.iter().fold(tx.collation(), |c, t| {
                     if t.collation() == Collation::Binary && t.is_string() {
                         Collation::Binary
@@ -2071,8 +2095,15 @@ impl<'c> Binder<'c> {
                 data_type: Some(data_type),
                 ..
             } => {
-                let (x, _) = self.bind_expr(expr, es)?;
+                let (x, tx) = self.bind_expr(expr, es)?;
                 let target = crate::ddl_types::cast_target(data_type)?;
+                let x = match target {
+                    CastTarget::Signed
+                    | CastTarget::Unsigned
+                    | CastTarget::Decimal { .. }
+                    | CastTarget::Double => as_number(x, tx).0,
+                    _ => x,
+                };
                 (
                     Expr::Cast {
                         expr: Box::new(x),
@@ -2279,6 +2310,33 @@ impl<'c> Binder<'c> {
         }
         let (l, tl) = self.bind_expr(left, es)?;
         let (r, tr) = self.bind_expr(right, es)?;
+        // An ENUM or SET is its number in arithmetic and bit operations, and compared
+        // with a number; compared with a string it is its text.
+        let numeric = matches!(
+            op,
+            B::Plus
+                | B::Minus
+                | B::Multiply
+                | B::Divide
+                | B::Modulo
+                | B::MyIntegerDivide
+                | B::DuckIntegerDivide
+                | B::BitwiseAnd
+                | B::BitwiseOr
+                | B::BitwiseXor
+                | B::PGBitwiseShiftLeft
+                | B::PGBitwiseShiftRight
+        );
+        let (l, tl) = if numeric || is_number_type(tr) {
+            as_number(l, tl)
+        } else {
+            (l, tl)
+        };
+        let (r, tr) = if numeric || is_number_type(tl) {
+            as_number(r, tr)
+        } else {
+            (r, tr)
+        };
         let arith = |op: ArithOp| {
             (
                 Expr::Arith {
@@ -2643,6 +2701,34 @@ impl<'c> Binder<'c> {
 }
 
 /// Wraps a branch-picking expression so its values take its declared type.
+/// An ENUM or SET operand read as a number, its index or bitmask, as MySQL reads one
+/// in numeric context (`e + 0`, `e = 1`, `SUM(e)`, ORDER BY); other operands as they
+/// are.
+pub(crate) fn as_number(expr: Expr, ty: SqlType) -> (Expr, SqlType) {
+    match CastTarget::number_of(ty) {
+        Some(target) => (
+            Expr::Cast {
+                expr: Box::new(expr),
+                target,
+            },
+            crate::ddl_types::cast_type(target),
+        ),
+        None => (expr, ty),
+    }
+}
+
+/// What a sort key of type `ty` sorts by: an ENUM by its index and a SET by its
+/// bitmask (MySQL's order, which is also their key order), anything else by itself.
+pub(crate) fn sort_expr(expr: Expr, ty: SqlType) -> Expr {
+    as_number(expr, ty).0
+}
+
+/// Numbers, BIT included: what an ENUM or SET compared with one is read as a number
+/// for.
+fn is_number_type(ty: SqlType) -> bool {
+    ty.is_numeric() || matches!(ty, SqlType::Bit { .. })
+}
+
 fn coerced(expr: Expr, ty: SqlType) -> Expr {
     match ty {
         SqlType::Null => expr,
@@ -3204,6 +3290,12 @@ pub fn parse_number(text: &str) -> Result<Value> {
 /// The type CASE, IF, COALESCE and UNION give a mix of branch types.
 pub fn unify(a: SqlType, b: SqlType) -> SqlType {
     use SqlType as T;
+    // An ENUM, SET or BIT mixed with another type is a string or number of its own.
+    let (a, b) = match (a, b) {
+        (T::Null, _) | (_, T::Null) => (a, b),
+        _ if a == b => (a, b),
+        _ => (a.plain(), b.plain()),
+    };
     if let Some(t) = crate::types::binary_string_union(a, b) {
         return t;
     }

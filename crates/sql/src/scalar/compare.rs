@@ -265,6 +265,7 @@ pub fn decimal_shape(t: SqlType) -> Option<(u8, u8)> {
 /// the larger fsp.
 pub fn comparison_type(a: SqlType, b: SqlType) -> SqlType {
     use SqlType::*;
+    let (a, b) = (a.plain(), b.plain());
     match (a, b) {
         (Null, other) | (other, Null) => other,
         _ if a.is_string() && b.is_string() && (a.is_binary_string() || b.is_binary_string()) => {
