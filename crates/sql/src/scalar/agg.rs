@@ -116,7 +116,7 @@ pub fn agg_return_type(f: AggFunc, arg: SqlType) -> SqlType {
             let arg = if arg == SqlType::Null {
                 SqlType::BIGINT
             } else {
-                arg
+                arg.plain()
             };
             let Some((precision, scale)) = decimal_shape(arg) else {
                 return SqlType::Double;
