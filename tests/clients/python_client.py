@@ -129,6 +129,7 @@ def run(driver_name):
     check_binary_columns(drv, conn)
     check_json_columns(conn, flavor)
     check_time_and_year(drv, conn)
+    check_enum_set_bit(drv, conn)
     check_transactions(drv, conn, db, native_user, native_pw)
     check_multi_statements(drv, db, native_user, native_pw)
     check_session_state(drv, conn, db, native_user, native_pw)
@@ -390,6 +391,41 @@ def check_time_and_year(drv, conn):
     expect_error("TIME given 25:61:00", 1292, lambda: cur.execute("INSERT INTO hours (day, opens) VALUES (5, '25:61:00')"), drv.error)
     expect_error("YEAR given 1900", 1264, lambda: cur.execute("INSERT INTO hours (day, since) VALUES (5, 1900)"), drv.error)
     cur.execute("DROP TABLE hours")
+
+
+def check_enum_set_bit(drv, conn):
+    """ENUM and SET columns come back as text and BIT columns as bytes (MySQL describes
+    them as STRING with the ENUM/SET flag and as BIT); parameters name members in any
+    case, a bool or int sets a BIT, and ORDER BY follows the declared order. A value
+    that names no member is 1265, a BIT too wide 1406."""
+    cur = conn.cursor()
+    cur.execute(
+        "CREATE TABLE flags (id INT PRIMARY KEY, status ENUM('pending','active','done') NOT NULL "
+        "DEFAULT 'pending', perms SET('read','write','admin'), active BIT(1) NOT NULL DEFAULT b'0', "
+        "mask BIT(12), KEY status (status))"
+    )
+    insert = "INSERT INTO flags (id, status, perms, active, mask) VALUES (%s, %s, %s, %s, %s)"
+    check_eq("insert an ENUM, SET and BITs", cur.execute(insert, (1, "ACTIVE", "admin,read", True, 0x5A5)), 1)
+    check_eq("insert the defaults", cur.execute("INSERT INTO flags (id) VALUES (2)"), 1)
+    check_eq("insert by index and bitmask", cur.execute(insert, (3, 3, 2, False, None)), 1)
+    cur.execute("SELECT id, status, perms, active, mask, status + 0, mask + 0 FROM flags ORDER BY status DESC")
+    check_eq(
+        "ENUM and SET as text, BIT as bytes, ordered by index",
+        tuple(cur.fetchall()),
+        (
+            (3, "done", "write", b"\x00", None, 3, None),
+            (1, "active", "read,admin", b"\x01", b"\x05\xa5", 2, 0x5A5),
+            (2, "pending", None, b"\x00", None, 1, None),
+        ),
+    )
+    check_eq("ENUM key lookup by a parameter", scalar(conn, "SELECT id FROM flags WHERE status = %s", ("Done",)), 3)
+    check_eq("BIT(1) compared with a bool", scalar(conn, "SELECT id FROM flags WHERE active = %s", (True,)), 1)
+    check_eq("FIND_IN_SET on a SET", scalar(conn, "SELECT id FROM flags WHERE FIND_IN_SET(%s, perms)", ("admin",)), 1)
+    expect_error("an ENUM value that is no member", 1265, lambda: cur.execute("UPDATE flags SET status = %s", ("archived",)), drv.error)
+    expect_error("a SET value with an unknown member", 1265, lambda: cur.execute(insert, (4, "done", "read,root", 0, 0)), drv.error)
+    expect_error("BIT(12) given 13 bits", 1406, lambda: cur.execute(insert, (4, "done", "", 0, 4096)), drv.error)
+    check_eq("flags table intact", scalar(conn, "SELECT COUNT(*) FROM flags"), 3)
+    cur.execute("DROP TABLE flags")
 
 
 def check_transactions(drv, conn, db, user, pw):

@@ -1075,7 +1075,8 @@ impl Storage {
     /// `ALTER TABLE` that leaves every stored row as it is, in one catalog change:
     /// columns renamed, DEFAULTs set or dropped, secondary indexes renamed, dropped or
     /// added. `new_def` (its name is taken as `name`) must have the old definition's
-    /// columns with the same types, nullability and collations in the same order, and
+    /// columns with the same types (or ENUM and SET types with members appended, see
+    /// `ColumnType::stores_like`), nullability and collations in the same order, and
     /// the same primary key; each of its indexes either keeps the file id of an old
     /// index with the same columns and uniqueness (the same tree, maybe under a new
     /// name) or has file id 0 and is built here from the rows, as
@@ -1100,8 +1101,9 @@ impl Storage {
         let old_def = old.def();
         new_def.name = name.to_string();
         new_def.file_id = old_def.file_id;
+        // An ENUM or SET that only gained members stores its rows as before.
         let same_column = |(a, b): (&tarn_row::Column, &tarn_row::Column)| {
-            a.ty == b.ty && a.nullable == b.nullable && a.collation == b.collation
+            a.ty.stores_like(&b.ty) && a.nullable == b.nullable && a.collation == b.collation
         };
         let needs_rebuild = |what: &str| {
             Err(Error::InvalidDefinition(format!(

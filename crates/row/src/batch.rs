@@ -33,7 +33,7 @@ pub enum ColumnVector {
         values: Vec<i64>,
         nulls: Vec<bool>,
     },
-    /// TINYINT..BIGINT UNSIGNED.
+    /// TINYINT..BIGINT UNSIGNED, and BIT.
     UInt {
         values: Vec<u64>,
         nulls: Vec<bool>,
@@ -74,7 +74,8 @@ pub enum ColumnVector {
         values: Vec<Time>,
         nulls: Vec<bool>,
     },
-    /// The strings: CHAR, VARCHAR, BINARY, VARBINARY, the TEXT and BLOB types.
+    /// The strings: CHAR, VARCHAR, BINARY, VARBINARY, the TEXT and BLOB types; and
+    /// ENUM and SET, as their members' text.
     Bytes {
         data: Vec<u8>,
         offsets: Vec<u32>,
@@ -90,10 +91,12 @@ impl ColumnVector {
                 values: Vec::with_capacity(capacity_rows),
                 nulls,
             },
-            Physical::U8 | Physical::U16 | Physical::U32 | Physical::U64 => ColumnVector::UInt {
-                values: Vec::with_capacity(capacity_rows),
-                nulls,
-            },
+            Physical::U8 | Physical::U16 | Physical::U32 | Physical::U64 | Physical::Bit { .. } => {
+                ColumnVector::UInt {
+                    values: Vec::with_capacity(capacity_rows),
+                    nulls,
+                }
+            }
             Physical::F32 => ColumnVector::Float {
                 values: Vec::with_capacity(capacity_rows),
                 nulls,
@@ -125,7 +128,7 @@ impl ColumnVector {
                 values: Vec::with_capacity(capacity_rows),
                 nulls,
             },
-            Physical::Var => {
+            Physical::Var | Physical::Enum { .. } | Physical::Set { .. } => {
                 let mut offsets = Vec::with_capacity(capacity_rows + 1);
                 offsets.push(0);
                 ColumnVector::Bytes {
@@ -502,6 +505,7 @@ pub(crate) fn read_uint(physical: Physical, bytes: &[u8]) -> u64 {
         Physical::U8 => u64::from(bytes[0]),
         Physical::U16 => u64::from(u16::from_le_bytes([bytes[0], bytes[1]])),
         Physical::U32 => u64::from(u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]])),
+        Physical::Bit { .. } => crate::row::be_uint(bytes),
         _ => {
             let mut word = [0u8; 8];
             word.copy_from_slice(&bytes[..8]);
@@ -552,6 +556,9 @@ fn push_column(
         return Ok(());
     }
     let bytes = view.fixed_bytes(index);
+    if let Physical::Enum { .. } | Physical::Set { .. } | Physical::Bit { .. } = physical {
+        return push_member_or_bits(physical, bytes, null, vector);
+    }
     match vector {
         ColumnVector::Int { values, nulls } => {
             values.push(if null { 0 } else { read_int(physical, bytes) });
@@ -623,6 +630,56 @@ fn push_column(
             nulls.push(null);
         }
         ColumnVector::Bytes { .. } => unreachable!("a batch vector matches its column's type"),
+    }
+    Ok(())
+}
+
+/// Appends an ENUM or SET (its members' text, to a `Bytes` vector) or a BIT (its
+/// number, to a `UInt` vector) from its stored bytes.
+fn push_member_or_bits(
+    physical: Physical,
+    bytes: &[u8],
+    null: bool,
+    vector: &mut ColumnVector,
+) -> Result<()> {
+    let value = if null {
+        Value::Null
+    } else {
+        read_fixed(physical, bytes)?
+    };
+    match (vector, value) {
+        (
+            ColumnVector::Bytes {
+                data,
+                offsets,
+                nulls,
+            },
+            value,
+        ) => {
+            if let Value::Bytes(text) = value {
+                data.extend_from_slice(&text);
+            }
+            // A member list's text is far below the batch bound, but a batch holds
+            // many rows of it.
+            let end = u32::try_from(data.len())
+                .ok()
+                .filter(|end| *end as usize <= BATCH_COLUMN_BYTES_MAX)
+                .ok_or_else(|| {
+                    Error::OutOfResources(format!(
+                        "a batch column holds at most {BATCH_COLUMN_BYTES_MAX} bytes"
+                    ))
+                })?;
+            offsets.push(end);
+            nulls.push(null);
+        }
+        (ColumnVector::UInt { values, nulls }, value) => {
+            values.push(match value {
+                Value::UInt(v) => v,
+                _ => 0,
+            });
+            nulls.push(null);
+        }
+        _ => unreachable!("a batch vector matches its column's type"),
     }
     Ok(())
 }

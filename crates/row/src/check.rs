@@ -13,7 +13,10 @@
 //! - JSON is UTF-8 text within LONGTEXT's bound (its document was checked by the SQL
 //!   layer);
 //! - text is valid UTF-8 and within the column's length in characters (CHAR/VARCHAR) or
-//!   bytes (the TEXT types); binary strings are any bytes within their length in bytes.
+//!   bytes (the TEXT types); binary strings are any bytes within their length in bytes;
+//! - ENUM values are one member's text as declared (or `''`, the error value), SET
+//!   values their members' text in declared order joined by commas
+//!   ([`crate::members`]); BIT values are `UInt`s of at most n bits.
 //!
 //! Conversions follow MySQL where they are unambiguous: numbers into any numeric type,
 //! strings into numbers, dates and text, dates into datetimes and back.
@@ -23,7 +26,7 @@ use tarn_common::{Error, Result};
 use crate::datetime::{Date, DateTime, Time};
 use crate::decimal::Decimal;
 use crate::limits::{LONG_LOB_LEN_MAX_BYTES, YEAR_TYPE_MAX, YEAR_TYPE_MIN};
-use crate::types::{Column, ColumnType};
+use crate::types::{Collation, Column, ColumnType, Members};
 use crate::value::Value;
 
 /// TIMESTAMP's range, '1970-01-01 00:00:01' to '2038-01-19 03:14:07.999999' (UTC).
@@ -63,7 +66,7 @@ pub fn check_value(column: &Column, value: Value) -> Result<Value> {
             })
         };
     }
-    normalize(column.ty, value).map_err(|error| with_column(error, &column.name))
+    normalize(column.ty, column.collation, value).map_err(|error| with_column(error, &column.name))
 }
 
 /// Fills in the column name of a value error raised where the column was unknown.
@@ -108,8 +111,25 @@ fn text_of(bytes: &[u8]) -> Result<&str> {
     std::str::from_utf8(bytes).map_err(|_| incorrect("invalid utf8mb4 string".into()))
 }
 
-fn normalize(ty: ColumnType, value: Value) -> Result<Value> {
+fn normalize(ty: ColumnType, collation: Collation, value: Value) -> Result<Value> {
     match ty {
+        // '' is also the error value (index 0) that MySQL stores outside strict mode
+        // (INSERT IGNORE); refusing it is the SQL layer's strict-mode rule.
+        ColumnType::Enum { members } => match enum_index_for(members, collation, &value) {
+            Some(index) => Ok(Value::Bytes(members.name(index).as_bytes().to_vec())),
+            None if value == Value::Bytes(Vec::new()) => Ok(value),
+            None => Err(incorrect(format!(
+                "{value} is not one of the ENUM's members"
+            ))),
+        },
+        ColumnType::Set { members } => {
+            let bits = set_bits_for(members, collation, &value)
+                .ok_or_else(|| incorrect(format!("{value} is not a set of the SET's members")))?;
+            Ok(Value::Bytes(members.set_text(bits)))
+        }
+        ColumnType::Bit { len_bits } => bit_number_for(len_bits, &value)
+            .map(Value::UInt)
+            .ok_or_else(too_long),
         ColumnType::TinyInt { .. }
         | ColumnType::SmallInt { .. }
         | ColumnType::Int { .. }
@@ -204,6 +224,100 @@ fn normalize(ty: ColumnType, value: Value) -> Result<Value> {
             }
             Ok(Value::Bytes(bytes))
         }
+    }
+}
+
+/// The member an ENUM column stores for `value` under MySQL's assignment rules: a
+/// string names a member (see [`Members::find`]), else, if it is a short unsigned
+/// number (fewer than 6 characters, spaces around allowed), is the index; a number
+/// with an integral value is the index. None when neither names a member (MySQL's
+/// 1265 in strict mode; index 0, the error value, is never returned).
+pub fn enum_index_for(members: Members, collation: Collation, value: &Value) -> Option<u32> {
+    let index = match value {
+        Value::Bytes(text) => {
+            if let Some(index) = members.find(text, collation) {
+                return Some(index);
+            }
+            let stripped = std::str::from_utf8(text).ok()?.trim_end_matches(' ');
+            let digits = stripped.trim_start_matches(' ');
+            if stripped.len() >= 6
+                || digits.is_empty()
+                || !digits.bytes().all(|b| b.is_ascii_digit())
+            {
+                return None;
+            }
+            digits.parse::<u64>().ok()?
+        }
+        other => integral(other)?,
+    };
+    (1..=members.len() as u64)
+        .contains(&index)
+        .then_some(index as u32)
+}
+
+/// The bitmask a SET column stores for `value` under MySQL's assignment rules: a
+/// string of comma-separated members (see [`Members::find_set`]), else, if it is
+/// wholly an unsigned number, the bitmask; a number with an integral value is the
+/// bitmask. None when a part names no member or a bit is past the last member.
+pub fn set_bits_for(members: Members, collation: Collation, value: &Value) -> Option<u64> {
+    let bits = match value {
+        Value::Bytes(text) => {
+            if let Some(bits) = members.find_set(text, collation) {
+                return Some(bits);
+            }
+            let digits = std::str::from_utf8(text).ok()?.trim_end_matches(' ');
+            if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            digits.parse::<u64>().ok()?
+        }
+        other => integral(other)?,
+    };
+    (bits & !members.set_mask() == 0).then_some(bits)
+}
+
+/// The number a BIT(`len_bits`) column stores for `value`, as MySQL stores it: a
+/// number as its 64-bit two's complement (rounded half away from zero), a string as its
+/// bytes read big-endian. None when it needs more than `len_bits` bits (MySQL's 1406).
+pub fn bit_number_for(len_bits: u8, value: &Value) -> Option<u64> {
+    let n = match value {
+        Value::UInt(v) => *v,
+        Value::Int(v) => *v as u64,
+        Value::Bytes(bytes) => {
+            let start = bytes.iter().position(|b| *b != 0).unwrap_or(bytes.len());
+            let significant = &bytes[start..];
+            if significant.len() > 8 {
+                return None;
+            }
+            let mut word = [0u8; 8];
+            word[8 - significant.len()..].copy_from_slice(significant);
+            u64::from_be_bytes(word)
+        }
+        Value::Decimal(_) | Value::Float(_) | Value::Double(_) => {
+            let n = to_decimal(value).ok()?.round_to_i128()?;
+            match u64::try_from(n) {
+                Ok(n) => n,
+                Err(_) => i64::try_from(n).ok()? as u64,
+            }
+        }
+        Value::Date(_) | Value::DateTime(_) | Value::Time(_) | Value::Null => return None,
+    };
+    (n <= crate::row::bit_max(len_bits)).then_some(n)
+}
+
+/// A number with an integral value that is not negative, as a `u64`.
+fn integral(value: &Value) -> Option<u64> {
+    match value {
+        Value::Int(v) => u64::try_from(*v).ok(),
+        Value::UInt(v) => Some(*v),
+        Value::Decimal(_) | Value::Float(_) | Value::Double(_) => {
+            let d = to_decimal(value).ok()?;
+            let n = d.round_to_i128()?;
+            (Decimal::from_i128(n, 0).ok()? == d)
+                .then(|| u64::try_from(n).ok())
+                .flatten()
+        }
+        _ => None,
     }
 }
 

@@ -18,6 +18,9 @@
 //! | DATETIME, TIMESTAMP | microsecond number (u64) big-endian |
 //! | TIME | signed microseconds (i64) with the sign bit flipped, big-endian |
 //! | YEAR | the year (u16) big-endian (0 for `0000` sorts first) |
+//! | ENUM | the member's index big-endian in the type's width (1 or 2): MySQL sorts ENUMs by index |
+//! | SET | the bitmask big-endian in the type's width (1, 2, 3, 4, 8): MySQL sorts SETs by number |
+//! | BIT(n) | the number big-endian in ceil(n / 8) bytes |
 //! | strings (CHAR, VARCHAR, BINARY, VARBINARY, the TEXT and BLOB types) | the weight string with each `0x00` written as `0x00 0xFF`, then the terminator `0x00 0x00` |
 //!
 //! The escaping makes string encodings prefix-free, so the column after a string still
@@ -216,6 +219,13 @@ fn encode_value(
             }
             _ => return Err(mismatch(ty, value)),
         },
+        ColumnType::Enum { .. } | ColumnType::Set { .. } | ColumnType::Bit { .. } => {
+            let n = number_of(ty, value).ok_or_else(|| mismatch(ty, value))?;
+            let width = ty
+                .fixed_len_bytes()
+                .expect("ENUM, SET and BIT are fixed-width");
+            out.extend_from_slice(&n.to_be_bytes()[8 - width..]);
+        }
         ColumnType::Char { .. }
         | ColumnType::VarChar { .. }
         | ColumnType::Text
@@ -242,6 +252,19 @@ fn encode_value(
         }
     }
     Ok(())
+}
+
+/// The number an ENUM (its index), SET (its bitmask) or BIT value is stored and
+/// ordered by; None for a value that is none of the type's.
+fn number_of(ty: ColumnType, value: &Value) -> Option<u64> {
+    match (ty, value) {
+        (ColumnType::Enum { members }, Value::Bytes(text)) => members.index_of(text).map(u64::from),
+        (ColumnType::Set { members }, Value::Bytes(text)) => members.set_bits_of(text),
+        (ColumnType::Bit { len_bits }, Value::UInt(v)) if *v <= crate::row::bit_max(len_bits) => {
+            Some(*v)
+        }
+        _ => None,
+    }
 }
 
 fn strip_trailing_spaces(bytes: &[u8]) -> &[u8] {
@@ -350,7 +373,7 @@ fn variant_rank(value: &Value) -> u8 {
 
 /// The SQL order of two values of one column, consistent with [`encode_key`]: NULL
 /// first, numbers numerically (-0.0 = 0.0), dates chronologically, strings by their
-/// weight (see the module documentation).
+/// weight, ENUM and SET by their index and bitmask (see the module documentation).
 pub fn compare_values(ty: ColumnType, collation: Collation, a: &Value, b: &Value) -> Ordering {
     let by_rank = || variant_rank(a).cmp(&variant_rank(b));
     match (a, b) {
@@ -393,6 +416,12 @@ pub fn compare_values(ty: ColumnType, collation: Collation, a: &Value, b: &Value
             (Value::Time(x), Value::Time(y)) => x.cmp(y),
             _ => by_rank(),
         },
+        ColumnType::Enum { .. } | ColumnType::Set { .. } | ColumnType::Bit { .. } => {
+            match (number_of(ty, a), number_of(ty, b)) {
+                (Some(x), Some(y)) => x.cmp(&y),
+                _ => by_rank(),
+            }
+        }
         ColumnType::Char { .. }
         | ColumnType::VarChar { .. }
         | ColumnType::Text

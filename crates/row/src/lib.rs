@@ -4,7 +4,8 @@
 //! nothing of pages: the B+tree stores `(key bytes, value bytes)` entries and compares
 //! keys as raw bytes; this crate produces both.
 //!
-//! - [`types`]: [`ColumnType`], [`Collation`], [`Column`] and definition checks.
+//! - [`types`]: [`ColumnType`], [`Collation`], [`Column`] and definition checks;
+//!   [`members`]: the interned member lists of ENUM and SET types.
 //! - [`value`]: [`Value`], one per column; [`decimal`] and [`datetime`] hold the exact
 //!   DECIMAL and the DATE/DATETIME/TIME types.
 //! - [`check_value`]: validates and normalises a value for its column (MySQL strict
@@ -26,12 +27,13 @@ pub mod datetime;
 pub mod decimal;
 pub mod key;
 pub mod limits;
+pub mod members;
 pub mod row;
 pub mod types;
 pub mod value;
 
 pub use batch::{Batch, ColumnVector};
-pub use check::{check_value, pad_binary};
+pub use check::{bit_number_for, check_value, enum_index_for, pad_binary, set_bits_for};
 pub use datetime::{Date, DateTime, Time};
 pub use decimal::{Decimal, Decimal64Form, Decimal64Parts};
 pub use key::{compare_values, encode_key, key_prefix_len};
@@ -39,5 +41,5 @@ pub use row::{
     NoOverflow, OverflowRef, OverflowStore, RowHeader, RowLayout, RowLimits, RowSerializer,
     RowView, VarBytes,
 };
-pub use types::{Collation, Column, ColumnType, LobSize};
+pub use types::{Collation, Column, ColumnType, LobSize, Members};
 pub use value::Value;

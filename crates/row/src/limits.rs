@@ -25,6 +25,21 @@ pub const BINARY_LEN_MAX_BYTES: u32 = 255;
 pub const VARBINARY_LEN_MAX_BYTES: u32 = 65_535;
 /// Columns in one table (InnoDB's limit).
 pub const COLUMNS_MAX: usize = 1017;
+/// Members of an ENUM, as in MySQL (an index of 2 bytes, 0 being the error value).
+pub const ENUM_MEMBERS_MAX: usize = 65_535;
+/// Members of a SET, as in MySQL (one bit each in at most 8 bytes).
+pub const SET_MEMBERS_MAX: usize = 64;
+/// Characters of one ENUM or SET member, as in MySQL.
+pub const MEMBER_LEN_MAX_CHARS: usize = 255;
+/// Bytes of the text of one ENUM or SET member list in all. MySQL's own bound is in
+/// its data dictionary's column sizes; this one keeps a list (held in memory for the
+/// process, see [`crate::members`]) and the catalog file that stores it small.
+pub const MEMBER_LIST_MAX_BYTES: usize = 1 << 20;
+/// Bytes the process-wide copies of ENUM and SET member lists may take
+/// ([`crate::members`]); each distinct list is kept until the process exits.
+pub const MEMBER_LISTS_INTERNED_MAX_BYTES: usize = 256 << 20;
+/// BIT(n): n in bits, as in MySQL.
+pub const BIT_LEN_MAX_BITS: u8 = 64;
 
 // --- Values -------------------------------------------------------------------------
 
@@ -90,6 +105,9 @@ mod tests {
             assert!(LONG_LOB_LEN_MAX_BYTES <= VALUE_LEN_MAX_BYTES);
             assert!(VALUE_LEN_MAX_BYTES <= BATCH_COLUMN_BYTES_MAX as u64);
             assert!(OVERFLOW_REF_BYTES <= ROW_VAR_AREA_MAX_BYTES);
+            assert!(SET_MEMBERS_MAX <= ENUM_MEMBERS_MAX && ENUM_MEMBERS_MAX <= u16::MAX as usize);
+            assert!(MEMBER_LIST_MAX_BYTES * 4 <= MEMBER_LISTS_INTERNED_MAX_BYTES);
+            assert!(BIT_LEN_MAX_BITS as u32 <= u64::BITS);
         }
     }
 }

@@ -14,9 +14,10 @@
 //! ```
 //!
 //! Fixed-width columns (integers, DECIMAL, FLOAT, DOUBLE, DATE, DATETIME, TIMESTAMP,
-//! TIME, YEAR) have offsets computed from the schema alone ([`RowLayout::new`]), so any of them is
-//! read in O(1); a NULL one occupies zeroed bytes. Variable-length columns (the
-//! strings: CHAR, VARCHAR, BINARY, VARBINARY, TEXT, BLOB, and JSON) are numbered 0..nvar in
+//! TIME, YEAR, ENUM, SET, BIT) have offsets computed from the schema alone
+//! ([`RowLayout::new`]), so any of them is read in O(1); a NULL one occupies zeroed
+//! bytes. Variable-length columns (the strings: CHAR, VARCHAR, BINARY, VARBINARY, TEXT,
+//! BLOB, and JSON) are numbered 0..nvar in
 //! schema order; the end offset of one is relative to D, and its start is the end of
 //! the previous one (0 for the first). A NULL variable column has length 0.
 //!
@@ -41,7 +42,12 @@
 //! ([`crate::decimal`]); DATE as the u32 day number and DATETIME/TIMESTAMP as the u64
 //! microsecond number ([`crate::datetime`]); TIME as its signed microseconds (i64 LE,
 //! 8 bytes, checked to be within `±838:59:59` when read); YEAR as the year number
-//! (u16 LE, 0 or 1901..=2155; read like a SMALLINT UNSIGNED).
+//! (u16 LE, 0 or 1901..=2155; read like a SMALLINT UNSIGNED). ENUM is its member's
+//! 1-based index (0 for the `''` error value), little-endian in 1 byte (up to 255
+//! members) or 2; SET its bitmask (bit i - 1 for member i), little-endian in 1, 2, 3, 4
+//! or 8 bytes ([`crate::members`]); BIT(n) its number big-endian in ceil(n / 8) bytes.
+//! An index, bitmask or number the column's type cannot hold (an index past the
+//! members, a bit past the last member or past n) is `CorruptData` when read.
 
 use tarn_common::{Error, Result};
 
@@ -52,7 +58,7 @@ use crate::limits::{
     COLUMNS_MAX, OVERFLOW_REF_BYTES, ROW_HEADER_BYTES, ROW_VAR_AREA_MAX_BYTES, TRX_ID_MAX,
     VALUE_LEN_MAX_BYTES,
 };
-use crate::types::{Column, ColumnType};
+use crate::types::{Column, ColumnType, Members};
 use crate::value::Value;
 
 /// Flag bit: the row is delete-marked (set by transactions, purged later).
@@ -211,6 +217,18 @@ pub(crate) enum Physical {
     DateTime,
     /// TIME: signed microseconds, i64 LE.
     Time,
+    /// ENUM: the index, little-endian in the slot's width.
+    Enum {
+        members: Members,
+    },
+    /// SET: the bitmask, little-endian in the slot's width.
+    Set {
+        members: Members,
+    },
+    /// BIT(n): the number, big-endian in the slot's width.
+    Bit {
+        len_bits: u8,
+    },
     Var,
 }
 
@@ -232,6 +250,9 @@ impl Physical {
             ColumnType::DateTime { .. } | ColumnType::Timestamp { .. } => Physical::DateTime,
             ColumnType::Time { .. } => Physical::Time,
             ColumnType::Year => Physical::U16,
+            ColumnType::Enum { members } => Physical::Enum { members },
+            ColumnType::Set { members } => Physical::Set { members },
+            ColumnType::Bit { len_bits } => Physical::Bit { len_bits },
             ColumnType::Char { .. }
             | ColumnType::VarChar { .. }
             | ColumnType::Text
@@ -684,9 +705,55 @@ fn write_fixed(physical: Physical, value: &Value, dst: &mut [u8]) -> Result<bool
             dst.copy_from_slice(&v.to_micros().to_le_bytes())
         }
         (Physical::Time, Value::Time(v)) => dst.copy_from_slice(&v.micros().to_le_bytes()),
+        (Physical::Enum { members }, Value::Bytes(text)) => {
+            let index = members.index_of(text).ok_or_else(|| no_member(text))?;
+            dst.copy_from_slice(&u64::from(index).to_le_bytes()[..dst.len()]);
+        }
+        (Physical::Set { members }, Value::Bytes(text)) => {
+            let bits = members.set_bits_of(text).ok_or_else(|| no_member(text))?;
+            dst.copy_from_slice(&bits.to_le_bytes()[..dst.len()]);
+        }
+        (Physical::Bit { len_bits }, Value::UInt(v)) => {
+            if *v > bit_max(len_bits) {
+                return Err(range(v));
+            }
+            dst.copy_from_slice(&v.to_be_bytes()[8 - dst.len()..]);
+        }
         _ => return Ok(false),
     }
     Ok(true)
+}
+
+fn no_member(text: &[u8]) -> Error {
+    Error::IncorrectValue {
+        column: String::new(),
+        reason: format!(
+            "'{}' is not a value of the column's members",
+            String::from_utf8_lossy(text)
+        ),
+    }
+}
+
+/// The largest value of a BIT(`len_bits`).
+pub(crate) fn bit_max(len_bits: u8) -> u64 {
+    match len_bits {
+        64.. => u64::MAX,
+        n => (1u64 << n) - 1,
+    }
+}
+
+/// A little-endian unsigned number of up to 8 bytes.
+fn le_uint(bytes: &[u8]) -> u64 {
+    let mut word = [0u8; 8];
+    word[..bytes.len()].copy_from_slice(bytes);
+    u64::from_le_bytes(word)
+}
+
+/// A big-endian unsigned number of up to 8 bytes.
+pub(crate) fn be_uint(bytes: &[u8]) -> u64 {
+    let mut word = [0u8; 8];
+    word[8 - bytes.len()..].copy_from_slice(bytes);
+    u64::from_be_bytes(word)
 }
 
 /// Writes the values chosen to be external; on failure frees those already written.
@@ -736,6 +803,33 @@ pub(crate) fn read_fixed(physical: Physical, bytes: &[u8]) -> Result<Value> {
             Value::DateTime(DateTime::from_micros(u64::from_le_bytes(le(bytes)))?)
         }
         Physical::Time => Value::Time(Time::from_stored_micros(i64::from_le_bytes(le(bytes)))?),
+        Physical::Enum { members } => {
+            let index = le_uint(bytes);
+            if index > members.len() as u64 {
+                return Err(corrupt(format!(
+                    "ENUM index {index} of {} members",
+                    members.len()
+                )));
+            }
+            Value::Bytes(members.name(index as u32).as_bytes().to_vec())
+        }
+        Physical::Set { members } => {
+            let bits = le_uint(bytes);
+            if bits & !members.set_mask() != 0 {
+                return Err(corrupt(format!(
+                    "SET bitmask {bits:#x} of {} members",
+                    members.len()
+                )));
+            }
+            Value::Bytes(members.set_text(bits))
+        }
+        Physical::Bit { len_bits } => {
+            let v = be_uint(bytes);
+            if v > bit_max(len_bits) {
+                return Err(corrupt(format!("{v} in a BIT({len_bits})")));
+            }
+            Value::UInt(v)
+        }
         Physical::Var => unreachable!("variable columns have no fixed bytes"),
     })
 }
@@ -822,13 +916,13 @@ impl<'a> RowView<'a> {
         ))
     }
 
-    /// An unsigned integer column; None when NULL. Panics for another type.
+    /// An unsigned integer or BIT column; None when NULL. Panics for another type.
     #[inline]
     pub fn u64(&self, index: usize) -> Option<u64> {
         let slot = self.slot_checked(index, "an unsigned integer", |p| {
             matches!(
                 p,
-                Physical::U8 | Physical::U16 | Physical::U32 | Physical::U64
+                Physical::U8 | Physical::U16 | Physical::U32 | Physical::U64 | Physical::Bit { .. }
             )
         });
         if self.is_null(index) {

@@ -12,14 +12,19 @@
 //! variant and an existing variant keeps its name and fields: the TEXT and BLOB size
 //! classes are variants of their own (`TinyBlob`, ...) rather than a size field on
 //! `Text` and `Blob`, which catalogs written before the classes existed name bare.
+//!
+//! ENUM and SET carry their member lists ([`Members`], interned so that the type
+//! stays `Copy`; in the catalog a list is a JSON array of its members). BIT(n) is an
+//! unsigned number of n bits (its values are `Value::UInt`).
 
 use tarn_common::{Error, Result};
 
 use crate::limits::{
-    BINARY_LEN_MAX_BYTES, BLOB_LEN_MAX_BYTES, CHAR_LEN_MAX_CHARS, FSP_MAX, LONG_LOB_LEN_MAX_BYTES,
-    MEDIUM_LOB_LEN_MAX_BYTES, TEXT_LEN_MAX_BYTES, TINY_LOB_LEN_MAX_BYTES, VARBINARY_LEN_MAX_BYTES,
-    VARCHAR_LEN_MAX_CHARS,
+    BINARY_LEN_MAX_BYTES, BIT_LEN_MAX_BITS, BLOB_LEN_MAX_BYTES, CHAR_LEN_MAX_CHARS, FSP_MAX,
+    LONG_LOB_LEN_MAX_BYTES, MEDIUM_LOB_LEN_MAX_BYTES, SET_MEMBERS_MAX, TEXT_LEN_MAX_BYTES,
+    TINY_LOB_LEN_MAX_BYTES, VARBINARY_LEN_MAX_BYTES, VARCHAR_LEN_MAX_CHARS,
 };
+pub use crate::members::Members;
 
 /// How strings compare. Stored per column in the catalog.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -101,6 +106,24 @@ pub enum ColumnType {
     },
     /// YEAR: 1901..=2155, or 0 (shown `0000`); its values are `Value::UInt`.
     Year,
+    /// ENUM('a', 'b', ...): one of 1 to 65535 members, stored as its 1-based index in
+    /// 1 byte (up to 255 members) or 2; 0 is MySQL's `''` error value. Values are the
+    /// member's text (see [`crate::members`]); keys order by the index.
+    Enum {
+        members: Members,
+    },
+    /// SET('a', 'b', ...): any subset of up to 64 members (none contains a comma),
+    /// stored as a bitmask (bit i - 1 for member i) in 1, 2, 3, 4 or 8 bytes. Values
+    /// are the members' text joined by commas in declared order; keys order by the
+    /// bitmask's number.
+    Set {
+        members: Members,
+    },
+    /// BIT(n): an unsigned number of `len_bits` (1..=64) bits, stored big-endian in
+    /// ceil(n / 8) bytes. Values are `Value::UInt`.
+    Bit {
+        len_bits: u8,
+    },
 }
 
 /// The size class of a TEXT or BLOB type: MySQL's TINY, plain, MEDIUM and LONG.
@@ -174,6 +197,23 @@ impl ColumnType {
             ColumnType::VarBinary { len_bytes } if len_bytes > VARBINARY_LEN_MAX_BYTES => fail(
                 format!("VARBINARY({len_bytes}) is longer than {VARBINARY_LEN_MAX_BYTES}"),
             ),
+            ColumnType::Enum { members } if members.is_empty() => {
+                fail("an ENUM has at least one member".into())
+            }
+            ColumnType::Set { members }
+                if members.is_empty() || members.len() > SET_MEMBERS_MAX =>
+            {
+                fail(format!(
+                    "a SET has 1 to {SET_MEMBERS_MAX} members, not {}",
+                    members.len()
+                ))
+            }
+            ColumnType::Set { members } if members.names().iter().any(|n| n.contains(',')) => {
+                fail("a SET member contains a comma".into())
+            }
+            ColumnType::Bit { len_bits } if len_bits == 0 || len_bits > BIT_LEN_MAX_BITS => {
+                fail(format!("BIT({len_bits}) is outside 1..={BIT_LEN_MAX_BITS}"))
+            }
             _ => Ok(()),
         }
     }
@@ -195,6 +235,9 @@ impl ColumnType {
             ColumnType::DateTime { .. } | ColumnType::Timestamp { .. } => 8,
             ColumnType::Time { .. } => 8,
             ColumnType::Year => 2,
+            ColumnType::Enum { members } => members.enum_width_bytes(),
+            ColumnType::Set { members } => members.set_width_bytes(),
+            ColumnType::Bit { len_bits } => usize::from(len_bits).div_ceil(8).max(1),
             // BINARY(n) has a fixed width too, but is stored like CHAR (whose width
             // in bytes varies): one variable-length path for every string.
             ColumnType::Char { .. }
@@ -225,6 +268,35 @@ impl ColumnType {
             self,
             ColumnType::Char { .. } | ColumnType::VarChar { .. } | ColumnType::Text
         ) || self.text_size().is_some()
+    }
+
+    /// The types a collation applies to: the text types, ENUM and SET.
+    pub fn has_collation(&self) -> bool {
+        self.is_text() || self.members().is_some()
+    }
+
+    /// The member list of an ENUM or SET; None for other types.
+    pub fn members(&self) -> Option<Members> {
+        match *self {
+            ColumnType::Enum { members } | ColumnType::Set { members } => Some(members),
+            _ => None,
+        }
+    }
+
+    /// True when rows and keys written for a column of type `old` read as the same
+    /// values under this type: the same type, or an ENUM or SET that only appends
+    /// members to `old`'s and keeps its width (MySQL's in-place ALTER of such a column).
+    pub fn stores_like(&self, old: &ColumnType) -> bool {
+        let appended = |new: Members, old: Members| {
+            new.len() >= old.len() && new.names()[..old.len()] == *old.names()
+        };
+        match (*self, *old) {
+            (ColumnType::Enum { members: new }, ColumnType::Enum { members: was })
+            | (ColumnType::Set { members: new }, ColumnType::Set { members: was }) => {
+                appended(new, was) && self.fixed_len_bytes() == old.fixed_len_bytes()
+            }
+            _ => self == old,
+        }
     }
 
     /// BINARY, VARBINARY and the BLOB types: any bytes, compared bytewise.

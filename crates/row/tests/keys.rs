@@ -302,3 +302,41 @@ fn limits_and_malformed_keys() {
     assert!(key_prefix_len(&text, &[2], 1).is_err());
     assert!(key_prefix_len(&text, &[0], 2).is_err());
 }
+
+/// ENUM keys order by the member's index and SET keys by the bitmask, as MySQL sorts
+/// them, not by their text; BIT keys by the number.
+#[test]
+fn enum_set_and_bit_keys_order_by_number() {
+    use tarn_row::Members;
+    let text = |s: &str| Value::Bytes(s.as_bytes().to_vec());
+    let e = ColumnType::Enum {
+        members: Members::intern(&["pending", "active", "done"]).unwrap(),
+    };
+    let ci = Collation::CaseInsensitive;
+    let keys: Vec<Vec<u8>> = ["", "pending", "active", "done"]
+        .iter()
+        .map(|v| key(&[(e, ci)], &[text(v)]))
+        .collect();
+    assert!(keys.windows(2).all(|w| w[0] < w[1]));
+    assert_eq!(keys[2], [1, 2]);
+    assert_eq!(
+        compare_values(e, ci, &text("pending"), &text("done")),
+        Ordering::Less
+    );
+    let mut out = Vec::new();
+    assert!(encode_key(&[(e, ci)], &[text("ACTIVE")], &mut out).is_err());
+    let s = ColumnType::Set {
+        members: Members::intern(&["x", "y", "z"]).unwrap(),
+    };
+    let keys: Vec<Vec<u8>> = ["", "x", "y", "x,y", "z", "x,z"]
+        .iter()
+        .map(|v| key(&[(s, ci)], &[text(v)]))
+        .collect();
+    assert!(keys.windows(2).all(|w| w[0] < w[1]));
+    let b = ColumnType::Bit { len_bits: 10 };
+    assert_eq!(
+        key(&[(b, Collation::Binary)], &[Value::UInt(0x3ff)]),
+        [1, 3, 0xff]
+    );
+    assert!(encode_key(&[(b, Collation::Binary)], &[Value::UInt(0x400)], &mut out).is_err());
+}

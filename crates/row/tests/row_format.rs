@@ -92,7 +92,9 @@ fn every_type_round_trips_with_nulls() {
                     assert_eq!(view.f64(i).map(f64::to_bits), Some(v.to_bits()))
                 }
                 (_, Value::Float(v)) => assert_eq!(view.f64(i), Some(f64::from(*v))),
-                (_, Value::Bytes(v)) => assert_eq!(view.bytes(i), Some(VarBytes::Inline(v))),
+                (ty, Value::Bytes(v)) if ty.is_variable_len() => {
+                    assert_eq!(view.bytes(i), Some(VarBytes::Inline(v)))
+                }
                 (ty, Value::Null) if ty.is_signed_int() => assert_eq!(view.i64(i), None),
                 (ColumnType::Blob, Value::Null) => assert_eq!(view.bytes(i), None),
                 _ => {}
@@ -596,4 +598,48 @@ fn case_insensitive_columns_store_text_as_given() {
         layout.decode(&row, &store).unwrap(),
         [Value::Bytes(b"MiXeD ".to_vec())]
     );
+}
+
+/// An ENUM index past the members, a SET bit past the last member or a BIT number past
+/// n bits is corrupt data when read, never a panic or a made-up value.
+#[test]
+fn enum_set_and_bit_bytes_out_of_range_are_corrupt() {
+    use tarn_row::Members;
+    let columns = [
+        Column::new(
+            "e",
+            ColumnType::Enum {
+                members: Members::intern(&["a", "b"]).unwrap(),
+            },
+            false,
+        ),
+        Column::new(
+            "s",
+            ColumnType::Set {
+                members: Members::intern(&["x", "y", "z"]).unwrap(),
+            },
+            false,
+        ),
+        Column::new("b", ColumnType::Bit { len_bits: 9 }, false),
+    ];
+    let layout = RowLayout::new(&columns).unwrap();
+    let store = MemOverflowStore::new();
+    let values = [
+        Value::Bytes(b"b".to_vec()),
+        Value::Bytes(b"x,z".to_vec()),
+        Value::UInt(0x1ff),
+    ];
+    let row = encode(&layout, &values, &store, LIMITS);
+    let fixed = layout.fixed_prefix_len_bytes();
+    // ENUM index 2 (LE, 1 byte), SET bits 0b101 (LE, 1 byte), BIT 0x01ff (BE, 2 bytes).
+    assert_eq!(&row[fixed - 4..fixed], &[2, 0b101, 0x01, 0xff]);
+    assert_eq!(layout.decode(&row, &store).unwrap(), values);
+    for (at, byte) in [(fixed - 4, 3), (fixed - 3, 0b1000), (fixed - 2, 0x02)] {
+        let mut bad = row.clone();
+        bad[at] = byte;
+        assert!(
+            matches!(layout.decode(&bad, &store), Err(Error::CorruptData(_))),
+            "byte {at}"
+        );
+    }
 }

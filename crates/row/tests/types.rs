@@ -208,3 +208,133 @@ fn decimal64_fast_path_agrees_with_the_general_decoder() {
         );
     }
 }
+
+/// ENUM, SET and BIT definitions: their bounds, widths, JSON form, and the values
+/// `check_value` makes of strings and numbers (members matched by the collation).
+#[test]
+fn enum_set_and_bit_definitions_and_values() {
+    use tarn_row::{Collation, Members};
+    let members = |names: &[&str]| Members::intern(names).unwrap();
+    let sizes = ColumnType::Enum {
+        members: members(&["small", "Large"]),
+    };
+    let json = serde_json::to_string(&sizes).unwrap();
+    assert_eq!(json, r#"{"Enum":{"members":["small","Large"]}}"#);
+    assert_eq!(serde_json::from_str::<ColumnType>(&json).unwrap(), sizes);
+    let bit = ColumnType::Bit { len_bits: 12 };
+    assert_eq!(
+        serde_json::from_str::<ColumnType>(&serde_json::to_string(&bit).unwrap()).unwrap(),
+        bit
+    );
+    assert_eq!(
+        (sizes.fixed_len_bytes(), bit.fixed_len_bytes()),
+        (Some(1), Some(2))
+    );
+    assert!(sizes.has_collation() && !sizes.is_text() && !bit.has_collation());
+    let wide: Vec<String> = (0..65).map(|i| format!("s{i}")).collect();
+    for bad in [
+        ColumnType::Enum {
+            members: members(&[]),
+        },
+        ColumnType::Set {
+            members: Members::intern(&wide).unwrap(),
+        },
+        ColumnType::Set {
+            members: members(&["a,b"]),
+        },
+        ColumnType::Bit { len_bits: 0 },
+        ColumnType::Bit { len_bits: 65 },
+    ] {
+        assert!(
+            matches!(bad.validate(), Err(Error::InvalidDefinition(_))),
+            "{bad:?}"
+        );
+    }
+    assert!(
+        ColumnType::Set {
+            members: Members::intern(&wide[..64]).unwrap()
+        }
+        .validate()
+        .is_ok()
+    );
+
+    let text = |s: &str| Value::Bytes(s.as_bytes().to_vec());
+    let ci = Column::new("e", sizes, false).with_collation(Collation::CaseInsensitive);
+    assert_eq!(check_value(&ci, text("LARGE  ")).unwrap(), text("Large"));
+    assert_eq!(check_value(&ci, Value::Int(1)).unwrap(), text("small"));
+    assert_eq!(check_value(&ci, text(" 2")).unwrap(), text("Large"));
+    // '' is the error value, which only the SQL layer's strict mode refuses.
+    assert_eq!(check_value(&ci, text("")).unwrap(), text(""));
+    for bad in [
+        text("medium"),
+        text("  "),
+        Value::Int(0),
+        Value::Int(3),
+        text("-1"),
+    ] {
+        assert!(check_value(&ci, bad.clone()).is_err(), "{bad:?}");
+    }
+    let bin = Column::new("e", sizes, false);
+    assert!(check_value(&bin, text("large")).is_err());
+
+    let set = ColumnType::Set {
+        members: members(&["a", "b", "c"]),
+    };
+    let s = Column::new("s", set, true).with_collation(Collation::CaseInsensitive);
+    assert_eq!(check_value(&s, text("c,A,a")).unwrap(), text("a,c"));
+    assert_eq!(check_value(&s, Value::UInt(6)).unwrap(), text("b,c"));
+    assert_eq!(check_value(&s, text("3")).unwrap(), text("a,b"));
+    assert_eq!(check_value(&s, text("")).unwrap(), text(""));
+    assert!(check_value(&s, Value::UInt(8)).is_err());
+    assert!(check_value(&s, text("a,d")).is_err());
+
+    let b = Column::new("b", bit, false);
+    assert_eq!(
+        check_value(&b, Value::Int(4095)).unwrap(),
+        Value::UInt(4095)
+    );
+    assert_eq!(
+        check_value(&b, Value::Bytes(vec![0, 0x0f, 0xff])).unwrap(),
+        Value::UInt(4095)
+    );
+    for too_long in [
+        Value::Int(4096),
+        Value::Int(-1),
+        Value::Bytes(b"ab".to_vec()),
+    ] {
+        assert!(
+            matches!(
+                check_value(&b, too_long.clone()),
+                Err(Error::DataTooLong { .. })
+            ),
+            "{too_long:?}"
+        );
+    }
+}
+
+/// Appending members keeps rows readable as they are (an in-place ALTER); anything
+/// else, or a change of width, does not.
+#[test]
+fn appended_members_store_like_the_old_type() {
+    use tarn_row::Members;
+    let of = |names: &[&str]| ColumnType::Enum {
+        members: Members::intern(names).unwrap(),
+    };
+    assert!(of(&["a", "b", "c"]).stores_like(&of(&["a", "b"])));
+    assert!(!of(&["a", "c"]).stores_like(&of(&["a", "b"])));
+    assert!(!of(&["b", "a"]).stores_like(&of(&["a", "b"])));
+    assert!(!of(&["a"]).stores_like(&of(&["a", "b"])));
+    let names: Vec<String> = (0..256).map(|i| format!("m{i}")).collect();
+    let wide = |n: usize| ColumnType::Enum {
+        members: Members::intern(&names[..n]).unwrap(),
+    };
+    assert!(wide(255).stores_like(&wide(200)));
+    assert!(!wide(256).stores_like(&wide(255)), "1 byte to 2");
+    let set = |n: usize| ColumnType::Set {
+        members: Members::intern(&names[..n]).unwrap(),
+    };
+    assert!(set(8).stores_like(&set(3)));
+    assert!(!set(9).stores_like(&set(8)), "1 byte to 2");
+    assert!(!set(3).stores_like(&of(&["m0", "m1", "m2"])));
+    assert!(ColumnType::Bit { len_bits: 3 }.stores_like(&ColumnType::Bit { len_bits: 3 }));
+}

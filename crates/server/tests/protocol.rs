@@ -623,6 +623,61 @@ fn json_is_described_as_mysql_8_does() {
     assert_eq!(r.lenenc_bytes().unwrap(), br#"{"a": [1, "x"], "b": 2}"#);
 }
 
+/// ENUM and SET columns are STRING with the ENUM (256) or SET (2048) flag and send
+/// their text; BIT(n) is type BIT, length n, charset 63, UNSIGNED, and sends its value
+/// as ceil(n / 8) big-endian bytes; in both protocols, and through the scan's own
+/// encoders (a plain `SELECT` of stored columns) as through expressions.
+#[test]
+fn enum_set_and_bit_columns_are_described_and_sent_as_mysql_does() {
+    const UTF8MB4: u16 = 255;
+    const BINARY_CHARSET: u16 = 63;
+    const NOT_NULL_FLAG: u16 = 1;
+    const UNSIGNED_FLAG: u16 = 1 << 5;
+    const ENUM_FLAG: u16 = 1 << 8;
+    const SET_FLAG: u16 = 1 << 11;
+    let server = start(&[]);
+    let mut c = Client::root(server.address);
+    c.query("CREATE DATABASE d");
+    let created = c.query(
+        "CREATE TABLE d.t (id INT PRIMARY KEY, e ENUM('small', 'medium') NOT NULL, \
+         s SET('r', 'w', 'x'), b BIT(1), w BIT(12))",
+    );
+    assert!(matches!(created, Reply::Ok { .. }), "{created:?}");
+    let inserted = c.query("INSERT INTO d.t VALUES (1, 'MEDIUM', 'x,r', 1, X'00A5')");
+    assert!(matches!(inserted, Reply::Ok { .. }), "{inserted:?}");
+    for sql in [
+        "SELECT e, s, b, w FROM d.t",
+        "SELECT e, s, b, w FROM d.t WHERE id + 0 = 1",
+    ] {
+        let (definitions, rows) = query_definitions(&mut c, sql);
+        assert_eq!(
+            definitions,
+            vec![
+                (column_type::STRING, UTF8MB4, 24, NOT_NULL_FLAG | ENUM_FLAG),
+                (column_type::STRING, UTF8MB4, 20, SET_FLAG),
+                (column_type::BIT, BINARY_CHARSET, 1, UNSIGNED_FLAG),
+                (column_type::BIT, BINARY_CHARSET, 12, UNSIGNED_FLAG),
+            ],
+            "{sql}"
+        );
+        let mut r = Reader::new(&rows[0]);
+        for want in [&b"medium"[..], b"r,x", b"\x01", b"\x00\xa5"] {
+            assert_eq!(r.lenenc_bytes().unwrap(), want, "{sql}");
+        }
+        let rows = execute_prepared(&mut c, sql);
+        let mut r = Reader::new(&rows[0][2..]);
+        for want in [&b"medium"[..], b"r,x", b"\x01", b"\x00\xa5"] {
+            assert_eq!(r.lenenc_bytes().unwrap(), want, "{sql}, binary protocol");
+        }
+    }
+    // In numeric context a BIT is a number and an ENUM its index.
+    let rows = rows_of(c.query("SELECT w + 0, e + 0, s + 0 FROM d.t"));
+    assert_eq!(
+        cells(&rows[0]),
+        [Some("165".into()), Some("2".into()), Some("5".into())]
+    );
+}
+
 /// The rows of `reply`, which must be a result set.
 fn rows_of(reply: Reply) -> Vec<Vec<u8>> {
     match reply {

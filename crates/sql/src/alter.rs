@@ -9,7 +9,9 @@
 //!
 //! - **in place** (`Storage::alter_in_place`) when every stored row stays as it is:
 //!   columns renamed, DEFAULTs set or dropped, AUTO_INCREMENT taken off or put on a
-//!   column, indexes renamed, dropped, or added (built from the rows);
+//!   column, members appended to an ENUM or SET without changing its width
+//!   (`ColumnType::stores_like`), indexes renamed, dropped, or added (built from the
+//!   rows);
 //! - **rebuild** (`Storage::rebuild_table`) when rows change: columns added, dropped,
 //!   moved (FIRST / AFTER), or given another type, nullability or collation. Every row
 //!   is copied into new files through [`Conversion::apply`], which converts a value
@@ -41,7 +43,7 @@ use tarn_catalog::TableDef;
 use tarn_catalog::catalog::AutoIncrement;
 use tarn_common::{Error, Result};
 use tarn_row::Value;
-use tarn_row::types::Column;
+use tarn_row::types::{Column, ColumnType};
 
 use crate::bind::{BindContext, Binder};
 use crate::ddl::{column_spec, index_columns, named_index, unsupported};
@@ -203,8 +205,15 @@ impl<'t> Draft<'t> {
                     ast::AlterColumnOperation::SetDefault { value } => {
                         Binder::new(session).bind_constant(value)?;
                         let column = &self.def.columns[position];
-                        let text =
-                            crate::ddl::default_text(session, column.ty, &column.name, value)?;
+                        // Kept in the column's form, as CREATE TABLE keeps it.
+                        let text = match column.ty {
+                            tarn_row::ColumnType::Enum { .. }
+                            | tarn_row::ColumnType::Set { .. }
+                            | tarn_row::ColumnType::Bit { .. } => {
+                                crate::ddl::default_literal(session, column, value)?
+                            }
+                            ty => crate::ddl::default_text(session, ty, &column.name, value)?,
+                        };
                         default_value(session, &self.def.columns[position], &text)?;
                         self.defaults[position] = Some(text);
                         Ok(())
@@ -570,7 +579,8 @@ impl<'t> Draft<'t> {
                 .iter()
                 .zip(&self.old.columns)
                 .any(|(new, old)| {
-                    new.ty != old.ty
+                    // An ENUM or SET that only gained members keeps its rows.
+                    !new.ty.stores_like(&old.ty)
                         || new.nullable != old.nullable
                         || new.collation != old.collation
                 })
@@ -658,10 +668,10 @@ impl Conversion {
         if !retype {
             return Ok(value);
         }
-        cast::to_column_at(value, column.ty, &column.name, number).map_err(|e| {
-            if e.mysql_code() == 1406 {
+        cast::to_column_at(value, column.ty, column.collation, &column.name, number).map_err(|e| {
+            if e.mysql_code() == 1406 && !matches!(column.ty, ColumnType::Bit { .. }) {
                 // A string cut short: ALTER TABLE's copy says "truncated", not "too
-                // long" as INSERT does.
+                // long" as INSERT does (a BIT too narrow is "too long" in both).
                 Error::sql(
                     1265,
                     "01000",
@@ -695,7 +705,7 @@ fn default_value(session: &mut Session, column: &Column, text: &str) -> Result<V
             Err(invalid())
         };
     }
-    cast::to_column(v, column.ty, &column.name).map_err(|_| invalid())
+    cast::to_column_at(v, column.ty, column.collation, &column.name, 1).map_err(|_| invalid())
 }
 
 /// MySQL's implicit default for a NOT NULL column added without one.
@@ -719,6 +729,9 @@ fn zero_value(ty: tarn_row::types::ColumnType) -> Value {
         }
         C::Time { .. } => Value::Time(tarn_row::datetime::Time::ZERO),
         C::Year => Value::UInt(0),
+        // An ENUM's is its first member, as MySQL's.
+        C::Enum { members } => Value::Bytes(members.name(1).as_bytes().to_vec()),
+        C::Bit { .. } => Value::UInt(0),
         _ => Value::Bytes(Vec::new()),
     }
 }

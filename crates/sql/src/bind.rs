@@ -41,6 +41,7 @@ use crate::plan::{AggCall, ConcatSpec, JoinKind, OutputColumn, Plan, SortKey};
 use crate::planner::{FromRelation, LeftJoin, QueryBlock};
 use crate::scalar::agg::{self, AggFunc};
 use crate::scalar::arith::{self, ArithOp};
+use crate::scalar::cast::CastTarget;
 use crate::scalar::compare;
 use crate::scalar::date::{self, IntervalUnit};
 use crate::scalar::func;
@@ -385,7 +386,7 @@ impl<'c> Binder<'c> {
                 let (expr, ty) = self.order_key(&item.expr, &es, plan.columns())?;
                 let (expr, collation) = json::sort_key(expr, ty);
                 keys.push(SortKey {
-                    expr,
+                    expr: sort_expr(expr, ty),
                     descending: matches!(item.options.sort, Some(ast::OrderBySort::Desc)),
                     collation,
                 });
@@ -725,7 +726,7 @@ impl<'c> Binder<'c> {
                 let (expr, collation) =
                     json::sort_key(Expr::Column(position), columns[position].ty);
                 sort_keys.push(SortKey {
-                    expr,
+                    expr: sort_expr(expr, columns[position].ty),
                     descending,
                     collation,
                 });
@@ -756,7 +757,7 @@ impl<'c> Binder<'c> {
                 });
             let (expr, collation) = json::sort_key(Expr::Column(position), columns[position].ty);
             sort_keys.push(SortKey {
-                expr,
+                expr: sort_expr(expr, columns[position].ty),
                 descending,
                 collation,
             });
@@ -1613,6 +1614,12 @@ impl<'c> Binder<'c> {
                     return Err(Error::sql(1111, "HY000", "Invalid use of group function"));
                 }
                 let (arg, ty) = self.bind_expr(a, &inner)?;
+                // SUM, AVG, the BIT_ and statistics functions read an ENUM or SET as
+                // its number; COUNT, MIN, MAX and ANY_VALUE take the value.
+                let (arg, ty) = match func {
+                    AggFunc::Count | AggFunc::Min | AggFunc::Max | AggFunc::AnyValue => (arg, ty),
+                    _ => as_number(arg, ty),
+                };
                 (func, Some(arg), ty)
             }
             _ => return Err(wrong_args(text)),
@@ -1678,6 +1685,7 @@ impl<'c> Binder<'c> {
                             return Err(Error::sql(1111, "HY000", "Invalid use of group function"));
                         }
                         let (expr, ty) = self.bind_expr(&item.expr, &inner)?;
+                        let (expr, ty) = as_number(expr, ty);
                         let descending = matches!(item.options.sort, Some(ast::OrderBySort::Desc));
                         let collation = ty.collation();
                         let key = SortKey {
@@ -1815,6 +1823,12 @@ impl<'c> Binder<'c> {
             E::Nested(inner) => self.bind_expr(inner, es)?,
             E::UnaryOp { op, expr } => {
                 let (inner, ty) = self.bind_expr(expr, es)?;
+                let (inner, ty) = match op {
+                    ast::UnaryOperator::Minus | ast::UnaryOperator::BitwiseNot => {
+                        as_number(inner, ty)
+                    }
+                    _ => (inner, ty),
+                };
                 match op {
                     ast::UnaryOperator::Minus => {
                         // Fold negative literals so `-9223372036854775808` fits.
@@ -1897,6 +1911,11 @@ impl<'c> Binder<'c> {
                 let (x, tx) = self.bind_expr(expr, es)?;
                 let (lo, tl) = self.bind_expr(low, es)?;
                 let (hi, th) = self.bind_expr(high, es)?;
+                let (x, tx) = if is_number_type(tl) && is_number_type(th) {
+                    as_number(x, tx)
+                } else {
+                    (x, tx)
+                };
                 let both = Expr::And(
                     Box::new(Expr::Compare {
                         op: CmpOp::GtEq,
@@ -1951,8 +1970,13 @@ impl<'c> Binder<'c> {
                         SqlType::BOOL,
                     ));
                 }
-                let (mut x, tx) = self.bind_expr(expr, es)?;
+                let (x, tx) = self.bind_expr(expr, es)?;
                 let (bound, types) = self.bind_args(list, es)?;
+                let (mut x, tx) = if types.iter().all(|t| is_number_type(*t)) {
+                    as_number(x, tx)
+                } else {
+                    (x, tx)
+                };
                 let mut bound: Vec<Expr> =
                     bound.into_iter().map(|e| year_constant(e, tx)).collect();
                 let mut collation = types.iter().fold(tx.collation(), |c, t| {
@@ -2150,9 +2174,16 @@ impl<'c> Binder<'c> {
             } => {
                 let (x, tx) = self.bind_expr(expr, es)?;
                 let target = crate::ddl_types::cast_target(data_type)?;
-                if let crate::scalar::cast::CastTarget::Json(_) = target {
+                if let CastTarget::Json(_) = target {
                     return Ok(json::cast_to_json(expr, x, tx));
                 }
+                let x = match target {
+                    CastTarget::Signed
+                    | CastTarget::Unsigned
+                    | CastTarget::Decimal { .. }
+                    | CastTarget::Double => as_number(x, tx).0,
+                    _ => x,
+                };
                 (
                     Expr::Cast {
                         expr: Box::new(x),
@@ -2362,6 +2393,33 @@ impl<'c> Binder<'c> {
         if let B::Arrow | B::LongArrow = op {
             return Ok(json::arrow(l, r, *op == B::LongArrow));
         }
+        // An ENUM or SET is its number in arithmetic and bit operations, and compared
+        // with a number; compared with a string it is its text.
+        let numeric = matches!(
+            op,
+            B::Plus
+                | B::Minus
+                | B::Multiply
+                | B::Divide
+                | B::Modulo
+                | B::MyIntegerDivide
+                | B::DuckIntegerDivide
+                | B::BitwiseAnd
+                | B::BitwiseOr
+                | B::BitwiseXor
+                | B::PGBitwiseShiftLeft
+                | B::PGBitwiseShiftRight
+        );
+        let (l, tl) = if numeric || is_number_type(tr) {
+            as_number(l, tl)
+        } else {
+            (l, tl)
+        };
+        let (r, tr) = if numeric || is_number_type(tl) {
+            as_number(r, tr)
+        } else {
+            (r, tr)
+        };
         let with_json = json::compares_json(&[tl, tr]);
         let arith = |op: ArithOp| {
             (
@@ -2744,6 +2802,34 @@ impl<'c> Binder<'c> {
 }
 
 /// Wraps a branch-picking expression so its values take its declared type.
+/// An ENUM or SET operand read as a number, its index or bitmask, as MySQL reads one
+/// in numeric context (`e + 0`, `e = 1`, `SUM(e)`, ORDER BY); other operands as they
+/// are.
+pub(crate) fn as_number(expr: Expr, ty: SqlType) -> (Expr, SqlType) {
+    match CastTarget::number_of(ty) {
+        Some(target) => (
+            Expr::Cast {
+                expr: Box::new(expr),
+                target,
+            },
+            crate::ddl_types::cast_type(target),
+        ),
+        None => (expr, ty),
+    }
+}
+
+/// What a sort key of type `ty` sorts by: an ENUM by its index and a SET by its
+/// bitmask (MySQL's order, which is also their key order), anything else by itself.
+pub(crate) fn sort_expr(expr: Expr, ty: SqlType) -> Expr {
+    as_number(expr, ty).0
+}
+
+/// Numbers, BIT included: what an ENUM or SET compared with one is read as a number
+/// for.
+fn is_number_type(ty: SqlType) -> bool {
+    ty.is_numeric() || matches!(ty, SqlType::Bit { .. })
+}
+
 fn coerced(expr: Expr, ty: SqlType) -> Expr {
     match ty {
         SqlType::Null => expr,
@@ -3360,6 +3446,12 @@ pub fn parse_number(text: &str) -> Result<Value> {
 /// The type CASE, IF, COALESCE and UNION give a mix of branch types.
 pub fn unify(a: SqlType, b: SqlType) -> SqlType {
     use SqlType as T;
+    // An ENUM, SET or BIT mixed with another type is a string or number of its own.
+    let (a, b) = match (a, b) {
+        (T::Null, _) | (_, T::Null) => (a, b),
+        _ if a == b => (a, b),
+        _ => (a.plain(), b.plain()),
+    };
     if let Some(t) = crate::types::binary_string_union(a, b) {
         return t;
     }

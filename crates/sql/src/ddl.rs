@@ -14,6 +14,7 @@ use tarn_catalog::catalog::{AutoIncrement, ViewDef};
 use tarn_catalog::{IndexDef, TableDef};
 use tarn_common::{Error, Result};
 use tarn_row::types::Column;
+use tarn_row::types::ColumnType::{Bit, Enum, Set};
 
 use crate::accounts::Privileges;
 use crate::bind::{Binder, object_name};
@@ -545,9 +546,10 @@ pub(crate) fn default_text(
 }
 
 pub(crate) fn column_spec(session: &mut Session, def: &ast::ColumnDef) -> Result<ColumnSpec> {
-    let (mut ty, mut collation) = crate::ddl_types::column_type(&def.data_type)?;
+    let (mut ty, mut collation) = crate::ddl_types::column_type(&def.name.value, &def.data_type)?;
     let mut nullable = true;
     let mut default = None;
+    let mut default_expr = None;
     let mut primary = false;
     let mut unique = false;
     let mut auto_increment = false;
@@ -560,6 +562,7 @@ pub(crate) fn column_spec(session: &mut Session, def: &ast::ColumnDef) -> Result
                 // literal, an expression of literals).
                 Binder::new(session).bind_constant(e)?;
                 default = Some(default_text(session, ty, &def.name.value, e)?);
+                default_expr = Some(e);
             }
             ColumnOption::PrimaryKey(_) => {
                 primary = true;
@@ -578,6 +581,8 @@ pub(crate) fn column_spec(session: &mut Session, def: &ast::ColumnDef) -> Result
             // VARCHAR(n) is VARBINARY(n), CHAR(n) BINARY(n), TEXT BLOB.
             ColumnOption::CharacterSet(name) if name.to_string().eq_ignore_ascii_case("binary") => {
                 ty = binary_string_of(ty);
+                // An ENUM or SET stays one, with members matched bytewise.
+                collation = tarn_row::types::Collation::Binary;
             }
             ColumnOption::CharacterSet(_)
             | ColumnOption::Comment(_)
@@ -597,15 +602,58 @@ pub(crate) fn column_spec(session: &mut Session, def: &ast::ColumnDef) -> Result
             other => return Err(unsupported(format!("column option {other}"))),
         }
     }
-    if !ty.is_text() {
+    if !ty.has_collation() {
         collation = tarn_row::types::Collation::Binary;
     }
+    crate::ddl_types::check_duplicate_members(&def.name.value, ty, collation)?;
+    let column = Column::new(def.name.value.clone(), ty, nullable).with_collation(collation);
+    if let (Some(e), Enum { .. } | Set { .. } | Bit { .. }) = (default_expr, ty) {
+        default = Some(default_literal(session, &column, e)?);
+    }
     Ok(ColumnSpec {
-        column: Column::new(def.name.value.clone(), ty, nullable).with_collation(collation),
+        column,
         default,
         primary,
         unique,
         auto_increment,
+    })
+}
+
+/// The DEFAULT of an ENUM, SET or BIT column as the catalog keeps it: the value in
+/// normal form as a literal (`'member'`, `'a,c'`, `b'101'`, `NULL`), which is how
+/// MySQL shows it in SHOW CREATE TABLE and information_schema. A value the column
+/// cannot hold is 1067, as in MySQL.
+pub(crate) fn default_literal(
+    session: &mut Session,
+    column: &Column,
+    e: &ast::Expr,
+) -> Result<String> {
+    let invalid = || {
+        Error::sql(
+            1067,
+            "42000",
+            format!("Invalid default value for '{}'", column.name),
+        )
+    };
+    let v = session.eval_constant(e).map_err(|_| invalid())?;
+    if v.is_null() {
+        return if column.nullable {
+            Ok("NULL".into())
+        } else {
+            Err(invalid())
+        };
+    }
+    let v = crate::scalar::cast::to_column_at(v, column.ty, column.collation, &column.name, 1)
+        .map_err(|_| invalid())?;
+    Ok(match v {
+        tarn_row::Value::UInt(n) => format!("b'{n:b}'"),
+        other => {
+            let text =
+                String::from_utf8_lossy(&crate::scalar::cast::to_text(&other).unwrap_or_default())
+                    .replace('\\', "\\\\")
+                    .replace('\'', "''");
+            format!("'{text}'")
+        }
     })
 }
 

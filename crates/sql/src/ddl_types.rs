@@ -1,9 +1,12 @@
 //! SQL type names to Tarn's column types (CREATE TABLE, ALTER TABLE, CAST).
 
-use sqlparser::ast::{BinaryLength, CharacterLength, DataType, ExactNumberInfo};
+use sqlparser::ast::{BinaryLength, CharacterLength, DataType, EnumMember, ExactNumberInfo};
 use tarn_common::{Error, Result};
-use tarn_row::limits::VARBINARY_LEN_MAX_BYTES;
-use tarn_row::types::{Collation, ColumnType, LobSize};
+use tarn_row::limits::{
+    BIT_LEN_MAX_BITS, ENUM_MEMBERS_MAX, MEMBER_LEN_MAX_CHARS, MEMBER_LIST_MAX_BYTES,
+    SET_MEMBERS_MAX, VARBINARY_LEN_MAX_BYTES,
+};
+use tarn_row::types::{Collation, ColumnType, LobSize, Members};
 
 use crate::scalar::cast::{CastTarget, JsonCast};
 
@@ -88,8 +91,109 @@ fn is_year(name: &sqlparser::ast::ObjectName) -> bool {
     name.to_string().eq_ignore_ascii_case("year")
 }
 
-/// The column type (and collation, for strings) of a column definition's type.
-pub fn column_type(ty: &DataType) -> Result<(ColumnType, Collation)> {
+/// An ENUM's or SET's member list for column `column`, with MySQL's checks and
+/// errors: trailing spaces are cut from each member (as MySQL stores them); more than
+/// 65535 ENUM members is 3504, more than 64 SET members 1097, a member of more than
+/// 255 characters 3505, a comma in a SET member 1367. Duplicates depend on the
+/// collation, which the column's options set later: [`check_duplicate_members`].
+fn members(column: &str, names: Vec<String>, set: bool) -> Result<Members> {
+    let names: Vec<String> = names
+        .into_iter()
+        .map(|n| n.trim_end_matches(' ').to_string())
+        .collect();
+    let too_many = |detail: &str| {
+        if set {
+            Error::sql(
+                1097,
+                "HY000",
+                format!("Too many strings for column {column} and SET{detail}"),
+            )
+        } else {
+            Error::sql(
+                3504,
+                "HY000",
+                format!("Too many enumeration values for column {column}.{detail}"),
+            )
+        }
+    };
+    let count_max = if set {
+        SET_MEMBERS_MAX
+    } else {
+        ENUM_MEMBERS_MAX
+    };
+    if names.len() > count_max {
+        return Err(too_many(""));
+    }
+    if names
+        .iter()
+        .any(|n| n.chars().count() > MEMBER_LEN_MAX_CHARS)
+    {
+        return Err(Error::sql(
+            3505,
+            "HY000",
+            format!("Too long enumeration/set value for column {column}."),
+        ));
+    }
+    if set {
+        if let Some(bad) = names.iter().find(|n| n.contains(',')) {
+            return Err(Error::sql(
+                1367,
+                "22007",
+                format!("Illegal set '{bad}' value found during parsing"),
+            ));
+        }
+    }
+    let bytes: usize = names.iter().map(String::len).sum();
+    if bytes > MEMBER_LIST_MAX_BYTES {
+        return Err(too_many(&format!(
+            " (the members take {bytes} bytes; at most {MEMBER_LIST_MAX_BYTES})"
+        )));
+    }
+    Members::intern(&names)
+}
+
+/// MySQL's 1291 for an ENUM or SET column with two members that are equal under the
+/// column's collation (`'a'` and `'A'` unless it is binary).
+pub fn check_duplicate_members(column: &str, ty: ColumnType, collation: Collation) -> Result<()> {
+    let Some(members) = ty.members() else {
+        return Ok(());
+    };
+    let kind = if matches!(ty, ColumnType::Set { .. }) {
+        "SET"
+    } else {
+        "ENUM"
+    };
+    match members.duplicate(collation) {
+        Some(name) => Err(Error::sql(
+            1291,
+            "HY000",
+            format!("Column '{column}' has duplicated value '{name}' in {kind}"),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// BIT(n): 1 bit without a length, 1..=64 bits; 0 is 3013 and past 64 1439, as in
+/// MySQL 8 (MariaDB takes BIT(0) as BIT(1)).
+fn bit_len(column: &str, len: Option<u64>) -> Result<u8> {
+    match len {
+        None => Ok(1),
+        Some(0) => Err(Error::sql(
+            3013,
+            "HY000",
+            format!("Invalid size for column '{column}'."),
+        )),
+        Some(n) if n > u64::from(BIT_LEN_MAX_BITS) => Err(Error::sql(
+            1439,
+            "42000",
+            format!("Display width out of range for column '{column}' (max = {BIT_LEN_MAX_BITS})"),
+        )),
+        Some(n) => Ok(n as u8),
+    }
+}
+
+/// The column type (and collation, for strings) of column `column`'s definition type.
+pub fn column_type(column: &str, ty: &DataType) -> Result<(ColumnType, Collation)> {
     use ColumnType as C;
     let ci = Collation::CaseInsensitive;
     let bin = Collation::Binary;
@@ -207,6 +311,35 @@ pub fn column_type(ty: &DataType) -> Result<(ColumnType, Collation)> {
         DataType::MediumBlob => (C::MediumBlob, bin),
         DataType::LongBlob => (C::LongBlob, bin),
         DataType::JSON => (C::Json, bin),
+        DataType::Enum(list, _) => {
+            let mut names = Vec::with_capacity(list.len());
+            for member in list {
+                match member {
+                    EnumMember::Name(name) => names.push(name.clone()),
+                    EnumMember::NamedValue(..) => {
+                        return Err(unsupported("ENUM members with values"));
+                    }
+                }
+            }
+            (
+                C::Enum {
+                    members: members(column, names, false)?,
+                },
+                ci,
+            )
+        }
+        DataType::Set(names) => (
+            C::Set {
+                members: members(column, names.clone(), true)?,
+            },
+            ci,
+        ),
+        DataType::Bit(len) => (
+            C::Bit {
+                len_bits: bit_len(column, *len)?,
+            },
+            bin,
+        ),
         other => return Err(unsupported(&format!("column type {other}"))),
     })
 }
@@ -277,5 +410,9 @@ pub fn cast_type(target: CastTarget) -> crate::types::SqlType {
         CastTarget::Json(JsonCast::CompareKey) => SqlType::BLOB,
         CastTarget::Json(_) => SqlType::Json,
         CastTarget::Time(fsp) => SqlType::Time { fsp },
+        CastTarget::Number { members, set } if set && members.len() >= 64 => {
+            SqlType::UInt { bits: 64 }
+        }
+        CastTarget::Number { .. } => SqlType::BIGINT,
     }
 }

@@ -487,7 +487,7 @@ fn key_values(
             return Ok(Some(None));
         }
         let column = &table.def().columns[c];
-        match cast::to_column(v.clone(), column.ty, &column.name) {
+        match cast::to_column_at(v.clone(), column.ty, column.collation, &column.name, 1) {
             Ok(converted)
                 if compare::compare(&converted, &v, column.collation)
                     == Some(std::cmp::Ordering::Equal) =>

@@ -965,7 +965,15 @@ fn key_range(
 pub fn choose_access(table: &Table, filters: &[Expr], hints: &[IndexHint]) -> (Access, f64) {
     let def = table.def();
     let rows = table_rows(table);
-    let bounds = column_bounds(filters, def.columns.len());
+    let mut bounds = column_bounds(filters, def.columns.len());
+    // ENUM and SET keys are in index (bitmask) order, but `<` on them compares their
+    // text: only equalities can use their keys.
+    for (b, column) in bounds.iter_mut().zip(&def.columns) {
+        if column.ty.members().is_some() {
+            b.lower = None;
+            b.upper = None;
+        }
+    }
     let eq_selectivity = |c: usize| eq_selectivity(table, c);
     const RANGE_SELECTIVITY: f64 = tarn_catalog::stats::DEFAULT_RANGE_SELECTIVITY;
     let filtered = {

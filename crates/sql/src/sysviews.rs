@@ -249,7 +249,17 @@ pub fn type_name(ty: ColumnType) -> String {
         | ColumnType::MediumBlob
         | ColumnType::LongBlob
         | ColumnType::Json => data_type(ty).into(),
+        ColumnType::Enum { members } | ColumnType::Set { members } => {
+            let quoted: Vec<String> = members.names().iter().map(|m| quote_member(m)).collect();
+            format!("{}({})", data_type(ty), quoted.join(","))
+        }
+        ColumnType::Bit { len_bits } => format!("bit({len_bits})"),
     }
+}
+
+/// An ENUM or SET member as MySQL quotes it in a type: `'it''s'`, `'a\\b'`.
+fn quote_member(member: &str) -> String {
+    format!("'{}'", member.replace('\\', "\\\\").replace('\'', "''"))
 }
 
 /// `information_schema.COLUMNS.DATA_TYPE`: the type name without its arguments.
@@ -280,12 +290,15 @@ fn data_type(ty: ColumnType) -> &'static str {
         ColumnType::MediumBlob => "mediumblob",
         ColumnType::LongBlob => "longblob",
         ColumnType::Json => "json",
+        ColumnType::Enum { .. } => "enum",
+        ColumnType::Set { .. } => "set",
+        ColumnType::Bit { .. } => "bit",
     }
 }
 
-/// The collation name of a text column; None for other types.
+/// The collation name of a text, ENUM or SET column; None for other types.
 pub fn collation_name(ty: ColumnType, collation: Collation) -> Option<&'static str> {
-    ty.is_text().then_some(match collation {
+    ty.has_collation().then_some(match collation {
         Collation::CaseInsensitive => TABLE_COLLATION,
         Collation::Binary => "utf8mb4_bin",
     })
@@ -751,7 +764,7 @@ fn column_definition(def: &TableDef, i: usize) -> String {
         quote_identifier(&column.name),
         type_name(column.ty)
     );
-    if column.ty.is_text() && column.collation == Collation::Binary {
+    if column.ty.has_collation() && column.collation == Collation::Binary {
         line.push_str(" COLLATE utf8mb4_bin");
     }
     let is_timestamp = matches!(column.ty, ColumnType::Timestamp { .. });
@@ -1274,6 +1287,16 @@ fn type_measures(ty: ColumnType) -> [Option<u64>; 5] {
         }
         // MySQL reports no lengths for JSON.
         ColumnType::Json => [None; 5],
+        // The longest value in characters: one member, or all of them joined.
+        ColumnType::Enum { members } | ColumnType::Set { members } => {
+            let len = u64::from(if matches!(ty, ColumnType::Set { .. }) {
+                members.joined_len_chars()
+            } else {
+                members.len_max_chars()
+            });
+            [Some(len), Some(len * utf8mb4_bytes), None, None, None]
+        }
+        ColumnType::Bit { len_bits } => [None, None, Some(u64::from(len_bits)), None, None],
     }
 }
 

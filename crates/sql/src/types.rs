@@ -10,8 +10,14 @@
 //! - the NULL literal has `SqlType::Null` and is always `Value::Null`;
 //! - YEAR is `Value::UInt` and takes part in expressions as a SMALLINT UNSIGNED
 //!   ([`SqlType::numeric_form`]); only its description and text (`0000`) differ.
+//!
+//! ENUM and SET values are their members' text (`Value::Bytes`, see
+//! `tarn_row::members`): strings wherever a string is read, while numeric context
+//! (`e + 0`, `e = 1`, `CAST(e AS UNSIGNED)`) and ORDER BY read the index or bitmask
+//! through [`crate::scalar::cast::CastTarget::Number`], which the binder puts in. BIT
+//! values are numbers (`Value::UInt`) everywhere; only the client sees their bytes.
 
-use tarn_row::types::{Collation, ColumnType, LobSize};
+use tarn_row::types::{Collation, ColumnType, LobSize, Members};
 
 /// The type of an expression or result column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -68,6 +74,20 @@ pub enum SqlType {
     },
     /// YEAR (`Value::UInt`, 0 or 1901..=2155).
     Year,
+    /// ENUM columns (`Value::Bytes`, the member's text).
+    Enum {
+        members: Members,
+        collation: Collation,
+    },
+    /// SET columns (`Value::Bytes`, the members' text joined by commas).
+    Set {
+        members: Members,
+        collation: Collation,
+    },
+    /// BIT(n) columns (`Value::UInt`): numbers, sent to clients as ceil(n / 8) bytes.
+    Bit {
+        len_bits: u8,
+    },
 }
 
 impl SqlType {
@@ -150,6 +170,9 @@ impl SqlType {
             ColumnType::Json => SqlType::Json,
             ColumnType::Time { fsp } => SqlType::Time { fsp },
             ColumnType::Year => SqlType::Year,
+            ColumnType::Enum { members } => SqlType::Enum { members, collation },
+            ColumnType::Set { members } => SqlType::Set { members, collation },
+            ColumnType::Bit { len_bits } => SqlType::Bit { len_bits },
         }
     }
 
@@ -203,6 +226,38 @@ impl SqlType {
             SqlType::Json => (ColumnType::Json, Collation::Binary),
             SqlType::Time { fsp } => (ColumnType::Time { fsp }, Collation::Binary),
             SqlType::Year => (ColumnType::Year, Collation::Binary),
+            SqlType::Enum { members, collation } => (ColumnType::Enum { members }, collation),
+            SqlType::Set { members, collation } => (ColumnType::Set { members }, collation),
+            SqlType::Bit { len_bits } => (ColumnType::Bit { len_bits }, Collation::Binary),
+        }
+    }
+
+    /// The member list of an ENUM or SET; None for other types.
+    pub fn members(self) -> Option<Members> {
+        match self {
+            SqlType::Enum { members, .. } | SqlType::Set { members, .. } => Some(members),
+            _ => None,
+        }
+    }
+
+    /// The type a value of this type is once it leaves its column's own semantics (a
+    /// branch of CASE or UNION mixed with other types, an operand of arithmetic): an
+    /// ENUM or SET is a VARCHAR of its longest value, a BIT a BIGINT UNSIGNED; other
+    /// types are themselves.
+    pub fn plain(self) -> SqlType {
+        match self {
+            SqlType::Enum { members, collation } => SqlType::Text {
+                len_chars: Some(members.len_max_chars()),
+                collation,
+                fixed: false,
+            },
+            SqlType::Set { members, collation } => SqlType::Text {
+                len_chars: Some(members.joined_len_chars()),
+                collation,
+                fixed: false,
+            },
+            SqlType::Bit { .. } => SqlType::UInt { bits: 64 },
+            other => other,
         }
     }
 
@@ -237,10 +292,15 @@ impl SqlType {
         )
     }
 
+    /// Text, binary strings, ENUM and SET.
     pub fn is_string(self) -> bool {
         matches!(
             self,
-            SqlType::Text { .. } | SqlType::Blob { .. } | SqlType::Binary { .. }
+            SqlType::Text { .. }
+                | SqlType::Blob { .. }
+                | SqlType::Binary { .. }
+                | SqlType::Enum { .. }
+                | SqlType::Set { .. }
         )
     }
 
@@ -262,7 +322,9 @@ impl SqlType {
     /// How values of this type compare when they are strings.
     pub fn collation(self) -> Collation {
         match self {
-            SqlType::Text { collation, .. } => collation,
+            SqlType::Text { collation, .. }
+            | SqlType::Enum { collation, .. }
+            | SqlType::Set { collation, .. } => collation,
             _ => Collation::Binary,
         }
     }

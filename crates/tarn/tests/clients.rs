@@ -503,6 +503,18 @@ INSERT INTO hours VALUES
   (2, '-01:00:00', '838:59:59', 0),
   (3, '100:00:00', NULL, 2155);
 INSERT INTO hours (day, closes) VALUES (4, '-838:59:59');
+CREATE TABLE orders (
+  id INT PRIMARY KEY,
+  status ENUM('new', 'shipped', 'it''s') NOT NULL DEFAULT 'new',
+  tags SET('gift', 'fragile'),
+  flag BIT(1) NOT NULL DEFAULT b'0',
+  mask BIT(12),
+  KEY status (status)
+);
+INSERT INTO orders (id, status, tags, flag, mask) VALUES
+  (1, 'shipped', 'fragile,gift', 1, 2730),
+  (2, 'IT''S', '', 0, NULL),
+  (3, 'new', NULL, 1, 0);
 "#;
 
 /// What a restore must reproduce: each table's SHOW CREATE TABLE and its rows, the
@@ -511,7 +523,9 @@ const BACKUP_CHECK: &str = "SHOW CREATE TABLE items; SHOW CREATE TABLE blobs; \
     SELECT * FROM items ORDER BY id; SELECT id, HEX(sku), HEX(name) FROM items ORDER BY id; \
     SELECT * FROM blobs ORDER BY k; SELECT k, HEX(data), HEX(note) FROM blobs ORDER BY k; \
     SHOW CREATE TABLE uuids; SELECT HEX(id), HEX(tag), HEX(small) FROM uuids ORDER BY id; \
-    SHOW CREATE TABLE hours; SELECT * FROM hours ORDER BY day";
+    SHOW CREATE TABLE hours; SELECT * FROM hours ORDER BY day; \
+    SHOW CREATE TABLE orders; \
+    SELECT id, status, status + 0, tags, tags + 0, flag + 0, mask + 0 FROM orders ORDER BY status";
 
 /// Backup and restore with mariadb-dump (MariaDB's mysqldump): dump a database from
 /// one server with several option sets, restore each dump into a second, fresh
@@ -548,10 +562,15 @@ fn mariadb_dump_restore() -> Result<(), Failed> {
     for options in cases {
         let dump_bytes = mariadb_tool_bytes(&dump_tool, source.port, options, None, true)?;
         let dump = String::from_utf8_lossy(&dump_bytes);
-        // --hex-blob writes every binary string (BINARY, VARBINARY, BLOB) as 0x...,
-        // which mariadb-dump decides from the result's charset 63.
+        // --hex-blob writes every binary string (BINARY, VARBINARY, BLOB) and BIT as
+        // 0x..., which mariadb-dump decides from the result's charset 63.
         if options.contains(&"--hex-blob") {
-            for hex in ["0xFF00FE0102030405060708090A0B0C0D", "0xFF00275C", "0x80"] {
+            for hex in [
+                "0xFF00FE0102030405060708090A0B0C0D",
+                "0xFF00275C",
+                "0x80",
+                "0x0AAA",
+            ] {
                 if !dump.contains(hex) {
                     return Err(format!("--hex-blob wrote no {hex}:\n{dump}").into());
                 }

@@ -11,8 +11,8 @@ use tarn_common::rng::Rng;
 use tarn_common::{Error, Result};
 use tarn_row::datetime::{DAYS_MAX, MICROS_MAX, TIME_MAX_MICROS};
 use tarn_row::{
-    Collation, Column, ColumnType, Date, DateTime, Decimal, OverflowRef, OverflowStore, Time,
-    Value, check_value,
+    Collation, Column, ColumnType, Date, DateTime, Decimal, Members, OverflowRef, OverflowStore,
+    Time, Value, check_value,
 };
 
 /// Overflow values kept in a map, keyed by a made-up first page number. Can be told to
@@ -114,6 +114,29 @@ pub fn all_types() -> Vec<ColumnType> {
         types.push(ColumnType::Time { fsp });
     }
     types.push(ColumnType::Year);
+    // Before the strings: tests rely on the last type being a long string (JSON).
+    let names: Vec<String> = (0..300).map(|i| format!("m{i}")).collect();
+    let members = |n: usize| Members::intern(&names[..n]).unwrap();
+    types.extend([
+        ColumnType::Enum {
+            members: Members::intern(&["b", "a", "", "Zz"]).unwrap(),
+        },
+        ColumnType::Enum {
+            members: members(300),
+        },
+        ColumnType::Set {
+            members: Members::intern(&["x", "Y", "é"]).unwrap(),
+        },
+        ColumnType::Set {
+            members: members(40),
+        },
+        ColumnType::Set {
+            members: members(64),
+        },
+        ColumnType::Bit { len_bits: 1 },
+        ColumnType::Bit { len_bits: 10 },
+        ColumnType::Bit { len_bits: 64 },
+    ]);
     types.extend([
         ColumnType::Char { len: 5 },
         ColumnType::Char { len: 255 },
@@ -272,6 +295,35 @@ fn random_raw(rng: &mut Rng, ty: ColumnType) -> Value {
             let len = rng.below(60) as usize;
             random_bytes(rng, len)
         }
+        // Half as text (in any case), half as the index or bitmask.
+        ColumnType::Enum { members } => {
+            let index = rng.below(members.len() as u64 + 1);
+            if rng.percent(50) {
+                Value::UInt(index)
+            } else {
+                Value::Bytes(members.name(index as u32).to_uppercase().into_bytes())
+            }
+        }
+        ColumnType::Set { members } => {
+            let bits =
+                rng.next_u64() & members.set_mask() & [u64::MAX, 0b1011, 1][rng.below(3) as usize];
+            if rng.percent(50) {
+                Value::UInt(bits)
+            } else {
+                Value::Bytes(members.set_text(bits).to_ascii_uppercase())
+            }
+        }
+        ColumnType::Bit { len_bits } => {
+            let max = if len_bits == 64 {
+                u64::MAX
+            } else {
+                (1 << len_bits) - 1
+            };
+            Value::UInt(match rng.below(3) {
+                0 => [0, 1, max][rng.below(3) as usize],
+                _ => rng.next_u64() & max,
+            })
+        }
         // Short and zero-heavy, so that a padded BINARY value often equals another.
         ColumnType::Binary { len_bytes } | ColumnType::VarBinary { len_bytes } => {
             let len = rng.below(u64::from(len_bytes.min(40)) + 1) as usize;
@@ -295,7 +347,7 @@ pub fn random_text(rng: &mut Rng, chars: usize) -> String {
 }
 
 pub fn random_collation(rng: &mut Rng, ty: ColumnType) -> Collation {
-    if ty.is_text() && rng.percent(50) {
+    if ty.has_collation() && rng.percent(50) {
         Collation::CaseInsensitive
     } else {
         Collation::Binary

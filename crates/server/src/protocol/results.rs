@@ -27,6 +27,8 @@ mod flag {
     pub const UNSIGNED: u16 = 1 << 5;
     pub const ZEROFILL: u16 = 1 << 6;
     pub const BINARY: u16 = 1 << 7;
+    pub const ENUM: u16 = 1 << 8;
+    pub const SET: u16 = 1 << 11;
     pub const NUM: u16 = 1 << 15;
 }
 
@@ -194,7 +196,38 @@ pub fn wire_type(ty: &SqlType, nullable: bool) -> WireType {
             flags: not_null | flag::BLOB | flag::BINARY,
             decimals: 0,
         },
+        // As MySQL: STRING with the ENUM or SET flag (not the ENUM and SET types,
+        // which only the server uses internally), the longest value's bytes.
+        SqlType::Enum { members, .. } => WireType {
+            column_type: t::STRING,
+            length: members.len_max_chars().saturating_mul(4),
+            charset: charset::UTF8MB4_0900_AI_CI,
+            flags: not_null | flag::ENUM,
+            decimals: 0,
+        },
+        SqlType::Set { members, .. } => WireType {
+            column_type: t::STRING,
+            length: members.joined_len_chars().saturating_mul(4),
+            charset: charset::UTF8MB4_0900_AI_CI,
+            flags: not_null | flag::SET,
+            decimals: 0,
+        },
+        // BIT(n): n is the length; values are ceil(n / 8) bytes, big-endian.
+        SqlType::Bit { len_bits } => WireType {
+            column_type: t::BIT,
+            length: u32::from(len_bits),
+            charset: charset::BINARY,
+            flags: not_null | flag::UNSIGNED,
+            decimals: 0,
+        },
     }
+}
+
+/// A BIT(`len_bits`) value as the client receives it: ceil(n / 8) bytes, big-endian.
+fn put_bit_bytes(out: &mut Vec<u8>, n: u64, len_bits: u8) {
+    let width = usize::from(len_bits).div_ceil(8).clamp(1, 8);
+    out.push(width as u8);
+    out.extend_from_slice(&n.to_be_bytes()[8 - width..]);
 }
 
 /// A ColumnDefinition41 packet for `column`: schema, table and name as the client
@@ -426,6 +459,7 @@ fn put_short(out: &mut Vec<u8>, write: impl FnOnce(&mut Vec<u8>)) {
 fn put_text_value(out: &mut Vec<u8>, value: &Value, ty: &SqlType) {
     match value {
         Value::Null => out.push(0xfb),
+        Value::UInt(n) if let SqlType::Bit { len_bits } = ty => put_bit_bytes(out, *n, *len_bits),
         Value::Int(n) => put_short(out, |o| put_int(o, *n)),
         // A YEAR shows four digits (`0000`).
         Value::UInt(n) if *ty == SqlType::Year => put_short(out, |o| {
@@ -495,9 +529,10 @@ fn put_text_cell(out: &mut Vec<u8>, vector: &ColumnVector, row: usize, ty: &SqlT
     }
     match vector {
         ColumnVector::Int { values, .. } => put_short(out, |o| put_int(o, values[row])),
-        ColumnVector::UInt { values, .. } if *ty != SqlType::Year => {
-            put_short(out, |o| put_uint(o, values[row]))
-        }
+        ColumnVector::UInt { values, .. } if *ty != SqlType::Year => match ty {
+            SqlType::Bit { len_bits } => put_bit_bytes(out, values[row], *len_bits),
+            _ => put_short(out, |o| put_uint(o, values[row])),
+        },
         ColumnVector::Decimal64 { values, scale, .. } => {
             put_short(out, |o| put_decimal(o, i128::from(values[row]), *scale))
         }
@@ -539,6 +574,7 @@ fn put_integer(out: &mut Vec<u8>, n: i64, bits: u8) {
 #[derive(Clone, Copy, Debug)]
 enum StoredCell {
     Int,
+    /// An unsigned integer, or a BIT (as its bytes, when the output type says so).
     UInt,
     Decimal64 {
         scale: u8,
@@ -582,7 +618,9 @@ impl TextRowSerializer {
                         StoredCell::Decimal64 { scale }
                     }
                     ColumnType::Date => StoredCell::Date,
+                    ColumnType::Bit { .. } => StoredCell::UInt,
                     ty if ty.is_variable_len() => StoredCell::Bytes,
+                    // ENUM and SET through their text.
                     _ => StoredCell::Value,
                 };
                 (column, cell, *ty)
@@ -608,9 +646,10 @@ impl RowSerializer for TextRowSerializer {
                     Some(n) => put_short(out, |o| put_int(o, n)),
                     None => out.push(0xfb),
                 },
-                StoredCell::UInt => match view.u64(index) {
-                    Some(n) => put_short(out, |o| put_uint(o, n)),
-                    None => out.push(0xfb),
+                StoredCell::UInt => match (view.u64(index), ty) {
+                    (Some(n), SqlType::Bit { len_bits }) => put_bit_bytes(out, n, *len_bits),
+                    (Some(n), _) => put_short(out, |o| put_uint(o, n)),
+                    (None, _) => out.push(0xfb),
                 },
                 StoredCell::Decimal64 { scale } => match view.decimal64_parts(index)? {
                     Some(parts) => put_decimal_parts(out, parts, *scale),
@@ -692,12 +731,16 @@ fn put_binary_value(out: &mut Vec<u8>, value: &Value, ty: &SqlType) {
             },
         },
         SqlType::Year => put_integer(out, as_i64(value), 16),
+        // BIT: its bytes, as a length-encoded string (as MySQL sends it).
         SqlType::Null
         | SqlType::Decimal { .. }
         | SqlType::Text { .. }
         | SqlType::Blob { .. }
         | SqlType::Binary { .. }
-        | SqlType::Json => put_text_value(out, value, ty),
+        | SqlType::Json
+        | SqlType::Enum { .. }
+        | SqlType::Set { .. }
+        | SqlType::Bit { .. } => put_text_value(out, value, ty),
     }
 }
 
@@ -778,8 +821,13 @@ pub fn binary_rows_batch(out: &mut Vec<u8>, batch: &Batch, columns: &[usize], ty
                     SqlType::Text { .. }
                     | SqlType::Blob { .. }
                     | SqlType::Binary { .. }
-                    | SqlType::Json,
+                    | SqlType::Json
+                    | SqlType::Enum { .. }
+                    | SqlType::Set { .. },
                 ) => put_lenenc_bytes(out, vector.bytes(r).unwrap_or_default()),
+                (ColumnVector::UInt { values, .. }, SqlType::Bit { len_bits }) => {
+                    put_bit_bytes(out, values[r], *len_bits)
+                }
                 (_, ty) => put_binary_value(out, &vector.value(r), ty),
             }
             true
@@ -801,6 +849,47 @@ mod tests {
             pos += 4 + len;
         }
         out
+    }
+
+    /// ENUM and SET are STRING with the ENUM or SET flag and their longest value's
+    /// bytes; BIT(n) is BIT of length n, UNSIGNED, binary, its values big-endian bytes.
+    #[test]
+    fn enum_set_and_bit_columns_as_mysql_describes_them() {
+        use tarn_row::{Collation, Members};
+        let collation = Collation::CaseInsensitive;
+        let members = Members::intern(&["small", "medium", "x"]).unwrap();
+        let e = wire_type(&SqlType::Enum { members, collation }, false);
+        assert_eq!(
+            (e.column_type, e.length, e.charset, e.flags),
+            (
+                column_type::STRING,
+                24,
+                charset::UTF8MB4_0900_AI_CI,
+                flag::NOT_NULL | flag::ENUM
+            )
+        );
+        let s = wire_type(&SqlType::Set { members, collation }, true);
+        assert_eq!(
+            (s.column_type, s.length, s.flags),
+            (column_type::STRING, 56, flag::SET)
+        );
+        let b = wire_type(&SqlType::Bit { len_bits: 10 }, true);
+        assert_eq!(
+            (b.column_type, b.length, b.charset, b.flags),
+            (column_type::BIT, 10, charset::BINARY, flag::UNSIGNED)
+        );
+        let bit = SqlType::Bit { len_bits: 10 };
+        let mut text = Vec::new();
+        text_rows(&mut text, &[vec![Value::UInt(0x2ff)]], &[bit], 0..1);
+        assert_eq!(payloads(&text)[0], &[2, 0x02, 0xff]);
+        let mut binary = Vec::new();
+        binary_rows(
+            &mut binary,
+            &[vec![Value::UInt(1)]],
+            &[SqlType::Bit { len_bits: 1 }],
+            0..1,
+        );
+        assert_eq!(payloads(&binary)[0], &[0, 0, 1, 1]);
     }
 
     #[test]
@@ -998,7 +1087,9 @@ mod tests {
 
     fn random_rows(seed: u64) -> RandomRows {
         use tarn_row::row::{NoOverflow, RowHeader, RowLayout, RowLimits};
-        use tarn_row::{Collation, Column, ColumnType, DateTime, Decimal};
+        use tarn_row::{Collation, Column, ColumnType, DateTime, Decimal, Members};
+        let sizes = Members::intern(&["small", "medium", "large"]).unwrap();
+        let perms = Members::intern(&["read", "write", "admin"]).unwrap();
         let types = [
             ColumnType::TinyInt { unsigned: false },
             ColumnType::Int { unsigned: true },
@@ -1031,6 +1122,12 @@ mod tests {
             ColumnType::Time { fsp: 0 },
             ColumnType::Time { fsp: 3 },
             ColumnType::Year,
+            // ENUM and SET as their text, BIT as its bytes.
+            ColumnType::Enum { members: sizes },
+            ColumnType::Set { members: perms },
+            ColumnType::Bit { len_bits: 1 },
+            ColumnType::Bit { len_bits: 10 },
+            ColumnType::Bit { len_bits: 64 },
         ];
         let columns: Vec<Column> = types
             .iter()
@@ -1039,7 +1136,7 @@ mod tests {
                 name: format!("c{i}"),
                 ty: *ty,
                 nullable: true,
-                collation: if matches!(ty, ColumnType::VarChar { .. }) {
+                collation: if ty.has_collation() {
                     Collation::CaseInsensitive
                 } else {
                     Collation::Binary
@@ -1088,6 +1185,12 @@ mod tests {
                         .unwrap(),
                 ),
                 Value::UInt(if r(4) == 0 { 0 } else { 1901 + r(255) }),
+                // Index 0 is the error value ''.
+                Value::Bytes(sizes.name(r(4) as u32).as_bytes().to_vec()),
+                Value::Bytes(perms.set_text(r(8))),
+                Value::UInt(r(2)),
+                Value::UInt(r(1024)),
+                Value::UInt(r(u64::MAX) << r(2)),
             ];
             for v in values.iter_mut() {
                 if r(8) == 0 {
@@ -1109,7 +1212,9 @@ mod tests {
                 .unwrap();
             stored.push(bytes);
         }
-        let chosen = vec![9, 0, 1, 2, 3, 4, 5, 6, 7, 8, 3, 10, 11, 12, 13, 14, 15, 16];
+        let chosen = vec![
+            9, 0, 1, 2, 3, 4, 5, 6, 7, 8, 3, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
+        ];
         RandomRows {
             batch,
             layout,

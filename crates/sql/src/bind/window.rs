@@ -494,6 +494,7 @@ impl Binder<'_> {
                 return Err(unsupported("NULLS FIRST / NULLS LAST"));
             }
             let (expr, ty) = self.bind_expr(&item.expr, es)?;
+            let (expr, ty) = crate::bind::as_number(expr, ty);
             order.push(SortKey {
                 expr,
                 descending: matches!(item.options.sort, Some(ast::OrderBySort::Desc)),

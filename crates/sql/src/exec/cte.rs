@@ -127,10 +127,13 @@ impl<'p> RecursiveCteOp<'p> {
     fn admit(&mut self, chunk: Chunk, cx: &ExecContext) -> Result<Chunk> {
         let len = chunk.len();
         let mut columns = chunk.into_columns();
-        for (column, &(ty, name)) in columns.iter_mut().zip(&self.types) {
+        for ((column, &(ty, name)), &collation) in
+            columns.iter_mut().zip(&self.types).zip(&self.collations)
+        {
             for (i, v) in column.iter_mut().enumerate() {
                 let row = self.rows_out + i as u64 + 1;
-                *v = cast::to_column_at(std::mem::replace(v, Value::Null), ty, name, row)?;
+                let value = std::mem::replace(v, Value::Null);
+                *v = cast::to_column_at(value, ty, collation, name, row)?;
             }
         }
         let chunk = Chunk::from_columns(columns, len);

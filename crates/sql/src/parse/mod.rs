@@ -17,6 +17,8 @@
 //!    - rewrites `LOCK IN SHARE MODE` to `FOR SHARE`, which sqlparser rejects;
 //!    - rewrites the infix operator `a MOD b` to `a % b` (sqlparser knows only the
 //!      function `MOD(a, b)`);
+//!    - rewrites the bit literal `0b101` to `b'101'` (sqlparser reads `0b101` as the
+//!      number 0 with the alias `b101`);
 //!    - drops `FROM FIRST` before `OVER` (`NTH_VALUE(x, 2) FROM FIRST OVER w`, which
 //!      sqlparser rejects and which is NTH_VALUE's only behaviour), and drops `FROM
 //!      LAST` there too but marks the statement, which then fails with 1235 as in

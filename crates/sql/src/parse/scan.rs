@@ -256,6 +256,18 @@ impl Scanner<'_> {
         }
         self.piece.words += 1;
 
+        // `0b101` is MySQL's other spelling of the bit literal `b'101'` (sqlparser
+        // reads it as 0 with the alias b101). Only a lowercase `b`, as in MySQL.
+        if let Some(bits) = word
+            .strip_prefix("0b")
+            .filter(|_| self.piece.last_significant != b'.')
+            .filter(|bits| !bits.is_empty() && bits.bytes().all(|b| b == b'0' || b == b'1'))
+        {
+            self.piece.push_significant(&format!("b'{bits}'"));
+            self.piece.forget_words();
+            return;
+        }
+
         // `a MOD b` is `a % b`; `MOD(a, b)` is the function and `t.mod` a column.
         if word.eq_ignore_ascii_case("MOD")
             && self.piece.last_significant != b'.'

@@ -564,6 +564,10 @@ fn sqlparser_forms_that_are_faithful() {
             "SELECT NTH_VALUE(a, 2) OVER w FROM first WINDOW w AS ()",
         ),
         ("SELECT 0x4142, b'101'", "SELECT X'4142', B'101'"),
+        (
+            "SELECT 0b101, 0b0 + 1, t.0b1 FROM t",
+            "SELECT B'101', B'0' + 1, t.0b1 FROM t",
+        ),
         ("SELECT _utf8mb4'x'", "SELECT _utf8mb4 'x'"),
         ("SELECT 'a' 'b'", "SELECT 'ab'"),
         ("SELECT 'a\\'b', 'a''b'", "SELECT 'a''b', 'a''b'"),

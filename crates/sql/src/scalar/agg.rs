@@ -116,7 +116,7 @@ pub fn agg_return_type(f: AggFunc, arg: SqlType) -> SqlType {
             let arg = if arg == SqlType::Null {
                 SqlType::BIGINT
             } else {
-                arg
+                arg.plain()
             };
             let Some((precision, scale)) = decimal_shape(arg) else {
                 return SqlType::Double;
@@ -200,7 +200,7 @@ impl Accumulator {
     /// An empty accumulator for `f` over values of type `arg`; `collation` orders
     /// strings for MIN and MAX.
     pub fn new(f: AggFunc, arg: SqlType, collation: Collation) -> Accumulator {
-        let exact = arg == SqlType::Null || decimal_shape(arg).is_some();
+        let exact = arg == SqlType::Null || decimal_shape(arg.plain()).is_some();
         let state = match f {
             AggFunc::Count | AggFunc::CountStar => State::Count,
             AggFunc::Sum | AggFunc::Avg if exact => State::Exact {

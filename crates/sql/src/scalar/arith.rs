@@ -69,7 +69,7 @@ pub const DIV_PRECISION_INCREMENT_DEFAULT: u8 = 4;
 
 /// How an operand type takes part in arithmetic.
 fn arith_operand(t: SqlType) -> SqlType {
-    match t {
+    match t.plain() {
         SqlType::Null => SqlType::BIGINT,
         SqlType::Date => SqlType::BIGINT,
         SqlType::DateTime { fsp: 0, .. } => SqlType::BIGINT,

@@ -25,7 +25,7 @@
 use tarn_common::{Error, Result};
 use tarn_row::datetime::{Date, DateTime};
 use tarn_row::decimal::Decimal;
-use tarn_row::types::ColumnType;
+use tarn_row::types::{Collation, ColumnType};
 use tarn_row::value::Value;
 
 use super::decimal::{self, RoundMode};
@@ -559,6 +559,13 @@ pub enum CastTarget {
     /// JSON: CAST(x AS JSON), and the conversions the binder puts around JSON
     /// functions' arguments and JSON comparisons ([`crate::json::convert`]).
     Json(JsonCast),
+    /// The number of an ENUM value (its index) or a SET value (`set`: its bitmask),
+    /// from its text: what MySQL reads in numeric context. Not a SQL cast; the
+    /// binder puts it around ENUM and SET operands that are read as numbers.
+    Number {
+        members: tarn_row::Members,
+        set: bool,
+    },
 }
 
 /// The ways a value becomes JSON (see [`crate::json::convert`]).
@@ -574,6 +581,39 @@ pub enum JsonCast {
     /// JSON text to the bytes it compares by ([`crate::json::Json::compare_key`]):
     /// both sides of a comparison with a JSON value go through it.
     CompareKey,
+}
+
+impl CastTarget {
+    /// The numeric reading of a value of `ty` when it is an ENUM or SET, else None.
+    pub fn number_of(ty: crate::types::SqlType) -> Option<CastTarget> {
+        match ty {
+            crate::types::SqlType::Enum { members, .. } => Some(CastTarget::Number {
+                members,
+                set: false,
+            }),
+            crate::types::SqlType::Set { members, .. } => {
+                Some(CastTarget::Number { members, set: true })
+            }
+            _ => None,
+        }
+    }
+}
+
+/// An ENUM's index or a SET's bitmask from the value's text (see
+/// [`CastTarget::Number`]): BIGINT, or BIGINT UNSIGNED for a SET of 64 members, whose
+/// bitmask may not fit.
+fn member_number(v: &Value, members: tarn_row::Members, set: bool) -> Value {
+    let n = match v {
+        Value::Bytes(text) if set => members.set_bits_of(text).unwrap_or(0),
+        Value::Bytes(text) => members.index_of(text).map_or(0, u64::from),
+        Value::UInt(n) => *n,
+        other => to_i64(other).unwrap_or(0) as u64,
+    };
+    if set && members.len() >= 64 {
+        Value::UInt(n)
+    } else {
+        Value::Int(n as i64)
+    }
 }
 
 /// Leading integer of a string, as MySQL's `my_strtoll10`: whitespace, a sign, digits
@@ -704,6 +744,7 @@ pub fn cast(v: &Value, target: CastTarget) -> Result<Value> {
         CastTarget::Time(fsp) => super::time::to_time(v)
             .and_then(|t| t.round_to_fsp(fsp.min(tarn_row::limits::FSP_MAX)).ok())
             .map_or(Value::Null, Value::Time),
+        CastTarget::Number { members, set } => member_number(v, members, set),
     })
 }
 
@@ -785,17 +826,24 @@ pub fn coerce(v: Value, ty: crate::types::SqlType) -> Value {
         },
         SqlType::Date => CastTarget::Date,
         SqlType::DateTime { fsp, .. } => CastTarget::DateTime(fsp),
-        SqlType::Text { .. } | SqlType::Blob { .. } | SqlType::Binary { .. } | SqlType::Json => {
-            match v {
-                Value::Bytes(_) => return v,
-                _ => CastTarget::Char(None),
-            }
-        }
+        SqlType::Text { .. }
+        | SqlType::Blob { .. }
+        | SqlType::Binary { .. }
+        | SqlType::Json
+        | SqlType::Enum { .. }
+        | SqlType::Set { .. } => match v {
+            Value::Bytes(_) => return v,
+            _ => CastTarget::Char(None),
+        },
         SqlType::Time { fsp } => match v {
             Value::Time(_) => return v,
             _ => CastTarget::Time(fsp),
         },
         SqlType::Year => match v {
+            Value::UInt(_) => return v,
+            _ => CastTarget::Unsigned,
+        },
+        SqlType::Bit { .. } => match v {
             Value::UInt(_) => return v,
             _ => CastTarget::Unsigned,
         },
@@ -854,20 +902,55 @@ pub fn incorrect_datetime(kind: &str, v: &Value, column: &str, row: u64) -> Erro
     )
 }
 
-/// [`to_column_at`] for row 1.
+/// WARN_DATA_TRUNCATED (1265), MySQL's error for a value that names no member of an
+/// ENUM or SET in strict mode.
+pub fn data_truncated(column: &str, row: u64) -> Error {
+    Error::sql(
+        1265,
+        "01000",
+        format!("Data truncated for column '{column}' at row {row}"),
+    )
+}
+
+/// [`to_column_at`] for row 1 of a column with the default (case-insensitive)
+/// collation.
 pub fn to_column(v: Value, ty: ColumnType, column: &str) -> Result<Value> {
-    to_column_at(v, ty, column, 1)
+    to_column_at(v, ty, Collation::CaseInsensitive, column, 1)
 }
 
 /// Converts `v` for storing into a column of type `ty` with MySQL's
 /// `STRICT_TRANS_TABLES` semantics (see the module documentation); `row` is the
 /// 1-based row number errors name. NULL stays NULL (nullability is the caller's check).
-/// The result is in the normal form `tarn_row::check_value` leaves values in.
-pub fn to_column_at(v: Value, ty: ColumnType, column: &str, row: u64) -> Result<Value> {
+/// `collation` is the column's: ENUM and SET members are matched under it. The result
+/// is in the normal form `tarn_row::check_value` leaves values in.
+pub fn to_column_at(
+    v: Value,
+    ty: ColumnType,
+    collation: Collation,
+    column: &str,
+    row: u64,
+) -> Result<Value> {
     if v.is_null() {
         return Ok(Value::Null);
     }
     match ty {
+        // A string names a member (case as the collation says, trailing spaces cut)
+        // or is a small index; a number is the index or bitmask (see
+        // `tarn_row::enum_index_for`). Anything else is 1265.
+        ColumnType::Enum { members } => {
+            let index = tarn_row::enum_index_for(members, collation, &v)
+                .ok_or_else(|| data_truncated(column, row))?;
+            Ok(Value::Bytes(members.name(index).as_bytes().to_vec()))
+        }
+        ColumnType::Set { members } => {
+            let bits = tarn_row::set_bits_for(members, collation, &v)
+                .ok_or_else(|| data_truncated(column, row))?;
+            Ok(Value::Bytes(members.set_text(bits)))
+        }
+        // A number as its bits, a string as its bytes: more than n bits is 1406.
+        ColumnType::Bit { len_bits } => tarn_row::bit_number_for(len_bits, &v)
+            .map(Value::UInt)
+            .ok_or_else(|| data_too_long(column, row)),
         ColumnType::TinyInt { .. }
         | ColumnType::SmallInt { .. }
         | ColumnType::Int { .. }

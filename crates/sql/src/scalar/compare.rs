@@ -303,7 +303,7 @@ pub fn decimal_shape(t: SqlType) -> Option<(u8, u8)> {
 /// integer here.
 pub fn comparison_type(a: SqlType, b: SqlType) -> SqlType {
     use SqlType::*;
-    let (a, b) = (a.numeric_form(), b.numeric_form());
+    let (a, b) = (a.plain().numeric_form(), b.plain().numeric_form());
     match (a, b) {
         (Null, other) | (other, Null) => other,
         (Time { fsp: x }, Time { fsp: y }) => Time { fsp: x.max(y) },
