@@ -370,8 +370,8 @@ fn row_serializer(
 }
 
 /// Streams a scan with parallel sending switched off ([`RowEncoder::parallel`]):
-/// the scan's workers decode `columns` of its rows into batches, in primary-key
-/// order, and this thread encodes them one after another.
+/// the scan's workers decode `columns` of its rows into batches, and this thread
+/// encodes them one after another.
 fn stream_batches_serially(
     table: &Arc<tarn_catalog::Table>,
     columns: Vec<usize>,
@@ -380,32 +380,19 @@ fn stream_batches_serially(
     deliver: &mut dyn FnMut(EncodedRows) -> Result<()>,
 ) -> Result<u64> {
     let output: Vec<usize> = (0..columns.len()).collect();
-    let stream = table.parallel_scan_tx(
-        &mut cx.tx.borrow_mut(),
-        ParallelScan {
-            ordered: true,
-            projection: Some(columns),
-            ..Default::default()
-        },
-    )?;
-    let cancel = cx.cancel_handle();
-    let mut rows = 0;
-    for batch in stream {
-        cancel.check()?;
-        let batch = batch?;
+    let options = ParallelScan {
+        projection: Some(columns),
+        ..Default::default()
+    };
+    stream_scan(table, options, cx, deliver, |batch| {
         let mut bytes = Vec::new();
         encoder.encode_batch(&batch, &output, &mut bytes);
-        rows += batch.len() as u64;
-        deliver(EncodedRows {
-            rows: batch.len() as u64,
-            bytes,
-        })?;
-    }
-    Ok(rows)
+        bytes
+    })
 }
 
-/// Streams a scan whose workers serialize the rows themselves: their batches, in
-/// primary-key order, are the encoded rows, and no executor worker is involved.
+/// Streams a scan whose workers serialize the rows themselves: their batches are
+/// the encoded rows, and no executor worker is involved.
 fn stream_serialized(
     shape: &Shape<'_>,
     serializer: Arc<dyn tarn_row::RowSerializer>,
@@ -415,12 +402,28 @@ fn stream_serialized(
     let Plan::Scan { table, .. } = shape.scan else {
         unreachable!("a pipeline starts at a scan");
     };
+    let options = ParallelScan {
+        serializer: Some(serializer),
+        ..Default::default()
+    };
+    stream_scan(table, options, cx, deliver, |batch| batch.serialized)
+}
+
+/// Runs a scan of `table` as of the statement's transaction, its batches in
+/// primary-key order, and delivers each as the rows `encode` makes of it on this
+/// thread.
+fn stream_scan(
+    table: &Arc<tarn_catalog::Table>,
+    options: ParallelScan,
+    cx: &ExecContext,
+    deliver: &mut dyn FnMut(EncodedRows) -> Result<()>,
+    mut encode: impl FnMut(Batch) -> Vec<u8>,
+) -> Result<u64> {
     let stream = table.parallel_scan_tx(
         &mut cx.tx.borrow_mut(),
         ParallelScan {
             ordered: true,
-            serializer: Some(serializer),
-            ..Default::default()
+            ..options
         },
     )?;
     let cancel = cx.cancel_handle();
@@ -428,10 +431,11 @@ fn stream_serialized(
     for batch in stream {
         cancel.check()?;
         let batch = batch?;
-        rows += batch.len() as u64;
+        let batch_rows = batch.len() as u64;
+        rows += batch_rows;
         deliver(EncodedRows {
-            rows: batch.len() as u64,
-            bytes: batch.serialized,
+            rows: batch_rows,
+            bytes: encode(batch),
         })?;
     }
     Ok(rows)
