@@ -998,6 +998,8 @@ impl Conn {
                 }
             }
             command::PING => self.ok(),
+            // The deprecated COM_SHUTDOWN is the SHUTDOWN statement (same privilege).
+            command::SHUTDOWN => self.query(b"SHUTDOWN"),
             command::STATISTICS => {
                 let s = self.session.engine().server_status();
                 let text = format!(

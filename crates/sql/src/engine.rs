@@ -88,6 +88,10 @@ pub struct Engine {
     /// The next number for a session's hidden databases of temporary tables
     /// (`temporary.rs`).
     next_temporary_namespace: AtomicU64,
+    /// What `SHUTDOWN` calls: the server sets it (`Engine::on_shutdown_request`).
+    shutdown_hook: Mutex<Option<Box<dyn Fn() + Send + Sync>>>,
+    /// `GET_LOCK`'s locks, held by connection id (`user_locks.rs`).
+    pub(crate) user_locks: Arc<crate::user_locks::UserLocks>,
 }
 
 impl Engine {
@@ -136,6 +140,8 @@ impl Engine {
             accounts_reload: Mutex::new(()),
             prepared_statements: AtomicUsize::new(0),
             next_temporary_namespace: AtomicU64::new(1),
+            user_locks: Arc::new(crate::user_locks::UserLocks::new()),
+            shutdown_hook: Mutex::new(None),
         })
     }
 
@@ -145,6 +151,27 @@ impl Engine {
 
     /// A number no other session of this engine has for its temporary tables'
     /// hidden databases (`temporary.rs`).
+    /// Makes `SHUTDOWN` call `hook` (the server stops as on SIGTERM).
+    pub fn on_shutdown_request(&self, hook: Box<dyn Fn() + Send + Sync>) {
+        *self.shutdown_hook.lock() = Some(hook);
+    }
+
+    /// `SHUTDOWN`: asks the server to stop; 1235 where no server runs the engine.
+    pub(crate) fn request_shutdown(&self) -> Result<()> {
+        match &*self.shutdown_hook.lock() {
+            Some(hook) => {
+                tracing::info!("SHUTDOWN requested by a client");
+                hook();
+                Ok(())
+            }
+            None => Err(Error::sql(
+                1235,
+                "42000",
+                "This version of MySQL doesn't yet support 'SHUTDOWN without a server'",
+            )),
+        }
+    }
+
     pub(crate) fn next_temporary_namespace(&self) -> u64 {
         self.next_temporary_namespace
             .fetch_add(1, Ordering::Relaxed)

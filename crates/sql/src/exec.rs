@@ -935,15 +935,16 @@ pub(crate) fn build_hash_table(
     let keys = Arc::new(keys.to_vec());
     let shared_collations = Arc::new(collations.clone());
     let params = Arc::new(cx.params.to_vec());
-    let functions = *cx.functions;
+    let functions = cx.functions.clone();
     let (sender, receiver) = std::sync::mpsc::channel::<(usize, Result<Buckets>)>();
     let per_worker = rows.len().div_ceil(workers);
     for w in 0..workers {
-        let (rows, keys, collations, params, sender) = (
+        let (rows, keys, collations, params, functions, sender) = (
             rows.clone(),
             keys.clone(),
             shared_collations.clone(),
             params.clone(),
+            functions.clone(),
             sender.clone(),
         );
         pool.spawn(move || {

@@ -50,6 +50,7 @@ pub mod sysvars;
 pub mod sysviews;
 pub mod temporary;
 pub mod types;
+pub mod user_locks;
 pub mod window;
 pub mod workers;
 

@@ -129,3 +129,18 @@ pub const CHECK_TABLE_PURGE_WAIT_MS: u64 = 10_000;
 /// and printing a deeper value are error 3157, so every recursion over a document
 /// (printing, comparing, searching, merging) goes at most this deep.
 pub const JSON_DEPTH_MAX: usize = 100;
+
+/// The most user-level locks (`GET_LOCK`) held at once across all sessions; one more
+/// is error 1206. Each costs its name (at most 256 bytes) and a map slot.
+pub const USER_LOCKS_MAX: usize = 65_536;
+
+/// The longest user-level lock name, in characters (MySQL's limit; longer: 3057).
+pub const USER_LOCK_NAME_CHARS_MAX: usize = 64;
+
+/// How often a session waiting in `GET_LOCK` or `SLEEP` checks its statement's
+/// interrupt (KILL QUERY, `max_execution_time`).
+pub const USER_LOCK_WAIT_TICK_MS: u64 = 10;
+
+/// The longest `SLEEP(n)` sleeps, in seconds (a year; MySQL has no bound, but
+/// `Duration` has one).
+pub const SLEEP_SECONDS_MAX: f64 = 365.0 * 24.0 * 3600.0;

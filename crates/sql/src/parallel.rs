@@ -109,6 +109,12 @@ pub(crate) fn parallel_safe(e: &Expr) -> bool {
         if matches!(x, Expr::Subquery { .. } | Expr::Outer(_)) {
             ok = false;
         }
+        // SLEEP and GET_LOCK act on the session, row after row, in order.
+        if let Expr::Function { name, .. } = x
+            && crate::user_locks::is_function(name)
+        {
+            ok = false;
+        }
     });
     ok
 }
@@ -858,7 +864,7 @@ impl ParallelOp<'_> {
                 steps: steps.clone(),
                 sink: sink.clone(),
                 params: params.clone(),
-                functions: *cx.functions,
+                functions: cx.functions.clone(),
                 stop: stop.clone(),
                 cancel_check: cancel_check.clone(),
                 sender: sender.clone(),

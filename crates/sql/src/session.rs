@@ -260,6 +260,9 @@ pub struct Session {
     pub(crate) temporary: crate::temporary::TemporaryTables,
     /// The last temporary table a binding resolved (CREATE VIEW refuses them).
     temporary_used: RefCell<Option<String>>,
+    /// What functions such as SLEEP and GET_LOCK reach of the session
+    /// (`FnContext::session`).
+    link: Arc<crate::user_locks::SessionLink>,
 }
 
 impl Drop for Session {
@@ -269,6 +272,7 @@ impl Drop for Session {
         }
         self.forget_prepared();
         crate::temporary::drop_all(self);
+        self.engine.user_locks.release_all(self.entry.id);
         self.engine.unregister(&self.entry);
     }
 }
@@ -361,6 +365,11 @@ impl Session {
             access_log: Mutex::new(None),
             temporary: Default::default(),
             temporary_used: RefCell::new(None),
+            link: Arc::new(crate::user_locks::SessionLink {
+                connection_id: entry.id,
+                interrupt: entry.cancel.clone(),
+                user_locks: engine.user_locks.clone(),
+            }),
             engine,
             entry,
         };
@@ -583,6 +592,7 @@ impl Session {
             let _ = self.engine.storage().rollback(tx);
         }
         crate::temporary::drop_all(self);
+        self.engine.user_locks.release_all(self.entry.id);
         self.vars = SystemVariables::session_from(&self.engine.globals.read());
         self.publish_lock_wait_timeout();
         self.user_vars.clear();
@@ -1092,6 +1102,11 @@ impl Session {
             }
             // No table cache to flush, no global read lock (see `Statement::FlushTables`).
             Statement::FlushTables { .. } => Ok(QueryResult::ok(0)),
+            Statement::Shutdown => {
+                self.require_global(Privileges::CREATE_USER, "SHUTDOWN")?;
+                self.engine.request_shutdown()?;
+                Ok(QueryResult::ok(0))
+            }
             Statement::AlterTableKeys { table, .. } => {
                 let (db, table) = Binder::new(self).table_ref(table)?;
                 self.check_table(Privileges::ALTER, &db, &table)?;
@@ -1437,6 +1452,7 @@ impl Session {
                 n => usize::try_from(n).unwrap_or(usize::MAX),
             },
             statement: crate::scalar::next_statement_id(),
+            session: Some(self.link.clone()),
         }
     }
 

@@ -1,7 +1,8 @@
 //! Session-level SQL that the golden files cannot check: temporary tables seen from
 //! two sessions, dropped at a session's end, a reset and a restart, and their
 //! privileges; MySQL's errors for SELECT .. INTO where MariaDB answers otherwise;
-//! max_prepared_stmt_count across sessions.
+//! max_prepared_stmt_count across sessions; user-level locks (GET_LOCK) between
+//! sessions, SLEEP and KILL, and SHUTDOWN's privilege.
 
 mod common;
 
@@ -398,4 +399,152 @@ fn execute_names_its_result_columns_from_the_prepared_text() {
     };
     let names: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["a + 1", "COUNT(*)"]);
+}
+
+/// Runs `sql` in `session` on another thread (a session waiting for a lock).
+fn spawn_run(
+    mut session: Session,
+    sql: &'static str,
+) -> std::thread::JoinHandle<(Session, tarn_common::Result<Vec<Vec<Value>>>)> {
+    std::thread::spawn(move || {
+        let result = session
+            .execute(sql)
+            .map(|mut r| r.pop().map(|r| r.all_rows()).unwrap_or_default());
+        (session, result)
+    })
+}
+
+/// Waits (at most 10 s) until `engine`'s lock `name` is free or held by `holder`.
+fn wait_for_holder(session: &mut Session, name: &str, holder: Option<u64>) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let want = holder.map_or("NULL".to_string(), |h| h.to_string());
+    loop {
+        let now = texts(session, &format!("SELECT IS_USED_LOCK('{name}')"));
+        if now == [want.clone()] {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{name}: {now:?}, want {want}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn a_user_lock_passes_between_sessions_and_a_session_end_releases_it() {
+    let (_dir, engine) = engine();
+    let mut a = engine.session("root", "localhost");
+    let b = engine.session("root", "localhost");
+    let mut watcher = engine.session("root", "localhost");
+    let (a_id, b_id) = (a.connection_id(), b.connection_id());
+    assert_eq!(texts(&mut a, "SELECT GET_LOCK('migrations', 10)"), ["1"]);
+    // A transaction's end keeps it: it is not a row lock.
+    run(&mut a, "BEGIN; COMMIT");
+    assert_eq!(
+        texts(&mut watcher, "SELECT IS_FREE_LOCK('MIGRATIONS')"),
+        ["0"]
+    );
+    let waiter = spawn_run(b, "SELECT GET_LOCK('migrations', 30)");
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    assert!(!waiter.is_finished(), "B waits while A holds the lock");
+    // Another session's RELEASE_LOCK releases nothing.
+    assert_eq!(
+        texts(&mut watcher, "SELECT RELEASE_LOCK('migrations')"),
+        ["0"]
+    );
+    wait_for_holder(&mut watcher, "migrations", Some(a_id));
+    drop(a);
+    let (mut b, got) = waiter.join().unwrap();
+    assert_eq!(got.unwrap(), [[Value::Int(1)]]);
+    wait_for_holder(&mut watcher, "migrations", Some(b_id));
+    // COM_RESET_CONNECTION releases too.
+    b.reset();
+    wait_for_holder(&mut watcher, "migrations", None);
+}
+
+#[test]
+fn get_lock_times_out_detects_a_cycle_and_ends_on_kill() {
+    let (_dir, engine) = engine();
+    let mut a = engine.session("root", "localhost");
+    let mut b = engine.session("root", "localhost");
+    let mut watcher = engine.session("root", "localhost");
+    assert_eq!(texts(&mut a, "SELECT GET_LOCK('x', 0)"), ["1"]);
+    assert_eq!(texts(&mut b, "SELECT GET_LOCK('y', 0)"), ["1"]);
+    assert_eq!(texts(&mut b, "SELECT GET_LOCK('x', 0.05)"), ["0"]);
+    let b_id = b.connection_id();
+    let waiter = spawn_run(b, "SELECT GET_LOCK('x', -1)");
+    // A asking for y, held by B who waits for x, held by A: 3058, not a hang. (With
+    // no timeout A never waits itself, so B cannot be the one to find the cycle.)
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let error = loop {
+        match a.execute("SELECT GET_LOCK('y', 0)") {
+            Err(e) => break e.mysql_code(),
+            Ok(_) => assert!(std::time::Instant::now() < deadline, "no deadlock found"),
+        }
+    };
+    assert_eq!(error, 3058);
+    // KILL QUERY ends B's endless wait with 1317; B keeps y.
+    engine.kill(b_id, false).unwrap();
+    let (_b, got) = waiter.join().unwrap();
+    assert_eq!(got.unwrap_err().mysql_code(), 1317);
+    assert_eq!(
+        texts(
+            &mut watcher,
+            "SELECT IS_USED_LOCK('y') = ?"
+                .replace('?', &b_id.to_string())
+                .as_str()
+        ),
+        ["1"]
+    );
+    assert_eq!(texts(&mut a, "SELECT RELEASE_ALL_LOCKS()"), ["1"]);
+    // Names: empty, NULL and over 64 characters are 3057.
+    for sql in [
+        "SELECT GET_LOCK('', 1)",
+        "SELECT GET_LOCK(NULL, 1)",
+        "SELECT IS_FREE_LOCK(REPEAT('n', 65))",
+    ] {
+        assert_eq!(code(a.execute(sql)), 3057, "{sql}");
+    }
+}
+
+#[test]
+fn sleep_sleeps_per_row_and_returns_1_when_killed() {
+    let (_dir, engine) = engine();
+    let mut a = engine.session("root", "localhost");
+    setup(&mut a);
+    let started = std::time::Instant::now();
+    // Once per row: never folded into a constant.
+    assert_eq!(texts(&mut a, "SELECT SLEEP(0.05) FROM t"), ["0", "0"]);
+    assert!(started.elapsed() >= std::time::Duration::from_millis(100));
+    for sql in ["SELECT SLEEP(-1)", "SELECT SLEEP(NULL)"] {
+        assert_eq!(code(a.execute(sql)), 1210, "{sql}");
+    }
+    let id = a.connection_id();
+    let sleeper = spawn_run(a, "SELECT SLEEP(60)");
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    engine.kill(id, false).unwrap();
+    let (_a, got) = sleeper.join().unwrap();
+    assert_eq!(got.unwrap(), [[Value::Int(1)]]);
+}
+
+#[test]
+fn shutdown_needs_the_privilege_and_a_server() {
+    let (_dir, engine) = engine();
+    let mut root = engine.session("root", "localhost");
+    run(&mut root, "CREATE USER app@localhost");
+    let account = engine.find_account("app", "localhost").expect("an account");
+    let mut app = engine.session_for(&account, "localhost");
+    assert_eq!(code(app.execute("SHUTDOWN")), 1227);
+    // No server runs this engine: nothing to stop.
+    assert_eq!(code(root.execute("SHUTDOWN")), 1235);
+    let asked = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = asked.clone();
+    engine.on_shutdown_request(Box::new(move || {
+        flag.store(true, std::sync::atomic::Ordering::SeqCst)
+    }));
+    assert_eq!(code(app.execute("SHUTDOWN")), 1227);
+    assert!(!asked.load(std::sync::atomic::Ordering::SeqCst));
+    run(&mut root, "SHUTDOWN");
+    assert!(asked.load(std::sync::atomic::Ordering::SeqCst));
 }

@@ -77,6 +77,10 @@ pub fn run(options: ServeOptions) -> Result<()> {
         .build()
         .map_err(|e| Error::OutOfResources(format!("starting the network runtime: {e}")))?;
     let shared = Shared::new(engine.clone(), tls, cores);
+    // The SQL statement SHUTDOWN (and COM_SHUTDOWN) stops the server as SIGTERM does.
+    let shutdown_requested = Arc::new(tokio::sync::Notify::new());
+    let notify = shutdown_requested.clone();
+    engine.on_shutdown_request(Box::new(move || notify.notify_one()));
     runtime.block_on(async {
         let address = format!("{bind}:{port}");
         let listener = tokio::net::TcpListener::bind(&address).await.map_err(|e| {
@@ -97,7 +101,8 @@ pub fn run(options: ServeOptions) -> Result<()> {
             local.ip(),
             local.port(),
         );
-        serve(shared.clone(), listener, shutdown_signal(), Duration::from_secs(30)).await;
+        let shutdown = shutdown_signal(shutdown_requested);
+        serve(shared.clone(), listener, shutdown, Duration::from_secs(30)).await;
         eprintln!("Tarn: shutting down");
         Ok::<(), Error>(())
     })?;
@@ -110,16 +115,21 @@ pub fn run(options: ServeOptions) -> Result<()> {
     Ok(())
 }
 
-async fn shutdown_signal() {
+/// Completes on Ctrl-C, SIGTERM or a client's SHUTDOWN.
+async fn shutdown_signal(requested: Arc<tokio::sync::Notify>) {
     let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
         Ok(s) => s,
         Err(_) => {
-            let _ = tokio::signal::ctrl_c().await;
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                () = requested.notified() => {}
+            }
             return;
         }
     };
     tokio::select! {
         _ = tokio::signal::ctrl_c() => {}
         _ = term.recv() => {}
+        () = requested.notified() => {}
     }
 }

@@ -174,12 +174,8 @@ impl Server {
         unsafe {
             libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM);
         }
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
+        if wait_for_exit(&mut self.child, Duration::from_secs(30)).is_some() {
+            return;
         }
         eprintln!("tarn serve did not exit within 30 s of SIGTERM; killing it");
         let _ = self.child.kill();
@@ -643,12 +639,104 @@ fn mariadb_dump_restore() -> Result<(), Failed> {
     Ok(())
 }
 
+/// `mariadb-admin shutdown` (and the SHUTDOWN statement from the mariadb CLI) stop
+/// the server cleanly: it exits with status 0 and its data opens again with what was
+/// committed.
+fn admin_shutdown() -> Result<(), Failed> {
+    let admin = require_tool("mariadb-admin")?;
+    let mut server = Server::start()?;
+    let result = shutdown_twice(&mut server, &admin);
+    if result.is_err() && matches!(server.child.try_wait(), Ok(None)) {
+        server.stop();
+    }
+    result
+}
+
+fn shutdown_twice(server: &mut Server, admin: &Path) -> Result<(), Failed> {
+    let port = server.port;
+    mariadb_tool(
+        "mariadb",
+        port,
+        &[
+            "-e",
+            "CREATE DATABASE s; CREATE TABLE s.t (a INT PRIMARY KEY); INSERT INTO s.t VALUES (7)",
+        ],
+        None,
+        true,
+    )?;
+    let admin = admin.display().to_string();
+    mariadb_tool(&admin, port, &["shutdown"], None, true)?;
+    let exited = wait_for_exit(&mut server.child, Duration::from_secs(60)).ok_or_else(|| {
+        format!(
+            "tarn serve still runs after mariadb-admin shutdown:\n{}",
+            server.log_text()
+        )
+    })?;
+    if !exited.success() {
+        return Err(format!(
+            "tarn serve exited with {exited} after shutdown:\n{}",
+            server.log_text()
+        )
+        .into());
+    }
+    // The same data directory again, stopped by the statement this time.
+    let child = Command::new(env!("CARGO_BIN_EXE_tarn"))
+        .arg("serve")
+        .arg("--data-dir")
+        .arg(server._dir.path().join("data"))
+        .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("spawning tarn serve again: {e}"))?;
+    server.child = child;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if Instant::now() > deadline {
+            return Err("tarn serve did not listen again within 60 s".into());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let rows = mariadb_tool(
+        "mariadb",
+        port,
+        &["-N", "-e", "SELECT a FROM s.t"],
+        None,
+        true,
+    )?;
+    if rows.trim() != "7" {
+        return Err(format!("after a restart s.t holds {rows:?}, not 7").into());
+    }
+    mariadb_tool("mariadb", port, &["-e", "SHUTDOWN"], None, true)?;
+    let exited = wait_for_exit(&mut server.child, Duration::from_secs(60))
+        .ok_or("tarn serve still runs after SHUTDOWN")?;
+    if !exited.success() {
+        return Err(format!("tarn serve exited with {exited} after SHUTDOWN").into());
+    }
+    Ok(())
+}
+
+/// The child's exit status once it exits, or None after `limit`.
+fn wait_for_exit(child: &mut Child, limit: Duration) -> Option<std::process::ExitStatus> {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if let Ok(Some(status)) = child.try_wait() {
+            return Some(status);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    None
+}
+
 fn main() {
     let args = Arguments::from_args();
     let trials = vec![
         Trial::test("mariadb_cli", mariadb_cli),
         Trial::test("mariadb_cli_interactive", mariadb_cli_interactive),
         Trial::test("mariadb_dump_restore", mariadb_dump_restore),
+        Trial::test("admin_shutdown", admin_shutdown),
         Trial::test("pymysql", || python_driver("pymysql")),
         Trial::test("mysqlclient", || python_driver("mysqlclient")),
         Trial::test("go_sql_driver", go_sql_driver),

@@ -79,6 +79,7 @@ pub mod command {
     pub const INIT_DB: u8 = 0x02;
     pub const QUERY: u8 = 0x03;
     pub const FIELD_LIST: u8 = 0x04;
+    pub const SHUTDOWN: u8 = 0x08;
     pub const STATISTICS: u8 = 0x09;
     pub const PROCESS_INFO: u8 = 0x0a;
     pub const PROCESS_KILL: u8 = 0x0c;

@@ -196,6 +196,9 @@ pub enum Statement {
     /// no table cache to flush and no global read lock: both are accepted without
     /// effect (a consistent dump comes from a snapshot, `--single-transaction`).
     FlushTables { with_read_lock: bool },
+    /// `SHUTDOWN`: asks the server to stop, as SIGTERM does (global CREATE USER, which
+    /// stands for MySQL's SHUTDOWN privilege).
+    Shutdown,
     /// `SHOW TRIGGERS`, `SHOW EVENTS`, `SHOW PROCEDURE STATUS`, `SHOW FUNCTION
     /// STATUS`: Tarn has none of these objects, so each is MySQL's columns and no
     /// rows.

@@ -45,6 +45,7 @@ pub(super) enum Form {
     Do,
     Xa,
     FlushTables,
+    Shutdown,
     ShowStoredObjects,
     /// `ALTER TABLE t {DISABLE | ENABLE} KEYS`, found by [`is_alter_table_keys`]
     /// rather than by its leading words.
@@ -95,6 +96,7 @@ pub(super) fn classify(words: &[String]) -> Option<Form> {
         | ["SHOW", "GRANTS", ..]
         | ["FLUSH", "PRIVILEGES", ..] => Form::Account,
         ["FLUSH", "TABLE" | "TABLES", ..] => Form::FlushTables,
+        ["SHUTDOWN"] => Form::Shutdown,
         [
             "FLUSH",
             "LOCAL" | "NO_WRITE_TO_BINLOG",
@@ -229,6 +231,10 @@ pub(super) fn parse(form: Form, p: &mut Parser) -> Result<Statement, ParserError
         }
         Form::Xa => unreachable!("XA is rejected before parsing"),
         Form::FlushTables => flush_tables(p)?,
+        Form::Shutdown => {
+            expect_word(p, "SHUTDOWN")?;
+            Statement::Shutdown
+        }
         Form::ShowStoredObjects => show_stored_objects(p)?,
         Form::AlterTableKeys => {
             expect_words(p, &["ALTER", "TABLE"])?;

@@ -38,6 +38,10 @@
 //! The JSON functions are [`super::json`]'s: [`call_with_collation`] hands them over
 //! (the binder types them, `crate::bind`).
 //!
+//! `SLEEP` and the user-level lock functions (`GET_LOCK`, `RELEASE_LOCK`, ...) are
+//! [`crate::user_locks`]'s; they act on the session ([`FnContext::session`]), so
+//! they are volatile and run on the statement's thread, row after row.
+//!
 //! `LAST_INSERT_ID(expr)` returns `expr` as a BIGINT UNSIGNED and records it for the
 //! session ([`take_last_insert_id_set`]); `LAST_INSERT_ID()` is the binder's.
 //!
@@ -73,8 +77,8 @@ thread_local! {
 
 /// What `LAST_INSERT_ID(expr)` set since the last call, if it ran: the session
 /// resets this when a statement starts and makes it its last insert id when the
-/// statement ends (a function cannot reach the session: [`FnContext`] is a copied
-/// value).
+/// statement ends (a function reaches only the session's shared parts,
+/// [`FnContext::session`], not its `&mut` state).
 pub fn take_last_insert_id_set() -> Option<u64> {
     LAST_INSERT_ID_SET.with(Cell::take)
 }
@@ -82,7 +86,8 @@ pub fn take_last_insert_id_set() -> Option<u64> {
 /// (fewest, most) arguments of a function, by its uppercase name.
 fn arity(name: &str) -> Option<(usize, usize)> {
     Some(match name {
-        "PI" | "CURDATE" | "CURRENT_DATE" | "UTC_DATE" | "UUID" | "UUID_SHORT" => (0, 0),
+        "PI" | "CURDATE" | "CURRENT_DATE" | "UTC_DATE" | "UUID" | "UUID_SHORT"
+        | "RELEASE_ALL_LOCKS" => (0, 0),
         "NOW" | "CURRENT_TIMESTAMP" | "SYSDATE" | "LOCALTIME" | "LOCALTIMESTAMP" | "CURTIME"
         | "CURRENT_TIME" | "UTC_TIMESTAMP" | "UNIX_TIMESTAMP" => (0, 1),
         "LENGTH" | "OCTET_LENGTH" | "CHAR_LENGTH" | "CHARACTER_LENGTH" | "UPPER" | "UCASE"
@@ -95,13 +100,14 @@ fn arity(name: &str) -> Option<(usize, usize)> {
         | "QUOTE" | "SOUNDEX" | "CRC32" | "BIN" | "OCT" | "IS_UUID" | "SIN" | "COS" | "TAN"
         | "COT" | "ASIN" | "ACOS" | "DEGREES" | "RADIANS" | "~" | "BIT_COUNT" | "BIT_LENGTH"
         | "INET_ATON" | "INET_NTOA" | "WEEKOFYEAR" | "TO_SECONDS" | "TIME" | "TIME_TO_SEC"
-        | "SEC_TO_TIME" => (1, 1),
+        | "SEC_TO_TIME" | "SLEEP" | "RELEASE_LOCK" | "IS_FREE_LOCK" | "IS_USED_LOCK" => (1, 1),
         "TRIM" | "ROUND" | "LOG" | "WEEK" | "YEARWEEK" | "FROM_UNIXTIME" | "ATAN"
         | "UUID_TO_BIN" | "BIN_TO_UUID" => (1, 2),
         "IFNULL" | "NULLIF" | "LEFT" | "RIGHT" | "REPEAT" | "INSTR" | "POSITION" | "TRUNCATE"
         | "MOD" | "POWER" | "POW" | "DATEDIFF" | "DATE_FORMAT" | "STR_TO_DATE" | "TRIM_LEADING"
         | "TRIM_TRAILING" | "TRIM_BOTH" | "STRCMP" | "FIND_IN_SET" | "SHA2" | "ATAN2" | "&"
-        | "|" | "^" | "<<" | ">>" | "TIMEDIFF" | "ADDTIME" | "SUBTIME" | "TIME_FORMAT" => (2, 2),
+        | "|" | "^" | "<<" | ">>" | "TIMEDIFF" | "ADDTIME" | "SUBTIME" | "TIME_FORMAT"
+        | "GET_LOCK" => (2, 2),
         "SUBSTRING" | "SUBSTR" | "MID" | "LOCATE" | "FORMAT" | "ADDDATE" | "SUBDATE"
         | "DATE_ADD" | "DATE_SUB" | "REGEXP_LIKE" => (2, 3),
         "REGEXP_SUBSTR" => (2, 5),
@@ -118,9 +124,10 @@ fn arity(name: &str) -> Option<(usize, usize)> {
 }
 
 /// Functions whose value differs between calls with the same arguments (each row
-/// gets its own): never folded into a constant or used as an index key.
+/// gets its own), or that act on the session (SLEEP, the user-level locks): never
+/// folded into a constant or used as an index key.
 pub fn is_volatile(name: &str) -> bool {
-    matches!(name, "UUID" | "UUID_SHORT")
+    matches!(name, "UUID" | "UUID_SHORT") || crate::user_locks::is_function(name)
 }
 
 /// Whether `name` is a scalar function this module knows (the JSON functions
@@ -328,7 +335,10 @@ pub fn return_type_with_constants(
         | "REGEXP_INSTR" | "BIT_COUNT" | "BIT_LENGTH" | "WEEKOFYEAR" | "TO_SECONDS" => {
             SqlType::BIGINT
         }
-        "INET_ATON" => SqlType::UInt { bits: 64 },
+        "SLEEP" | "GET_LOCK" | "RELEASE_LOCK" | "IS_FREE_LOCK" | "RELEASE_ALL_LOCKS" => {
+            SqlType::BIGINT
+        }
+        "INET_ATON" | "IS_USED_LOCK" => SqlType::UInt { bits: 64 },
         "INET_NTOA" => SqlType::varchar(15),
         "UNIX_TIMESTAMP" => match arg(0) {
             SqlType::DateTime { fsp, .. } if fsp > 0 => SqlType::Decimal {
@@ -438,7 +448,7 @@ fn handles_nulls(upper: &str) -> bool {
             | "REGEXP_INSTR"
             | "REGEXP_SUBSTR"
             | "REGEXP_REPLACE"
-    )
+    ) || crate::user_locks::is_function(upper)
 }
 
 /// `name(args)` with the case-insensitive collation for string searches.
@@ -463,6 +473,9 @@ pub fn call_with_collation(
     }
     let text = |i: usize| to_text(&args[i]).unwrap_or_default();
     let int = |i: usize| to_i64(&args[i]).unwrap_or(0);
+    if crate::user_locks::is_function(&upper) {
+        return crate::user_locks::call(&upper, args, ctx.session.as_deref());
+    }
     match upper.as_str() {
         "LAST_INSERT_ID" => {
             let id = int(0) as u64;

@@ -46,7 +46,7 @@ pub mod time;
 pub mod uuid;
 
 /// What a function may read from the statement it runs in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct FnContext {
     /// The statement's start, in the session time zone (NOW() and friends).
     pub now: DateTime,
@@ -57,6 +57,10 @@ pub struct FnContext {
     /// Which statement execution this is ([`next_statement_id`]): a `RAND(N)` call
     /// seeds its sequence once per execution.
     pub statement: u64,
+    /// The session the statement runs in, for the functions that act on it
+    /// (`SLEEP`, `GET_LOCK` and the other user-level lock functions,
+    /// [`crate::user_locks`]); `None` outside a session, where they fail with 1305.
+    pub session: Option<std::sync::Arc<crate::user_locks::SessionLink>>,
 }
 
 /// A number no earlier statement execution of this process was given.
@@ -73,6 +77,7 @@ impl FnContext {
             div_precision_increment: 4,
             group_concat_max_len: tarn_common::limits::GROUP_CONCAT_MAX_LEN_BYTES,
             statement: next_statement_id(),
+            session: None,
         }
     }
 }
