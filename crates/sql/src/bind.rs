@@ -1895,6 +1895,7 @@ impl<'c> Binder<'c> {
                     left: Box::new(a),
                     right: Box::new(b),
                     collation: collation_of(ta, tb),
+                    key_form: None,
                 };
                 if matches!(e, E::IsDistinctFrom(..)) {
                     (Expr::Not(Box::new(same)), SqlType::BOOL)
@@ -1922,12 +1923,14 @@ impl<'c> Binder<'c> {
                         left: Box::new(x.clone()),
                         right: Box::new(lo),
                         collation: collation_of(tx, tl),
+                        key_form: None,
                     }),
                     Box::new(Expr::Compare {
                         op: CmpOp::LtEq,
                         left: Box::new(x),
                         right: Box::new(hi),
                         collation: collation_of(tx, th),
+                        key_form: None,
                     }),
                 );
                 if *negated {
@@ -2147,6 +2150,7 @@ impl<'c> Binder<'c> {
                             left: Box::new(o.clone()),
                             right: Box::new(c),
                             collation: collation_of(*to, tc),
+                            key_form: None,
                         },
                         None => c,
                     };
@@ -2318,10 +2322,30 @@ impl<'c> Binder<'c> {
                 "Operand should contain 1 column(s)",
             ));
         }
-        let collation = collation_of(tx, plan.columns()[0].ty);
+        let ty = plan.columns()[0].ty;
+        let kind = kind(collation_of(tx, ty));
+        // IN keeps the subquery's values as hash keys: when the operand's type
+        // compares with theirs by conversion, both are keyed in that form.
+        let (x, plan) = match compare::key_form(tx, ty) {
+            Some(form) if matches!(kind, SubqueryKind::In { .. }) => {
+                let key = |e: Expr| Expr::KeyForm {
+                    expr: Box::new(e),
+                    form,
+                };
+                let mut columns = plan.columns().to_vec();
+                columns[0].ty = form.sql_type();
+                let plan = Plan::Project {
+                    input: Box::new(plan),
+                    exprs: vec![key(Expr::Column(0))],
+                    columns,
+                };
+                (key(x), plan)
+            }
+            _ => (x, plan),
+        };
         Ok((
             Expr::Subquery {
-                subquery: Arc::new(SubqueryExpr::new(kind(collation), plan, correlated)),
+                subquery: Arc::new(SubqueryExpr::new(kind, plan, correlated)),
                 operand: Some(Box::new(x)),
             },
             SqlType::BOOL,
@@ -2432,11 +2456,12 @@ impl<'c> Binder<'c> {
             )
         };
         let cmp = |op: CmpOp| {
-            let (l, r, collation) = if with_json {
+            let (l, r, collation, key_form) = if with_json {
                 (
                     json::compare_key(left, l.clone(), tl),
                     json::compare_key(right, r.clone(), tr),
                     Collation::Binary,
+                    None,
                 )
             } else {
                 let (l, r) = compared_as_time(l.clone(), tl, r.clone(), tr);
@@ -2444,6 +2469,7 @@ impl<'c> Binder<'c> {
                     year_constant(l, tr),
                     year_constant(r, tl),
                     collation_of(tl, tr),
+                    compare::key_form(tl, tr),
                 )
             };
             (
@@ -2452,6 +2478,7 @@ impl<'c> Binder<'c> {
                     left: Box::new(l),
                     right: Box::new(r),
                     collation,
+                    key_form: key_form.filter(|_| op == CmpOp::Eq),
                 },
                 SqlType::BOOL,
             )
@@ -2523,15 +2550,17 @@ impl<'c> Binder<'c> {
         for (l, r) in left.iter().zip(right) {
             let (l, tl) = self.bind_expr(l, es)?;
             let (r, tr) = self.bind_expr(r, es)?;
-            pairs.push((l, r, collation_of(tl, tr)));
+            pairs.push((l, r, collation_of(tl, tr), compare::key_form(tl, tr)));
         }
-        let compare = |op: CmpOp, (l, r, c): &(Expr, Expr, Collation)| Expr::Compare {
+        type Pair = (Expr, Expr, Collation, Option<compare::KeyForm>);
+        let compare = |op: CmpOp, (l, r, c, key_form): &Pair| Expr::Compare {
             op,
             left: Box::new(l.clone()),
             right: Box::new(r.clone()),
             collation: *c,
+            key_form: key_form.filter(|_| op == CmpOp::Eq),
         };
-        let all_equal = |pairs: &[(Expr, Expr, Collation)], op: CmpOp| {
+        let all_equal = |pairs: &[Pair], op: CmpOp| {
             pairs
                 .iter()
                 .map(|p| compare(op, p))
