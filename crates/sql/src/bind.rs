@@ -455,6 +455,24 @@ impl<'c> Binder<'c> {
                 self.bind_select(select, &[], 0, None, outer, correlated)
             }
             ast::SetExpr::Query(q) => self.bind_query(q, outer, correlated),
+            ast::SetExpr::SetOperation { .. } => {
+                let union = self.bind_union(body, outer, correlated)?;
+                Ok(convert_union_branches(union))
+            }
+            ast::SetExpr::Values(values) => self.bind_values(values, outer, correlated),
+            other => Err(unsupported(other)),
+        }
+    }
+
+    /// A chain of UNIONs with its branches as bound: their columns' types are
+    /// unified, their values not yet converted (see [`convert_union_branches`]).
+    fn bind_union(
+        &mut self,
+        body: &ast::SetExpr,
+        outer: Option<&Scope>,
+        correlated: &Cell<bool>,
+    ) -> Result<Plan> {
+        match body {
             ast::SetExpr::SetOperation {
                 left,
                 op,
@@ -465,12 +483,11 @@ impl<'c> Binder<'c> {
                     return Err(unsupported(op));
                 }
                 let all = matches!(set_quantifier, ast::SetQuantifier::All);
-                let left = self.bind_set_expr(left, outer, correlated)?;
-                let right = self.bind_set_expr(right, outer, correlated)?;
+                let left = self.bind_union(left, outer, correlated)?;
+                let right = self.bind_union(right, outer, correlated)?;
                 union_of(left, right, all)
             }
-            ast::SetExpr::Values(values) => self.bind_values(values, outer, correlated),
-            other => Err(unsupported(other)),
+            other => self.bind_set_expr(other, outer, correlated),
         }
     }
 
@@ -2961,6 +2978,72 @@ fn union_of(left: Plan, right: Plan, all: bool) -> Result<Plan> {
     })
 }
 
+/// Converts every branch of a UNION chain (`union`, from [`union_of`]) to the
+/// chain's column types, as MySQL converts each SELECT's values to the type it
+/// aggregates from all of them: `SELECT 1.5 UNION SELECT 2` gives `2.0`, and a
+/// number with a string gives strings. A UNION DISTINCT then removes duplicates of
+/// the converted values (`SELECT 1 UNION SELECT '1'` is one row).
+fn convert_union_branches(union: Plan) -> Plan {
+    let types: Vec<SqlType> = union.columns().iter().map(|c| c.ty).collect();
+    convert_branches(union, &types)
+}
+
+fn convert_branches(plan: Plan, types: &[SqlType]) -> Plan {
+    match plan {
+        Plan::Distinct { input } if matches!(*input, Plan::Union { .. }) => Plan::Distinct {
+            input: Box::new(convert_branches(*input, types)),
+        },
+        Plan::Union {
+            inputs,
+            all,
+            mut columns,
+        } => {
+            for (c, ty) in columns.iter_mut().zip(types) {
+                c.ty = *ty;
+            }
+            Plan::Union {
+                inputs: inputs
+                    .into_iter()
+                    .map(|p| convert_branches(p, types))
+                    .collect(),
+                all,
+                columns,
+            }
+        }
+        branch => {
+            let columns = branch.columns();
+            if columns.iter().zip(types).all(|(c, ty)| c.ty == *ty) {
+                return branch;
+            }
+            let exprs = columns
+                .iter()
+                .zip(types)
+                .enumerate()
+                .map(|(i, (c, ty))| {
+                    if c.ty == *ty {
+                        Expr::Column(i)
+                    } else {
+                        coerced(Expr::Column(i), *ty)
+                    }
+                })
+                .collect();
+            let columns = columns
+                .iter()
+                .zip(types)
+                .map(|(c, ty)| OutputColumn {
+                    ty: *ty,
+                    ..c.clone()
+                })
+                .collect();
+            Plan::Project {
+                input: Box::new(branch),
+                exprs,
+                columns,
+            }
+        }
+    }
+}
+
 /// Names a derived table's (or view's) output columns for the outer query.
 fn rename_output(plan: &mut Plan, alias: &str, names: &[ast::TableAliasColumnDef]) -> Result<()> {
     let width = plan.width();
@@ -3558,7 +3641,19 @@ pub fn unify(a: SqlType, b: SqlType) -> SqlType {
             },
             fixed: false,
         },
-        _ => T::TEXT,
+        // A string with a number or date, or a date with a number: a VARCHAR as long
+        // as the longer of the two as text.
+        _ => T::Text {
+            len_chars: a
+                .text_len_chars()
+                .zip(b.text_len_chars())
+                .map(|(x, y)| x.max(y)),
+            collation: match (a, b) {
+                (T::Text { collation, .. }, _) | (_, T::Text { collation, .. }) => collation,
+                _ => Collation::CaseInsensitive,
+            },
+            fixed: false,
+        },
     }
 }
 
