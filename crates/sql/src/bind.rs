@@ -2767,7 +2767,27 @@ impl<'c> Binder<'c> {
                     ta,
                 ));
             }
-            "EXTRACT" => return Err(wrong_args(name)),
+            "EXTRACT" => {
+                // `EXTRACT(unit FROM x)` with a composite unit, as the pre-pass writes
+                // it (`parse/scan.rs`): `` `EXTRACT`(HOUR_SECOND, x) ``.
+                let unit = match args {
+                    [ast::Expr::Identifier(id), _] if id.quote_style.is_none() => {
+                        date::parse_unit(&id.value)
+                    }
+                    _ => None,
+                };
+                let Some(unit) = unit else {
+                    return Err(wrong_args(name));
+                };
+                let (x, _) = self.bind_expr(&args[1], es)?;
+                return Ok((
+                    Expr::Extract {
+                        unit,
+                        expr: Box::new(x),
+                    },
+                    SqlType::BIGINT,
+                ));
+            }
             "TIMESTAMPDIFF" | "TIMESTAMPADD" => {
                 if args.len() != 3 {
                     return Err(wrong_args(name));
@@ -3110,6 +3130,14 @@ impl Binder<'_> {
                         | ast::Expr::Floor { .. }
                 );
                 if let Some(slice) = span_text(&text, e.span(), extend_start) {
+                    // EXTRACT with a composite unit as the pre-pass rewrote it
+                    // (`parse/scan.rs`), named as written.
+                    if let Some((unit, rest)) = slice
+                        .strip_prefix("`EXTRACT`(")
+                        .and_then(|call| call.split_once(','))
+                    {
+                        return format!("EXTRACT({unit} FROM{rest}");
+                    }
                     return slice;
                 }
             }

@@ -449,3 +449,33 @@ fn union_columns_have_the_aggregated_type() {
         [SqlType::varchar(11), SqlType::varchar(8)]
     );
 }
+
+/// EXTRACT of a DAY_ composite unit or HOUR from a TIME: MySQL reads the TIME as it
+/// is (day 0, hours past 23), so `DAY_HOUR` of '30:11:12' is 30; MariaDB splits the
+/// hours into days (106).
+#[test]
+fn extract_from_a_time_keeps_its_hours() {
+    let (_dir, engine) = engine();
+    let mut s = session(&engine);
+    assert_eq!(
+        texts(
+            &mut s,
+            "SELECT EXTRACT(DAY_HOUR FROM TIME '30:11:12'), EXTRACT(DAY_MINUTE FROM TIME '-30:11:12'), \
+             EXTRACT(DAY_SECOND FROM TIME '30:11:12'), EXTRACT(DAY_MICROSECOND FROM TIME '-30:11:12.5'), \
+             EXTRACT(HOUR_MINUTE FROM TIME '-838:59:59'), EXTRACT(HOUR FROM TIME '30:00:00')"
+        ),
+        ["30", "-3011", "301112", "-301112500000", "-83859", "30"]
+    );
+    // Named as written.
+    match s
+        .execute("SELECT EXTRACT(HOUR_SECOND FROM '2020-01-01 10:11:12')")
+        .expect("runs")
+        .pop()
+    {
+        Some(QueryResult::Rows { columns, .. }) => assert_eq!(
+            columns[0].name,
+            "EXTRACT(HOUR_SECOND FROM '2020-01-01 10:11:12')"
+        ),
+        other => panic!("rows expected: {other:?}"),
+    }
+}
