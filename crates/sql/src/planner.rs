@@ -14,7 +14,10 @@
 //!    relation joined by an equality to those placed, smallest estimate first;
 //! 4. joins each with an index nested-loop join when the placed side is small and the
 //!    new table has a key on the join columns, else with a hash join that builds on
-//!    the smaller side;
+//!    the smaller side; the keys of an `=` between types that compare by conversion
+//!    (a string with a number) are hashed in the form they compare in
+//!    ([`KeyForm`]), and such a key on a string column never drives an index
+//!    lookup (many strings equal one number);
 //! 5. adds the LEFT JOINs in their written order, then the remaining filters, and
 //!    restores the scope's column order.
 //!

@@ -23,7 +23,10 @@
 //! [`compare`]. [`group_key`] writes bytes that are equal exactly when [`compare`]
 //! says Equal, for two values of one [`SqlType`] (the property test checks it); values
 //! of different types may collide or differ as the rules above are not transitive
-//! across types (`'1.0' = 1` and `1 = '1'` but `'1.0' <> '1'`).
+//! across types (`'1.0' = 1` and `1 = '1'` but `'1.0' <> '1'`). So a hash join (or
+//! an IN subquery's set) over an `=` of two types whose values key differently
+//! first converts both sides to the form `=` compares them in ([`key_form`],
+//! [`to_key_form`]); after that the keys agree with `compare` again.
 //!
 //! Key layout: a tag byte, then
 //!
