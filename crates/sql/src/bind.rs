@@ -455,6 +455,24 @@ impl<'c> Binder<'c> {
                 self.bind_select(select, &[], 0, None, outer, correlated)
             }
             ast::SetExpr::Query(q) => self.bind_query(q, outer, correlated),
+            ast::SetExpr::SetOperation { .. } => {
+                let union = self.bind_union(body, outer, correlated)?;
+                Ok(convert_union_branches(union))
+            }
+            ast::SetExpr::Values(values) => self.bind_values(values, outer, correlated),
+            other => Err(unsupported(other)),
+        }
+    }
+
+    /// A chain of UNIONs with its branches as bound: their columns' types are
+    /// unified, their values not yet converted (see [`convert_union_branches`]).
+    fn bind_union(
+        &mut self,
+        body: &ast::SetExpr,
+        outer: Option<&Scope>,
+        correlated: &Cell<bool>,
+    ) -> Result<Plan> {
+        match body {
             ast::SetExpr::SetOperation {
                 left,
                 op,
@@ -465,12 +483,11 @@ impl<'c> Binder<'c> {
                     return Err(unsupported(op));
                 }
                 let all = matches!(set_quantifier, ast::SetQuantifier::All);
-                let left = self.bind_set_expr(left, outer, correlated)?;
-                let right = self.bind_set_expr(right, outer, correlated)?;
+                let left = self.bind_union(left, outer, correlated)?;
+                let right = self.bind_union(right, outer, correlated)?;
                 union_of(left, right, all)
             }
-            ast::SetExpr::Values(values) => self.bind_values(values, outer, correlated),
-            other => Err(unsupported(other)),
+            other => self.bind_set_expr(other, outer, correlated),
         }
     }
 
@@ -1895,6 +1912,7 @@ impl<'c> Binder<'c> {
                     left: Box::new(a),
                     right: Box::new(b),
                     collation: collation_of(ta, tb),
+                    key_form: None,
                 };
                 if matches!(e, E::IsDistinctFrom(..)) {
                     (Expr::Not(Box::new(same)), SqlType::BOOL)
@@ -1922,12 +1940,14 @@ impl<'c> Binder<'c> {
                         left: Box::new(x.clone()),
                         right: Box::new(lo),
                         collation: collation_of(tx, tl),
+                        key_form: None,
                     }),
                     Box::new(Expr::Compare {
                         op: CmpOp::LtEq,
                         left: Box::new(x),
                         right: Box::new(hi),
                         collation: collation_of(tx, th),
+                        key_form: None,
                     }),
                 );
                 if *negated {
@@ -2147,6 +2167,7 @@ impl<'c> Binder<'c> {
                             left: Box::new(o.clone()),
                             right: Box::new(c),
                             collation: collation_of(*to, tc),
+                            key_form: None,
                         },
                         None => c,
                     };
@@ -2318,10 +2339,30 @@ impl<'c> Binder<'c> {
                 "Operand should contain 1 column(s)",
             ));
         }
-        let collation = collation_of(tx, plan.columns()[0].ty);
+        let ty = plan.columns()[0].ty;
+        let kind = kind(collation_of(tx, ty));
+        // IN keeps the subquery's values as hash keys: when the operand's type
+        // compares with theirs by conversion, both are keyed in that form.
+        let (x, plan) = match compare::key_form(tx, ty) {
+            Some(form) if matches!(kind, SubqueryKind::In { .. }) => {
+                let key = |e: Expr| Expr::KeyForm {
+                    expr: Box::new(e),
+                    form,
+                };
+                let mut columns = plan.columns().to_vec();
+                columns[0].ty = form.sql_type();
+                let plan = Plan::Project {
+                    input: Box::new(plan),
+                    exprs: vec![key(Expr::Column(0))],
+                    columns,
+                };
+                (key(x), plan)
+            }
+            _ => (x, plan),
+        };
         Ok((
             Expr::Subquery {
-                subquery: Arc::new(SubqueryExpr::new(kind(collation), plan, correlated)),
+                subquery: Arc::new(SubqueryExpr::new(kind, plan, correlated)),
                 operand: Some(Box::new(x)),
             },
             SqlType::BOOL,
@@ -2432,11 +2473,12 @@ impl<'c> Binder<'c> {
             )
         };
         let cmp = |op: CmpOp| {
-            let (l, r, collation) = if with_json {
+            let (l, r, collation, key_form) = if with_json {
                 (
                     json::compare_key(left, l.clone(), tl),
                     json::compare_key(right, r.clone(), tr),
                     Collation::Binary,
+                    None,
                 )
             } else {
                 let (l, r) = compared_as_time(l.clone(), tl, r.clone(), tr);
@@ -2444,6 +2486,7 @@ impl<'c> Binder<'c> {
                     year_constant(l, tr),
                     year_constant(r, tl),
                     collation_of(tl, tr),
+                    compare::key_form(tl, tr),
                 )
             };
             (
@@ -2452,6 +2495,7 @@ impl<'c> Binder<'c> {
                     left: Box::new(l),
                     right: Box::new(r),
                     collation,
+                    key_form: key_form.filter(|_| op == CmpOp::Eq),
                 },
                 SqlType::BOOL,
             )
@@ -2523,15 +2567,17 @@ impl<'c> Binder<'c> {
         for (l, r) in left.iter().zip(right) {
             let (l, tl) = self.bind_expr(l, es)?;
             let (r, tr) = self.bind_expr(r, es)?;
-            pairs.push((l, r, collation_of(tl, tr)));
+            pairs.push((l, r, collation_of(tl, tr), compare::key_form(tl, tr)));
         }
-        let compare = |op: CmpOp, (l, r, c): &(Expr, Expr, Collation)| Expr::Compare {
+        type Pair = (Expr, Expr, Collation, Option<compare::KeyForm>);
+        let compare = |op: CmpOp, (l, r, c, key_form): &Pair| Expr::Compare {
             op,
             left: Box::new(l.clone()),
             right: Box::new(r.clone()),
             collation: *c,
+            key_form: key_form.filter(|_| op == CmpOp::Eq),
         };
-        let all_equal = |pairs: &[(Expr, Expr, Collation)], op: CmpOp| {
+        let all_equal = |pairs: &[Pair], op: CmpOp| {
             pairs
                 .iter()
                 .map(|p| compare(op, p))
@@ -2721,7 +2767,27 @@ impl<'c> Binder<'c> {
                     ta,
                 ));
             }
-            "EXTRACT" => return Err(wrong_args(name)),
+            "EXTRACT" => {
+                // `EXTRACT(unit FROM x)` with a composite unit, as the pre-pass writes
+                // it (`parse/scan.rs`): `` `EXTRACT`(HOUR_SECOND, x) ``.
+                let unit = match args {
+                    [ast::Expr::Identifier(id), _] if id.quote_style.is_none() => {
+                        date::parse_unit(&id.value)
+                    }
+                    _ => None,
+                };
+                let Some(unit) = unit else {
+                    return Err(wrong_args(name));
+                };
+                let (x, _) = self.bind_expr(&args[1], es)?;
+                return Ok((
+                    Expr::Extract {
+                        unit,
+                        expr: Box::new(x),
+                    },
+                    SqlType::BIGINT,
+                ));
+            }
             "TIMESTAMPDIFF" | "TIMESTAMPADD" => {
                 if args.len() != 3 {
                     return Err(wrong_args(name));
@@ -2932,6 +2998,72 @@ fn union_of(left: Plan, right: Plan, all: bool) -> Result<Plan> {
     })
 }
 
+/// Converts every branch of a UNION chain (`union`, from [`union_of`]) to the
+/// chain's column types, as MySQL converts each SELECT's values to the type it
+/// aggregates from all of them: `SELECT 1.5 UNION SELECT 2` gives `2.0`, and a
+/// number with a string gives strings. A UNION DISTINCT then removes duplicates of
+/// the converted values (`SELECT 1 UNION SELECT '1'` is one row).
+fn convert_union_branches(union: Plan) -> Plan {
+    let types: Vec<SqlType> = union.columns().iter().map(|c| c.ty).collect();
+    convert_branches(union, &types)
+}
+
+fn convert_branches(plan: Plan, types: &[SqlType]) -> Plan {
+    match plan {
+        Plan::Distinct { input } if matches!(*input, Plan::Union { .. }) => Plan::Distinct {
+            input: Box::new(convert_branches(*input, types)),
+        },
+        Plan::Union {
+            inputs,
+            all,
+            mut columns,
+        } => {
+            for (c, ty) in columns.iter_mut().zip(types) {
+                c.ty = *ty;
+            }
+            Plan::Union {
+                inputs: inputs
+                    .into_iter()
+                    .map(|p| convert_branches(p, types))
+                    .collect(),
+                all,
+                columns,
+            }
+        }
+        branch => {
+            let columns = branch.columns();
+            if columns.iter().zip(types).all(|(c, ty)| c.ty == *ty) {
+                return branch;
+            }
+            let exprs = columns
+                .iter()
+                .zip(types)
+                .enumerate()
+                .map(|(i, (c, ty))| {
+                    if c.ty == *ty {
+                        Expr::Column(i)
+                    } else {
+                        coerced(Expr::Column(i), *ty)
+                    }
+                })
+                .collect();
+            let columns = columns
+                .iter()
+                .zip(types)
+                .map(|(c, ty)| OutputColumn {
+                    ty: *ty,
+                    ..c.clone()
+                })
+                .collect();
+            Plan::Project {
+                input: Box::new(branch),
+                exprs,
+                columns,
+            }
+        }
+    }
+}
+
 /// Names a derived table's (or view's) output columns for the outer query.
 fn rename_output(plan: &mut Plan, alias: &str, names: &[ast::TableAliasColumnDef]) -> Result<()> {
     let width = plan.width();
@@ -2998,6 +3130,14 @@ impl Binder<'_> {
                         | ast::Expr::Floor { .. }
                 );
                 if let Some(slice) = span_text(&text, e.span(), extend_start) {
+                    // EXTRACT with a composite unit as the pre-pass rewrote it
+                    // (`parse/scan.rs`), named as written.
+                    if let Some((unit, rest)) = slice
+                        .strip_prefix("`EXTRACT`(")
+                        .and_then(|call| call.split_once(','))
+                    {
+                        return format!("EXTRACT({unit} FROM{rest}");
+                    }
                     return slice;
                 }
             }
@@ -3529,7 +3669,19 @@ pub fn unify(a: SqlType, b: SqlType) -> SqlType {
             },
             fixed: false,
         },
-        _ => T::TEXT,
+        // A string with a number or date, or a date with a number: a VARCHAR as long
+        // as the longer of the two as text.
+        _ => T::Text {
+            len_chars: a
+                .text_len_chars()
+                .zip(b.text_len_chars())
+                .map(|(x, y)| x.max(y)),
+            collation: match (a, b) {
+                (T::Text { collation, .. }, _) | (_, T::Text { collation, .. }) => collation,
+                _ => Collation::CaseInsensitive,
+            },
+            fixed: false,
+        },
     }
 }
 

@@ -473,7 +473,9 @@ struct ScanOp<'p> {
 
 /// Converts key values to the key columns' types exactly; None if one cannot be
 /// (then the scan reads everything and the filter decides), Some(None) if one is
-/// NULL (nothing matches).
+/// NULL (nothing matches). A string column looked up by a value that is not a string
+/// is never exact: `=` compares them as numbers or dates, so many stored strings
+/// equal one value (`'1'`, `'01'` and `'1.0'` all equal 1).
 fn key_values(
     values: &[Expr],
     columns: &[usize],
@@ -487,6 +489,9 @@ fn key_values(
             return Ok(Some(None));
         }
         let column = &table.def().columns[c];
+        if (column.ty.is_text() || column.ty.is_binary_string()) && !matches!(v, Value::Bytes(_)) {
+            return Ok(None);
+        }
         match cast::to_column_at(v.clone(), column.ty, column.collation, &column.name, 1) {
             Ok(converted)
                 if compare::compare(&converted, &v, column.collation)

@@ -105,6 +105,11 @@ pub enum Expr {
         left: Box<Expr>,
         right: Box<Expr>,
         collation: Collation,
+        /// For an `=` whose operands' types compare by converting one (a string with
+        /// a number, a date with a string, ...): the form a hash join or an IN
+        /// subquery's set keys both sides in (see [`compare::KeyForm`]). Evaluation
+        /// ignores it: `compare` converts by itself.
+        key_form: Option<compare::KeyForm>,
     },
     And(Box<Expr>, Box<Expr>),
     Or(Box<Expr>, Box<Expr>),
@@ -190,6 +195,13 @@ pub enum Expr {
     Coerce {
         expr: Box<Expr>,
         ty: SqlType,
+    },
+    /// A hash key's value in the form its `=` compares it in
+    /// ([`compare::to_key_form`]); the planner wraps both sides of a hash join's key
+    /// in it when their types differ ([`Expr::Compare`]'s `key_form`).
+    KeyForm {
+        expr: Box<Expr>,
+        form: compare::KeyForm,
     },
 }
 
@@ -319,6 +331,7 @@ impl Expr {
             | Expr::IsBool { expr: e, .. }
             | Expr::Cast { expr: e, .. }
             | Expr::Coerce { expr: e, .. }
+            | Expr::KeyForm { expr: e, .. }
             | Expr::Extract { expr: e, .. } => vec![e],
             Expr::Like { expr, pattern, .. } => vec![expr, pattern],
             Expr::InList { expr, list, .. } => std::iter::once(&**expr).chain(list).collect(),
@@ -373,6 +386,7 @@ impl Expr {
             | Expr::IsBool { expr: e, .. }
             | Expr::Cast { expr: e, .. }
             | Expr::Coerce { expr: e, .. }
+            | Expr::KeyForm { expr: e, .. }
             | Expr::Extract { expr: e, .. } => e.visit_mut(f),
             Expr::Like { expr, pattern, .. } => {
                 expr.visit_mut(f);
@@ -447,6 +461,7 @@ impl Expr {
                 left,
                 right,
                 collation,
+                ..
             } => {
                 let (a, b) = (left.eval(chunk, cx)?, right.eval(chunk, cx)?);
                 a.iter()
@@ -747,6 +762,11 @@ impl Expr {
                 .eval(chunk, cx)?
                 .into_iter()
                 .map(|v| cast::coerce(v, *ty))
+                .collect(),
+            Expr::KeyForm { expr, form } => expr
+                .eval(chunk, cx)?
+                .iter()
+                .map(|v| compare::to_key_form(v, *form))
                 .collect(),
         })
     }

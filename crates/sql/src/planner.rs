@@ -14,7 +14,10 @@
 //!    relation joined by an equality to those placed, smallest estimate first;
 //! 4. joins each with an index nested-loop join when the placed side is small and the
 //!    new table has a key on the join columns, else with a hash join that builds on
-//!    the smaller side;
+//!    the smaller side; the keys of an `=` between types that compare by conversion
+//!    (a string with a number) are hashed in the form they compare in
+//!    ([`KeyForm`]), and such a key on a string column never drives an index
+//!    lookup (many strings equal one number);
 //! 5. adds the LEFT JOINs in their written order, then the remaining filters, and
 //!    restores the scope's column order.
 //!
@@ -29,11 +32,13 @@ use std::sync::Arc;
 use sqlparser::ast::TableIndexHintType;
 use tarn_catalog::{RowLock, Table, WaitPolicy};
 use tarn_common::{Error, Result};
+use tarn_row::Value;
 use tarn_row::types::Collation;
 
 use crate::expr::{CmpOp, Expr};
 use crate::limits::SMALL_RANGE_ROWS;
 use crate::plan::{Access, JoinKind, OutputColumn, Plan};
+use crate::scalar::compare::KeyForm;
 
 /// An index hint on a table reference.
 #[derive(Clone, Debug)]
@@ -538,20 +543,20 @@ fn apply_ready(plan: &mut Plan, conjuncts: &mut [Conjunct], placed: &[usize], la
     }
 }
 
+/// An equality a join keys on: its placed side and its new side (in scope positions
+/// until [`remap_keys`]), the collation the `=` compares strings under, and the form
+/// both sides are hashed in when their types differ ([`KeyForm`]).
+type EquiKey = (Expr, Expr, Collation, Option<KeyForm>);
+
 /// If `e` is `a = b` with one side over the placed relations and the other over
-/// `next` alone, the two sides (placed side first, in scope positions) and the
-/// collation the `=` compares strings under.
-fn equi_sides(
-    e: &Expr,
-    owner: &[usize],
-    placed: &[usize],
-    next: usize,
-) -> Option<(Expr, Expr, Collation)> {
+/// `next` alone, that key (placed side first).
+fn equi_sides(e: &Expr, owner: &[usize], placed: &[usize], next: usize) -> Option<EquiKey> {
     let Expr::Compare {
         op: CmpOp::Eq,
         left,
         right,
         collation,
+        key_form,
     } = e
     else {
         return None;
@@ -567,9 +572,9 @@ fn equi_sides(
     let (l, r) = (rels(left), rels(right));
     let on_placed = |v: &[usize]| !v.is_empty() && v.iter().all(|x| placed.contains(x));
     if on_placed(&l) && r == [next] {
-        Some(((**left).clone(), (**right).clone(), *collation))
+        Some(((**left).clone(), (**right).clone(), *collation, *key_form))
     } else if on_placed(&r) && l == [next] {
-        Some(((**right).clone(), (**left).clone(), *collation))
+        Some(((**right).clone(), (**left).clone(), *collation, *key_form))
     } else {
         None
     }
@@ -583,7 +588,7 @@ fn join(
     right: Plan,
     right_offset: usize,
     right_width: usize,
-    keys: Vec<(Expr, Expr, Collation)>,
+    keys: Vec<EquiKey>,
     kind: JoinKind,
     table: Option<&BaseTable>,
     right_filters: &[Expr],
@@ -596,8 +601,12 @@ fn join(
         let outer_rows = plan.estimated_rows();
         let table_rows = table_rows(t);
         if outer_rows < table_rows {
-            // Inner conjuncts: its local filters plus `inner_col = Outer(outer expr)`
-            // for each key whose outer side is a plain column.
+            // Inner conjuncts: its local filters plus `inner = outer` for each key, the
+            // outer side's columns read as `Expr::Outer`. A key on an inner column
+            // whose outer side is a plain column can drive the lookup; one on a string
+            // column compared with a number or a date cannot (many strings equal
+            // one number: `'1'`, `'01'`, `'1.0'`), so it is a filter of key forms
+            // that no access path reads as a bound.
             let mut filters: Vec<Expr> = right_filters
                 .iter()
                 .map(|e| {
@@ -607,18 +616,30 @@ fn join(
                 })
                 .collect();
             let mut any_key = false;
-            for (l, r, collation) in &keys {
-                if let Expr::Column(c) = l {
-                    let mut r = r.clone();
-                    r.remap_columns(&|x| x - right_offset);
-                    filters.push(Expr::Compare {
-                        op: CmpOp::Eq,
-                        left: Box::new(r),
-                        right: Box::new(Expr::Outer(position(layout, *c))),
-                        collation: *collation,
-                    });
-                    any_key = true;
-                }
+            for (l, r, collation, key_form) in &keys {
+                let mut r = r.clone();
+                r.remap_columns(&|x| x - right_offset);
+                let mut outer = l.clone();
+                outer.visit_mut(&mut |e| {
+                    if let Expr::Column(c) = e {
+                        *e = Expr::Outer(position(layout, *c));
+                    }
+                });
+                let string_column = matches!(r, Expr::Column(c) if columns[c].ty.is_string());
+                let (left, right) = match key_form {
+                    Some(form) if string_column => (key_expr(r, *form), key_expr(outer, *form)),
+                    _ => {
+                        any_key |= matches!(l, Expr::Column(_));
+                        (r, outer)
+                    }
+                };
+                filters.push(Expr::Compare {
+                    op: CmpOp::Eq,
+                    left: Box::new(left),
+                    right: Box::new(right),
+                    collation: *collation,
+                    key_form: *key_form,
+                });
             }
             if any_key {
                 let mut inner = scan_plan(t, alias, columns, hints, *lock, *wait, &filters)?;
@@ -663,7 +684,7 @@ fn join(
             }
         }
     }
-    let keys = remap_keys(keys, layout, right_offset);
+    let keys = remap_keys(hash_keys(keys), layout, right_offset);
     // Build the hash table on the smaller side (inner joins may swap).
     if kind == JoinKind::Inner
         && right.estimated_rows() > plan.estimated_rows() * 2.0
@@ -703,6 +724,25 @@ fn join(
     ))
 }
 
+/// `e` in the key form `form` ([`Expr::KeyForm`]).
+fn key_expr(e: Expr, form: KeyForm) -> Expr {
+    Expr::KeyForm {
+        expr: Box::new(e),
+        form,
+    }
+}
+
+/// A hash join's keys: each side of a key whose `=` compares by conversion is
+/// hashed in its key form; other keys hash their values as they are.
+fn hash_keys(keys: Vec<EquiKey>) -> Vec<(Expr, Expr, Collation)> {
+    keys.into_iter()
+        .map(|(l, r, collation, form)| match form {
+            Some(form) => (key_expr(l, form), key_expr(r, form), collation),
+            None => (l, r, collation),
+        })
+        .collect()
+}
+
 /// Join keys from scope positions to the joined plans' own: the left side's by the
 /// current layout, the right side's from its offset.
 fn remap_keys(
@@ -727,11 +767,11 @@ fn hash_join(
     right: Plan,
     right_offset: usize,
     right_width: usize,
-    keys: Vec<(Expr, Expr, Collation)>,
+    keys: Vec<EquiKey>,
     kind: JoinKind,
     filter: Option<Expr>,
 ) -> Plan {
-    let keys = remap_keys(keys, layout, right_offset);
+    let keys = remap_keys(hash_keys(keys), layout, right_offset);
     hash_join_remapped(
         plan,
         layout,
@@ -972,6 +1012,24 @@ pub fn choose_access(table: &Table, filters: &[Expr], hints: &[IndexHint]) -> (A
         if column.ty.members().is_some() {
             b.lower = None;
             b.upper = None;
+        }
+        // A string column compared with a number or a date compares as one (`'01'`
+        // and `'1.0'` both equal 1, and order as numbers): such a constant bounds no
+        // key. (A value known only at execution is checked there: `key_values`.)
+        if column.ty.is_text() || column.ty.is_binary_string() {
+            let other_kind = |e: &Expr| matches!(e, Expr::Literal(v) if !matches!(v, Value::Bytes(_) | Value::Null));
+            if b.eq.as_ref().is_some_and(other_kind) {
+                b.eq = None;
+            }
+            if b.list.as_ref().is_some_and(|l| l.iter().any(other_kind)) {
+                b.list = None;
+            }
+            if b.lower.as_ref().is_some_and(|(e, _)| other_kind(e)) {
+                b.lower = None;
+            }
+            if b.upper.as_ref().is_some_and(|(e, _)| other_kind(e)) {
+                b.upper = None;
+            }
         }
     }
     let eq_selectivity = |c: usize| eq_selectivity(table, c);

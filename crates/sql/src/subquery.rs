@@ -143,15 +143,18 @@ fn grouped_form(plan: &Plan) -> Option<(Plan, Vec<usize>)> {
             left,
             right,
             collation,
+            key_form,
         } = &c
         {
             if let (Expr::Column(x), Expr::Outer(o)) | (Expr::Outer(o), Expr::Column(x)) =
                 (&**left, &**right)
             {
                 // The run groups by the column's collation: it answers the `=` only
-                // when that is the collation the `=` compares under.
+                // when that is the collation the `=` compares under. Its groups are
+                // found by the outer value's own key, so the two sides must key
+                // alike (no key form).
                 let ty = scan_columns[*x].ty;
-                if ty.is_string() && ty.collation() != *collation {
+                if (ty.is_string() && ty.collation() != *collation) || key_form.is_some() {
                     return None;
                 }
                 keys.push((*x, *o));

@@ -319,6 +319,44 @@ impl SqlType {
         self.is_temporal() || matches!(self, SqlType::Time { .. })
     }
 
+    /// The most characters a value of this type has as text: a number's digits, sign
+    /// and point, a date's `YYYY-MM-DD`, a string's declared length; None for the
+    /// TEXT and BLOB sizes and JSON. What a string mixed with another type in a UNION
+    /// or CASE is as long as (MySQL's VARCHAR of the longest branch).
+    pub fn text_len_chars(self) -> Option<u32> {
+        let fraction = |fsp: u8| if fsp > 0 { u32::from(fsp) + 1 } else { 0 };
+        Some(match self {
+            SqlType::Null => 0,
+            SqlType::Int { bits } => match bits {
+                8 => 4,
+                16 => 6,
+                32 => 11,
+                _ => 20,
+            },
+            SqlType::UInt { bits } => match bits {
+                8 => 3,
+                16 => 5,
+                32 => 10,
+                _ => 20,
+            },
+            SqlType::Decimal { precision, scale } => {
+                u32::from(precision) + u32::from(scale > 0) + 1
+            }
+            SqlType::Float => 12,
+            SqlType::Double => 22,
+            SqlType::Date => 10,
+            SqlType::DateTime { fsp, .. } => 19 + fraction(fsp),
+            SqlType::Time { fsp } => 10 + fraction(fsp),
+            SqlType::Year => 4,
+            SqlType::Text { len_chars, .. } => return len_chars,
+            SqlType::Binary { len_bytes, .. } => len_bytes,
+            SqlType::Blob { .. } | SqlType::Json => return None,
+            SqlType::Enum { members, .. } => members.len_max_chars(),
+            SqlType::Set { members, .. } => members.joined_len_chars(),
+            SqlType::Bit { .. } => 20,
+        })
+    }
+
     /// How values of this type compare when they are strings.
     pub fn collation(self) -> Collation {
         match self {

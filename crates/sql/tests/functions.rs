@@ -2,7 +2,8 @@
 //! files (which run against both) cannot hold them: the `REGEXP_` functions' MySQL-only
 //! forms and error numbers, the UUID conversions, literal collations, CONVERT_TZ with
 //! `UTC` and past 2038, the types of date results, the statistical aggregates' DOUBLE
-//! results, and RAND's sequence across prepared executions and parallel scans.
+//! results, and RAND's sequence across prepared executions and parallel scans; and the
+//! column types of a UNION of mixed types, which the golden files cannot see.
 
 mod common;
 
@@ -394,4 +395,87 @@ fn rand_sequences_per_execution_and_across_workers() {
     want.sort_by(f64::total_cmp);
     assert_eq!(got.len(), 3 << 13);
     assert_eq!(got, want);
+}
+
+/// A UNION's column has the type aggregated from every branch, and its values are of
+/// that type: what clients are told (type, length, decimals) matches what they get.
+/// The golden files check the values only.
+#[test]
+fn union_columns_have_the_aggregated_type() {
+    let (_dir, engine) = engine();
+    let mut s = session(&engine);
+    let decimal = SqlType::Decimal {
+        precision: 21,
+        scale: 1,
+    };
+    assert_eq!(column_types(&mut s, "SELECT 1.5 UNION SELECT 2"), [decimal]);
+    assert_eq!(
+        rows(&mut s, "SELECT 1.5 UNION SELECT 2")
+            .iter()
+            .map(|r| r[0].clone())
+            .collect::<Vec<_>>(),
+        [
+            Value::Decimal("1.5".parse().unwrap()),
+            Value::Decimal("2.0".parse().unwrap())
+        ]
+    );
+    assert_eq!(
+        column_types(&mut s, "SELECT 1 UNION SELECT 'abc'"),
+        [SqlType::varchar(20)]
+    );
+    assert_eq!(
+        rows(&mut s, "SELECT 7 UNION SELECT 'abc'")[0],
+        [Value::Bytes(b"7".to_vec())]
+    );
+    assert_eq!(
+        column_types(&mut s, "SELECT 1 UNION SELECT 2.5e0"),
+        [SqlType::Double]
+    );
+    assert_eq!(
+        column_types(
+            &mut s,
+            "SELECT CAST('2020-01-01' AS DATE) UNION SELECT CAST('2020-01-01' AS DATETIME(3))"
+        ),
+        [SqlType::DateTime {
+            fsp: 3,
+            timestamp: false
+        }]
+    );
+    // A column mixed with a string is as long as its widest value as text.
+    s.execute("CREATE TABLE u (i INT, d DECIMAL(6,2), v VARCHAR(3))")
+        .expect("a table");
+    assert_eq!(
+        column_types(&mut s, "SELECT i, d FROM u UNION SELECT v, v FROM u"),
+        [SqlType::varchar(11), SqlType::varchar(8)]
+    );
+}
+
+/// EXTRACT of a DAY_ composite unit or HOUR from a TIME: MySQL reads the TIME as it
+/// is (day 0, hours past 23), so `DAY_HOUR` of '30:11:12' is 30; MariaDB splits the
+/// hours into days (106).
+#[test]
+fn extract_from_a_time_keeps_its_hours() {
+    let (_dir, engine) = engine();
+    let mut s = session(&engine);
+    assert_eq!(
+        texts(
+            &mut s,
+            "SELECT EXTRACT(DAY_HOUR FROM TIME '30:11:12'), EXTRACT(DAY_MINUTE FROM TIME '-30:11:12'), \
+             EXTRACT(DAY_SECOND FROM TIME '30:11:12'), EXTRACT(DAY_MICROSECOND FROM TIME '-30:11:12.5'), \
+             EXTRACT(HOUR_MINUTE FROM TIME '-838:59:59'), EXTRACT(HOUR FROM TIME '30:00:00')"
+        ),
+        ["30", "-3011", "301112", "-301112500000", "-83859", "30"]
+    );
+    // Named as written.
+    match s
+        .execute("SELECT EXTRACT(HOUR_SECOND FROM '2020-01-01 10:11:12')")
+        .expect("runs")
+        .pop()
+    {
+        Some(QueryResult::Rows { columns, .. }) => assert_eq!(
+            columns[0].name,
+            "EXTRACT(HOUR_SECOND FROM '2020-01-01 10:11:12')"
+        ),
+        other => panic!("rows expected: {other:?}"),
+    }
 }

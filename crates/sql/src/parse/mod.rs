@@ -19,6 +19,10 @@
 //!      function `MOD(a, b)`);
 //!    - rewrites the bit literal `0b101` to `b'101'` (sqlparser reads `0b101` as the
 //!      number 0 with the alias `b101`);
+//!    - rewrites MySQL's composite units (`HOUR_MINUTE`, ..., which sqlparser does not
+//!      know): `EXTRACT(HOUR_MINUTE FROM x)` to `` `EXTRACT`(HOUR_MINUTE, x) ``, which
+//!      the binder reads as EXTRACT, and an INTERVAL's `HOUR_MINUTE` to `HOUR TO
+//!      MINUTE` (`SECONDS TO MICROSECOND` for SECOND_MICROSECOND);
 //!    - drops `FROM FIRST` before `OVER` (`NTH_VALUE(x, 2) FROM FIRST OVER w`, which
 //!      sqlparser rejects and which is NTH_VALUE's only behaviour), and drops `FROM
 //!      LAST` there too but marks the statement, which then fails with 1235 as in

@@ -93,6 +93,29 @@ struct Scanner<'a> {
     piece: PieceState,
 }
 
+/// MySQL's composite interval units as (first field, last field), in capitals.
+const COMPOSITE_UNITS: [(&str, &str); 11] = [
+    ("YEAR", "MONTH"),
+    ("DAY", "HOUR"),
+    ("DAY", "MINUTE"),
+    ("DAY", "SECOND"),
+    ("DAY", "MICROSECOND"),
+    ("HOUR", "MINUTE"),
+    ("HOUR", "SECOND"),
+    ("HOUR", "MICROSECOND"),
+    ("MINUTE", "SECOND"),
+    ("MINUTE", "MICROSECOND"),
+    ("SECOND", "MICROSECOND"),
+];
+
+/// The fields of `word` if it names a composite unit (`day_hour`: DAY, HOUR).
+fn composite_unit(word: &str) -> Option<(&'static str, &'static str)> {
+    let (first, last) = word.split_once('_')?;
+    COMPOSITE_UNITS
+        .into_iter()
+        .find(|(f, l)| f.eq_ignore_ascii_case(first) && l.eq_ignore_ascii_case(last))
+}
+
 fn is_word_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_' || b == b'$' || b == b'@' || b >= 0x80
 }
@@ -278,6 +301,31 @@ impl Scanner<'_> {
             return;
         }
 
+        // MySQL's composite units (`HOUR_MINUTE`, reserved words, so never a bare
+        // name): sqlparser knows none of them. In `EXTRACT(unit FROM x)` they become
+        // `` `EXTRACT`(unit, x) ``, a call the binder reads as EXTRACT; elsewhere (an
+        // INTERVAL's unit) `HOUR TO MINUTE`, whose two fields the binder joins again
+        // (`SECONDS TO ..` for SECOND_MICROSECOND: sqlparser reads `SECOND TO` as
+        // no range).
+        if let Some((first, last)) =
+            composite_unit(word).filter(|_| self.piece.last_significant != b'.')
+        {
+            let extract_at = self.extract_open_at().filter(|_| self.next_word_is("FROM"));
+            if let Some(extract_at) = extract_at {
+                let rest = &self.bytes[self.pos..];
+                let spaces = rest.iter().take_while(|b| b.is_ascii_whitespace()).count();
+                self.pos += spaces + "FROM".len();
+                self.piece.out.truncate(extract_at);
+                self.piece
+                    .push_significant(&format!("`EXTRACT`({first}_{last},"));
+            } else {
+                let first = if first == "SECOND" { "SECONDS" } else { first };
+                self.piece.push_significant(&format!("{first} TO {last}"));
+            }
+            self.piece.forget_words();
+            return;
+        }
+
         let kind = [
             ("LOCK", RecentWord::Lock),
             ("IN", RecentWord::In),
@@ -313,6 +361,20 @@ impl Scanner<'_> {
         let at = self.piece.out.len();
         self.piece.recent = [recent[1], recent[2], (Some(kind), at)];
         self.piece.push_significant(word);
+    }
+
+    /// Where `EXTRACT` starts in the output when the output ends with `EXTRACT (`
+    /// (any case, spaces between), that is, when the next word is EXTRACT's unit.
+    fn extract_open_at(&self) -> Option<usize> {
+        let out = self.piece.out.trim_end();
+        let before = out.strip_suffix('(')?.trim_end();
+        let start = before.len().checked_sub("EXTRACT".len())?;
+        let name = before.get(start..)?;
+        let separate = start == 0 || {
+            let b = before.as_bytes()[start - 1];
+            !is_word_byte(b) && b != b'.'
+        };
+        (name.eq_ignore_ascii_case("EXTRACT") && separate).then_some(start)
     }
 
     /// True if the next word after spaces is `word` (ASCII, any case).

@@ -568,6 +568,14 @@ fn sqlparser_forms_that_are_faithful() {
             "SELECT 0b101, 0b0 + 1, t.0b1 FROM t",
             "SELECT B'101', B'0' + 1, t.0b1 FROM t",
         ),
+        (
+            "SELECT EXTRACT( hour_second FROM d), extract(DAY_HOUR FROM d), EXTRACT(HOUR FROM d), t.day_hour, `day_hour`",
+            "SELECT `EXTRACT`(HOUR_SECOND, d), `EXTRACT`(DAY_HOUR, d), EXTRACT(HOUR FROM d), t.day_hour, `day_hour`",
+        ),
+        (
+            "SELECT d + INTERVAL '1:30' hour_minute, DATE_ADD(d, INTERVAL '1.5' SECOND_MICROSECOND), d - INTERVAL '1-2' YEAR_MONTH",
+            "SELECT d + INTERVAL '1:30' HOUR TO MINUTE, DATE_ADD(d, INTERVAL '1.5' SECONDS TO MICROSECOND), d - INTERVAL '1-2' YEAR TO MONTH",
+        ),
         ("SELECT _utf8mb4'x'", "SELECT _utf8mb4 'x'"),
         ("SELECT 'a' 'b'", "SELECT 'ab'"),
         ("SELECT 'a\\'b', 'a''b'", "SELECT 'a''b', 'a''b'"),

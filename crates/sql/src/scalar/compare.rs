@@ -23,7 +23,10 @@
 //! [`compare`]. [`group_key`] writes bytes that are equal exactly when [`compare`]
 //! says Equal, for two values of one [`SqlType`] (the property test checks it); values
 //! of different types may collide or differ as the rules above are not transitive
-//! across types (`'1.0' = 1` and `1 = '1'` but `'1.0' <> '1'`).
+//! across types (`'1.0' = 1` and `1 = '1'` but `'1.0' <> '1'`). So a hash join (or
+//! an IN subquery's set) over an `=` of two types whose values key differently
+//! first converts both sides to the form `=` compares them in ([`key_form`],
+//! [`to_key_form`]); after that the keys agree with `compare` again.
 //!
 //! Key layout: a tag byte, then
 //!
@@ -346,6 +349,76 @@ pub fn comparison_type(a: SqlType, b: SqlType) -> SqlType {
     }
 }
 
+/// The form both sides of an `=` are hashed in when their types differ in a way
+/// [`group_key`] alone would not follow: [`compare`] converts one side (or both) to
+/// the other's kind, so equal values of the two types can have different keys
+/// (`'02'` and `2`, DECIMAL `0.1` and DOUBLE `0.1`, `'2020-1-1'` and a DATE). A hash
+/// join or an IN subquery's set converts each side's values with [`to_key_form`]
+/// before keying them; then keys are equal exactly when `=` holds. The conversion
+/// is `compare`'s own, so it is exact (the property test checks it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyForm {
+    /// A number with a string, or an exact number with a FLOAT or DOUBLE: as DOUBLEs.
+    Double,
+    /// A DATE or DATETIME with a string or number, or with a TIME: as DATETIMEs.
+    DateTime,
+    /// A TIME with a string or number: as TIMEs.
+    Time,
+}
+
+impl KeyForm {
+    /// The type of the values [`to_key_form`] returns.
+    pub fn sql_type(self) -> SqlType {
+        match self {
+            KeyForm::Double => SqlType::Double,
+            KeyForm::DateTime => SqlType::DateTime {
+                fsp: 6,
+                timestamp: false,
+            },
+            KeyForm::Time => SqlType::Time { fsp: 6 },
+        }
+    }
+}
+
+/// The [`KeyForm`] an `=` between types `a` and `b` hashes its sides in; None when
+/// their values key alike already (same kinds: two strings, two exact numbers, two
+/// floating-point numbers, two dates, two TIMEs; NULL or JSON on either side).
+pub fn key_form(a: SqlType, b: SqlType) -> Option<KeyForm> {
+    use SqlType::*;
+    let (a, b) = (a.plain().numeric_form(), b.plain().numeric_form());
+    let exact = |t: SqlType| matches!(t, Int { .. } | UInt { .. } | Decimal { .. });
+    let float = |t: SqlType| matches!(t, Float | Double);
+    let time = |t: SqlType| matches!(t, Time { .. });
+    match (a, b) {
+        (Null, _) | (_, Null) | (Json, _) | (_, Json) => None,
+        _ if a.is_string() && b.is_string() => None,
+        _ if (exact(a) && exact(b)) || (float(a) && float(b)) => None,
+        _ if (a.is_temporal() && b.is_temporal()) || (time(a) && time(b)) => None,
+        _ if (time(a) && b.is_temporal()) || (a.is_temporal() && time(b)) => {
+            Some(KeyForm::DateTime)
+        }
+        _ if time(a) || time(b) => Some(KeyForm::Time),
+        _ if a.is_temporal() || b.is_temporal() => Some(KeyForm::DateTime),
+        _ => Some(KeyForm::Double),
+    }
+}
+
+/// `v` in `form`, converted as [`compare`] converts it; NULL when it is not a value of
+/// that form (a string that is no date against a DATE: `=` never holds then, as
+/// `compare` falls back to comparing texts that cannot be equal).
+pub fn to_key_form(v: &Value, form: KeyForm) -> Value {
+    let converted = match (form, v) {
+        (_, Value::Null) => return Value::Null,
+        (KeyForm::Double, Value::Double(_))
+        | (KeyForm::DateTime, Value::Date(_) | Value::DateTime(_))
+        | (KeyForm::Time, Value::Time(_)) => return v.clone(),
+        (KeyForm::Double, _) => to_f64(v).map(Value::Double),
+        (KeyForm::DateTime, _) => cast::to_datetime(v).map(Value::DateTime),
+        (KeyForm::Time, _) => time::to_time(v).map(Value::Time),
+    };
+    converted.unwrap_or(Value::Null)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -521,6 +594,101 @@ mod tests {
                 sort_cmp(&a, &b, collation) == Equal,
                 equal,
                 "{a:?} vs {b:?}"
+            );
+        }
+    }
+
+    /// Values of two different types, each side converted to the pair's key form
+    /// (when it has one): hash join keys are equal iff `compare` says Equal.
+    #[test]
+    fn key_forms_agree_with_compare() {
+        let mut rng = Rng::new(test_seed("key_forms_agree_with_compare"));
+        // 2020-01-01 and 2020-01-02.
+        let day = |d: u32| Date::new(2020, 1, 1 + d as u8).unwrap();
+        let types = [
+            SqlType::BIGINT,
+            SqlType::Decimal {
+                precision: 10,
+                scale: 2,
+            },
+            SqlType::Double,
+            SqlType::TEXT,
+            SqlType::Date,
+            SqlType::DateTime {
+                fsp: 0,
+                timestamp: false,
+            },
+            SqlType::Time { fsp: 0 },
+        ];
+        const STRINGS: [&str; 18] = [
+            "1",
+            "01",
+            "1.0",
+            " 1",
+            "x",
+            "0",
+            "2.5",
+            "2.50",
+            "0.1",
+            "3abc",
+            "10:10:10",
+            "101010",
+            "2020-01-01",
+            "2020-1-1",
+            "20200101",
+            "2020-01-02 10:00:00",
+            "2020-01-01 00:00:00",
+            "abc",
+        ];
+        let value = |rng: &mut Rng, ty: SqlType| -> Value {
+            let date = Value::Date(day(rng.below(2) as u32));
+            let date_number = 20_200_101;
+            match ty {
+                SqlType::Int { .. } => Value::Int(
+                    [0, 1, 2, 3, 101010, date_number, 9_007_199_254_740_993][rng.below(7) as usize],
+                ),
+                SqlType::Decimal { .. } => {
+                    dec(["0.10", "1.00", "2.50", "3.00", "101010.00"][rng.below(5) as usize])
+                }
+                SqlType::Double => Value::Double(
+                    [0.1, 1.0, 2.5, 3.0, 101010.0, 9_007_199_254_740_992.0][rng.below(6) as usize],
+                ),
+                SqlType::Date => date,
+                SqlType::DateTime { .. } => {
+                    let base = DateTime::from_date(day(rng.below(2) as u32)).to_micros();
+                    Value::DateTime(
+                        DateTime::from_micros(base + rng.below(2) * 36_000_000_000).unwrap(),
+                    )
+                }
+                SqlType::Time { .. } => Value::Time(
+                    time::parse_time(
+                        ["10:10:10", "0:0:1", "00:00:00"][rng.below(3) as usize].as_bytes(),
+                    )
+                    .unwrap()
+                    .value,
+                ),
+                _ => s(STRINGS[rng.below(STRINGS.len() as u64) as usize]),
+            }
+        };
+        for _ in 0..20_000 {
+            let ta = types[rng.below(types.len() as u64) as usize];
+            let tb = types[rng.below(types.len() as u64) as usize];
+            let (a, b) = (value(&mut rng, ta), value(&mut rng, tb));
+            let key = |v: &Value| {
+                let v = match key_form(ta, tb) {
+                    Some(form) => to_key_form(v, form),
+                    None => v.clone(),
+                };
+                let mut out = Vec::new();
+                crate::exec::join_key(&v, CI, &mut out);
+                (v.is_null(), out)
+            };
+            let ((null_a, ka), (null_b, kb)) = (key(&a), key(&b));
+            let equal = compare(&a, &b, CI) == Some(Equal);
+            assert_eq!(
+                !null_a && !null_b && ka == kb,
+                equal,
+                "{a:?} ({ta:?}) vs {b:?} ({tb:?})"
             );
         }
     }

@@ -454,7 +454,26 @@ pub fn add_interval_type(arg: SqlType, unit: IntervalUnit) -> SqlType {
 /// `EXTRACT(unit FROM v)`: an integer (compound units concatenate their fields, as
 /// `DAY_HOUR` of `'2020-01-02 03:00'` is 203). NULL for NULL or an invalid date.
 pub fn extract(unit: IntervalUnit, v: &Value) -> Result<Value> {
-    if let (Value::Time(t), true) = (v, unit.is_time_unit()) {
+    // MySQL reads the value as a TIME for the units of a day or less and the DAY_
+    // composites (whose day is 0 then, so `DAY_HOUR` of TIME '30:00:00' is 30), and
+    // as a date for the others (a TIME on the current date).
+    let as_time = unit.is_time_unit()
+        || matches!(
+            unit,
+            IntervalUnit::DayHour | IntervalUnit::DayMinute | IntervalUnit::DaySecond
+        );
+    // A string is a TIME there when it has a clock but is no date with one
+    // (`'10:11:12'`, which would read as the date 2010-11-12).
+    let time_string = match v {
+        Value::Bytes(b) if as_time => {
+            b.contains(&b':') && !cast::parse_datetime(b).is_some_and(|p| p.has_time)
+        }
+        _ => false,
+    };
+    if time_string {
+        return Ok(super::time::to_time(v).map_or(Value::Null, |t| extract_time(unit, &t)));
+    }
+    if let (Value::Time(t), true) = (v, as_time) {
         return Ok(extract_time(unit, t));
     }
     let Some(dt) = to_datetime(v) else {
@@ -494,8 +513,8 @@ pub fn extract(unit: IntervalUnit, v: &Value) -> Result<Value> {
     }))
 }
 
-/// `EXTRACT` of a unit of hours or less from a TIME: its fields (hours may pass 23),
-/// negative for a negative TIME, as in MySQL.
+/// `EXTRACT` of a unit of hours or less (or a DAY_ composite, whose day is 0) from a
+/// TIME: its fields (hours may pass 23), negative for a negative TIME, as in MySQL.
 fn extract_time(unit: IntervalUnit, t: &tarn_row::Time) -> Value {
     let (h, mi, s, us) = (
         i64::from(t.hours()),
@@ -514,7 +533,8 @@ fn extract_time(unit: IntervalUnit, t: &tarn_row::Time) -> Value {
         IntervalUnit::HourMicrosecond | IntervalUnit::DayMicrosecond => {
             (h * 10_000 + mi * 100 + s) * 1_000_000 + us
         }
-        IntervalUnit::HourSecond => h * 10_000 + mi * 100 + s,
+        IntervalUnit::HourSecond | IntervalUnit::DaySecond => h * 10_000 + mi * 100 + s,
+        IntervalUnit::DayHour => h,
         _ => h * 100 + mi,
     };
     Value::Int(if t.is_negative() {
