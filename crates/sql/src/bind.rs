@@ -2118,6 +2118,7 @@ impl<'c> Binder<'c> {
             } => {
                 let (x, tx) = self.bind_expr(expr, es)?;
                 let (p, tp) = self.bind_expr(pattern, es)?;
+                let (x, p) = (temporal_as_text(x, tx), temporal_as_text(p, tp));
                 let escape = match escape_char.as_deref() {
                     None => b'\\',
                     Some(E::Value(v)) => match &v.value {
@@ -2203,6 +2204,7 @@ impl<'c> Binder<'c> {
                     | CastTarget::Unsigned
                     | CastTarget::Decimal { .. }
                     | CastTarget::Double => as_number(x, tx).0,
+                    CastTarget::Char(_) | CastTarget::Binary(_) => temporal_as_text(x, tx),
                     _ => x,
                 };
                 (
@@ -2838,7 +2840,14 @@ impl<'c> Binder<'c> {
             }
             _ => {}
         }
-        let (exprs, types) = self.bind_args(args, es)?;
+        let (mut exprs, types) = self.bind_args(args, es)?;
+        if func::reads_arguments_as_text(&upper) {
+            exprs = exprs
+                .into_iter()
+                .zip(&types)
+                .map(|(e, t)| temporal_as_text(e, *t))
+                .collect();
+        }
         let constants: Vec<Option<Value>> = exprs
             .iter()
             .map(|e| match e {
@@ -3434,6 +3443,19 @@ fn year_constant(e: Expr, other: SqlType) -> Expr {
                 Err(_) => e,
             }
         }
+        _ => e,
+    }
+}
+
+/// A DATETIME(fsp) or TIME(fsp) operand read as a string, as the text of its type:
+/// `fsp` fraction digits, which its values do not carry (a TIME(3) of '01:02:03.5'
+/// reads '01:02:03.500'; without this, six digits). Other operands unchanged.
+pub(crate) fn temporal_as_text(e: Expr, ty: SqlType) -> Expr {
+    match ty {
+        SqlType::DateTime { fsp, .. } | SqlType::Time { fsp } if fsp > 0 => Expr::Cast {
+            expr: Box::new(e),
+            target: CastTarget::Text { fsp },
+        },
         _ => e,
     }
 }

@@ -414,5 +414,7 @@ pub fn cast_type(target: CastTarget) -> crate::types::SqlType {
             SqlType::UInt { bits: 64 }
         }
         CastTarget::Number { .. } => SqlType::BIGINT,
+        // '-838:59:59.999999' and 'YYYY-MM-DD hh:mm:ss.ffffff' fit.
+        CastTarget::Text { .. } => SqlType::varchar(26),
     }
 }

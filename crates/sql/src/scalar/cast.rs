@@ -566,6 +566,14 @@ pub enum CastTarget {
         members: tarn_row::Members,
         set: bool,
     },
+    /// A DATETIME or TIME as the text MySQL shows for a value of its type, with `fsp`
+    /// fraction digits (`TIME(3)` '01:02:03.500'); other values as [`to_text`] shows
+    /// them. Not a SQL cast: the binder puts it around temporal operands that are
+    /// read as strings (CONCAT, LIKE, CAST AS CHAR, ...), whose values do not carry
+    /// their type's digits.
+    Text {
+        fsp: u8,
+    },
 }
 
 /// The ways a value becomes JSON (see [`crate::json::convert`]).
@@ -745,6 +753,11 @@ pub fn cast(v: &Value, target: CastTarget) -> Result<Value> {
             .and_then(|t| t.round_to_fsp(fsp.min(tarn_row::limits::FSP_MAX)).ok())
             .map_or(Value::Null, Value::Time),
         CastTarget::Number { members, set } => member_number(v, members, set),
+        CastTarget::Text { fsp } => Value::Bytes(match v {
+            Value::DateTime(dt) => dt.display_fsp(fsp).into_bytes(),
+            Value::Time(t) => t.display_fsp(fsp).into_bytes(),
+            other => to_text(other).unwrap_or_default(),
+        }),
     })
 }
 

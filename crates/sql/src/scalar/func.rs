@@ -130,6 +130,64 @@ pub fn is_volatile(name: &str) -> bool {
     matches!(name, "UUID" | "UUID_SHORT") || crate::user_locks::is_function(name)
 }
 
+/// Whether `upper` reads its arguments as strings, so a DATETIME or TIME argument
+/// is its type's text (`crate::bind::temporal_as_text`). Functions that pick an
+/// argument (IF, COALESCE, ...) or read dates are not among them.
+pub fn reads_arguments_as_text(upper: &str) -> bool {
+    matches!(
+        upper,
+        "CONCAT"
+            | "CONCAT_WS"
+            | "LENGTH"
+            | "OCTET_LENGTH"
+            | "CHAR_LENGTH"
+            | "CHARACTER_LENGTH"
+            | "BIT_LENGTH"
+            | "UPPER"
+            | "UCASE"
+            | "LOWER"
+            | "LCASE"
+            | "LTRIM"
+            | "RTRIM"
+            | "TRIM"
+            | "TRIM_LEADING"
+            | "TRIM_TRAILING"
+            | "TRIM_BOTH"
+            | "REVERSE"
+            | "LEFT"
+            | "RIGHT"
+            | "SUBSTRING"
+            | "SUBSTR"
+            | "MID"
+            | "SUBSTRING_INDEX"
+            | "LPAD"
+            | "RPAD"
+            | "REPEAT"
+            | "REPLACE"
+            | "INSERT"
+            | "INSTR"
+            | "LOCATE"
+            | "POSITION"
+            | "STRCMP"
+            | "FIND_IN_SET"
+            | "HEX"
+            | "MD5"
+            | "SHA1"
+            | "SHA"
+            | "SHA2"
+            | "CRC32"
+            | "TO_BASE64"
+            | "QUOTE"
+            | "SOUNDEX"
+            | "ASCII"
+            | "ORD"
+            | "REGEXP_LIKE"
+            | "REGEXP_INSTR"
+            | "REGEXP_SUBSTR"
+            | "REGEXP_REPLACE"
+    )
+}
+
 /// Whether `name` is a scalar function this module knows (the JSON functions
 /// included).
 pub fn is_function(name: &str) -> bool {
