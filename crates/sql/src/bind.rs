@@ -2819,6 +2819,56 @@ impl<'c> Binder<'c> {
                     )
                 });
             }
+            "TIMESTAMP" => {
+                // TIMESTAMP(x): x as a DATETIME; TIMESTAMP(x, t): that plus the TIME t
+                // (ADDTIME). Fraction digits: the operands' (six for a string).
+                let (x, tx) = match args {
+                    [x] | [x, _] => self.bind_expr(x, es)?,
+                    _ => return Err(wrong_args(name)),
+                };
+                // A string constant has the digits it is written with.
+                let fsp_of = |e: &Expr, t: SqlType| match (e, t) {
+                    (Expr::Literal(Value::Bytes(b)), _) => date::string_fsp(b),
+                    (_, SqlType::DateTime { fsp, .. } | SqlType::Time { fsp }) => fsp,
+                    (_, SqlType::Decimal { scale, .. }) => scale.min(6),
+                    (_, t) if t.is_string() || matches!(t, SqlType::Double | SqlType::Float) => 6,
+                    _ => 0,
+                };
+                let mut fsp = fsp_of(&x, tx);
+                let added = match args {
+                    [_, t] => {
+                        let (t, tt) = self.bind_expr(t, es)?;
+                        fsp = fsp.max(fsp_of(&t, tt));
+                        Some(t)
+                    }
+                    _ => None,
+                };
+                let datetime = Expr::Cast {
+                    expr: Box::new(x),
+                    target: CastTarget::DateTime(fsp),
+                };
+                let ty = SqlType::DateTime {
+                    fsp,
+                    timestamp: false,
+                };
+                return Ok(match added {
+                    None => (datetime, ty),
+                    Some(t) => (
+                        Expr::Function {
+                            name: "ADDTIME".into(),
+                            args: vec![
+                                datetime,
+                                Expr::Cast {
+                                    expr: Box::new(t),
+                                    target: CastTarget::Time(fsp),
+                                },
+                            ],
+                            collation: Collation::CaseInsensitive,
+                        },
+                        ty,
+                    ),
+                });
+            }
             "RAND" => {
                 let seed = match args {
                     [] => None,
