@@ -679,9 +679,22 @@ fn create_table(session: &mut Session, create: &ast::CreateTable) -> Result<Quer
         }
         return finish_create(session, &db, def, create);
     }
-    if create.query.is_some() {
-        return Err(unsupported("CREATE TABLE ... SELECT"));
+    if let Some(query) = &create.query {
+        return crate::create_select::create_table_select(session, &db, &name, create, query);
     }
+    let def = table_def(session, create, &name, Vec::new())?;
+    finish_create(session, &db, def, create)
+}
+
+/// The definition CREATE TABLE `create` gives table `name`: its declared columns,
+/// then `selected` (the columns of CREATE TABLE ... SELECT that are not declared),
+/// then its keys.
+pub(crate) fn table_def(
+    session: &mut Session,
+    create: &ast::CreateTable,
+    name: &str,
+    selected: Vec<Column>,
+) -> Result<TableDef> {
     let mut columns = Vec::new();
     let mut defaults = Vec::new();
     let mut primary: Vec<usize> = Vec::new();
@@ -725,6 +738,15 @@ fn create_table(session: &mut Session, create: &ast::CreateTable) -> Result<Quer
         defaults.push(spec.default);
         columns.push(spec.column);
     }
+    for column in selected {
+        if !columns
+            .iter()
+            .any(|c| c.name.eq_ignore_ascii_case(&column.name))
+        {
+            defaults.push(None);
+            columns.push(column);
+        }
+    }
     for constraint in &create.constraints {
         match constraint {
             TableConstraint::PrimaryKey(pk) => {
@@ -759,7 +781,7 @@ fn create_table(session: &mut Session, create: &ast::CreateTable) -> Result<Quer
     for c in unique_columns {
         indexes.push(named_index(&columns, &indexes, None, vec![c], true));
     }
-    let mut def = TableDef::new(&name, columns, &primary);
+    let mut def = TableDef::new(name, columns, &primary);
     for i in indexes {
         def = def.with_index(i);
     }
@@ -772,7 +794,7 @@ fn create_table(session: &mut Session, create: &ast::CreateTable) -> Result<Quer
             start: table_option_auto_increment(create)?.unwrap_or(1),
         });
     }
-    finish_create(session, &db, def, create)
+    Ok(def)
 }
 
 fn table_option_auto_increment(create: &ast::CreateTable) -> Result<Option<u64>> {
@@ -821,7 +843,7 @@ pub(crate) fn named_index(
     IndexDef::new(&name, &cols, unique)
 }
 
-fn finish_create(
+pub(crate) fn finish_create(
     session: &mut Session,
     db: &str,
     def: TableDef,

@@ -28,6 +28,7 @@ pub mod accounts;
 pub mod alter;
 pub mod bind;
 pub mod chunk;
+pub mod create_select;
 pub mod ddl;
 pub mod ddl_types;
 pub mod dml;

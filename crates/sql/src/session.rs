@@ -1242,7 +1242,11 @@ impl Session {
         }
     }
 
-    fn run_bound(&mut self, bound: &crate::dml::Bound, params: &[Value]) -> Result<QueryResult> {
+    pub(crate) fn run_bound(
+        &mut self,
+        bound: &crate::dml::Bound,
+        params: &[Value],
+    ) -> Result<QueryResult> {
         let read_only = bound.is_read_only();
         self.transact(read_only, |session, tx| {
             crate::dml::execute(session, bound, tx, params)
