@@ -129,3 +129,9 @@ pub const CHECK_TABLE_PURGE_WAIT_MS: u64 = 10_000;
 /// and printing a deeper value are error 3157, so every recursion over a document
 /// (printing, comparing, searching, merging) goes at most this deep.
 pub const JSON_DEPTH_MAX: usize = 100;
+
+/// How deep FOREIGN KEY cascades (ON DELETE / ON UPDATE CASCADE or SET NULL) may
+/// nest, a change of a child row setting off a change of its own children: MySQL's
+/// bound (`FK_MAX_CASCADE_DEL`), past which a statement fails with 3008. It bounds
+/// the recursion of `foreign_keys::Enforcer`.
+pub const FK_CASCADE_DEPTH_MAX: usize = 15;
