@@ -625,7 +625,15 @@ impl Enforcer {
                 }
             }
             ForeignKeyAction::Cascade | ForeignKeyAction::SetNull => {
-                if depth + 1 > FK_CASCADE_DEPTH_MAX {
+                let rows = find_rows(
+                    &child_table,
+                    &index,
+                    old_values,
+                    RowLock::Exclusive,
+                    usize::MAX,
+                    tx,
+                )?;
+                if !rows.is_empty() && depth + 1 > FK_CASCADE_DEPTH_MAX {
                     return Err(Error::sql(
                         3008,
                         "HY000",
@@ -635,14 +643,6 @@ impl Enforcer {
                         ),
                     ));
                 }
-                let rows = find_rows(
-                    &child_table,
-                    &index,
-                    old_values,
-                    RowLock::Exclusive,
-                    usize::MAX,
-                    tx,
-                )?;
                 for (key, row) in rows {
                     match (action, new) {
                         (ForeignKeyAction::Cascade, None) => {
