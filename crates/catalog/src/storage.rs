@@ -93,8 +93,9 @@ pub struct ChildForeignKey {
     pub fk: ForeignKeyDef,
 }
 
-/// Foreign keys by the (database, table) they reference.
-pub type ReferencedBy = HashMap<(String, String), Vec<ChildForeignKey>>;
+/// Foreign keys by the database, then the table, they reference (nested so that a
+/// lookup by `&str` allocates nothing).
+pub type ReferencedBy = HashMap<String, HashMap<String, Arc<[ChildForeignKey]>>>;
 
 impl Storage {
     /// Opens (or creates) the data directory of `settings`, recovers it, and opens
@@ -210,11 +211,14 @@ impl Storage {
     /// Rebuilds [`Storage::referenced_by`] from `catalog` (called under the DDL latch
     /// by every DDL that can add, drop or move a foreign key or a table).
     fn refresh_foreign_keys(&self, catalog: &CatalogData) {
-        let mut map = ReferencedBy::new();
+        let mut lists: HashMap<String, HashMap<String, Vec<ChildForeignKey>>> = HashMap::new();
         for (db, tables) in &catalog.databases {
             for (name, def) in tables {
                 for fk in &def.foreign_keys {
-                    map.entry((fk.ref_db.clone(), fk.ref_table.clone()))
+                    lists
+                        .entry(fk.ref_db.clone())
+                        .or_default()
+                        .entry(fk.ref_table.clone())
                         .or_default()
                         .push(ChildForeignKey {
                             db: db.clone(),
@@ -224,6 +228,13 @@ impl Storage {
                 }
             }
         }
+        let map: ReferencedBy = lists
+            .into_iter()
+            .map(|(db, tables)| {
+                let tables = tables.into_iter().map(|(t, l)| (t, l.into())).collect();
+                (db, tables)
+            })
+            .collect();
         let any = catalog
             .databases
             .values()
@@ -243,16 +254,18 @@ impl Storage {
         self.referenced_by.read().clone()
     }
 
-    /// The foreign keys that reference `db.table` (empty if none).
-    pub fn foreign_keys_referencing(&self, db: &str, table: &str) -> Vec<ChildForeignKey> {
+    /// The foreign keys that reference `db.table` (empty if none): a shared list,
+    /// so that DML asks per row without copying.
+    pub fn foreign_keys_referencing(&self, db: &str, table: &str) -> Arc<[ChildForeignKey]> {
         if !self.any_foreign_keys() {
-            return Vec::new();
+            return Arc::new([]);
         }
         self.referenced_by
             .read()
-            .get(&(db.to_string(), table.to_string()))
+            .get(db)
+            .and_then(|tables| tables.get(table))
             .cloned()
-            .unwrap_or_default()
+            .unwrap_or_else(|| Arc::new([]))
     }
 
     /// What recovery found and did when this storage was opened.

@@ -360,10 +360,8 @@ fn drop(
                 if session.variables().hot().foreign_key_checks {
                     // A table of another database referencing one of this one.
                     for table in storage.tables(&name).unwrap_or_default() {
-                        let outside = storage
-                            .foreign_keys_referencing(&name, &table)
-                            .into_iter()
-                            .find(|c| c.db != name);
+                        let referencing = storage.foreign_keys_referencing(&name, &table);
+                        let outside = referencing.iter().find(|c| c.db != name);
                         if let Some(child) = outside {
                             return Err(referenced_table(&table, &child));
                         }
@@ -403,9 +401,9 @@ fn drop(
                     }
                 }
                 for (db, table) in &dropped {
-                    let outside = storage
-                        .foreign_keys_referencing(db, table)
-                        .into_iter()
+                    let referencing = storage.foreign_keys_referencing(db, table);
+                    let outside = referencing
+                        .iter()
                         .find(|c| !dropped.contains(&(c.db.clone(), c.table.clone())));
                     if let Some(child) = outside {
                         return Err(referenced_table(table, &child));
@@ -652,6 +650,9 @@ pub(crate) fn column_spec(session: &mut Session, def: &ast::ColumnDef) -> Result
             ColumnOption::CharacterSet(_)
             | ColumnOption::Comment(_)
             | ColumnOption::OnUpdate(_) => {}
+            // A column-level REFERENCES is parsed and ignored, as InnoDB ignores it
+            // (only the table-level FOREIGN KEY clause makes a constraint).
+            ColumnOption::ForeignKey(_) => {}
             ColumnOption::DialectSpecific(tokens) => {
                 let text: String = tokens
                     .iter()

@@ -1220,6 +1220,7 @@ pub(crate) fn insert_rows(
     let mut affected = 0u64;
     let mut duplicates = 0u64;
     let mut row_count = 0u64;
+    let fk = Enforcer::of(session);
     for source in rows {
         let source = source?;
         row_count += 1;
@@ -1295,7 +1296,7 @@ pub(crate) fn insert_rows(
                 }
             }
         }
-        affected += insert_one(session, p, tx, params, full, &mut duplicates)?;
+        affected += insert_one(session, p, fk.as_ref(), tx, params, full, &mut duplicates)?;
     }
     check_divisions_by_zero(session, p.ignore)?;
     if let Some(id) = first_generated {
@@ -1311,9 +1312,11 @@ pub(crate) fn insert_rows(
 
 /// Inserts one converted row, handling duplicates as the statement asks; returns the
 /// affected-row count it adds.
+#[allow(clippy::too_many_arguments)]
 fn insert_one(
     session: &mut Session,
     p: &InsertPlan,
+    fk: Option<&Enforcer>,
     tx: &RefCell<Transaction>,
     params: &[Value],
     row: Vec<Value>,
@@ -1321,8 +1324,6 @@ fn insert_one(
 ) -> Result<u64> {
     let table = &p.table;
     let mut deleted = 0u64;
-    let fk = Enforcer::of(session);
-    let fk = fk.as_ref();
     // REPLACE may meet several conflicting rows (one per unique key).
     for _ in 0..=table.indexes().len() + 1 {
         let result = Enforcer::insert(fk, table, &mut tx.borrow_mut(), row.clone());

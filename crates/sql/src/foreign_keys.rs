@@ -90,7 +90,11 @@ pub(crate) fn add_constraints(
             .foreign_keys
             .iter()
             .any(|fk| fk.name.eq_ignore_ascii_case(&name));
-        let taken_elsewhere = referenced_by.values().flatten().any(|child| {
+        let mut all = referenced_by
+            .values()
+            .flat_map(|t| t.values())
+            .flat_map(|l| l.iter());
+        let taken_elsewhere = all.any(|child| {
             child.db == db
                 && !child.table.eq(&def.name)
                 && child.fk.name.eq_ignore_ascii_case(&name)
@@ -349,8 +353,9 @@ pub(crate) fn first_reference(
 ) -> Option<ChildForeignKey> {
     storage
         .foreign_keys_referencing(db, table)
-        .into_iter()
+        .iter()
         .find(|c| include_self || !(c.db == db && c.table == table))
+        .cloned()
 }
 
 /// 1553 if `new`, the next definition of table `db.{old.name}`, drops an index a
@@ -378,7 +383,7 @@ pub(crate) fn check_index_drop(
             .map_or(&fk.columns, |o| &o.columns);
         needed(&fk.columns, old_columns)?;
     }
-    for child in storage.foreign_keys_referencing(db, &old.name) {
+    for child in storage.foreign_keys_referencing(db, &old.name).iter() {
         let (Some(positions), Some(old_positions)) =
             (ref_positions(new, &child.fk), ref_positions(old, &child.fk))
         else {
@@ -497,7 +502,7 @@ impl Enforcer {
         }
     }
 
-    fn referencing(&self, table: &Table) -> Vec<ChildForeignKey> {
+    fn referencing(&self, table: &Table) -> Arc<[ChildForeignKey]> {
         self.storage
             .foreign_keys_referencing(table.database(), &table.def().name)
     }
@@ -519,7 +524,7 @@ impl Enforcer {
         if !table.delete_key_tx(tx, key)? {
             return Ok(false);
         }
-        for child in &referencing {
+        for child in referencing.iter() {
             self.parent_changed(table, &old, None, child, tx, depth)?;
         }
         Ok(true)
@@ -542,7 +547,7 @@ impl Enforcer {
         if !table.update_key_tx(tx, key, new.clone())? {
             return Ok(false);
         }
-        for child in &referencing {
+        for child in referencing.iter() {
             self.parent_changed(table, old, Some(&new), child, tx, depth)?;
         }
         for def in fks {

@@ -185,6 +185,52 @@ fn definitions_are_checked_as_mysql_8_checks_them() {
     );
 }
 
+/// A column-level REFERENCES is ignored, as InnoDB ignores it (MariaDB 10.5+ makes
+/// it a constraint); CREATE TABLE ... LIKE copies no foreign key (MySQL's rule); a
+/// database whose table another database references is not dropped (3730).
+#[test]
+fn inline_references_like_and_drop_database() {
+    let (_dir, engine) = engine();
+    let mut s = session(&engine);
+    run(
+        &mut s,
+        "CREATE TABLE p (id INT PRIMARY KEY); \
+         CREATE TABLE inline (id INT PRIMARY KEY, pid INT REFERENCES p (id)); \
+         INSERT INTO inline VALUES (1, 99); \
+         CREATE TABLE c (id INT PRIMARY KEY, pid INT, FOREIGN KEY (pid) REFERENCES p (id)); \
+         CREATE TABLE c_like LIKE c; INSERT INTO c_like VALUES (1, 99)",
+    );
+    assert_eq!(error(&mut s, "INSERT INTO c VALUES (1, 99)").0, 1452);
+    run(
+        &mut s,
+        "CREATE DATABASE other; \
+         CREATE TABLE other.c (id INT PRIMARY KEY, pid INT, FOREIGN KEY (pid) REFERENCES t.p (id))",
+    );
+    let (code, text) = error(&mut s, "DROP DATABASE t");
+    assert_eq!(code, 3730, "{text}");
+    assert_eq!(
+        text,
+        "Cannot drop table 'p' referenced by a foreign key constraint 'c_ibfk_1' on table 'c'."
+    );
+    // The other database's constraint names the parent with its database.
+    let create = s
+        .execute("SHOW CREATE TABLE other.c")
+        .unwrap()
+        .pop()
+        .unwrap()
+        .all_rows();
+    let Value::Bytes(sql) = &create[0][1] else {
+        panic!("{create:?}")
+    };
+    assert!(
+        String::from_utf8_lossy(sql)
+            .contains("CONSTRAINT `c_ibfk_1` FOREIGN KEY (`pid`) REFERENCES `t`.`p` (`id`)"),
+        "{}",
+        String::from_utf8_lossy(sql)
+    );
+    run(&mut s, "DROP DATABASE other; DROP DATABASE t");
+}
+
 /// A chain of ON DELETE CASCADE deeper than 15 fails with 3008 and changes nothing.
 #[test]
 fn cascades_deeper_than_fifteen_fail() {
