@@ -363,7 +363,7 @@ fn drop(
                         let referencing = storage.foreign_keys_referencing(&name, &table);
                         let outside = referencing.iter().find(|c| c.db != name);
                         if let Some(child) = outside {
-                            return Err(referenced_table(&table, &child));
+                            return Err(referenced_table(&table, child));
                         }
                     }
                 }
@@ -406,7 +406,7 @@ fn drop(
                         .iter()
                         .find(|c| !dropped.contains(&(c.db.clone(), c.table.clone())));
                     if let Some(child) = outside {
-                        return Err(referenced_table(table, &child));
+                        return Err(referenced_table(table, child));
                     }
                 }
             }
