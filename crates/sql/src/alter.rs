@@ -114,7 +114,17 @@ pub(crate) fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Res
             return Err(Error::TableExists(new_name.clone()));
         }
     }
+    // Referenced columns of this table: a dropped one is 1829; a renamed one is
+    // renamed in the foreign keys that reference it, after the change (MySQL 8).
+    let renamed = if temporary {
+        Vec::new()
+    } else {
+        draft.referenced_column_changes(&storage, &storage_db, &name)?
+    };
     let affected = draft.execute(&storage, &storage_db, &name)?;
+    if !renamed.is_empty() {
+        crate::foreign_keys::rename_referenced_columns(&storage, &storage_db, &name, &renamed)?;
+    }
     if let Some(value) = auto_increment {
         storage.set_auto_increment(&storage_db, &name, value)?;
     }
@@ -302,6 +312,53 @@ impl<'t> Draft<'t> {
             }
             other => Err(unsupported(format!("ALTER TABLE {other}"))),
         }
+    }
+
+    /// For the columns of this table that foreign keys (of any table, this one too)
+    /// reference: 1829 if the draft drops one, and the (old, new) names of those it
+    /// renames.
+    fn referenced_column_changes(
+        &self,
+        storage: &tarn_catalog::Storage,
+        db: &str,
+        name: &str,
+    ) -> Result<Vec<(String, String)>> {
+        let mut renamed = Vec::new();
+        for child in storage.foreign_keys_referencing(db, name).iter() {
+            for column in &child.fk.ref_columns {
+                let Ok(old) = self.old.column_index(column) else {
+                    continue;
+                };
+                let new = self
+                    .sources
+                    .iter()
+                    .position(|s| matches!(s, Source::Old(i) if *i == old));
+                match new {
+                    None => {
+                        return Err(Error::sql(
+                            1829,
+                            "HY000",
+                            format!(
+                                "Cannot drop column '{column}': needed in a foreign key \
+                                 constraint '{}' of table '{}'",
+                                child.fk.name, child.table
+                            ),
+                        ));
+                    }
+                    Some(j) if self.def.columns[j].name != self.old.columns[old].name => {
+                        let pair = (
+                            self.old.columns[old].name.clone(),
+                            self.def.columns[j].name.clone(),
+                        );
+                        if !renamed.contains(&pair) {
+                            renamed.push(pair);
+                        }
+                    }
+                    Some(_) => {}
+                }
+            }
+        }
+        Ok(renamed)
     }
 
     /// The position of column `name`, or MySQL's 1054 naming the table.

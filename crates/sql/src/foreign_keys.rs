@@ -434,6 +434,44 @@ pub(crate) fn check_existing_rows(
     failure.map_or(Ok(()), Err)
 }
 
+/// After ALTER TABLE renamed columns of `db.table` (`renamed`: old and new names),
+/// the foreign keys that reference them take the new names: each referencing table
+/// is changed in place with its new definition. (Each is a catalog change of its
+/// own: a crash between them leaves a reference to a column that is gone, which
+/// fails its checks with 1452 rather than passing them.)
+pub(crate) fn rename_referenced_columns(
+    storage: &Storage,
+    db: &str,
+    table: &str,
+    renamed: &[(String, String)],
+) -> Result<()> {
+    let mut children: Vec<(String, String)> = storage
+        .foreign_keys_referencing(db, table)
+        .iter()
+        .map(|c| (c.db.clone(), c.table.clone()))
+        .collect();
+    children.dedup();
+    for (child_db, child) in children {
+        let mut def = storage.table(&child_db, &child)?.def().clone();
+        for fk in def
+            .foreign_keys
+            .iter_mut()
+            .filter(|fk| fk.references(db, table))
+        {
+            for column in &mut fk.ref_columns {
+                if let Some((_, new)) = renamed
+                    .iter()
+                    .find(|(old, _)| old.eq_ignore_ascii_case(column))
+                {
+                    *column = new.clone();
+                }
+            }
+        }
+        storage.alter_in_place(&child_db, &child, def)?;
+    }
+    Ok(())
+}
+
 // ------------------------------------------------------------------ enforcement
 
 /// Foreign-key work for one statement's row changes (see the module docs).

@@ -231,6 +231,50 @@ fn inline_references_like_and_drop_database() {
     run(&mut s, "DROP DATABASE other; DROP DATABASE t");
 }
 
+/// ALTER TABLE on a parent: a referenced column renamed is renamed in the
+/// constraints that reference it (MySQL 8); one dropped is 1829; an index a
+/// constraint needs dropped is 1553.
+#[test]
+fn altering_a_parent_keeps_its_references() {
+    let (_dir, engine) = engine();
+    let mut s = session(&engine);
+    run(
+        &mut s,
+        "CREATE TABLE p (id INT PRIMARY KEY, code INT, KEY (code)); \
+         CREATE TABLE c (id INT PRIMARY KEY, pc INT, \
+           CONSTRAINT c_code FOREIGN KEY (pc) REFERENCES p (code) ON DELETE CASCADE); \
+         INSERT INTO p VALUES (1, 10); INSERT INTO c VALUES (1, 10)",
+    );
+    let (code, text) = error(&mut s, "ALTER TABLE p DROP COLUMN code");
+    assert_eq!(code, 1829, "{text}");
+    assert_eq!(
+        text,
+        "Cannot drop column 'code': needed in a foreign key constraint 'c_code' of table 'c'"
+    );
+    assert_eq!(error(&mut s, "ALTER TABLE p DROP INDEX code").0, 1553);
+    run(&mut s, "ALTER TABLE p RENAME COLUMN code TO kode");
+    let rows = s
+        .execute(
+            "SELECT referenced_column_name FROM information_schema.key_column_usage \
+             WHERE constraint_name = 'c_code'",
+        )
+        .unwrap()
+        .pop()
+        .unwrap()
+        .all_rows();
+    assert_eq!(rows, vec![vec![Value::Bytes(b"kode".to_vec())]]);
+    assert_eq!(error(&mut s, "INSERT INTO c VALUES (2, 11)").0, 1452);
+    run(&mut s, "INSERT INTO c VALUES (2, 10); DELETE FROM p");
+    assert_eq!(ints(&mut s, "SELECT COUNT(*) FROM c"), vec![vec![Some(0)]]);
+    // A change of another column rebuilds the parent and keeps the references.
+    run(
+        &mut s,
+        "INSERT INTO p VALUES (2, 20); ALTER TABLE p ADD COLUMN extra INT FIRST; \
+         INSERT INTO c VALUES (3, 20)",
+    );
+    assert_eq!(error(&mut s, "INSERT INTO c VALUES (4, 21)").0, 1452);
+}
+
 /// A chain of ON DELETE CASCADE deeper than 15 fails with 3008 and changes nothing.
 #[test]
 fn cascades_deeper_than_fifteen_fail() {
