@@ -8,8 +8,9 @@
 //! with the transactions issue.)
 //!
 //! Fields added after the first format carry `#[serde(default)]`, so a catalog written
-//! by an older build loads unchanged (and the format number stays 1): column defaults
-//! and AUTO_INCREMENT on [`TableDef`], views and statistics on [`CatalogData`].
+//! by an older build loads unchanged (and the format number stays 1): column defaults,
+//! AUTO_INCREMENT and foreign keys on [`TableDef`], views and statistics on
+//! [`CatalogData`].
 //!
 //! # Invariants
 //! 1. Every table and index owns one data file; file ids are never reused.
@@ -22,6 +23,10 @@
 //!    database. Tables and views together count against `TABLES_PER_DATABASE_MAX`.
 //! 5. Statistics exist only for tables that exist, and match their definitions
 //!    (`TableStats::check`).
+//! 6. A table's foreign keys name columns of the table, each led by one of its
+//!    indexes; the tables and columns they reference are names, which need not exist
+//!    (`foreign_key_checks = 0` allows that); the SQL layer checks and enforces them
+//!    (`tarn_sql::foreign_keys`). Renaming a table moves the references to it.
 
 use std::collections::BTreeMap;
 use std::fs;

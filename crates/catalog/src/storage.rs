@@ -863,6 +863,18 @@ impl Storage {
         Self::check_new_name(&state, new_db, new_name)?;
         let mut def = old.def().clone();
         def.name = new_name.to_string();
+        // Generated foreign-key names follow the table, as InnoDB's do:
+        // `name_ibfk_3` becomes `new_name_ibfk_3`.
+        let generated = format!("{}_ibfk_", name.to_lowercase());
+        for fk in &mut def.foreign_keys {
+            let lower = fk.name.to_lowercase();
+            if let Some(n) = lower.strip_prefix(&generated)
+                && !n.is_empty()
+                && n.bytes().all(|b| b.is_ascii_digit())
+            {
+                fk.name = format!("{new_name}_ibfk_{n}");
+            }
+        }
         // Trees opened afresh, so that their names (in errors) are the new ones.
         let mut new = self.open_table(new_db, def.clone(), None)?;
         new.inherit_counters(&old);

@@ -7,7 +7,9 @@
 //! then changes the catalog through `Storage`. Column types map as
 //! [`crate::ddl_types`] says; DEFAULT expressions are kept as SQL text in the catalog
 //! and checked here by binding them once; AUTO_INCREMENT follows MySQL's rules (one
-//! per table, an integer column that leads a key).
+//! per table, an integer column that leads a key). FOREIGN KEY clauses are checked and
+//! turned into definitions by [`crate::foreign_keys`]; DROP TABLE and TRUNCATE of a
+//! referenced parent are refused here (3730, 1701) while `foreign_key_checks` is on.
 
 use sqlparser::ast::{self, ColumnOption, TableConstraint};
 use tarn_catalog::catalog::{AutoIncrement, ViewDef};
