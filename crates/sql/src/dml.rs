@@ -1327,6 +1327,20 @@ fn insert_one(
     // REPLACE may meet several conflicting rows (one per unique key).
     for _ in 0..=table.indexes().len() + 1 {
         let result = Enforcer::insert(fk, table, &mut tx.borrow_mut(), row.clone());
+        // INSERT IGNORE: a row without its parent is a warning (MySQL 5.7 and later);
+        // the row, written before its check, is taken out again.
+        if let Err(e) = &result
+            && e.mysql_code() == 1452
+            && p.ignore
+            && p.on_duplicate.is_none()
+            && !table.def().primary_key.is_empty()
+        {
+            let message = e.to_string();
+            let key = table.encode_primary_key(&primary_key_values(table, &row))?;
+            table.delete_key_tx(&mut tx.borrow_mut(), &key)?;
+            session.add_warning("Warning", 1452, message);
+            return Ok(0);
+        }
         let Err(Error::DuplicateKey { index, key }) = result else {
             return result.map(|()| 1 + deleted);
         };
