@@ -121,6 +121,9 @@ pub(crate) fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Res
     } else {
         draft.referenced_column_changes(&storage, &storage_db, &name)?
     };
+    if !temporary && session.variables().hot().foreign_key_checks {
+        crate::foreign_keys::check_altered_table(&storage, &storage_db, &draft.def, &renamed)?;
+    }
     let affected = draft.execute(&storage, &storage_db, &name)?;
     if !renamed.is_empty() {
         crate::foreign_keys::rename_referenced_columns(&storage, &storage_db, &name, &renamed)?;

@@ -434,6 +434,45 @@ pub(crate) fn check_existing_rows(
     failure.map_or(Ok(()), Err)
 }
 
+/// ALTER TABLE with `foreign_key_checks` on: `def`, the table's next definition,
+/// still fits each of its own foreign keys' parents and each foreign key that
+/// references it (`renamed`: its columns renamed, old and new names), so a column
+/// type change that breaks one is 3780, as in MySQL 8.
+pub(crate) fn check_altered_table(
+    storage: &Storage,
+    db: &str,
+    def: &TableDef,
+    renamed: &[(String, String)],
+) -> Result<()> {
+    let rename = |column: &str| {
+        renamed
+            .iter()
+            .find(|(old, _)| old.eq_ignore_ascii_case(column))
+            .map_or(column.to_string(), |(_, new)| new.clone())
+    };
+    for fk in &def.foreign_keys {
+        let mut fk = fk.clone();
+        if fk.references(db, &def.name) {
+            fk.ref_columns = fk.ref_columns.iter().map(|c| rename(c)).collect();
+            check_parent_definition(def, def, &fk)?;
+        } else if let Ok(parent) = storage.table(&fk.ref_db, &fk.ref_table) {
+            check_parent_definition(def, parent.def(), &fk)?;
+        }
+    }
+    for child in storage.foreign_keys_referencing(db, &def.name).iter() {
+        if child.db == db && child.table == def.name {
+            continue; // checked above
+        }
+        let Ok(child_table) = storage.table(&child.db, &child.table) else {
+            continue;
+        };
+        let mut fk = child.fk.clone();
+        fk.ref_columns = fk.ref_columns.iter().map(|c| rename(c)).collect();
+        check_parent_definition(child_table.def(), def, &fk)?;
+    }
+    Ok(())
+}
+
 /// After ALTER TABLE renamed columns of `db.table` (`renamed`: old and new names),
 /// the foreign keys that reference them take the new names: each referencing table
 /// is changed in place with its new definition. (Each is a catalog change of its

@@ -252,6 +252,9 @@ fn altering_a_parent_keeps_its_references() {
         "Cannot drop column 'code': needed in a foreign key constraint 'c_code' of table 'c'"
     );
     assert_eq!(error(&mut s, "ALTER TABLE p DROP INDEX code").0, 1553);
+    // A type change on either side that breaks the pair: 3780.
+    assert_eq!(error(&mut s, "ALTER TABLE p MODIFY code BIGINT").0, 3780);
+    assert_eq!(error(&mut s, "ALTER TABLE c MODIFY pc VARCHAR(5)").0, 3780);
     run(&mut s, "ALTER TABLE p RENAME COLUMN code TO kode");
     let rows = s
         .execute(
