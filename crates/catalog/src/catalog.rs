@@ -8,8 +8,9 @@
 //! with the transactions issue.)
 //!
 //! Fields added after the first format carry `#[serde(default)]`, so a catalog written
-//! by an older build loads unchanged (and the format number stays 1): column defaults
-//! and AUTO_INCREMENT on [`TableDef`], views and statistics on [`CatalogData`].
+//! by an older build loads unchanged (and the format number stays 1): column defaults,
+//! AUTO_INCREMENT and foreign keys on [`TableDef`], views and statistics on
+//! [`CatalogData`].
 //!
 //! # Invariants
 //! 1. Every table and index owns one data file; file ids are never reused.
@@ -22,6 +23,10 @@
 //!    database. Tables and views together count against `TABLES_PER_DATABASE_MAX`.
 //! 5. Statistics exist only for tables that exist, and match their definitions
 //!    (`TableStats::check`).
+//! 6. A table's foreign keys name columns of the table, each led by one of its
+//!    indexes; the tables and columns they reference are names, which need not exist
+//!    (`foreign_key_checks = 0` allows that); the SQL layer checks and enforces them
+//!    (`tarn_sql::foreign_keys`). Renaming a table moves the references to it.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -100,6 +105,69 @@ pub struct TableDef {
     pub column_defaults: Vec<Option<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auto_increment: Option<AutoIncrement>,
+    /// FOREIGN KEY constraints of this table (the child side), in the order they
+    /// were defined. Absent in catalogs written before foreign keys existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub foreign_keys: Vec<ForeignKeyDef>,
+}
+
+/// What a FOREIGN KEY does to the child rows when their parent row is deleted or its
+/// referenced columns change. InnoDB treats RESTRICT and NO ACTION alike: both are
+/// checked at once (no deferred checks).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ForeignKeyAction {
+    Restrict,
+    NoAction,
+    Cascade,
+    SetNull,
+}
+
+impl ForeignKeyAction {
+    /// The action as SQL writes it.
+    pub fn sql(self) -> &'static str {
+        match self {
+            ForeignKeyAction::Restrict => "RESTRICT",
+            ForeignKeyAction::NoAction => "NO ACTION",
+            ForeignKeyAction::Cascade => "CASCADE",
+            ForeignKeyAction::SetNull => "SET NULL",
+        }
+    }
+}
+
+/// A FOREIGN KEY constraint: the child table's columns `columns` (positions) must
+/// match a row of `ref_db`.`ref_table` in its columns `ref_columns` (by name: the
+/// parent may not exist yet when `foreign_key_checks` is off, and renaming a parent
+/// column is not allowed while it is referenced), unless one of them is NULL.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ForeignKeyDef {
+    /// The constraint's name, unique among the foreign keys of its database.
+    pub name: String,
+    pub columns: Vec<usize>,
+    pub ref_db: String,
+    pub ref_table: String,
+    pub ref_columns: Vec<String>,
+    /// `None`: not given (NO ACTION, and SHOW CREATE TABLE prints nothing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_delete: Option<ForeignKeyAction>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_update: Option<ForeignKeyAction>,
+}
+
+impl ForeignKeyDef {
+    /// What deleting a parent row does to this constraint's children.
+    pub fn delete_action(&self) -> ForeignKeyAction {
+        self.on_delete.unwrap_or(ForeignKeyAction::NoAction)
+    }
+
+    /// What changing a parent row's referenced columns does to its children.
+    pub fn update_action(&self) -> ForeignKeyAction {
+        self.on_update.unwrap_or(ForeignKeyAction::NoAction)
+    }
+
+    /// Whether the constraint references table `db.table`.
+    pub fn references(&self, db: &str, table: &str) -> bool {
+        self.ref_db == db && self.ref_table == table
+    }
 }
 
 impl TableDef {
@@ -112,6 +180,7 @@ impl TableDef {
             file_id: 0,
             column_defaults: Vec::new(),
             auto_increment: None,
+            foreign_keys: Vec::new(),
         }
     }
 
@@ -198,7 +267,44 @@ impl TableDef {
             self.check_key_columns(&index.name, &index.columns)?;
         }
         self.validate_defaults()?;
+        self.validate_foreign_keys()?;
         self.validate_auto_increment()
+    }
+
+    /// Each foreign key has columns of this table, as many as it references, and an
+    /// index of this table that starts with them (the SQL layer adds one if needed).
+    fn validate_foreign_keys(&self) -> Result<()> {
+        for fk in &self.foreign_keys {
+            self.check_key_columns(&fk.name, &fk.columns)?;
+            if fk.columns.len() != fk.ref_columns.len() || fk.columns.is_empty() {
+                return Err(Error::InvalidDefinition(format!(
+                    "foreign key '{}' has {} columns and references {}",
+                    fk.name,
+                    fk.columns.len(),
+                    fk.ref_columns.len()
+                )));
+            }
+            if self.index_starting_with(&fk.columns).is_none() {
+                return Err(Error::InvalidDefinition(format!(
+                    "foreign key '{}' has no index of its columns",
+                    fk.name
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The name of an index whose leading columns are `columns` (in order):
+    /// `PRIMARY` first, then the secondary indexes in order.
+    pub fn index_starting_with(&self, columns: &[usize]) -> Option<&str> {
+        let leads = |index: &[usize]| index.len() >= columns.len() && index.starts_with(columns);
+        if !columns.is_empty() && leads(&self.primary_key) {
+            return Some("PRIMARY");
+        }
+        self.indexes
+            .iter()
+            .find(|i| leads(&i.columns))
+            .map(|i| i.name.as_str())
     }
 
     fn validate_defaults(&self) -> Result<()> {

@@ -25,12 +25,12 @@ pub mod txn;
 
 mod sort;
 
-pub use catalog::{AutoIncrement, IndexDef, TableDef, ViewDef};
+pub use catalog::{AutoIncrement, ForeignKeyAction, ForeignKeyDef, IndexDef, TableDef, ViewDef};
 pub use recovery::RecoveryReport;
 pub use scan::{BatchStream, ParallelScan, ParallelScanStats, Predicate};
 pub use secondary::{IndexScan, IndexScanStats};
 pub use stats::{AnalyzeOptions, ColumnStats, IndexStats, TableStats};
-pub use storage::{CheckOutcome, CommitTicket, Storage};
+pub use storage::{CheckOutcome, ChildForeignKey, CommitTicket, ReferencedBy, Storage};
 pub use table::{RowCursor, SecondaryIndex, Table};
 pub use tarn_txn::lock::WaitPolicy;
 pub use txn::{RowLock, Snapshot, Transaction, TxnContext};

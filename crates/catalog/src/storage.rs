@@ -26,7 +26,9 @@ use tarn_txn::TrxSys;
 use tarn_txn::lock::{LockManager, TableMode};
 use tarn_wal::Wal;
 
-use crate::catalog::{CatalogData, FIRST_INDEX_FILE_ID, IndexDef, TableDef, ViewDef};
+use crate::catalog::{
+    CatalogData, FIRST_INDEX_FILE_ID, ForeignKeyDef, IndexDef, TableDef, ViewDef,
+};
 use crate::recovery::{self, RecoveryReport, WalLog, WalRedo};
 use crate::stats::{AnalyzeOptions, TableActivity, TableStats};
 use crate::table::{ScanConfig, SharedScanConfig, Table};
@@ -74,7 +76,26 @@ pub struct Storage {
     background: Vec<JoinHandle<()>>,
     /// Purge rounds run by committers (each takes its own lock-manager id from it).
     purge_helpers: AtomicU64,
+    /// Every foreign key by the table it references, rebuilt from the catalog by each
+    /// DDL that can change a foreign key or a table's name
+    /// ([`Storage::refresh_foreign_keys`]).
+    referenced_by: RwLock<Arc<ReferencedBy>>,
+    /// Whether any table has a foreign key: DML on a database without any does no
+    /// foreign-key work beyond this one load.
+    any_foreign_keys: AtomicBool,
 }
+
+/// A foreign key as its parent table sees it: the child table and the constraint.
+#[derive(Clone, Debug)]
+pub struct ChildForeignKey {
+    pub db: String,
+    pub table: String,
+    pub fk: ForeignKeyDef,
+}
+
+/// Foreign keys by the database, then the table, they reference (nested so that a
+/// lookup by `&str` allocates nothing).
+pub type ReferencedBy = HashMap<String, HashMap<String, Arc<[ChildForeignKey]>>>;
 
 impl Storage {
     /// Opens (or creates) the data directory of `settings`, recovers it, and opens
@@ -116,7 +137,10 @@ impl Storage {
             stop: Arc::new(AtomicBool::new(false)),
             background: Vec::new(),
             purge_helpers: AtomicU64::new(0),
+            referenced_by: RwLock::new(Arc::default()),
+            any_foreign_keys: AtomicBool::new(false),
         };
+        storage.refresh_foreign_keys(&catalog);
         let mut tables = HashMap::new();
         for (db, db_tables) in &catalog.databases {
             for (name, def) in db_tables {
@@ -182,6 +206,66 @@ impl Storage {
             self.remove_file(id)?;
         }
         Ok(())
+    }
+
+    /// Rebuilds [`Storage::referenced_by`] from `catalog` (called under the DDL latch
+    /// by every DDL that can add, drop or move a foreign key or a table).
+    fn refresh_foreign_keys(&self, catalog: &CatalogData) {
+        let mut lists: HashMap<String, HashMap<String, Vec<ChildForeignKey>>> = HashMap::new();
+        for (db, tables) in &catalog.databases {
+            for (name, def) in tables {
+                for fk in &def.foreign_keys {
+                    lists
+                        .entry(fk.ref_db.clone())
+                        .or_default()
+                        .entry(fk.ref_table.clone())
+                        .or_default()
+                        .push(ChildForeignKey {
+                            db: db.clone(),
+                            table: name.clone(),
+                            fk: fk.clone(),
+                        });
+                }
+            }
+        }
+        let map: ReferencedBy = lists
+            .into_iter()
+            .map(|(db, tables)| {
+                let tables = tables.into_iter().map(|(t, l)| (t, l.into())).collect();
+                (db, tables)
+            })
+            .collect();
+        let any = catalog
+            .databases
+            .values()
+            .flat_map(|t| t.values())
+            .any(|def| !def.foreign_keys.is_empty());
+        *self.referenced_by.write() = Arc::new(map);
+        self.any_foreign_keys.store(any, Ordering::Release);
+    }
+
+    /// Whether any table has a FOREIGN KEY (one atomic load: what DML tests first).
+    pub fn any_foreign_keys(&self) -> bool {
+        self.any_foreign_keys.load(Ordering::Acquire)
+    }
+
+    /// Every foreign key, by the table it references.
+    pub fn referenced_by(&self) -> Arc<ReferencedBy> {
+        self.referenced_by.read().clone()
+    }
+
+    /// The foreign keys that reference `db.table` (empty if none): a shared list,
+    /// so that DML asks per row without copying.
+    pub fn foreign_keys_referencing(&self, db: &str, table: &str) -> Arc<[ChildForeignKey]> {
+        if !self.any_foreign_keys() {
+            return Arc::new([]);
+        }
+        self.referenced_by
+            .read()
+            .get(db)
+            .and_then(|tables| tables.get(table))
+            .cloned()
+            .unwrap_or_else(|| Arc::new([]))
     }
 
     /// What recovery found and did when this storage was opened.
@@ -657,6 +741,7 @@ impl Storage {
         state
             .tables
             .insert((db.to_string(), def.name.clone()), table.clone());
+        self.refresh_foreign_keys(&state.catalog);
         Ok(table)
     }
 
@@ -748,6 +833,7 @@ impl Storage {
         if let Some(table) = state.tables.remove(&(db.to_string(), name.to_string())) {
             table.retire();
         }
+        self.refresh_foreign_keys(&state.catalog);
         state.catalog.store(self.datadir.path())?;
         for file_id in Self::files_of(&def) {
             self.remove_file(file_id)?;
@@ -777,6 +863,18 @@ impl Storage {
         Self::check_new_name(&state, new_db, new_name)?;
         let mut def = old.def().clone();
         def.name = new_name.to_string();
+        // Generated foreign-key names follow the table, as InnoDB's do:
+        // `name_ibfk_3` becomes `new_name_ibfk_3`.
+        let generated = format!("{}_ibfk_", name.to_lowercase());
+        for fk in &mut def.foreign_keys {
+            let lower = fk.name.to_lowercase();
+            if let Some(n) = lower.strip_prefix(&generated)
+                && !n.is_empty()
+                && n.bytes().all(|b| b.is_ascii_digit())
+            {
+                fk.name = format!("{new_name}_ibfk_{n}");
+            }
+        }
         // Trees opened afresh, so that their names (in errors) are the new ones.
         let mut new = self.open_table(new_db, def.clone(), None)?;
         new.inherit_counters(&old);
@@ -795,12 +893,56 @@ impl Storage {
         let stats = catalog.table_stats(db, name).cloned();
         catalog.set_table_stats(db, name, None);
         catalog.set_table_stats(new_db, new_name, stats);
+        // Foreign keys that reference the table follow it (InnoDB's rename does so).
+        let mut referencing = Vec::new();
+        for (child_db, tables) in catalog.databases.iter_mut() {
+            for (child, child_def) in tables.iter_mut() {
+                let mut changed = false;
+                for fk in &mut child_def.foreign_keys {
+                    if fk.references(db, name) {
+                        fk.ref_db = new_db.to_string();
+                        fk.ref_table = new_name.to_string();
+                        changed = true;
+                    }
+                }
+                if changed {
+                    referencing.push((child_db.clone(), child.clone(), child_def.clone()));
+                }
+            }
+        }
+        let mut reopened = Vec::new();
+        for (child_db, child, child_def) in referencing {
+            if child_db == new_db && child == new_name {
+                continue; // the table itself (a self-reference): `new` below
+            }
+            let old_child = Self::table_in(&state, &child_db, &child)?;
+            let handle = self.open_table(&child_db, child_def, Some(&old_child))?;
+            reopened.push((child_db, child, Arc::new(handle), old_child));
+        }
+        let new = match catalog
+            .databases
+            .get(new_db)
+            .and_then(|t| t.get(new_name))
+            .filter(|d| d.foreign_keys != new.def().foreign_keys)
+        {
+            Some(def) => {
+                let mut handle = self.open_table(new_db, def.clone(), None)?;
+                handle.inherit_counters(&old);
+                Arc::new(handle)
+            }
+            None => new,
+        };
         catalog.store(self.datadir.path())?;
         state.catalog = catalog;
         state.tables.remove(&(db.to_string(), name.to_string()));
         state
             .tables
             .insert((new_db.to_string(), new_name.to_string()), new.clone());
+        for (child_db, child, handle, old_child) in reopened {
+            state.tables.insert((child_db, child), handle);
+            old_child.retire();
+        }
+        self.refresh_foreign_keys(&state.catalog);
         old.retire();
         Ok(Some(new))
     }
@@ -971,6 +1113,7 @@ impl Storage {
         state
             .tables
             .insert((db.to_string(), name.to_string()), new.clone());
+        self.refresh_foreign_keys(&state.catalog);
         old.retire();
         let old_def = old.def().clone();
         drop(old);
@@ -1191,6 +1334,7 @@ impl Storage {
         state
             .tables
             .insert((db.to_string(), name.to_string()), new.clone());
+        self.refresh_foreign_keys(&state.catalog);
         old.retire();
         drop(old);
         for file_id in dropped {

@@ -887,31 +887,54 @@ impl Table {
         wait: WaitPolicy,
         limit: usize,
     ) -> Result<Vec<Vec<Value>>> {
+        let mut rows = Vec::new();
+        self.index_range_each_tx(tx, index, lower, upper, lock, wait, limit, &mut |_, row| {
+            rows.push(row)
+        })?;
+        Ok(rows)
+    }
+
+    /// [`Table::index_range_tx`], handing each row and its clustered key to `each`
+    /// rather than collecting the rows: what foreign-key actions find child rows
+    /// with (a child without a primary key has the hidden row id as its key).
+    #[allow(clippy::too_many_arguments)]
+    pub fn index_range_each_tx(
+        &self,
+        tx: &mut Transaction,
+        index: &str,
+        lower: Bound<Vec<Value>>,
+        upper: Bound<Vec<Value>>,
+        lock: RowLock,
+        wait: WaitPolicy,
+        limit: usize,
+        each: &mut dyn FnMut(&[u8], Vec<Value>),
+    ) -> Result<usize> {
         self.check_current()?;
         let index = self.index(index)?;
         let (lower, upper) = index.key_bounds(lower, upper)?;
         let lock = effective_lock(tx, lock);
-        let mut rows = Vec::new();
+        let mut found = 0usize;
         if lock == RowLock::None {
             let ctx = tx.ctx.clone();
             let snapshot = tx.view().map(|view| (&ctx.sys, view));
             let mut cursor = index.tree.range(lower, upper, Direction::Forward);
-            while rows.len() < limit {
+            while found < limit {
                 let Some((entry, _)) = cursor.next_entry()? else {
                     break;
                 };
                 let pk = index.primary_key_of(entry)?;
                 if let Some(row) = self.entry_row(index, entry, pk, snapshot)? {
-                    rows.push(row);
+                    found += 1;
+                    each(pk, row);
                 }
             }
-            return Ok(rows);
+            return Ok(found);
         }
         self.lock_table_tx(tx, table_mode(lock))?;
         let space = index.lock_space();
         let range = LockingRange::new(tx, &index.tree, space, lock, wait, upper);
         let mut position = lower;
-        while rows.len() < limit {
+        while found < limit {
             let from = position.clone();
             let Some((entry, taken)) = range.lock_next(tx, &mut position)? else {
                 break;
@@ -924,7 +947,8 @@ impl Table {
             if row_taken != Taken::Skipped {
                 // The newest version, with the row locked: its entries all exist.
                 if let Some(row) = self.entry_row(index, &entry, pk, None)? {
-                    rows.push(row);
+                    found += 1;
+                    each(pk, row);
                     continue;
                 }
             }
@@ -938,7 +962,7 @@ impl Table {
                 position = from;
             }
         }
-        Ok(rows)
+        Ok(found)
     }
 
     /// Inserts `row` in transaction `tx`.

@@ -62,8 +62,13 @@ pub(crate) fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Res
     let mut draft = Draft::new(table.def());
     let mut auto_increment = None;
     let mut rename = None;
+    let mut foreign_keys = Vec::new();
     for op in &alter.operations {
         match op {
+            Op::AddConstraint {
+                constraint: TableConstraint::ForeignKey(fk),
+                ..
+            } if !temporary => foreign_keys.push(fk),
             Op::RenameTable { table_name } => {
                 let target = match table_name {
                     ast::RenameTableNameKind::As(n) | ast::RenameTableNameKind::To(n) => n,
@@ -84,6 +89,17 @@ pub(crate) fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Res
             other => draft.apply(session, other)?,
         }
     }
+    let added = foreign_keys.len();
+    if added > 0 {
+        crate::foreign_keys::add_constraints(session, &storage_db, &mut draft.def, &foreign_keys)?;
+        let new = &draft.def.foreign_keys[draft.def.foreign_keys.len() - added..];
+        if session.variables().hot().foreign_key_checks {
+            crate::foreign_keys::check_existing_rows(&storage, &table, new)?;
+        }
+    }
+    if !temporary {
+        crate::foreign_keys::check_index_drop(&storage, &storage_db, table.def(), &draft.def)?;
+    }
     let rename = rename.filter(|target| *target != (db.clone(), name.clone()));
     if temporary && rename.is_some() {
         return Err(crate::temporary::unsupported("ALTER TABLE ... RENAME"));
@@ -98,7 +114,20 @@ pub(crate) fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Res
             return Err(Error::TableExists(new_name.clone()));
         }
     }
+    // Referenced columns of this table: a dropped one is 1829; a renamed one is
+    // renamed in the foreign keys that reference it, after the change (MySQL 8).
+    let renamed = if temporary {
+        Vec::new()
+    } else {
+        draft.referenced_column_changes(&storage, &storage_db, &name)?
+    };
+    if !temporary && session.variables().hot().foreign_key_checks {
+        crate::foreign_keys::check_altered_table(&storage, &storage_db, &draft.def, &renamed)?;
+    }
     let affected = draft.execute(&storage, &storage_db, &name)?;
+    if !renamed.is_empty() {
+        crate::foreign_keys::rename_referenced_columns(&storage, &storage_db, &name, &renamed)?;
+    }
     if let Some(value) = auto_increment {
         storage.set_auto_increment(&storage_db, &name, value)?;
     }
@@ -106,6 +135,15 @@ pub(crate) fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Res
         storage.rename_table(&db, &name, &new_db, &new_name)?;
     }
     Ok(QueryResult::ok(affected))
+}
+
+/// ER_DROP_INDEX_FK (1553).
+pub(crate) fn index_needed_error(index: &str) -> Error {
+    Error::sql(
+        1553,
+        "HY000",
+        format!("Cannot drop index '{index}': needed in a foreign key constraint"),
+    )
 }
 
 /// Where a column of the new definition takes its values from.
@@ -238,12 +276,28 @@ impl<'t> Draft<'t> {
                         .map(|n| n.value.clone());
                     self.add_index(name, &u.columns, true)
                 }
-                // Accepted and not enforced, as in CREATE TABLE.
+                // A temporary table's (the others are taken in `alter_table`): ignored,
+                // as CHECK is (not enforced, as before MySQL 8.0.16).
                 TableConstraint::ForeignKey(_) | TableConstraint::Check(_) => Ok(()),
                 other => Err(unsupported(format!("ALTER TABLE ADD {other}"))),
             },
-            // Foreign keys are not recorded (see above), so there is none to drop.
-            Op::DropForeignKey { .. } => Ok(()),
+            Op::DropForeignKey { name, .. } => {
+                let position = self
+                    .def
+                    .foreign_keys
+                    .iter()
+                    .position(|fk| fk.name.eq_ignore_ascii_case(&name.value))
+                    .ok_or_else(|| {
+                        Error::sql(
+                            1091,
+                            "42000",
+                            format!("Can't DROP '{}'; check that column/key exists", name.value),
+                        )
+                    })?;
+                // The index it used stays, as in MySQL.
+                self.def.foreign_keys.remove(position);
+                Ok(())
+            }
             Op::DropIndex { name } => {
                 let position = self.index_position(&name.value).ok_or_else(|| {
                     Error::sql(
@@ -261,6 +315,53 @@ impl<'t> Draft<'t> {
             }
             other => Err(unsupported(format!("ALTER TABLE {other}"))),
         }
+    }
+
+    /// For the columns of this table that foreign keys (of any table, this one too)
+    /// reference: 1829 if the draft drops one, and the (old, new) names of those it
+    /// renames.
+    fn referenced_column_changes(
+        &self,
+        storage: &tarn_catalog::Storage,
+        db: &str,
+        name: &str,
+    ) -> Result<Vec<(String, String)>> {
+        let mut renamed = Vec::new();
+        for child in storage.foreign_keys_referencing(db, name).iter() {
+            for column in &child.fk.ref_columns {
+                let Ok(old) = self.old.column_index(column) else {
+                    continue;
+                };
+                let new = self
+                    .sources
+                    .iter()
+                    .position(|s| matches!(s, Source::Old(i) if *i == old));
+                match new {
+                    None => {
+                        return Err(Error::sql(
+                            1829,
+                            "HY000",
+                            format!(
+                                "Cannot drop column '{column}': needed in a foreign key \
+                                 constraint '{}' of table '{}'",
+                                child.fk.name, child.table
+                            ),
+                        ));
+                    }
+                    Some(j) if self.def.columns[j].name != self.old.columns[old].name => {
+                        let pair = (
+                            self.old.columns[old].name.clone(),
+                            self.def.columns[j].name.clone(),
+                        );
+                        if !renamed.contains(&pair) {
+                            renamed.push(pair);
+                        }
+                    }
+                    Some(_) => {}
+                }
+            }
+        }
+        Ok(renamed)
     }
 
     /// The position of column `name`, or MySQL's 1054 naming the table.
@@ -355,6 +456,21 @@ impl<'t> Draft<'t> {
             return Err(unsupported(format!(
                 "dropping column '{name}', which the primary key uses"
             )));
+        }
+        if let Some(fk) = self
+            .def
+            .foreign_keys
+            .iter()
+            .find(|fk| fk.columns.contains(&position))
+        {
+            return Err(Error::sql(
+                1828,
+                "HY000",
+                format!(
+                    "Cannot drop column '{}': needed in a foreign key constraint '{}'",
+                    self.def.columns[position].name, fk.name
+                ),
+            ));
         }
         if self
             .def
@@ -549,6 +665,9 @@ impl<'t> Draft<'t> {
         }
         if let Some(auto) = &mut self.def.auto_increment {
             auto.column = f(auto.column);
+        }
+        for fk in &mut self.def.foreign_keys {
+            fk.columns = fk.columns.iter().map(|&c| f(c)).collect();
         }
     }
 

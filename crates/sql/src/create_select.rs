@@ -45,7 +45,7 @@ pub(crate) fn create_table_select(
         selected.push(Column::new(c.name.clone(), ty, c.nullable).with_collation(collation));
     }
     let names: Vec<String> = selected.iter().map(|c| c.name.clone()).collect();
-    let def = crate::ddl::table_def(session, create, name, selected)?;
+    let def = crate::ddl::table_def(session, create, db, name, selected)?;
     let warnings_before = session.warnings().len();
     crate::ddl::finish_create(session, db, def, create)?;
     let existed = session.warnings()[warnings_before..]

@@ -7,7 +7,9 @@
 //! then changes the catalog through `Storage`. Column types map as
 //! [`crate::ddl_types`] says; DEFAULT expressions are kept as SQL text in the catalog
 //! and checked here by binding them once; AUTO_INCREMENT follows MySQL's rules (one
-//! per table, an integer column that leads a key).
+//! per table, an integer column that leads a key). FOREIGN KEY clauses are checked and
+//! turned into definitions by [`crate::foreign_keys`]; DROP TABLE and TRUNCATE of a
+//! referenced parent are refused here (3730, 1701) while `foreign_key_checks` is on.
 
 use sqlparser::ast::{self, ColumnOption, TableConstraint};
 use tarn_catalog::catalog::{AutoIncrement, ViewDef};
@@ -130,6 +132,22 @@ pub fn execute(
             for target in &truncate.table_names {
                 let (db, table) = Binder::new(session).table_ref(&target.name)?;
                 let storage_db = session.storage_database(&db, &table);
+                if session.variables().hot().foreign_key_checks {
+                    let storage = session.engine().storage();
+                    if let Some(child) =
+                        crate::foreign_keys::first_reference(storage, &storage_db, &table, false)
+                    {
+                        return Err(Error::sql(
+                            1701,
+                            "42000",
+                            format!(
+                                "Cannot truncate a table referenced in a foreign key constraint \
+                                 (`{}`.`{}`, CONSTRAINT `{}`)",
+                                child.db, child.table, child.fk.name
+                            ),
+                        ));
+                    }
+                }
                 session
                     .engine()
                     .storage()
@@ -341,6 +359,16 @@ fn drop(
         ast::ObjectType::Database | ast::ObjectType::Schema => {
             for n in names {
                 let name = database_name(session, n)?;
+                if session.variables().hot().foreign_key_checks {
+                    // A table of another database referencing one of this one.
+                    for table in storage.tables(&name).unwrap_or_default() {
+                        let referencing = storage.foreign_keys_referencing(&name, &table);
+                        let outside = referencing.iter().find(|c| c.db != name);
+                        if let Some(child) = outside {
+                            return Err(referenced_table(&table, child));
+                        }
+                    }
+                }
                 match storage.drop_database(&name) {
                     Err(Error::UnknownDatabase(_)) if if_exists => session.add_warning(
                         "Note",
@@ -365,6 +393,25 @@ fn drop(
         }
         ast::ObjectType::Table => {
             let mut missing = Vec::new();
+            if session.variables().hot().foreign_key_checks && storage.any_foreign_keys() {
+                // A parent may go only with every table that references it (MySQL 8).
+                let mut dropped = Vec::new();
+                for n in names {
+                    let (db, table) = Binder::new(session).table_ref(n)?;
+                    if !session.is_temporary(&db, &table) {
+                        dropped.push((db, table));
+                    }
+                }
+                for (db, table) in &dropped {
+                    let referencing = storage.foreign_keys_referencing(db, table);
+                    let outside = referencing
+                        .iter()
+                        .find(|c| !dropped.contains(&(c.db.clone(), c.table.clone())));
+                    if let Some(child) = outside {
+                        return Err(referenced_table(table, child));
+                    }
+                }
+            }
             for n in names {
                 let (db, table) = Binder::new(session).table_ref(n)?;
                 // A temporary table of the name goes first (it hides the base table);
@@ -409,12 +456,30 @@ fn drop(
             let storage_db = session.storage_database(&db, &table);
             for n in names {
                 let name = object_name(n).pop().unwrap_or_default();
+                if let Ok(old) = storage.table(&storage_db, &table) {
+                    let mut new = old.def().clone();
+                    new.indexes.retain(|i| !i.name.eq_ignore_ascii_case(&name));
+                    crate::foreign_keys::check_index_drop(&storage, &storage_db, old.def(), &new)?;
+                }
                 storage.drop_index(&storage_db, &table, &name)?;
             }
         }
         other => return Err(unsupported(format!("DROP {other}"))),
     }
     Ok(QueryResult::ok(0))
+}
+
+/// ER_FK_CANNOT_DROP_PARENT (3730).
+fn referenced_table(table: &str, child: &tarn_catalog::ChildForeignKey) -> Error {
+    Error::sql(
+        3730,
+        "HY000",
+        format!(
+            "Cannot drop table '{table}' referenced by a foreign key constraint '{}' on table \
+             '{}'.",
+            child.fk.name, child.table
+        ),
+    )
 }
 
 /// The index name MySQL gives an unnamed index: its first column's name (with a
@@ -587,6 +652,9 @@ pub(crate) fn column_spec(session: &mut Session, def: &ast::ColumnDef) -> Result
             ColumnOption::CharacterSet(_)
             | ColumnOption::Comment(_)
             | ColumnOption::OnUpdate(_) => {}
+            // A column-level REFERENCES is parsed and ignored, as InnoDB ignores it
+            // (only the table-level FOREIGN KEY clause makes a constraint).
+            ColumnOption::ForeignKey(_) => {}
             ColumnOption::DialectSpecific(tokens) => {
                 let text: String = tokens
                     .iter()
@@ -677,12 +745,14 @@ fn create_table(session: &mut Session, create: &ast::CreateTable) -> Result<Quer
         if let Some(a) = &mut def.auto_increment {
             a.start = 1;
         }
+        // As MySQL: LIKE copies indexes but not foreign keys.
+        def.foreign_keys.clear();
         return finish_create(session, &db, def, create);
     }
     if let Some(query) = &create.query {
         return crate::create_select::create_table_select(session, &db, &name, create, query);
     }
-    let def = table_def(session, create, &name, Vec::new())?;
+    let def = table_def(session, create, &db, &name, Vec::new())?;
     finish_create(session, &db, def, create)
 }
 
@@ -692,6 +762,7 @@ fn create_table(session: &mut Session, create: &ast::CreateTable) -> Result<Quer
 pub(crate) fn table_def(
     session: &mut Session,
     create: &ast::CreateTable,
+    db: &str,
     name: &str,
     selected: Vec<Column>,
 ) -> Result<TableDef> {
@@ -701,6 +772,7 @@ pub(crate) fn table_def(
     let mut indexes: Vec<IndexDef> = Vec::new();
     let mut auto = None;
     let mut unique_columns = Vec::new();
+    let mut foreign_keys = Vec::new();
     for (i, c) in create.columns.iter().enumerate() {
         let spec = column_spec(session, c)?;
         if columns
@@ -772,8 +844,9 @@ pub(crate) fn table_def(
                 let name = ix.name.as_ref().map(|n| n.value.clone());
                 indexes.push(named_index(&columns, &indexes, name, cols, false));
             }
-            TableConstraint::ForeignKey(_) | TableConstraint::Check(_) => {
-                // Accepted and not enforced (as MyISAM does); recorded nowhere yet.
+            TableConstraint::ForeignKey(fk) => foreign_keys.push(fk),
+            TableConstraint::Check(_) => {
+                // Accepted and not enforced (as MySQL before 8.0.16); recorded nowhere.
             }
             other => return Err(unsupported(format!("table constraint {other}"))),
         }
@@ -793,6 +866,13 @@ pub(crate) fn table_def(
             column,
             start: table_option_auto_increment(create)?.unwrap_or(1),
         });
+    }
+    // InnoDB's temporary tables have no foreign keys (MySQL ignores them there too).
+    if !create.temporary && !foreign_keys.is_empty() {
+        let exists = session.engine().storage().table(db, name).is_ok();
+        if !exists {
+            crate::foreign_keys::add_constraints(session, db, &mut def, &foreign_keys)?;
+        }
     }
     Ok(def)
 }

@@ -36,6 +36,7 @@ use crate::bind::{Binder, Scope, ScopeColumn, object_name};
 use crate::chunk::Chunk;
 use crate::exec::{self, ExecContext};
 use crate::expr::Expr;
+use crate::foreign_keys::Enforcer;
 use crate::limits::INSERT_ROWS_MAX;
 use crate::parse::{Parsed, Statement};
 use crate::plan::{OutputColumn, Plan, SortKey};
@@ -1219,6 +1220,7 @@ pub(crate) fn insert_rows(
     let mut affected = 0u64;
     let mut duplicates = 0u64;
     let mut row_count = 0u64;
+    let fk = Enforcer::of(session);
     for source in rows {
         let source = source?;
         row_count += 1;
@@ -1294,7 +1296,7 @@ pub(crate) fn insert_rows(
                 }
             }
         }
-        affected += insert_one(session, p, tx, params, full, &mut duplicates)?;
+        affected += insert_one(session, p, fk.as_ref(), tx, params, full, &mut duplicates)?;
     }
     check_divisions_by_zero(session, p.ignore)?;
     if let Some(id) = first_generated {
@@ -1310,9 +1312,11 @@ pub(crate) fn insert_rows(
 
 /// Inserts one converted row, handling duplicates as the statement asks; returns the
 /// affected-row count it adds.
+#[allow(clippy::too_many_arguments)]
 fn insert_one(
     session: &mut Session,
     p: &InsertPlan,
+    fk: Option<&Enforcer>,
     tx: &RefCell<Transaction>,
     params: &[Value],
     row: Vec<Value>,
@@ -1322,7 +1326,21 @@ fn insert_one(
     let mut deleted = 0u64;
     // REPLACE may meet several conflicting rows (one per unique key).
     for _ in 0..=table.indexes().len() + 1 {
-        let result = table.insert_tx(&mut tx.borrow_mut(), row.clone());
+        let result = Enforcer::insert(fk, table, &mut tx.borrow_mut(), row.clone());
+        // INSERT IGNORE: a row without its parent is a warning (MySQL 5.7 and later);
+        // the row, written before its check, is taken out again.
+        if let Err(e) = &result
+            && e.mysql_code() == 1452
+            && p.ignore
+            && p.on_duplicate.is_none()
+            && !table.def().primary_key.is_empty()
+        {
+            let message = e.to_string();
+            let key = table.encode_primary_key(&primary_key_values(table, &row))?;
+            table.delete_key_tx(&mut tx.borrow_mut(), &key)?;
+            session.add_warning("Warning", 1452, message);
+            return Ok(0);
+        }
         let Err(Error::DuplicateKey { index, key }) = result else {
             return result.map(|()| 1 + deleted);
         };
@@ -1343,7 +1361,7 @@ fn insert_one(
             .pop()
             .expect("a key for the row");
         if p.replace {
-            table.delete_key_tx(&mut tx.borrow_mut(), &existing_key)?;
+            Enforcer::delete(fk, table, &mut tx.borrow_mut(), &existing_key)?;
             deleted += 1;
             continue;
         }
@@ -1370,7 +1388,14 @@ fn insert_one(
         if rows_equal(&updated, &existing) {
             return Ok(0);
         }
-        table.update_key_tx(&mut tx.borrow_mut(), &existing_key, updated)?;
+        Enforcer::update(
+            fk,
+            table,
+            &mut tx.borrow_mut(),
+            &existing_key,
+            &existing,
+            updated,
+        )?;
         return Ok(2);
     }
     Err(Error::sql(
@@ -1448,6 +1473,7 @@ fn run_update(
     let chunks = session.with_exec(tx, params, |cx| exec::collect(&p.rows, cx))?;
     let old_rows: Vec<Vec<Value>> = chunks.iter().flat_map(Chunk::rows).collect();
     let mut keys = row_keys(table, tx, &old_rows)?.into_iter();
+    let fk = Enforcer::of(session);
     for chunk in chunks {
         matched += chunk.len() as u64;
         let new_columns = session.with_exec(tx, params, |cx| assign(&chunk, &p.assignments, cx))?;
@@ -1455,7 +1481,7 @@ fn run_update(
             let key = keys.next().expect("a key per matched row");
             let old = chunk.row(i);
             let new: Vec<Value> = new_columns.iter().map(|c| c[i].clone()).collect();
-            if update_row(table, tx, &key, &old, new)? {
+            if update_row(fk.as_ref(), table, tx, &key, &old, new)? {
                 changed += 1;
             }
         }
@@ -1465,7 +1491,8 @@ fn run_update(
 
 /// Writes `new` (converted to the column types) over the row `old` at `key`, unless
 /// it changes nothing; whether a row changed.
-fn update_row(
+pub(crate) fn update_row(
+    fk: Option<&Enforcer>,
     table: &Table,
     tx: &RefCell<Transaction>,
     key: &[u8],
@@ -1476,7 +1503,7 @@ fn update_row(
     if rows_equal(&new, old) {
         return Ok(false);
     }
-    table.update_key_tx(&mut tx.borrow_mut(), key, new)
+    Enforcer::update(fk, table, &mut tx.borrow_mut(), key, old, new)
 }
 
 /// An UPDATE's answer: rows changed, or matched for CLIENT_FOUND_ROWS clients.
@@ -1520,8 +1547,9 @@ fn run_delete(
     let chunks = session.with_exec(tx, params, |cx| exec::collect(&p.rows, cx))?;
     let rows: Vec<Vec<Value>> = chunks.iter().flat_map(Chunk::rows).collect();
     let mut deleted = 0u64;
+    let fk = Enforcer::of(session);
     for key in row_keys(table, tx, &rows)? {
-        if table.delete_key_tx(&mut tx.borrow_mut(), &key)? {
+        if Enforcer::delete(fk.as_ref(), table, &mut tx.borrow_mut(), &key)? {
             deleted += 1;
         }
     }

@@ -35,6 +35,7 @@ pub mod dml;
 pub mod engine;
 pub mod exec;
 pub mod expr;
+pub mod foreign_keys;
 pub mod json;
 pub mod limits;
 pub mod load;

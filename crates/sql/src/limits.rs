@@ -144,3 +144,9 @@ pub const USER_LOCK_WAIT_TICK_MS: u64 = 10;
 /// The longest `SLEEP(n)` sleeps, in seconds (a year; MySQL has no bound, but
 /// `Duration` has one).
 pub const SLEEP_SECONDS_MAX: f64 = 365.0 * 24.0 * 3600.0;
+
+/// How deep FOREIGN KEY cascades (ON DELETE / ON UPDATE CASCADE or SET NULL) may
+/// nest, a change of a child row setting off a change of its own children: MySQL's
+/// bound (`FK_MAX_CASCADE_DEL`), past which a statement fails with 3008. It bounds
+/// the recursion of `foreign_keys::Enforcer`.
+pub const FK_CASCADE_DEPTH_MAX: usize = 15;

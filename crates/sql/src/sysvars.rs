@@ -578,6 +578,9 @@ pub struct HotVars {
     pub only_full_group_by: bool,
     /// `sql_mode` has ERROR_FOR_DIVISION_BY_ZERO and a strict mode.
     pub division_by_zero_is_error: bool,
+    /// `foreign_key_checks`: DML checks and enforces FOREIGN KEYs (see
+    /// [`crate::foreign_keys`]).
+    pub foreign_key_checks: bool,
 }
 
 impl HotVars {
@@ -596,6 +599,7 @@ impl HotVars {
             send_threads: None,
             only_full_group_by: false,
             division_by_zero_is_error: false,
+            foreign_key_checks: true,
         }
     }
 
@@ -626,6 +630,7 @@ impl HotVars {
             division_by_zero_is_error: vars.sql_mode_has("ERROR_FOR_DIVISION_BY_ZERO")
                 && (vars.sql_mode_has("STRICT_TRANS_TABLES")
                     || vars.sql_mode_has("STRICT_ALL_TABLES")),
+            foreign_key_checks: flag("foreign_key_checks"),
         }
     }
 }

@@ -710,7 +710,7 @@ pub fn show_index(cx: &ViewContext, db: &str, table_name: &str) -> Result<Rows> 
 /// `SHOW CREATE TABLE db.table`: `Table`, `Create Table`.
 pub fn show_create_table(cx: &ViewContext, db: &str, table_name: &str) -> Result<Rows> {
     let table = table(cx, db, table_name)?;
-    let sql = create_table_sql(table.def(), table.auto_increment_next());
+    let sql = create_table_sql(table.database(), table.def(), table.auto_increment_next());
     Ok((
         vec![varchar("Table", 64), long_text("Create Table")],
         vec![vec![text(&table.def().name), text(&sql)]],
@@ -718,8 +718,9 @@ pub fn show_create_table(cx: &ViewContext, db: &str, table_name: &str) -> Result
 }
 
 /// The `CREATE TABLE` statement of `def` as MySQL 8 prints it; `auto_increment_next`
-/// is the counter's next value (shown as `AUTO_INCREMENT=n` when above 1).
-pub fn create_table_sql(def: &TableDef, auto_increment_next: Option<u64>) -> String {
+/// is the counter's next value (shown as `AUTO_INCREMENT=n` when above 1). `db` is
+/// the table's database (a foreign key to a table of another is written with it).
+pub fn create_table_sql(db: &str, def: &TableDef, auto_increment_next: Option<u64>) -> String {
     let mut lines: Vec<String> = def
         .columns
         .iter()
@@ -742,6 +743,12 @@ pub fn create_table_sql(def: &TableDef, auto_increment_next: Option<u64>) -> Str
             if index.unique { "UNIQUE " } else { "" },
             quote_identifier(&index.name),
             column_list(&index.columns)
+        ));
+    }
+    for fk in &def.foreign_keys {
+        lines.push(format!(
+            "  {}",
+            crate::foreign_keys::constraint_sql(db, def, fk)
         ));
     }
     let auto_increment = match auto_increment_next {
@@ -1437,8 +1444,8 @@ pub(crate) fn table_constraints_columns() -> Vec<Column> {
     ]
 }
 
-/// `information_schema.TABLE_CONSTRAINTS`: primary keys and unique indexes (Tarn
-/// has no foreign keys or CHECK constraints).
+/// `information_schema.TABLE_CONSTRAINTS`: primary keys, unique indexes and foreign
+/// keys (Tarn keeps no CHECK constraints).
 pub(crate) fn table_constraints(cx: &ViewContext) -> Result<Vec<Vec<Value>>> {
     let mut rows = Vec::new();
     for (db, table) in all_tables(cx)? {
@@ -1449,6 +1456,9 @@ pub(crate) fn table_constraints(cx: &ViewContext) -> Result<Vec<Vec<Value>>> {
         }
         for index in ordered_indexes(def).into_iter().filter(|i| i.unique) {
             constraints.push((index.name.as_str(), "UNIQUE"));
+        }
+        for fk in &def.foreign_keys {
+            constraints.push((fk.name.as_str(), "FOREIGN KEY"));
         }
         for (name, kind) in constraints {
             rows.push(vec![
@@ -1482,8 +1492,9 @@ pub(crate) fn key_column_usage_columns() -> Vec<Column> {
     ]
 }
 
-/// `information_schema.KEY_COLUMN_USAGE`: the columns of the primary keys and
-/// unique indexes (no foreign keys, so the `REFERENCED_*` columns are NULL).
+/// `information_schema.KEY_COLUMN_USAGE`: the columns of the primary keys, unique
+/// indexes and foreign keys (only these have `REFERENCED_*` columns and
+/// `POSITION_IN_UNIQUE_CONSTRAINT`).
 pub(crate) fn key_column_usage(cx: &ViewContext) -> Result<Vec<Vec<Value>>> {
     let mut rows = Vec::new();
     for (db, table) in all_tables(cx)? {
@@ -1505,6 +1516,79 @@ pub(crate) fn key_column_usage(cx: &ViewContext) -> Result<Vec<Vec<Value>>> {
                 Value::Null,
                 Value::Null,
                 Value::Null,
+            ]);
+        }
+        for fk in &def.foreign_keys {
+            for (i, (&column, referenced)) in fk.columns.iter().zip(&fk.ref_columns).enumerate() {
+                rows.push(vec![
+                    text("def"),
+                    text(&db),
+                    text(&fk.name),
+                    text("def"),
+                    text(&db),
+                    text(&def.name),
+                    text(&def.columns[column].name),
+                    uint(i as u64 + 1),
+                    uint(i as u64 + 1),
+                    text(&fk.ref_db),
+                    text(&fk.ref_table),
+                    text(referenced),
+                ]);
+            }
+        }
+    }
+    Ok(rows)
+}
+
+pub(crate) fn referential_constraints_columns() -> Vec<Column> {
+    vec![
+        varchar("CONSTRAINT_CATALOG", 64),
+        varchar("CONSTRAINT_SCHEMA", 64),
+        varchar("CONSTRAINT_NAME", 64),
+        varchar("UNIQUE_CONSTRAINT_CATALOG", 64),
+        varchar("UNIQUE_CONSTRAINT_SCHEMA", 64),
+        varchar("UNIQUE_CONSTRAINT_NAME", 64),
+        varchar("MATCH_OPTION", 7),
+        varchar("UPDATE_RULE", 11),
+        varchar("DELETE_RULE", 11),
+        varchar("TABLE_NAME", 64),
+        varchar("REFERENCED_TABLE_NAME", 64),
+    ]
+}
+
+/// `information_schema.REFERENTIAL_CONSTRAINTS`: one row per foreign key;
+/// `UNIQUE_CONSTRAINT_NAME` is the parent's index the referenced columns lead (NULL
+/// if the parent or that index is missing, as `foreign_key_checks = 0` allows).
+pub(crate) fn referential_constraints(cx: &ViewContext) -> Result<Vec<Vec<Value>>> {
+    let mut rows = Vec::new();
+    for (db, child) in all_tables(cx)? {
+        let def = child.def();
+        for fk in &def.foreign_keys {
+            let parent_index = table(cx, &fk.ref_db, &fk.ref_table)
+                .ok()
+                .and_then(|parent| {
+                    let positions = fk
+                        .ref_columns
+                        .iter()
+                        .map(|c| parent.def().column_index(c).ok())
+                        .collect::<Option<Vec<usize>>>()?;
+                    parent
+                        .def()
+                        .index_starting_with(&positions)
+                        .map(str::to_string)
+                });
+            rows.push(vec![
+                text("def"),
+                text(&db),
+                text(&fk.name),
+                text("def"),
+                text(&fk.ref_db),
+                parent_index.as_deref().map_or(Value::Null, text),
+                text("NONE"),
+                text(fk.update_action().sql()),
+                text(fk.delete_action().sql()),
+                text(&def.name),
+                text(&fk.ref_table),
             ]);
         }
     }

@@ -465,6 +465,12 @@ INSERT INTO items (sku, name, price, qty, created) VALUES
   ('E-5', NULL, 99999999.99, -2147483648, '1000-01-01 00:00:00');
 DELETE FROM items WHERE sku = 'E-5';
 INSERT INTO items (sku, name) VALUES ('F-6', 'after a delete');
+CREATE TABLE audit_lines (
+  id INT PRIMARY KEY,
+  item INT,
+  CONSTRAINT audit_item FOREIGN KEY (item) REFERENCES items (id) ON DELETE CASCADE
+);
+INSERT INTO audit_lines VALUES (1, 1), (2, 2), (3, NULL);
 CREATE TABLE blobs (
   k BIGINT PRIMARY KEY,
   data BLOB,
@@ -520,7 +526,8 @@ const BACKUP_CHECK: &str = "SHOW CREATE TABLE items; SHOW CREATE TABLE blobs; \
     SELECT * FROM blobs ORDER BY k; SELECT k, HEX(data), HEX(note) FROM blobs ORDER BY k; \
     SHOW CREATE TABLE uuids; SELECT HEX(id), HEX(tag), HEX(small) FROM uuids ORDER BY id; \
     SHOW CREATE TABLE hours; SELECT * FROM hours ORDER BY day; \
-    SHOW CREATE TABLE orders; \
+    SHOW CREATE TABLE orders; SHOW CREATE TABLE audit_lines; \
+    SELECT * FROM audit_lines ORDER BY id; \
     SELECT id, status, status + 0, tags, tags + 0, flag + 0, mask + 0 FROM orders ORDER BY status";
 
 /// Backup and restore with mariadb-dump (MariaDB's mysqldump): dump a database from

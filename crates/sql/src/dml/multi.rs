@@ -48,6 +48,7 @@ use crate::bind::{Binder, Scope, object_name};
 use crate::chunk::Chunk;
 use crate::exec;
 use crate::expr::Expr;
+use crate::foreign_keys::Enforcer;
 use crate::plan::Plan;
 use crate::planner::FromRelation;
 use crate::session::{QueryResult, Session};
@@ -379,6 +380,7 @@ pub(super) fn run_update(
     params: &[Value],
 ) -> Result<QueryResult> {
     let chunks = session.with_exec(tx, params, |cx| exec::collect(&p.rows, cx))?;
+    let fk = Enforcer::of(session);
     let mut changed: Vec<TargetRows> = p.targets.iter().map(|_| Default::default()).collect();
     session.with_exec(tx, params, |cx| {
         let ecx = crate::expr::EvalContext {
@@ -449,7 +451,14 @@ pub(super) fn run_update(
         };
         for (i, key) in keyed {
             matched += 1;
-            if update_row(table, tx, &key, &rows[i].old, rows[i].new.clone())? {
+            if update_row(
+                fk.as_ref(),
+                table,
+                tx,
+                &key,
+                &rows[i].old,
+                rows[i].new.clone(),
+            )? {
                 updated += 1;
             }
         }
@@ -465,6 +474,7 @@ pub(super) fn run_delete(
 ) -> Result<QueryResult> {
     let chunks = session.with_exec(tx, params, |cx| exec::collect(&p.rows, cx))?;
     let mut deleted = 0u64;
+    let fk = Enforcer::of(session);
     for target in &p.targets {
         let table = &target.table;
         let width = table.def().columns.len();
@@ -490,7 +500,7 @@ pub(super) fn run_delete(
             ids
         };
         for key in keys {
-            if table.delete_key_tx(&mut tx.borrow_mut(), &key)? {
+            if Enforcer::delete(fk.as_ref(), table, &mut tx.borrow_mut(), &key)? {
                 deleted += 1;
             }
         }

@@ -101,6 +101,12 @@ pub static SYSTEM_TABLES: &[SystemTable] = &[
         super::processlist_columns,
         super::processlist,
     ),
+    system(
+        IS,
+        "REFERENTIAL_CONSTRAINTS",
+        super::referential_constraints_columns,
+        super::referential_constraints,
+    ),
     system(IS, "ROUTINES", empty::routines_columns, empty::no_rows),
     system(IS, "SCHEMATA", super::schemata_columns, super::schemata),
     system(

@@ -304,7 +304,7 @@ fn show_create_table_as_mysql() {
         &[],
     );
     assert_eq!(
-        create_table_sql(&plain, None),
+        create_table_sql("d", &plain, None),
         "CREATE TABLE `we``ird` (\n  `a b` double DEFAULT NULL\n) ENGINE=InnoDB DEFAULT \
          CHARSET=utf8mb4 COLLATE=utf8mb4_0900_ai_ci"
     );
