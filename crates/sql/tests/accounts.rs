@@ -1,11 +1,15 @@
 //! Accounts and privileges through the public API the server uses
 //! (`Engine::find_account`, `Engine::session_for`) and the account statements.
 
+mod common;
+
+use common::{code, rows as run, text};
+
 use std::sync::Arc;
 
 use tarn_common::settings::Settings;
 use tarn_row::Value;
-use tarn_sql::{AuthPlugin, Engine, QueryResult, Session};
+use tarn_sql::{AuthPlugin, Engine, Session};
 
 fn settings(dir: &std::path::Path) -> Settings {
     Settings {
@@ -25,27 +29,6 @@ fn test_dir() -> tempfile::TempDir {
         .prefix("accounts")
         .tempdir_in(base)
         .expect("a temporary directory")
-}
-
-fn run(session: &mut Session, sql: &str) -> Vec<Vec<Value>> {
-    let mut results = session
-        .execute(sql)
-        .unwrap_or_else(|e| panic!("{sql}: {e}"));
-    results.pop().map(|r| r.all_rows()).unwrap_or_default()
-}
-
-fn code(result: tarn_common::Result<Vec<QueryResult>>) -> u16 {
-    match result {
-        Ok(_) => 0,
-        Err(e) => e.mysql_code(),
-    }
-}
-
-fn text(v: &Value) -> String {
-    match v {
-        Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
-        other => format!("{other:?}"),
-    }
 }
 
 fn login(engine: &Arc<Engine>, user: &str, host: &str, password: &str) -> Session {

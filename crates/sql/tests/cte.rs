@@ -8,6 +8,8 @@
 
 mod common;
 
+use common::{error, rows};
+
 use std::sync::Arc;
 
 use tarn_common::settings::Settings;
@@ -29,13 +31,6 @@ fn session(engine: &Arc<Engine>) -> Session {
     s
 }
 
-fn rows(session: &mut Session, sql: &str) -> Vec<Vec<Value>> {
-    let mut results = session
-        .execute(sql)
-        .unwrap_or_else(|e| panic!("{sql}: {e}"));
-    results.pop().map(|r| r.all_rows()).unwrap_or_default()
-}
-
 fn ints(session: &mut Session, sql: &str) -> Vec<i64> {
     rows(session, sql)
         .into_iter()
@@ -43,17 +38,9 @@ fn ints(session: &mut Session, sql: &str) -> Vec<i64> {
         .collect()
 }
 
-/// The error `sql` fails with: (MySQL number, SQLSTATE, message).
-fn error(session: &mut Session, sql: &str) -> (u16, String, String) {
-    match session.execute(sql) {
-        Ok(_) => panic!("{sql}: succeeded"),
-        Err(e) => (e.mysql_code(), e.sqlstate().to_string(), e.to_string()),
-    }
-}
-
 fn assert_error(session: &mut Session, sql: &str, code: u16, sqlstate: &str, message: &str) {
     let (c, state, text) = error(session, sql);
-    assert_eq!((c, state.as_str()), (code, sqlstate), "{sql}: {text}");
+    assert_eq!((c, state), (code, sqlstate), "{sql}: {text}");
     assert!(text.contains(message), "{sql}: {text} lacks {message:?}");
 }
 

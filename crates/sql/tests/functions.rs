@@ -7,6 +7,8 @@
 
 mod common;
 
+use common::{error, rows};
+
 use std::sync::Arc;
 
 use tarn_common::settings::Settings;
@@ -23,13 +25,6 @@ fn session(engine: &Arc<Engine>) -> Session {
     s
 }
 
-fn rows(session: &mut Session, sql: &str) -> Vec<Vec<Value>> {
-    let mut results = session
-        .execute(sql)
-        .unwrap_or_else(|e| panic!("{sql}: {e}"));
-    results.pop().map(|r| r.all_rows()).unwrap_or_default()
-}
-
 /// The first row's values as text (NULL as `NULL`).
 fn texts(session: &mut Session, sql: &str) -> Vec<String> {
     rows(session, sql)[0]
@@ -39,14 +34,6 @@ fn texts(session: &mut Session, sql: &str) -> Vec<String> {
             Some(b) => String::from_utf8_lossy(&b).into_owned(),
         })
         .collect()
-}
-
-/// The error's (number, SQLSTATE, message).
-fn error(session: &mut Session, sql: &str) -> (u16, &'static str, String) {
-    match session.execute(sql) {
-        Ok(_) => panic!("{sql}: no error"),
-        Err(e) => (e.mysql_code(), e.sqlstate(), e.to_string()),
-    }
 }
 
 fn column_types(session: &mut Session, sql: &str) -> Vec<SqlType> {

@@ -9,6 +9,8 @@
 
 mod common;
 
+use common::error;
+
 use std::sync::Arc;
 
 use tarn_common::settings::Settings;
@@ -63,14 +65,6 @@ fn affected(session: &mut Session, sql: &str) -> u64 {
     }
 }
 
-/// The error `sql` fails with: (MySQL number, SQLSTATE, message).
-fn error(session: &mut Session, sql: &str) -> (u16, String, String) {
-    match session.execute(sql) {
-        Ok(results) => panic!("{sql}: expected an error, got {results:?}"),
-        Err(e) => (e.mysql_code(), e.sqlstate().to_string(), e.to_string()),
-    }
-}
-
 fn show_create(session: &mut Session, table: &str) -> String {
     rows(session, &format!("SHOW CREATE TABLE {table}"))[0][1].to_string()
 }
@@ -88,7 +82,7 @@ fn not_null_over_nulls_is_1138_and_changes_nothing() {
     // MySQL 8 in strict mode; MariaDB says 1265 "Data truncated .. at row 2".
     let (code, state, message) = error(&mut s, "ALTER TABLE t MODIFY a INT NOT NULL");
     assert_eq!(
-        (code, state.as_str(), message.as_str()),
+        (code, state, message.as_str()),
         (1138, "22004", "Invalid use of NULL value")
     );
     // Nor with other operations in the same statement.
@@ -196,10 +190,7 @@ fn multi_table_order_by_and_limit_are_1221() {
         ),
     ] {
         let (code, state, text) = error(&mut s, sql);
-        assert_eq!(
-            (code, state.as_str(), text.as_str()),
-            (1221, "HY000", message)
-        );
+        assert_eq!((code, state, text.as_str()), (1221, "HY000", message));
     }
     // MySQL's UPDATE has no FROM clause (the comma list is not one).
     assert_eq!(error(&mut s, "UPDATE a FROM b SET a.v = 1").0, 1064);

@@ -10,6 +10,8 @@
 
 mod common;
 
+use common::{rows, text};
+
 use std::sync::Arc;
 
 use tarn_common::rng::{Rng, test_seed};
@@ -25,19 +27,6 @@ const GROUPS: i64 = 9;
 
 fn engine() -> (tempfile::TempDir, Arc<Engine>) {
     common::engine_with("pipeline-columns", Settings::default())
-}
-
-fn rows(session: &mut Session, sql: &str) -> Vec<Vec<Value>> {
-    let mut results = session
-        .execute(sql)
-        .unwrap_or_else(|e| panic!("{sql}: {e}"));
-    results.pop().map(|r| r.all_rows()).unwrap_or_default()
-}
-
-fn text(v: &Value) -> String {
-    tarn_sql::scalar::cast::to_text(v)
-        .map(|b| String::from_utf8_lossy(&b).into_owned())
-        .unwrap_or_else(|| "NULL".into())
 }
 
 /// The rows as text, sorted: the pipeline and the serial plan may order rows

@@ -6,6 +6,8 @@
 
 mod common;
 
+use common::{code, rows};
+
 use std::sync::Arc;
 
 use tarn_common::settings::Settings;
@@ -23,22 +25,8 @@ fn engine() -> (tempfile::TempDir, Arc<Engine>) {
     )
 }
 
-fn run(session: &mut Session, sql: &str) -> Vec<Vec<Value>> {
-    let mut results = session
-        .execute(sql)
-        .unwrap_or_else(|e| panic!("{sql}: {e}"));
-    results.pop().map(|r| r.all_rows()).unwrap_or_default()
-}
-
-fn code(result: tarn_common::Result<Vec<QueryResult>>) -> u16 {
-    match result {
-        Ok(_) => 0,
-        Err(e) => e.mysql_code(),
-    }
-}
-
 fn texts(session: &mut Session, sql: &str) -> Vec<String> {
-    run(session, sql)
+    rows(session, sql)
         .into_iter()
         .map(|row| match &row[0] {
             Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
@@ -59,7 +47,7 @@ fn hidden_databases(engine: &Engine) -> Vec<String> {
 }
 
 fn setup(session: &mut Session) {
-    run(
+    rows(
         session,
         "CREATE DATABASE d; USE d; CREATE TABLE t (a INT PRIMARY KEY); INSERT INTO t VALUES (1), (2)",
     );
@@ -71,23 +59,23 @@ fn a_temporary_table_is_seen_only_by_its_session() {
     let mut a = engine.session("root", "localhost");
     let mut b = engine.session("root", "localhost");
     setup(&mut a);
-    run(&mut b, "USE d");
-    run(
+    rows(&mut b, "USE d");
+    rows(
         &mut a,
         "CREATE TEMPORARY TABLE t (x VARCHAR(5)); INSERT INTO t VALUES ('a')",
     );
-    run(&mut a, "CREATE TEMPORARY TABLE only_a (x INT)");
+    rows(&mut a, "CREATE TEMPORARY TABLE only_a (x INT)");
     // A sees its own t; B the base table, and no only_a.
     assert_eq!(texts(&mut a, "SELECT x FROM t"), ["a"]);
     assert_eq!(texts(&mut b, "SELECT a FROM t ORDER BY a"), ["1", "2"]);
     assert_eq!(code(b.execute("SELECT * FROM only_a")), 1146);
     assert_eq!(code(b.execute("DROP TEMPORARY TABLE only_a")), 1051);
     // B may have its own of the same names; each session keeps its rows.
-    run(
+    rows(
         &mut b,
         "CREATE TEMPORARY TABLE only_a (x INT); INSERT INTO only_a VALUES (7), (8)",
     );
-    run(&mut a, "INSERT INTO only_a VALUES (1)");
+    rows(&mut a, "INSERT INTO only_a VALUES (1)");
     assert_eq!(texts(&mut a, "SELECT COUNT(*) FROM only_a"), ["1"]);
     assert_eq!(texts(&mut b, "SELECT COUNT(*) FROM only_a"), ["2"]);
     // Neither is listed anywhere, nor are the databases that hold them.
@@ -135,13 +123,13 @@ fn a_dropped_database_keeps_the_sessions_temporary_tables() {
     let (_dir, engine) = engine();
     let mut s = engine.session("root", "localhost");
     setup(&mut s);
-    run(
+    rows(
         &mut s,
         "CREATE TEMPORARY TABLE tmp (a INT); INSERT INTO tmp VALUES (5); DROP DATABASE d",
     );
     // As in MySQL: the temporary table is not in the database's directory.
     assert_eq!(texts(&mut s, "SELECT a FROM d.tmp"), ["5"]);
-    run(&mut s, "DROP TEMPORARY TABLE d.tmp");
+    rows(&mut s, "DROP TEMPORARY TABLE d.tmp");
     assert_eq!(code(s.execute("SELECT a FROM d.tmp")), 1146);
 }
 
@@ -157,9 +145,9 @@ fn prepared_statements_follow_temporary_tables() {
     assert_eq!(count(&mut s), Value::Int(2));
     // A temporary t created after the statement was prepared hides the base table
     // from it too, and its drop shows the base table again.
-    run(&mut s, "CREATE TEMPORARY TABLE t (a INT)");
+    rows(&mut s, "CREATE TEMPORARY TABLE t (a INT)");
     assert_eq!(count(&mut s), Value::Int(0));
-    run(&mut s, "DROP TEMPORARY TABLE t");
+    rows(&mut s, "DROP TEMPORARY TABLE t");
     assert_eq!(count(&mut s), Value::Int(2));
 }
 
@@ -168,7 +156,7 @@ fn temporary_tables_need_create_and_nothing_after() {
     let (_dir, engine) = engine();
     let mut root = engine.session("root", "localhost");
     setup(&mut root);
-    run(
+    rows(
         &mut root,
         "CREATE USER maker@localhost; GRANT CREATE ON d.* TO maker@localhost;
          CREATE USER reader@localhost; GRANT SELECT ON d.* TO reader@localhost",
@@ -178,46 +166,46 @@ fn temporary_tables_need_create_and_nothing_after() {
         engine.session_for(&account, "localhost")
     };
     let mut maker = login("maker");
-    run(&mut maker, "USE d");
+    rows(&mut maker, "USE d");
     // CREATE stands for CREATE TEMPORARY TABLES; the table then needs nothing.
-    run(
+    rows(
         &mut maker,
         "CREATE TEMPORARY TABLE tmp (a INT PRIMARY KEY); INSERT INTO tmp VALUES (1), (2);
          UPDATE tmp SET a = a + 10; DELETE FROM tmp WHERE a = 11",
     );
     assert_eq!(texts(&mut maker, "SELECT a FROM tmp"), ["12"]);
-    run(&mut maker, "CREATE INDEX ia ON tmp (a); TRUNCATE TABLE tmp");
+    rows(&mut maker, "CREATE INDEX ia ON tmp (a); TRUNCATE TABLE tmp");
     // The base table still needs its own privileges, also behind a view and a
     // temporary table of its name (a view reads the base table).
     assert_eq!(code(maker.execute("SELECT * FROM t")), 1142);
-    run(
+    rows(
         &mut root,
         "CREATE VIEW v AS SELECT a FROM t; GRANT SELECT ON d.v TO maker@localhost",
     );
     assert_eq!(code(maker.execute("SELECT * FROM v")), 1142);
-    run(&mut maker, "CREATE TEMPORARY TABLE t (a INT)");
+    rows(&mut maker, "CREATE TEMPORARY TABLE t (a INT)");
     assert_eq!(code(maker.execute("SELECT * FROM v")), 1142);
     assert_eq!(texts(&mut maker, "SELECT COUNT(*) FROM t"), ["0"]);
     // A temporary table's name lends no privilege on the base objects of that name.
-    run(&mut maker, "CREATE TEMPORARY TABLE v (a INT)");
+    rows(&mut maker, "CREATE TEMPORARY TABLE v (a INT)");
     assert_eq!(code(maker.execute("DROP VIEW v")), 1142);
-    run(&mut root, "REVOKE CREATE ON d.* FROM maker@localhost");
+    rows(&mut root, "REVOKE CREATE ON d.* FROM maker@localhost");
     assert_eq!(code(maker.execute("CREATE TABLE t (a INT)")), 1142);
     assert_eq!(code(maker.execute("CREATE VIEW t AS SELECT 1")), 1142);
-    run(&mut root, "GRANT CREATE ON d.* TO maker@localhost");
-    run(&mut maker, "DROP TEMPORARY TABLE v");
+    rows(&mut root, "GRANT CREATE ON d.* TO maker@localhost");
+    rows(&mut maker, "DROP TEMPORARY TABLE v");
     // Renaming a temporary table is not supported yet.
-    run(&mut root, "CREATE TEMPORARY TABLE rt (a INT)");
+    rows(&mut root, "CREATE TEMPORARY TABLE rt (a INT)");
     assert_eq!(code(root.execute("RENAME TABLE rt TO rt2")), 1235);
     assert_eq!(code(root.execute("ALTER TABLE rt RENAME TO rt2")), 1235);
     assert_eq!(
         code(root.execute("ALTER TABLE rt ADD b INT, RENAME TO rt2")),
         1235
     );
-    run(&mut root, "INSERT INTO rt VALUES (1)");
-    run(&mut maker, "DROP TEMPORARY TABLE t; DROP TABLE tmp");
+    rows(&mut root, "INSERT INTO rt VALUES (1)");
+    rows(&mut maker, "DROP TEMPORARY TABLE t; DROP TABLE tmp");
     let mut reader = login("reader");
-    run(&mut reader, "USE d");
+    rows(&mut reader, "USE d");
     assert_eq!(
         code(reader.execute("CREATE TEMPORARY TABLE tmp (a INT)")),
         1142
@@ -238,7 +226,7 @@ fn temporary_tables_left_by_a_crash_are_dropped_at_start() {
     {
         let mut s = engine.session("root", "localhost");
         setup(&mut s);
-        run(
+        rows(
             &mut s,
             "CREATE TEMPORARY TABLE tmp (a INT); INSERT INTO tmp VALUES (1)",
         );
@@ -307,7 +295,7 @@ fn select_into_errors_mysql_has_and_mariadb_words_otherwise() {
     // MySQL's 3953 (MariaDB: 1064) for two INTO clauses.
     assert_eq!(code(s.execute("SELECT 1 INTO @a FROM DUAL INTO @b")), 3953);
     // MySQL takes INTO after the last UNION block's select list (MariaDB: 1064).
-    run(&mut s, "SELECT 2 UNION SELECT a INTO @u FROM t WHERE a = 2");
+    rows(&mut s, "SELECT 2 UNION SELECT a INTO @u FROM t WHERE a = 2");
     assert_eq!(texts(&mut s, "SELECT @u"), ["2"]);
     // Tarn writes no files of its own (MariaDB without secure_file_priv writes one).
     assert_eq!(
@@ -340,12 +328,12 @@ fn max_prepared_stmt_count_bounds_every_session_together() {
     let (_dir, engine) = engine();
     let mut a = engine.session("root", "localhost");
     let mut b = engine.session("root", "localhost");
-    run(&mut a, "SET GLOBAL max_prepared_stmt_count = 3");
+    rows(&mut a, "SET GLOBAL max_prepared_stmt_count = 3");
     assert_eq!(
         texts(&mut a, "SELECT @@global.max_prepared_stmt_count"),
         ["3"]
     );
-    run(
+    rows(
         &mut a,
         "PREPARE s1 FROM 'SELECT 1'; PREPARE s2 FROM 'SELECT 2'",
     );
@@ -355,24 +343,24 @@ fn max_prepared_stmt_count_bounds_every_session_together() {
     assert!(err.to_string().contains("(current value: 3)"), "{err}");
     assert_eq!(b.prepare("SELECT 4").unwrap_err().mysql_code(), 1461);
     // Preparing a name again replaces it, within the bound.
-    run(&mut a, "PREPARE s1 FROM 'SELECT 11'");
+    rows(&mut a, "PREPARE s1 FROM 'SELECT 11'");
     // Closing, deallocating and ending a session give places back.
     b.close_prepared(protocol);
-    run(&mut b, "PREPARE s4 FROM 'SELECT 4'");
-    run(&mut a, "DEALLOCATE PREPARE s2");
-    run(&mut b, "PREPARE s5 FROM 'SELECT 5'");
+    rows(&mut b, "PREPARE s4 FROM 'SELECT 4'");
+    rows(&mut a, "DEALLOCATE PREPARE s2");
+    rows(&mut b, "PREPARE s5 FROM 'SELECT 5'");
     assert_eq!(code(a.execute("PREPARE s6 FROM 'SELECT 6'")), 1461);
     drop(b);
-    run(
+    rows(
         &mut a,
         "PREPARE s6 FROM 'SELECT 6'; PREPARE s7 FROM 'SELECT 7'",
     );
     a.reset();
-    run(
+    rows(
         &mut a,
         "PREPARE s1 FROM 'SELECT 1'; PREPARE s2 FROM 'SELECT 2'; PREPARE s3 FROM 'SELECT 3'",
     );
-    run(&mut a, "SET GLOBAL max_prepared_stmt_count = DEFAULT");
+    rows(&mut a, "SET GLOBAL max_prepared_stmt_count = DEFAULT");
     assert_eq!(
         texts(&mut a, "SELECT @@global.max_prepared_stmt_count"),
         ["16382"]
@@ -385,7 +373,7 @@ fn execute_names_its_result_columns_from_the_prepared_text() {
     let (_dir, engine) = engine();
     let mut s = engine.session("root", "localhost");
     setup(&mut s);
-    run(
+    rows(
         &mut s,
         "PREPARE s FROM 'SELECT a + 1, COUNT(*) FROM t GROUP BY a ORDER BY a'",
     );
@@ -440,7 +428,7 @@ fn a_user_lock_passes_between_sessions_and_a_session_end_releases_it() {
     let (a_id, b_id) = (a.connection_id(), b.connection_id());
     assert_eq!(texts(&mut a, "SELECT GET_LOCK('migrations', 10)"), ["1"]);
     // A transaction's end keeps it: it is not a row lock.
-    run(&mut a, "BEGIN; COMMIT");
+    rows(&mut a, "BEGIN; COMMIT");
     assert_eq!(
         texts(&mut watcher, "SELECT IS_FREE_LOCK('MIGRATIONS')"),
         ["0"]
@@ -535,7 +523,7 @@ fn sleep_sleeps_per_row_and_returns_1_when_killed() {
 fn shutdown_needs_the_privilege_and_a_server() {
     let (_dir, engine) = engine();
     let mut root = engine.session("root", "localhost");
-    run(&mut root, "CREATE USER app@localhost");
+    rows(&mut root, "CREATE USER app@localhost");
     let account = engine.find_account("app", "localhost").expect("an account");
     let mut app = engine.session_for(&account, "localhost");
     assert_eq!(code(app.execute("SHUTDOWN")), 1227);
@@ -548,6 +536,6 @@ fn shutdown_needs_the_privilege_and_a_server() {
     }));
     assert_eq!(code(app.execute("SHUTDOWN")), 1227);
     assert!(!asked.load(std::sync::atomic::Ordering::SeqCst));
-    run(&mut root, "SHUTDOWN");
+    rows(&mut root, "SHUTDOWN");
     assert!(asked.load(std::sync::atomic::Ordering::SeqCst));
 }

@@ -3,6 +3,8 @@
 
 mod common;
 
+use common::{code, rows};
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -20,13 +22,6 @@ fn engine() -> (tempfile::TempDir, Arc<Engine>) {
     )
 }
 
-fn rows(session: &mut Session, sql: &str) -> Vec<Vec<Value>> {
-    let mut results = session
-        .execute(sql)
-        .unwrap_or_else(|e| panic!("{sql}: {e}"));
-    results.pop().map(|r| r.all_rows()).unwrap_or_default()
-}
-
 fn ints(session: &mut Session, sql: &str) -> Vec<i64> {
     rows(session, sql)
         .into_iter()
@@ -39,13 +34,6 @@ fn ints(session: &mut Session, sql: &str) -> Vec<i64> {
             other => panic!("{sql}: not an integer: {other:?}"),
         })
         .collect()
-}
-
-fn code(result: tarn_common::Result<Vec<QueryResult>>) -> u16 {
-    match result {
-        Ok(_) => 0,
-        Err(e) => e.mysql_code(),
-    }
 }
 
 fn setup(session: &mut Session) {

@@ -6,6 +6,8 @@
 
 mod common;
 
+use common::text;
+
 use std::sync::Arc;
 
 use tarn_common::rng::{Rng, test_seed};
@@ -15,15 +17,6 @@ use tarn_sql::{Engine, Session};
 
 fn engine() -> (tempfile::TempDir, Arc<Engine>) {
     common::engine_with("window", Settings::default())
-}
-
-fn text(v: &Value) -> String {
-    match v {
-        Value::Null => "NULL".into(),
-        v => tarn_sql::scalar::cast::to_text(v)
-            .map(|b| String::from_utf8_lossy(&b).into_owned())
-            .unwrap_or_default(),
-    }
 }
 
 /// The rows of `sql`'s result, each as its values' text joined by spaces.

@@ -1,9 +1,12 @@
-//! What the engine-level test files share.
+//! What the engine-level test files share. Each file uses some of it.
+#![allow(dead_code)]
 
 use std::sync::Arc;
 
+use tarn_common::Result;
 use tarn_common::settings::Settings;
-use tarn_sql::Engine;
+use tarn_row::Value;
+use tarn_sql::{Engine, QueryResult, Session};
 
 /// An engine over a fresh data directory under `TARN_TEST_DIR` (or the system's
 /// temporary directory), named `prefix...`, with `settings` but that directory. The
@@ -22,4 +25,37 @@ pub fn engine_with(prefix: &str, settings: Settings) -> (tempfile::TempDir, Arc<
     };
     let engine = Engine::open(&settings).expect("the engine opens");
     (dir, engine)
+}
+
+/// The rows of the last result of `sql` (none for a statement without rows);
+/// panics, naming the statement, if it fails.
+pub fn rows(session: &mut Session, sql: &str) -> Vec<Vec<Value>> {
+    let mut results = session
+        .execute(sql)
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    results.pop().map(|r| r.all_rows()).unwrap_or_default()
+}
+
+/// A value as the text protocol shows it (`NULL` for NULL).
+pub fn text(v: &Value) -> String {
+    tarn_sql::scalar::cast::to_text(v)
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_else(|| "NULL".into())
+}
+
+/// The MySQL error number of `result`, 0 if it succeeded.
+pub fn code(result: Result<Vec<QueryResult>>) -> u16 {
+    match result {
+        Ok(_) => 0,
+        Err(e) => e.mysql_code(),
+    }
+}
+
+/// The error `sql` fails with: number, SQLSTATE and message; panics if it
+/// succeeds.
+pub fn error(session: &mut Session, sql: &str) -> (u16, &'static str, String) {
+    match session.execute(sql) {
+        Ok(results) => panic!("{sql}: expected an error, got {results:?}"),
+        Err(e) => (e.mysql_code(), e.sqlstate(), e.to_string()),
+    }
 }
