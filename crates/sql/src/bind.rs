@@ -2661,6 +2661,11 @@ impl<'c> Binder<'c> {
             // An aggregate outside an aggregating clause (WHERE, GROUP BY).
             return Err(Error::sql(1111, "HY000", "Invalid use of group function"));
         }
+        if name == "JSON_VALUE" || name == crate::parse::JSON_VALUE_WITH_RESPONSES {
+            if let FunctionArguments::List(list) = &f.args {
+                return self.bind_json_value(list, &name, es);
+            }
+        }
         let args: Vec<ast::Expr> = match &f.args {
             FunctionArguments::None => vec![],
             FunctionArguments::List(list) => {

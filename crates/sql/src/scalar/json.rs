@@ -23,13 +23,14 @@
 //!
 //! Not here: `JSON_ARRAYAGG` and `JSON_OBJECTAGG` (aggregates, [`super::agg`]), and
 //! `JSON_TABLE`, `JSON_SCHEMA_*`, `JSON_PRETTY`, `JSON_STORAGE_*`, `MEMBER OF`,
-//! `JSON_OVERLAPS`, `JSON_VALUE` (not supported yet).
+//! `JSON_OVERLAPS` (not supported yet). JSON_VALUE is here ([`json_value`]) but is
+//! its own expression (`Expr::JsonValue`), as it carries a type and responses.
 
 use tarn_common::{Error, Result};
 use tarn_row::types::Collation;
 use tarn_row::value::Value;
 
-use super::cast::to_text;
+use super::cast::{CastTarget, to_text};
 use super::like::like;
 use crate::json::path::{Index, Leg, Path};
 use crate::json::{self, Json, Key};
@@ -783,5 +784,135 @@ mod tests {
         assert_eq!(run("JSON_SEARCH", &[r#"["a"]"#, "one", "b"]), "NULL");
         assert_eq!(run("JSON_OBJECT", &["k", "NULL"]), r#"{"k": null}"#);
         assert!(run("JSON_OBJECT", &["NULL", "1"]).starts_with("ERROR 3158"));
+    }
+}
+
+/// What JSON_VALUE answers when its path selects nothing (`.. ON EMPTY`) or its value
+/// does not convert to the RETURNING type (`.. ON ERROR`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum JsonResponse {
+    /// NULL (the default for both).
+    Null,
+    /// Error 3966 (ON EMPTY) or 1690 (ON ERROR).
+    Error,
+    /// The DEFAULT value, already of the RETURNING type.
+    Default(Value),
+}
+
+/// JSON_VALUE's RETURNING type and responses.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JsonValueSpec {
+    /// The RETURNING type; `CHAR(512)` when there is none, as MySQL's VARCHAR(512).
+    pub returning: CastTarget,
+    pub on_empty: JsonResponse,
+    pub on_error: JsonResponse,
+}
+
+/// JSON_VALUE's result type without RETURNING: VARCHAR(512) utf8mb4_bin.
+pub const JSON_VALUE_TEXT: SqlType = SqlType::Text {
+    len_chars: Some(JSON_VALUE_TEXT_CHARS),
+    collation: Collation::Binary,
+    fixed: false,
+};
+
+/// The length of [`JSON_VALUE_TEXT`], in characters.
+pub const JSON_VALUE_TEXT_CHARS: u32 = 512;
+
+/// MySQL's name of a RETURNING type in error 1690.
+fn returning_name(target: CastTarget) -> &'static str {
+    match target {
+        CastTarget::Signed => "SIGNED",
+        CastTarget::Unsigned => "UNSIGNED",
+        CastTarget::Decimal { .. } => "DECIMAL",
+        CastTarget::Double => "DOUBLE",
+        CastTarget::Date => "DATE",
+        CastTarget::DateTime(_) => "DATETIME",
+        CastTarget::Time(_) => "TIME",
+        CastTarget::Binary(_) => "BINARY",
+        CastTarget::Json(_) => "JSON",
+        _ => "CHAR",
+    }
+}
+
+/// ER_DATA_OUT_OF_RANGE (1690) for a value JSON_VALUE could not convert.
+pub fn json_value_out_of_range(target: CastTarget) -> Error {
+    Error::sql(
+        1690,
+        "22003",
+        format!(
+            "{} value is out of range in 'json_value'",
+            returning_name(target)
+        ),
+    )
+}
+
+/// `v` as a value of the RETURNING type `target` when it converts without loss, as a
+/// column of that type would store it in strict mode ([`super::cast::to_column_at`]:
+/// `'12'` is 12, `'1x'`, `'2020-13-01'` and a string longer than CHAR(n) are None);
+/// a number rounds to the scale as a column does. JSON text stays as it is for JSON.
+pub fn convert_exactly(v: Value, target: CastTarget) -> Option<Value> {
+    use tarn_row::types::ColumnType as C;
+    let ty = match target {
+        CastTarget::Signed => C::BigInt { unsigned: false },
+        CastTarget::Unsigned => C::BigInt { unsigned: true },
+        CastTarget::Decimal { precision, scale } => C::Decimal { precision, scale },
+        CastTarget::Double => C::Double,
+        CastTarget::Char(Some(len)) => C::VarChar { len },
+        CastTarget::Char(None) => C::LongText,
+        CastTarget::Binary(Some(len_bytes)) => C::VarBinary { len_bytes },
+        CastTarget::Binary(None) => C::LongBlob,
+        CastTarget::Date => C::Date,
+        CastTarget::DateTime(fsp) => C::DateTime { fsp },
+        CastTarget::Time(fsp) => C::Time { fsp },
+        other => return super::cast::cast(&v, other).ok(),
+    };
+    super::cast::to_column_at(v, ty, Collation::Binary, "json_value", 1).ok()
+}
+
+/// `JSON_VALUE(doc, path ..)`: the scalar at `path` in the RETURNING type. A NULL
+/// document or path, or a JSON null there, is NULL; a bad document is 3141, a bad
+/// path 3143 and a wildcard 3149 (whatever the responses say, as in MySQL); no value
+/// is the ON EMPTY response; a value that does not convert (an array or object for
+/// anything but a string or JSON) the ON ERROR response.
+pub fn json_value(doc: &Value, path: &Value, spec: &JsonValueSpec) -> Result<Value> {
+    let Some(doc) = json::argument(doc, 1, "json_value")? else {
+        return Ok(Value::Null);
+    };
+    let Some(path) = path_argument(path)? else {
+        return Ok(Value::Null);
+    };
+    let path = path.check_not_wild()?;
+    let Some(found) = path.seek(&doc).first().copied() else {
+        return match &spec.on_empty {
+            JsonResponse::Null => Ok(Value::Null),
+            JsonResponse::Default(v) => Ok(v.clone()),
+            JsonResponse::Error => Err(Error::sql(
+                3966,
+                "22035",
+                "No value was found by 'json_value' on the specified path.",
+            )),
+        };
+    };
+    let sql = match (found, spec.returning) {
+        (Json::Null, _) => return Ok(Value::Null),
+        (_, CastTarget::Json(_)) => return found.to_value(),
+        // A string type takes the text JSON_UNQUOTE shows (`1.0` for the double).
+        (_, CastTarget::Char(_) | CastTarget::Binary(_))
+        | (Json::String(_) | Json::Array(_) | Json::Object(_), _) => {
+            Value::Bytes(found.unquoted()?.into_bytes())
+        }
+        (Json::Bool(b), _) => Value::Int(i64::from(*b)),
+        (Json::Int(i), _) => Value::Int(*i),
+        (Json::UInt(u), _) => Value::UInt(*u),
+        (Json::Double(f), _) => Value::Double(*f),
+        (Json::Decimal(d), _) => Value::Decimal(*d),
+    };
+    match convert_exactly(sql, spec.returning) {
+        Some(v) => Ok(v),
+        None => match &spec.on_error {
+            JsonResponse::Null => Ok(Value::Null),
+            JsonResponse::Default(v) => Ok(v.clone()),
+            JsonResponse::Error => Err(json_value_out_of_range(spec.returning)),
+        },
     }
 }
