@@ -2186,6 +2186,11 @@ impl<'c> Binder<'c> {
                 };
                 (coerced(Expr::Case { whens, otherwise }, ty), ty)
             }
+            E::MemberOf(m) => {
+                // `value MEMBER OF (array)`: the JSON function MEMBER_OF's call.
+                let args = [(*m.value).clone(), (*m.array).clone()];
+                self.bind_json_function(crate::scalar::json::MEMBER_OF, &args, es)?
+            }
             E::Cast {
                 expr, data_type, ..
             }

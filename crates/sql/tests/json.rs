@@ -794,3 +794,46 @@ fn json_value_returns_the_scalar_in_its_type() {
         [["2"]]
     );
 }
+
+/// `value MEMBER OF (array)` and JSON_OVERLAPS (MySQL 8.0.17; MariaDB has neither
+/// MEMBER OF nor JSON_OVERLAPS before 10.9, and compares otherwise): values compare as
+/// JSON, a string is a JSON string, and a scalar array is a one-element array.
+#[test]
+fn member_of_and_json_overlaps_compare_json_values() {
+    let (_dir, engine) = engine();
+    let mut s = session(&engine);
+    for (sql, want) in [
+        ("SELECT 5 MEMBER OF ('[5]')", "1"),
+        ("SELECT 'a' MEMBER OF ('[\"a\"]')", "1"),
+        ("SELECT '5' MEMBER OF ('[5]')", "0"),
+        ("SELECT 5.0 MEMBER OF ('[1, 5]')", "1"),
+        ("SELECT 5 MEMBER OF ('5')", "1"),
+        ("SELECT 6 MEMBER OF ('[5, [6]]')", "0"),
+        ("SELECT CAST('[6]' AS JSON) MEMBER OF ('[5, [6]]')", "1"),
+        ("SELECT JSON_ARRAY(1) MEMBER OF ('[[1]]')", "1"),
+        ("SELECT NULL MEMBER OF ('[null]')", "NULL"),
+        ("SELECT 1 MEMBER OF (NULL)", "NULL"),
+        ("SELECT 1 + 1 MEMBER OF ('[2]')", "1"),
+        ("SELECT JSON_OVERLAPS('[1, 3, 5]', '[2, 5, 7]')", "1"),
+        ("SELECT JSON_OVERLAPS('[1, 3]', '[2, 4]')", "0"),
+        (
+            "SELECT JSON_OVERLAPS('{\"a\": 1, \"b\": 2}', '{\"b\": 2}')",
+            "1",
+        ),
+        ("SELECT JSON_OVERLAPS('{\"a\": 1}', '{\"a\": 2}')", "0"),
+        ("SELECT JSON_OVERLAPS('5', '5')", "1"),
+        ("SELECT JSON_OVERLAPS('[4, 5]', '5')", "1"),
+        ("SELECT JSON_OVERLAPS('[{\"a\": 1}]', '{\"a\": 1}')", "1"),
+        ("SELECT JSON_OVERLAPS('{\"a\": 1}', '1')", "0"),
+        ("SELECT JSON_OVERLAPS(NULL, '1')", "NULL"),
+    ] {
+        assert_eq!(one(&mut s, sql), want, "{sql}");
+    }
+    assert_eq!(error(&mut s, "SELECT 1 MEMBER OF ('[1')").0, 3141);
+    s.execute(r#"CREATE TABLE t (id INT PRIMARY KEY, tags JSON); INSERT INTO t VALUES (1, '["x", "y"]'), (2, '["z"]')"#)
+        .unwrap();
+    assert_eq!(
+        rows(&mut s, "SELECT id FROM t WHERE 'y' MEMBER OF (tags)"),
+        [["1"]]
+    );
+}

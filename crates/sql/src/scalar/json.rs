@@ -22,8 +22,8 @@
 //! are documents are JSON text ([`Json::to_text`]).
 //!
 //! Not here: `JSON_ARRAYAGG` and `JSON_OBJECTAGG` (aggregates, [`super::agg`]), and
-//! `JSON_TABLE`, `JSON_SCHEMA_*`, `JSON_PRETTY`, `JSON_STORAGE_*`, `MEMBER OF`,
-//! `JSON_OVERLAPS` (not supported yet). JSON_VALUE is here ([`json_value`]) but is
+//! `JSON_TABLE`, `JSON_SCHEMA_*`, `JSON_PRETTY`, `JSON_STORAGE_*` (not supported
+//! yet). `value MEMBER OF (array)` is the call [`MEMBER_OF`]. JSON_VALUE is here ([`json_value`]) but is
 //! its own expression (`Expr::JsonValue`), as it carries a type and responses.
 
 use tarn_common::{Error, Result};
@@ -60,7 +60,14 @@ const FUNCTIONS: &[(&str, &str, usize, usize)] = &[
     ("JSON_MERGE_PRESERVE", "json_merge_preserve", 2, usize::MAX),
     ("JSON_MERGE", "json_merge", 2, usize::MAX),
     ("JSON_SEARCH", "json_search", 3, usize::MAX),
+    ("JSON_OVERLAPS", "json_overlaps", 2, 2),
+    // `value MEMBER OF (array)`, which the binder makes this call of.
+    (MEMBER_OF, "member of", 2, 2),
 ];
+
+/// The name `value MEMBER OF (array)` is bound as (a call of two arguments: the value,
+/// a value argument, and the array, a document).
+pub const MEMBER_OF: &str = "MEMBER OF";
 
 fn entry(upper: &str) -> Option<&'static (&'static str, &'static str, usize, usize)> {
     FUNCTIONS.iter().find(|f| f.0 == upper)
@@ -107,6 +114,7 @@ pub fn check_arity(upper: &str, count: usize) -> Result<()> {
 pub fn is_value_argument(upper: &str, i: usize) -> bool {
     match upper {
         "JSON_ARRAY" => true,
+        MEMBER_OF => i == 0,
         "JSON_OBJECT" => i % 2 == 1,
         "JSON_SET" | "JSON_INSERT" | "JSON_REPLACE" | "JSON_ARRAY_APPEND" => i >= 2 && i % 2 == 0,
         _ => false,
@@ -130,9 +138,8 @@ pub fn return_type(upper: &str) -> SqlType {
             collation: Collation::Binary,
             fixed: false,
         },
-        "JSON_VALID" | "JSON_LENGTH" | "JSON_DEPTH" | "JSON_CONTAINS" | "JSON_CONTAINS_PATH" => {
-            SqlType::BIGINT
-        }
+        "JSON_VALID" | "JSON_LENGTH" | "JSON_DEPTH" | "JSON_CONTAINS" | "JSON_CONTAINS_PATH"
+        | "JSON_OVERLAPS" | MEMBER_OF => SqlType::BIGINT,
         _ => SqlType::Json,
     }
 }
@@ -307,6 +314,23 @@ pub fn call(upper: &str, args: &[Value], collation: Collation) -> Result<Value> 
                 doc
             };
             Ok(Value::Int(i64::from(contains(&target, &candidate))))
+        }
+        "JSON_OVERLAPS" => {
+            let a = document!(args, 0, name);
+            let b = document!(args, 1, name);
+            Ok(Value::Int(i64::from(overlaps(&a, &b))))
+        }
+        MEMBER_OF => {
+            if args[0].is_null() {
+                return Ok(Value::Null);
+            }
+            let value = value_argument(&args[0], 1, name)?;
+            let array = document!(args, 1, name);
+            let member = match &array {
+                Json::Array(elements) => elements.iter().any(|e| e.equals(&value)),
+                scalar => scalar.equals(&value),
+            };
+            Ok(Value::Int(i64::from(member)))
         }
         "JSON_CONTAINS_PATH" => {
             let doc = document!(args, 0, name);
@@ -487,6 +511,22 @@ enum Mode {
     Set,
     Insert,
     Replace,
+}
+
+/// JSON_OVERLAPS: two arrays share an element; two objects a member (key and
+/// value); an array and anything else hold that as an element; two other values
+/// are equal (an object and a scalar never overlap). Values compare as MySQL
+/// compares JSON ([`Json::equals`]).
+pub fn overlaps(a: &Json, b: &Json) -> bool {
+    match (a, b) {
+        (Json::Array(x), Json::Array(y)) => x.iter().any(|e| y.iter().any(|f| e.equals(f))),
+        (Json::Array(x), other) | (other, Json::Array(x)) => x.iter().any(|e| e.equals(other)),
+        (Json::Object(x), Json::Object(y)) => {
+            x.iter().any(|(k, v)| y.get(k).is_some_and(|w| v.equals(w)))
+        }
+        (Json::Object(_), _) | (_, Json::Object(_)) => false,
+        (x, y) => x.equals(y),
+    }
 }
 
 /// JSON_SET / JSON_INSERT / JSON_REPLACE of one path: a value the path selects is
