@@ -2186,6 +2186,11 @@ impl<'c> Binder<'c> {
                 };
                 (coerced(Expr::Case { whens, otherwise }, ty), ty)
             }
+            E::MemberOf(m) => {
+                // `value MEMBER OF (array)`: the JSON function MEMBER_OF's call.
+                let args = [(*m.value).clone(), (*m.array).clone()];
+                self.bind_json_function(crate::scalar::json::MEMBER_OF, &args, es)?
+            }
             E::Cast {
                 expr, data_type, ..
             }
@@ -2660,6 +2665,11 @@ impl<'c> Binder<'c> {
         if aggregate_function(&name).is_some() {
             // An aggregate outside an aggregating clause (WHERE, GROUP BY).
             return Err(Error::sql(1111, "HY000", "Invalid use of group function"));
+        }
+        if name == "JSON_VALUE" || name == crate::parse::JSON_VALUE_WITH_RESPONSES {
+            if let FunctionArguments::List(list) = &f.args {
+                return self.bind_json_value(list, &name, es);
+            }
         }
         let args: Vec<ast::Expr> = match &f.args {
             FunctionArguments::None => vec![],

@@ -376,6 +376,10 @@ pub fn cast_target(ty: &DataType) -> Result<CastTarget> {
         }
         // The binder makes it `boolean` for a predicate.
         DataType::JSON => CastTarget::Json(JsonCast::Parse { boolean: false }),
+        // MySQL 8.0.22's CAST(x AS YEAR); sqlparser does not know the type.
+        DataType::Custom(name, modifiers) if is_year(name) && modifiers.is_empty() => {
+            CastTarget::Year
+        }
         other => return Err(unsupported(&format!("CAST to {other}"))),
     })
 }
@@ -410,6 +414,7 @@ pub fn cast_type(target: CastTarget) -> crate::types::SqlType {
         CastTarget::Json(JsonCast::CompareKey) => SqlType::BLOB,
         CastTarget::Json(_) => SqlType::Json,
         CastTarget::Time(fsp) => SqlType::Time { fsp },
+        CastTarget::Year => SqlType::Year,
         CastTarget::Number { members, set } if set && members.len() >= 64 => {
             SqlType::UInt { bits: 64 }
         }

@@ -184,6 +184,13 @@ pub enum Expr {
         unit: IntervalUnit,
         expr: Box<Expr>,
     },
+    /// `JSON_VALUE(doc, path [RETURNING t] [.. ON EMPTY] [.. ON ERROR])`
+    /// ([`crate::scalar::json::json_value`]).
+    JsonValue {
+        doc: Box<Expr>,
+        path: Box<Expr>,
+        spec: Box<crate::scalar::json::JsonValueSpec>,
+    },
     /// A subquery: scalar, IN, EXISTS. `operand`: IN's left side, over the
     /// enclosing row.
     Subquery {
@@ -343,6 +350,7 @@ impl Expr {
                 .collect(),
             Expr::Coalesce(args) | Expr::Function { args, .. } => args.iter().collect(),
             Expr::DateAdd { expr, amount, .. } => vec![expr, amount],
+            Expr::JsonValue { doc, path, .. } => vec![doc, path],
         }
     }
 
@@ -415,6 +423,10 @@ impl Expr {
             Expr::DateAdd { expr, amount, .. } => {
                 expr.visit_mut(f);
                 amount.visit_mut(f);
+            }
+            Expr::JsonValue { doc, path, .. } => {
+                doc.visit_mut(f);
+                path.visit_mut(f);
             }
         }
     }
@@ -747,6 +759,13 @@ impl Expr {
                 a.iter()
                     .zip(&b)
                     .map(|(a, b)| date::add_interval(a, b, *unit, *subtract))
+                    .collect::<Result<_>>()?
+            }
+            Expr::JsonValue { doc, path, spec } => {
+                let (docs, paths) = (doc.eval(chunk, cx)?, path.eval(chunk, cx)?);
+                docs.iter()
+                    .zip(&paths)
+                    .map(|(d, p)| crate::scalar::json::json_value(d, p, spec))
                     .collect::<Result<_>>()?
             }
             Expr::Extract { unit, expr } => expr

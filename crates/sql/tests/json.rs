@@ -657,3 +657,183 @@ fn parameters_are_strings() {
     );
     assert_eq!(one(&mut s, "SELECT j FROM t"), r#"{"a": 1, "b": 2}"#);
 }
+
+/// JSON_VALUE (MySQL 8.0.21): the unquoted scalar as VARCHAR(512), or the RETURNING
+/// type; ON EMPTY answers a path that selects nothing, ON ERROR a value that does not
+/// convert. MariaDB has only the two-argument form, and answers NULL for an array.
+#[test]
+fn json_value_returns_the_scalar_in_its_type() {
+    let (_dir, engine) = engine();
+    let mut s = session(&engine);
+    let doc = r#"'{"fname": "Joe", "n": 7, "price": "49.95", "d": "2020-01-02", "a": [1, 2], "x": 1.0, "nul": null, "t": true}'"#;
+    let q = |clause: &str| format!("SELECT JSON_VALUE({doc}, {clause})");
+    assert_eq!(one(&mut s, &q("'$.fname'")), "Joe");
+    assert_eq!(one(&mut s, &q("'$.n'")), "7");
+    assert_eq!(one(&mut s, &q("'$.x'")), "1.0");
+    assert_eq!(one(&mut s, &q("'$.t'")), "true");
+    assert_eq!(one(&mut s, &q("'$.a'")), "[1, 2]");
+    assert_eq!(one(&mut s, &q("'$.nul'")), "NULL");
+    assert_eq!(one(&mut s, &q("'$.missing'")), "NULL");
+    assert_eq!(one(&mut s, "SELECT JSON_VALUE(NULL, '$.a')"), "NULL");
+    assert_eq!(
+        column_types(&mut s, &q("'$.fname'")),
+        [SqlType::Text {
+            len_chars: Some(512),
+            collation: tarn_row::types::Collation::Binary,
+            fixed: false
+        }]
+    );
+    // RETURNING.
+    assert_eq!(one(&mut s, &q("'$.n' RETURNING SIGNED")), "7");
+    assert_eq!(one(&mut s, &q("'$.n' RETURNING UNSIGNED")), "7");
+    assert_eq!(one(&mut s, &q("'$.t' RETURNING SIGNED")), "1");
+    assert_eq!(one(&mut s, &q("'$.price' RETURNING DECIMAL(4,2)")), "49.95");
+    assert_eq!(one(&mut s, &q("'$.price' RETURNING DOUBLE")), "49.95");
+    assert_eq!(one(&mut s, &q("'$.d' RETURNING DATE")), "2020-01-02");
+    assert_eq!(
+        one(&mut s, &q("'$.d' RETURNING DATETIME")),
+        "2020-01-02 00:00:00"
+    );
+    assert_eq!(one(&mut s, &q("'$.fname' RETURNING CHAR(2)")), "NULL");
+    assert_eq!(one(&mut s, &q("'$.fname' RETURNING CHAR(3)")), "Joe");
+    assert_eq!(one(&mut s, &q("'$.a' RETURNING JSON")), "[1, 2]");
+    assert_eq!(
+        column_types(&mut s, &q("'$.n' RETURNING SIGNED")),
+        [SqlType::BIGINT]
+    );
+    assert_eq!(
+        column_types(&mut s, &q("'$.a' RETURNING JSON")),
+        [SqlType::Json]
+    );
+    // A value that does not convert: NULL by default.
+    assert_eq!(one(&mut s, &q("'$.fname' RETURNING SIGNED")), "NULL");
+    assert_eq!(one(&mut s, &q("'$.a' RETURNING SIGNED")), "NULL");
+    assert_eq!(one(&mut s, &q("'$.fname' RETURNING DATE")), "NULL");
+    // ON EMPTY and ON ERROR.
+    assert_eq!(
+        one(&mut s, &q("'$.missing' DEFAULT 'none' ON EMPTY")),
+        "none"
+    );
+    assert_eq!(
+        one(
+            &mut s,
+            &q("'$.missing' RETURNING SIGNED DEFAULT -3 ON EMPTY ERROR ON ERROR")
+        ),
+        "-3"
+    );
+    assert_eq!(
+        one(&mut s, &q("'$.missing' NULL ON EMPTY DEFAULT 1 ON ERROR")),
+        "NULL"
+    );
+    assert_eq!(
+        one(&mut s, &q("'$.fname' RETURNING SIGNED DEFAULT 9 ON ERROR")),
+        "9"
+    );
+    assert_eq!(
+        one(
+            &mut s,
+            &q("'$.fname' RETURNING SIGNED DEFAULT NULL ON EMPTY DEFAULT '8' ON ERROR")
+        ),
+        "8"
+    );
+    assert_eq!(
+        one(
+            &mut s,
+            &q("'$.n' RETURNING SIGNED ERROR ON EMPTY ERROR ON ERROR")
+        ),
+        "7"
+    );
+    assert_eq!(
+        error(&mut s, &q("'$.missing' ERROR ON EMPTY")),
+        (
+            3966,
+            "22035",
+            "No value was found by 'json_value' on the specified path.".into()
+        )
+    );
+    assert_eq!(
+        error(&mut s, &q("'$.fname' RETURNING SIGNED ERROR ON ERROR")),
+        (
+            1690,
+            "22003",
+            "SIGNED value is out of range in 'json_value'".into()
+        )
+    );
+    // The clauses' order is MySQL's; the document and path are checked whatever
+    // the responses say.
+    assert_eq!(
+        error(&mut s, &q("'$.n' NULL ON ERROR NULL ON EMPTY")).0,
+        1064
+    );
+    assert_eq!(
+        error(&mut s, &q("'$.n' NULL ON EMPTY RETURNING SIGNED")).0,
+        1064
+    );
+    assert_eq!(
+        error(&mut s, &q("'$.n' NULL ON EMPTY NULL ON EMPTY")).0,
+        1064
+    );
+    assert_eq!(
+        error(&mut s, "SELECT JSON_VALUE('{', '$' NULL ON ERROR)").0,
+        3141
+    );
+    assert_eq!(error(&mut s, &q("'$[*]'")).0, 3149);
+    assert_eq!(error(&mut s, "SELECT JSON_VALUE('[1]')").0, 1582);
+    // On a column, in WHERE, with a nested call as the path's default.
+    s.execute(r#"CREATE TABLE t (id INT PRIMARY KEY, j JSON); INSERT INTO t VALUES (1, '{"k": 5}'), (2, '{"k": "x"}'), (3, '{}')"#)
+        .unwrap();
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT id, JSON_VALUE(j, '$.k' RETURNING SIGNED DEFAULT 0 ON EMPTY DEFAULT -1 ON ERROR) FROM t ORDER BY id"
+        ),
+        [["1", "5"], ["2", "-1"], ["3", "0"]]
+    );
+    assert_eq!(
+        rows(&mut s, "SELECT id FROM t WHERE JSON_VALUE(j, '$.k') = 'x'"),
+        [["2"]]
+    );
+}
+
+/// `value MEMBER OF (array)` and JSON_OVERLAPS (MySQL 8.0.17; MariaDB has neither
+/// MEMBER OF nor JSON_OVERLAPS before 10.9, and compares otherwise): values compare as
+/// JSON, a string is a JSON string, and a scalar array is a one-element array.
+#[test]
+fn member_of_and_json_overlaps_compare_json_values() {
+    let (_dir, engine) = engine();
+    let mut s = session(&engine);
+    for (sql, want) in [
+        ("SELECT 5 MEMBER OF ('[5]')", "1"),
+        ("SELECT 'a' MEMBER OF ('[\"a\"]')", "1"),
+        ("SELECT '5' MEMBER OF ('[5]')", "0"),
+        ("SELECT 5.0 MEMBER OF ('[1, 5]')", "1"),
+        ("SELECT 5 MEMBER OF ('5')", "1"),
+        ("SELECT 6 MEMBER OF ('[5, [6]]')", "0"),
+        ("SELECT CAST('[6]' AS JSON) MEMBER OF ('[5, [6]]')", "1"),
+        ("SELECT JSON_ARRAY(1) MEMBER OF ('[[1]]')", "1"),
+        ("SELECT NULL MEMBER OF ('[null]')", "NULL"),
+        ("SELECT 1 MEMBER OF (NULL)", "NULL"),
+        ("SELECT 1 + 1 MEMBER OF ('[2]')", "1"),
+        ("SELECT JSON_OVERLAPS('[1, 3, 5]', '[2, 5, 7]')", "1"),
+        ("SELECT JSON_OVERLAPS('[1, 3]', '[2, 4]')", "0"),
+        (
+            "SELECT JSON_OVERLAPS('{\"a\": 1, \"b\": 2}', '{\"b\": 2}')",
+            "1",
+        ),
+        ("SELECT JSON_OVERLAPS('{\"a\": 1}', '{\"a\": 2}')", "0"),
+        ("SELECT JSON_OVERLAPS('5', '5')", "1"),
+        ("SELECT JSON_OVERLAPS('[4, 5]', '5')", "1"),
+        ("SELECT JSON_OVERLAPS('[{\"a\": 1}]', '{\"a\": 1}')", "1"),
+        ("SELECT JSON_OVERLAPS('{\"a\": 1}', '1')", "0"),
+        ("SELECT JSON_OVERLAPS(NULL, '1')", "NULL"),
+    ] {
+        assert_eq!(one(&mut s, sql), want, "{sql}");
+    }
+    assert_eq!(error(&mut s, "SELECT 1 MEMBER OF ('[1')").0, 3141);
+    s.execute(r#"CREATE TABLE t (id INT PRIMARY KEY, tags JSON); INSERT INTO t VALUES (1, '["x", "y"]'), (2, '["z"]')"#)
+        .unwrap();
+    assert_eq!(
+        rows(&mut s, "SELECT id FROM t WHERE 'y' MEMBER OF (tags)"),
+        [["1"]]
+    );
+}

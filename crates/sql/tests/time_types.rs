@@ -226,3 +226,28 @@ fn aggregates_of_a_year_are_years() {
     assert_eq!(rows[0], ["0000", "2001"]);
     assert_eq!(types, [SqlType::Year, SqlType::Year]);
 }
+
+/// CAST(x AS YEAR) (MySQL 8.0.22; MariaDB has no such cast): a number or string as a
+/// YEAR column reads it, a date its year, anything out of range NULL.
+#[test]
+fn cast_as_year_reads_as_a_year_column() {
+    let (_dir, engine) = engine();
+    let mut s = session(&engine);
+    let (rows, types) = query(
+        &mut s,
+        "SELECT CAST(1 AS YEAR), CAST(69 AS YEAR), CAST(70 AS YEAR), CAST(99 AS YEAR), \
+         CAST(0 AS YEAR), CAST('0' AS YEAR), CAST('00' AS YEAR), CAST('0000' AS YEAR), \
+         CAST(2155 AS YEAR), CAST(2156 AS YEAR), CAST(100 AS YEAR), CAST(-1 AS YEAR), \
+         CAST('2012x' AS YEAR), CAST('abc' AS YEAR), CAST(DATE '2021-05-06' AS YEAR), \
+         CAST(1999.6 AS YEAR), CAST(NULL AS YEAR)",
+    );
+    assert_eq!(
+        rows[0],
+        [
+            "2001", "2069", "1970", "1999", "0000", "2000", "2000", "0000", "2155", "NULL", "NULL",
+            "NULL", "2012", "NULL", "2021", "2000", "NULL"
+        ]
+    );
+    assert_eq!(types[0], SqlType::Year);
+    assert_eq!(row(&mut s, "SELECT CONVERT('21', YEAR) + 0"), ["2021"]);
+}

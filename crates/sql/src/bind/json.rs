@@ -23,6 +23,7 @@ use std::cell::RefCell;
 
 use sqlparser::ast::{self, FunctionArg, FunctionArgExpr};
 use tarn_common::{Error, Result};
+use tarn_row::Value;
 use tarn_row::types::Collation;
 
 use super::{AggState, Binder, ExprScope, has_aggregate, wrong_args};
@@ -149,6 +150,99 @@ impl Binder<'_> {
                 collation,
             },
             functions::return_type(upper),
+        ))
+    }
+}
+
+impl Binder<'_> {
+    /// `JSON_VALUE(doc, path [RETURNING type])`, or the call the parser makes of one
+    /// with ON EMPTY / ON ERROR clauses (`crate::parse::JSON_VALUE_WITH_RESPONSES`,
+    /// four more arguments: each response's kind and DEFAULT value). A DEFAULT value
+    /// is a constant converted to the RETURNING type here (error 1690 when it does
+    /// not convert).
+    pub(super) fn bind_json_value(
+        &mut self,
+        list: &ast::FunctionArgumentList,
+        name: &str,
+        es: &ExprScope,
+    ) -> Result<(Expr, SqlType)> {
+        let mut returning = None;
+        for clause in &list.clauses {
+            match clause {
+                ast::FunctionArgumentClause::JsonReturningClause(r) if returning.is_none() => {
+                    returning = Some(crate::ddl_types::cast_target(&r.data_type)?);
+                }
+                _ => return Err(wrong_args("JSON_VALUE")),
+            }
+        }
+        let with_responses = name == crate::parse::JSON_VALUE_WITH_RESPONSES;
+        let expected = if with_responses { 6 } else { 2 };
+        let args: Vec<&ast::Expr> = list
+            .args
+            .iter()
+            .map(|a| match a {
+                FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => Ok(e),
+                _ => Err(wrong_args("JSON_VALUE")),
+            })
+            .collect::<Result<_>>()?;
+        if args.len() != expected || list.duplicate_treatment.is_some() {
+            return Err(wrong_args("JSON_VALUE"));
+        }
+        let (returning, ty) = match returning {
+            None => (
+                CastTarget::Char(Some(functions::JSON_VALUE_TEXT_CHARS)),
+                functions::JSON_VALUE_TEXT,
+            ),
+            Some(CastTarget::Json(_)) => (
+                CastTarget::Json(crate::scalar::cast::JsonCast::Parse { boolean: false }),
+                SqlType::Json,
+            ),
+            Some(t) => (t, crate::ddl_types::cast_type(t)),
+        };
+        let (doc, _) = self.bind_expr(args[0], es)?;
+        let (path, _) = self.bind_expr(args[1], es)?;
+        let mut responses = [functions::JsonResponse::Null, functions::JsonResponse::Null];
+        if with_responses {
+            for (slot, pair) in responses.iter_mut().zip(args[2..].chunks(2)) {
+                let kind = match self.bind_expr(pair[0], es)?.0 {
+                    Expr::Literal(Value::Int(k)) => k,
+                    _ => return Err(wrong_args("JSON_VALUE")),
+                };
+                *slot = match kind {
+                    0 => functions::JsonResponse::Null,
+                    1 => functions::JsonResponse::Error,
+                    _ => {
+                        let value = match self.bind_expr(pair[1], es)? {
+                            (Expr::Literal(v), _) => v,
+                            (Expr::Negate(inner), _) => match *inner {
+                                Expr::Literal(v) => crate::scalar::arith::negate(&v)?,
+                                _ => return Err(wrong_args("JSON_VALUE")),
+                            },
+                            _ => return Err(wrong_args("JSON_VALUE")),
+                        };
+                        let value = if value.is_null() {
+                            value
+                        } else {
+                            functions::convert_exactly(value, returning)
+                                .ok_or_else(|| functions::json_value_out_of_range(returning))?
+                        };
+                        functions::JsonResponse::Default(value)
+                    }
+                };
+            }
+        }
+        let [on_empty, on_error] = responses;
+        Ok((
+            Expr::JsonValue {
+                doc: Box::new(doc),
+                path: Box::new(path),
+                spec: Box::new(functions::JsonValueSpec {
+                    returning,
+                    on_empty,
+                    on_error,
+                }),
+            },
+            ty,
         ))
     }
 }

@@ -42,6 +42,8 @@
 //!    (so that it takes a character set and collation); in an UPDATE, the first
 //!    comma of a table list `UPDATE t1, t2 SET ..` becomes FROM
 //!    (`special::rewrite_update_table_list`), as sqlparser reads only joins there;
+//!    JSON_VALUE's `.. ON EMPTY` / `.. ON ERROR` clauses become arguments of an
+//!    internal call (`json_value.rs`);
 //!    and a SELECT's `INTO @a, ..` clause is taken out of the tokens (`into.rs`), the
 //!    rest parsed, and the two make [`Statement::SelectInto`].
 //!
@@ -99,6 +101,7 @@
 
 mod accounts;
 mod into;
+mod json_value;
 mod load;
 mod scan;
 mod special;
@@ -115,6 +118,7 @@ use tarn_common::settings::IsolationLevel;
 use tarn_common::{Error, Result};
 
 pub(crate) use into::misplaced as misplaced_into;
+pub(crate) use json_value::JSON_VALUE_WITH_RESPONSES;
 pub use load::{LoadData, LoadDuplicates, LoadTarget};
 
 pub use scan::MYSQL_VERSION_ID;
@@ -386,6 +390,13 @@ fn parse_statement(text: &str) -> Result<Statement> {
             t.token = Token::make_keyword("DATABASE");
         }
     }
+    json_value::rewrite(&mut tokens).map_err(|at| {
+        let offset = byte_offset(text, at.line as usize, at.column as usize);
+        syntax_error_near(
+            &text[offset.unwrap_or(text.len())..],
+            at.line.max(1) as usize,
+        )
+    })?;
     let selects = matches!(
         words.first().map(String::as_str),
         Some("SELECT" | "WITH" | "(")

@@ -556,6 +556,8 @@ pub enum CastTarget {
     Double,
     /// TIME(fsp).
     Time(u8),
+    /// YEAR ([`super::time::cast_to_year`]).
+    Year,
     /// JSON: CAST(x AS JSON), and the conversions the binder puts around JSON
     /// functions' arguments and JSON comparisons ([`crate::json::convert`]).
     Json(JsonCast),
@@ -655,6 +657,8 @@ fn integer_prefix(bytes: &[u8]) -> (bool, u64) {
 /// - TIME(fsp): read as [`super::time::to_time`] reads, rounded to `fsp`; no TIME
 ///   is NULL.
 /// - DOUBLE: [`to_f64`].
+/// - YEAR: as a YEAR column reads it (1..=69 are 2001..=2069, 70..=99 are 1970..=1999,
+///   the string '0' is 2000 and the number 0 is 0); out of range is NULL.
 ///
 /// Errors: only for a DECIMAL target with an invalid precision or scale.
 pub fn cast(v: &Value, target: CastTarget) -> Result<Value> {
@@ -752,6 +756,7 @@ pub fn cast(v: &Value, target: CastTarget) -> Result<Value> {
         CastTarget::Time(fsp) => super::time::to_time(v)
             .and_then(|t| t.round_to_fsp(fsp.min(tarn_row::limits::FSP_MAX)).ok())
             .map_or(Value::Null, Value::Time),
+        CastTarget::Year => super::time::cast_to_year(v).map_or(Value::Null, Value::UInt),
         CastTarget::Number { members, set } => member_number(v, members, set),
         CastTarget::Text { fsp } => Value::Bytes(match v {
             Value::DateTime(dt) => dt.display_fsp(fsp).into_bytes(),

@@ -22,14 +22,15 @@
 //! are documents are JSON text ([`Json::to_text`]).
 //!
 //! Not here: `JSON_ARRAYAGG` and `JSON_OBJECTAGG` (aggregates, [`super::agg`]), and
-//! `JSON_TABLE`, `JSON_SCHEMA_*`, `JSON_PRETTY`, `JSON_STORAGE_*`, `MEMBER OF`,
-//! `JSON_OVERLAPS`, `JSON_VALUE` (not supported yet).
+//! `JSON_TABLE`, `JSON_SCHEMA_*`, `JSON_PRETTY`, `JSON_STORAGE_*` (not supported
+//! yet). `value MEMBER OF (array)` is the call [`MEMBER_OF`]. JSON_VALUE is here ([`json_value`]) but is
+//! its own expression (`Expr::JsonValue`), as it carries a type and responses.
 
 use tarn_common::{Error, Result};
 use tarn_row::types::Collation;
 use tarn_row::value::Value;
 
-use super::cast::to_text;
+use super::cast::{CastTarget, to_text};
 use super::like::like;
 use crate::json::path::{Index, Leg, Path};
 use crate::json::{self, Json, Key};
@@ -59,7 +60,14 @@ const FUNCTIONS: &[(&str, &str, usize, usize)] = &[
     ("JSON_MERGE_PRESERVE", "json_merge_preserve", 2, usize::MAX),
     ("JSON_MERGE", "json_merge", 2, usize::MAX),
     ("JSON_SEARCH", "json_search", 3, usize::MAX),
+    ("JSON_OVERLAPS", "json_overlaps", 2, 2),
+    // `value MEMBER OF (array)`, which the binder makes this call of.
+    (MEMBER_OF, "member of", 2, 2),
 ];
+
+/// The name `value MEMBER OF (array)` is bound as (a call of two arguments: the value,
+/// a value argument, and the array, a document).
+pub const MEMBER_OF: &str = "MEMBER OF";
 
 fn entry(upper: &str) -> Option<&'static (&'static str, &'static str, usize, usize)> {
     FUNCTIONS.iter().find(|f| f.0 == upper)
@@ -106,6 +114,7 @@ pub fn check_arity(upper: &str, count: usize) -> Result<()> {
 pub fn is_value_argument(upper: &str, i: usize) -> bool {
     match upper {
         "JSON_ARRAY" => true,
+        MEMBER_OF => i == 0,
         "JSON_OBJECT" => i % 2 == 1,
         "JSON_SET" | "JSON_INSERT" | "JSON_REPLACE" | "JSON_ARRAY_APPEND" => i >= 2 && i % 2 == 0,
         _ => false,
@@ -129,9 +138,8 @@ pub fn return_type(upper: &str) -> SqlType {
             collation: Collation::Binary,
             fixed: false,
         },
-        "JSON_VALID" | "JSON_LENGTH" | "JSON_DEPTH" | "JSON_CONTAINS" | "JSON_CONTAINS_PATH" => {
-            SqlType::BIGINT
-        }
+        "JSON_VALID" | "JSON_LENGTH" | "JSON_DEPTH" | "JSON_CONTAINS" | "JSON_CONTAINS_PATH"
+        | "JSON_OVERLAPS" | MEMBER_OF => SqlType::BIGINT,
         _ => SqlType::Json,
     }
 }
@@ -306,6 +314,23 @@ pub fn call(upper: &str, args: &[Value], collation: Collation) -> Result<Value> 
                 doc
             };
             Ok(Value::Int(i64::from(contains(&target, &candidate))))
+        }
+        "JSON_OVERLAPS" => {
+            let a = document!(args, 0, name);
+            let b = document!(args, 1, name);
+            Ok(Value::Int(i64::from(overlaps(&a, &b))))
+        }
+        MEMBER_OF => {
+            if args[0].is_null() {
+                return Ok(Value::Null);
+            }
+            let value = value_argument(&args[0], 1, name)?;
+            let array = document!(args, 1, name);
+            let member = match &array {
+                Json::Array(elements) => elements.iter().any(|e| e.equals(&value)),
+                scalar => scalar.equals(&value),
+            };
+            Ok(Value::Int(i64::from(member)))
         }
         "JSON_CONTAINS_PATH" => {
             let doc = document!(args, 0, name);
@@ -486,6 +511,22 @@ enum Mode {
     Set,
     Insert,
     Replace,
+}
+
+/// JSON_OVERLAPS: two arrays share an element; two objects a member (key and
+/// value); an array and anything else hold that as an element; two other values
+/// are equal (an object and a scalar never overlap). Values compare as MySQL
+/// compares JSON ([`Json::equals`]).
+pub fn overlaps(a: &Json, b: &Json) -> bool {
+    match (a, b) {
+        (Json::Array(x), Json::Array(y)) => x.iter().any(|e| y.iter().any(|f| e.equals(f))),
+        (Json::Array(x), other) | (other, Json::Array(x)) => x.iter().any(|e| e.equals(other)),
+        (Json::Object(x), Json::Object(y)) => {
+            x.iter().any(|(k, v)| y.get(k).is_some_and(|w| v.equals(w)))
+        }
+        (Json::Object(_), _) | (_, Json::Object(_)) => false,
+        (x, y) => x.equals(y),
+    }
 }
 
 /// JSON_SET / JSON_INSERT / JSON_REPLACE of one path: a value the path selects is
@@ -783,5 +824,135 @@ mod tests {
         assert_eq!(run("JSON_SEARCH", &[r#"["a"]"#, "one", "b"]), "NULL");
         assert_eq!(run("JSON_OBJECT", &["k", "NULL"]), r#"{"k": null}"#);
         assert!(run("JSON_OBJECT", &["NULL", "1"]).starts_with("ERROR 3158"));
+    }
+}
+
+/// What JSON_VALUE answers when its path selects nothing (`.. ON EMPTY`) or its value
+/// does not convert to the RETURNING type (`.. ON ERROR`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum JsonResponse {
+    /// NULL (the default for both).
+    Null,
+    /// Error 3966 (ON EMPTY) or 1690 (ON ERROR).
+    Error,
+    /// The DEFAULT value, already of the RETURNING type.
+    Default(Value),
+}
+
+/// JSON_VALUE's RETURNING type and responses.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JsonValueSpec {
+    /// The RETURNING type; `CHAR(512)` when there is none, as MySQL's VARCHAR(512).
+    pub returning: CastTarget,
+    pub on_empty: JsonResponse,
+    pub on_error: JsonResponse,
+}
+
+/// JSON_VALUE's result type without RETURNING: VARCHAR(512) utf8mb4_bin.
+pub const JSON_VALUE_TEXT: SqlType = SqlType::Text {
+    len_chars: Some(JSON_VALUE_TEXT_CHARS),
+    collation: Collation::Binary,
+    fixed: false,
+};
+
+/// The length of [`JSON_VALUE_TEXT`], in characters.
+pub const JSON_VALUE_TEXT_CHARS: u32 = 512;
+
+/// MySQL's name of a RETURNING type in error 1690.
+fn returning_name(target: CastTarget) -> &'static str {
+    match target {
+        CastTarget::Signed => "SIGNED",
+        CastTarget::Unsigned => "UNSIGNED",
+        CastTarget::Decimal { .. } => "DECIMAL",
+        CastTarget::Double => "DOUBLE",
+        CastTarget::Date => "DATE",
+        CastTarget::DateTime(_) => "DATETIME",
+        CastTarget::Time(_) => "TIME",
+        CastTarget::Binary(_) => "BINARY",
+        CastTarget::Json(_) => "JSON",
+        _ => "CHAR",
+    }
+}
+
+/// ER_DATA_OUT_OF_RANGE (1690) for a value JSON_VALUE could not convert.
+pub fn json_value_out_of_range(target: CastTarget) -> Error {
+    Error::sql(
+        1690,
+        "22003",
+        format!(
+            "{} value is out of range in 'json_value'",
+            returning_name(target)
+        ),
+    )
+}
+
+/// `v` as a value of the RETURNING type `target` when it converts without loss, as a
+/// column of that type would store it in strict mode ([`super::cast::to_column_at`]:
+/// `'12'` is 12, `'1x'`, `'2020-13-01'` and a string longer than CHAR(n) are None);
+/// a number rounds to the scale as a column does. JSON text stays as it is for JSON.
+pub fn convert_exactly(v: Value, target: CastTarget) -> Option<Value> {
+    use tarn_row::types::ColumnType as C;
+    let ty = match target {
+        CastTarget::Signed => C::BigInt { unsigned: false },
+        CastTarget::Unsigned => C::BigInt { unsigned: true },
+        CastTarget::Decimal { precision, scale } => C::Decimal { precision, scale },
+        CastTarget::Double => C::Double,
+        CastTarget::Char(Some(len)) => C::VarChar { len },
+        CastTarget::Char(None) => C::LongText,
+        CastTarget::Binary(Some(len_bytes)) => C::VarBinary { len_bytes },
+        CastTarget::Binary(None) => C::LongBlob,
+        CastTarget::Date => C::Date,
+        CastTarget::DateTime(fsp) => C::DateTime { fsp },
+        CastTarget::Time(fsp) => C::Time { fsp },
+        other => return super::cast::cast(&v, other).ok(),
+    };
+    super::cast::to_column_at(v, ty, Collation::Binary, "json_value", 1).ok()
+}
+
+/// `JSON_VALUE(doc, path ..)`: the scalar at `path` in the RETURNING type. A NULL
+/// document or path, or a JSON null there, is NULL; a bad document is 3141, a bad
+/// path 3143 and a wildcard 3149 (whatever the responses say, as in MySQL); no value
+/// is the ON EMPTY response; a value that does not convert (an array or object for
+/// anything but a string or JSON) the ON ERROR response.
+pub fn json_value(doc: &Value, path: &Value, spec: &JsonValueSpec) -> Result<Value> {
+    let Some(doc) = json::argument(doc, 1, "json_value")? else {
+        return Ok(Value::Null);
+    };
+    let Some(path) = path_argument(path)? else {
+        return Ok(Value::Null);
+    };
+    let path = path.check_not_wild()?;
+    let Some(found) = path.seek(&doc).first().copied() else {
+        return match &spec.on_empty {
+            JsonResponse::Null => Ok(Value::Null),
+            JsonResponse::Default(v) => Ok(v.clone()),
+            JsonResponse::Error => Err(Error::sql(
+                3966,
+                "22035",
+                "No value was found by 'json_value' on the specified path.",
+            )),
+        };
+    };
+    let sql = match (found, spec.returning) {
+        (Json::Null, _) => return Ok(Value::Null),
+        (_, CastTarget::Json(_)) => return found.to_value(),
+        // A string type takes the text JSON_UNQUOTE shows (`1.0` for the double).
+        (_, CastTarget::Char(_) | CastTarget::Binary(_))
+        | (Json::String(_) | Json::Array(_) | Json::Object(_), _) => {
+            Value::Bytes(found.unquoted()?.into_bytes())
+        }
+        (Json::Bool(b), _) => Value::Int(i64::from(*b)),
+        (Json::Int(i), _) => Value::Int(*i),
+        (Json::UInt(u), _) => Value::UInt(*u),
+        (Json::Double(f), _) => Value::Double(*f),
+        (Json::Decimal(d), _) => Value::Decimal(*d),
+    };
+    match convert_exactly(sql, spec.returning) {
+        Some(v) => Ok(v),
+        None => match &spec.on_error {
+            JsonResponse::Null => Ok(Value::Null),
+            JsonResponse::Default(v) => Ok(v.clone()),
+            JsonResponse::Error => Err(json_value_out_of_range(spec.returning)),
+        },
     }
 }

@@ -647,6 +647,23 @@ pub fn to_year_column(v: Value, column: &str, row: u64) -> Result<Value> {
         .ok_or_else(out_of_range)
 }
 
+/// `CAST(v AS YEAR)`: the year a YEAR column would hold, None (NULL) where the column
+/// refuses the value; a string with trailing characters is read by its leading
+/// number (`'2012x'` is 2012), where the column refuses it.
+pub fn cast_to_year(v: &Value) -> Option<u64> {
+    if let Value::Bytes(b) = v {
+        let (number, _clean) = numeric_prefix(b)?;
+        let d = Decimal::parse(number).ok()?;
+        let n = dec::to_integer(&d, RoundMode::HalfAwayFromZero).ok()?;
+        let digits = number.trim_start_matches(['-', '+']).len();
+        return year_of(n, Some(digits));
+    }
+    match to_year_column(v.clone(), "", 1) {
+        Ok(Value::UInt(y)) => Some(y),
+        _ => None,
+    }
+}
+
 /// `y` as a YEAR shows it: four digits, `0000` for 0.
 pub fn year_text(y: u64) -> String {
     format!("{y:04}")
