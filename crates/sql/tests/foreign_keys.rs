@@ -213,20 +213,10 @@ fn inline_references_like_and_drop_database() {
         "Cannot drop table 'p' referenced by a foreign key constraint 'c_ibfk_1' on table 'c'."
     );
     // The other database's constraint names the parent with its database.
-    let create = s
-        .execute("SHOW CREATE TABLE other.c")
-        .unwrap()
-        .pop()
-        .unwrap()
-        .all_rows();
-    let Value::Bytes(sql) = &create[0][1] else {
-        panic!("{create:?}")
-    };
+    let sql = common::text(&common::rows(&mut s, "SHOW CREATE TABLE other.c")[0][1]);
     assert!(
-        String::from_utf8_lossy(sql)
-            .contains("CONSTRAINT `c_ibfk_1` FOREIGN KEY (`pid`) REFERENCES `t`.`p` (`id`)"),
-        "{}",
-        String::from_utf8_lossy(sql)
+        sql.contains("CONSTRAINT `c_ibfk_1` FOREIGN KEY (`pid`) REFERENCES `t`.`p` (`id`)"),
+        "{sql}"
     );
     run(&mut s, "DROP DATABASE other; DROP DATABASE t");
 }
@@ -381,22 +371,13 @@ fn definitions_survive_a_restart() {
     })
     .expect("the engine reopens");
     let mut s = session(&engine);
-    let create = s
-        .execute("SHOW CREATE TABLE c")
-        .unwrap()
-        .pop()
-        .unwrap()
-        .all_rows();
-    let Value::Bytes(sql) = &create[0][1] else {
-        panic!("{create:?}")
-    };
+    let sql = common::text(&common::rows(&mut s, "SHOW CREATE TABLE c")[0][1]);
     assert!(
-        String::from_utf8_lossy(sql).contains(
+        sql.contains(
             "CONSTRAINT `c_p` FOREIGN KEY (`pid`) REFERENCES `p` (`id`) ON DELETE CASCADE ON \
              UPDATE SET NULL"
         ),
-        "{}",
-        String::from_utf8_lossy(sql)
+        "{sql}"
     );
     assert_eq!(error(&mut s, "INSERT INTO c VALUES (3, 3)").0, 1452);
     run(

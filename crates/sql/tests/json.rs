@@ -6,6 +6,8 @@
 
 mod common;
 
+use common::{error, text};
+
 use std::sync::Arc;
 
 use tarn_common::settings::Settings;
@@ -30,22 +32,9 @@ fn session(engine: &Arc<Engine>) -> Session {
     s
 }
 
-fn text(v: &Value) -> String {
-    match tarn_sql::scalar::cast::to_text(v) {
-        None => "NULL".to_string(),
-        Some(b) => String::from_utf8_lossy(&b).into_owned(),
-    }
-}
-
 /// Every row's values as text (NULL as `NULL`).
 fn rows(session: &mut Session, sql: &str) -> Vec<Vec<String>> {
-    let mut results = session
-        .execute(sql)
-        .unwrap_or_else(|e| panic!("{sql}: {e}"));
-    results
-        .pop()
-        .map(|r| r.all_rows())
-        .unwrap_or_default()
+    common::rows(session, sql)
         .iter()
         .map(|row| row.iter().map(text).collect())
         .collect()
@@ -56,14 +45,6 @@ fn one(session: &mut Session, sql: &str) -> String {
     let r = rows(session, sql);
     assert_eq!((r.len(), r[0].len()), (1, 1), "{sql}");
     r[0][0].clone()
-}
-
-/// The error's (number, SQLSTATE, message).
-fn error(session: &mut Session, sql: &str) -> (u16, &'static str, String) {
-    match session.execute(sql) {
-        Ok(_) => panic!("{sql}: no error"),
-        Err(e) => (e.mysql_code(), e.sqlstate(), e.to_string()),
-    }
 }
 
 fn column_types(session: &mut Session, sql: &str) -> Vec<SqlType> {
