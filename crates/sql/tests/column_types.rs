@@ -8,11 +8,12 @@
 
 mod common;
 
+use common::{lines, run};
+
 use std::sync::Arc;
 
 use tarn_common::settings::Settings;
-use tarn_row::Value;
-use tarn_sql::{Engine, QueryResult, Session};
+use tarn_sql::{Engine, Session};
 
 fn engine() -> (tempfile::TempDir, Arc<Engine>) {
     common::engine_with("column_types", Settings::default())
@@ -23,22 +24,6 @@ fn session(engine: &Arc<Engine>) -> Session {
     s.execute("CREATE DATABASE IF NOT EXISTS c; USE c")
         .expect("the database");
     s
-}
-
-fn run(session: &mut Session, sql: &str) -> QueryResult {
-    session
-        .execute(sql)
-        .unwrap_or_else(|e| panic!("{sql}: {e}"))
-        .pop()
-        .expect("a result")
-}
-
-fn texts(session: &mut Session, sql: &str) -> Vec<String> {
-    run(session, sql)
-        .all_rows()
-        .into_iter()
-        .map(|r| r.iter().map(Value::to_string).collect::<Vec<_>>().join(" "))
-        .collect()
 }
 
 /// The error `sql` fails with: (MySQL number, message).
@@ -90,10 +75,10 @@ fn definitions_beyond_mysql_bounds_are_its_errors() {
     );
     run(&mut s, "INSERT INTO wide VALUES ('m65534'), ('m0'), (300)");
     assert_eq!(
-        texts(&mut s, "SELECT e, e + 0 FROM wide ORDER BY e"),
+        lines(&mut s, "SELECT e, e + 0 FROM wide ORDER BY e"),
         ["m0 1", "m299 300", "m65534 65535"]
     );
-    assert!(texts(&mut s, "SHOW TABLES").iter().all(|t| t != "t"));
+    assert!(lines(&mut s, "SHOW TABLES").iter().all(|t| t != "t"));
 }
 
 #[test]
@@ -111,12 +96,12 @@ fn min_and_max_of_an_indexed_enum_compare_text() {
     // MySQL compares text ('large' < 'medium' < 'small'), as for an ENUM without an
     // index; MariaDB gives 'small' and 'large', the index's first and last.
     assert_eq!(
-        texts(&mut s, "SELECT MIN(size), MAX(size) FROM t"),
+        lines(&mut s, "SELECT MIN(size), MAX(size) FROM t"),
         ["large small"]
     );
     // ORDER BY is by index.
     assert_eq!(
-        texts(&mut s, "SELECT size FROM t ORDER BY size"),
+        lines(&mut s, "SELECT size FROM t ORDER BY size"),
         ["small", "medium", "large"]
     );
 }
@@ -140,28 +125,28 @@ fn an_enum_key_serves_equalities_not_text_ranges() {
         &format!("INSERT INTO t VALUES {}", values.join(",")),
     );
     run(&mut s, "ANALYZE TABLE t");
-    let plan = texts(
+    let plan = lines(
         &mut s,
         "EXPLAIN SELECT id FROM t FORCE INDEX (size) WHERE size = 'Large'",
     )
     .join("\n");
     assert!(plan.contains("index range on size"), "{plan}");
     assert_eq!(
-        texts(&mut s, "SELECT COUNT(*) FROM t WHERE size = 'Large'"),
+        lines(&mut s, "SELECT COUNT(*) FROM t WHERE size = 'Large'"),
         ["5"]
     );
     // 'large' < 'medium' as text: the large and no other, even through the index.
     assert_eq!(
-        texts(
+        lines(
             &mut s,
             "SELECT COUNT(*), MIN(size) FROM t WHERE size < 'medium'"
         ),
         ["5 large"]
     );
     let range = "FROM t FORCE INDEX (size) WHERE size > 'large' AND size <= 'small'";
-    let plan = texts(&mut s, &format!("EXPLAIN SELECT id {range}")).join("\n");
+    let plan = lines(&mut s, &format!("EXPLAIN SELECT id {range}")).join("\n");
     assert!(plan.contains("full scan"), "{plan}");
-    assert_eq!(texts(&mut s, &format!("SELECT COUNT(*) {range}")), ["295"]);
+    assert_eq!(lines(&mut s, &format!("SELECT COUNT(*) {range}")), ["295"]);
 }
 
 /// The catalog keeps an ENUM's and a SET's members; after a restart the columns read,
@@ -189,7 +174,7 @@ fn members_survive_a_restart() {
     let mut s = session(&engine);
     run(&mut s, "INSERT INTO t VALUES (3, 'A', 'Y', b'111')");
     assert_eq!(
-        texts(&mut s, "SELECT id, e, s, f + 0 FROM t ORDER BY e, id"),
+        lines(&mut s, "SELECT id, e, s, f + 0 FROM t ORDER BY e, id"),
         ["2 b  0", "1 a x,y 5", "3 a y 7"]
     );
     let catalog: String = std::fs::read_to_string(dir.path().join("catalog.json"))

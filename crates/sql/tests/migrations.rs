@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::error;
+use common::{error, lines, rows, run};
 
 use std::sync::Arc;
 
@@ -32,30 +32,6 @@ fn session(engine: &Arc<Engine>) -> Session {
     s.execute("CREATE DATABASE IF NOT EXISTS m; USE m")
         .expect("the database");
     s
-}
-
-fn run(session: &mut Session, sql: &str) -> QueryResult {
-    session
-        .execute(sql)
-        .unwrap_or_else(|e| panic!("{sql}: {e}"))
-        .pop()
-        .expect("a result")
-}
-
-fn rows(session: &mut Session, sql: &str) -> Vec<Vec<Value>> {
-    run(session, sql).all_rows()
-}
-
-fn texts(session: &mut Session, sql: &str) -> Vec<String> {
-    rows(session, sql)
-        .into_iter()
-        .map(|r| {
-            r.iter()
-                .map(|v| v.to_string())
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .collect()
 }
 
 fn affected(session: &mut Session, sql: &str) -> u64 {
@@ -93,7 +69,7 @@ fn not_null_over_nulls_is_1138_and_changes_nothing() {
     assert_eq!(code, 1138);
     assert_eq!(show_create(&mut s, "t"), before);
     assert_eq!(
-        texts(&mut s, "SELECT * FROM t FORCE INDEX (k_a) ORDER BY id"),
+        lines(&mut s, "SELECT * FROM t FORCE INDEX (k_a) ORDER BY id"),
         ["1 1", "2 NULL", "3 3"]
     );
     // Once no row is NULL it succeeds.
@@ -115,7 +91,7 @@ fn a_string_that_is_no_number_fails_as_insert_would() {
     assert_eq!(alter.0, insert.0);
     assert_eq!(alter.0, 1366);
     assert!(alter.2.contains("for column 's' at row 2"), "{}", alter.2);
-    assert_eq!(texts(&mut s, "SELECT s FROM t ORDER BY id"), ["12", "abc"]);
+    assert_eq!(lines(&mut s, "SELECT s FROM t ORDER BY id"), ["12", "abc"]);
 }
 
 /// A primary key whose type change reorders the rows makes the rebuild read them a
@@ -145,9 +121,9 @@ fn rows_are_numbered_in_the_old_key_order_when_the_key_order_changes() {
         12,
         "a type change copies the rows and reports them, as MySQL's ALGORITHM=COPY"
     );
-    let ids: Vec<String> = texts(&mut s, "SELECT id FROM t ORDER BY id");
+    let ids: Vec<String> = lines(&mut s, "SELECT id FROM t ORDER BY id");
     assert_eq!(ids[..4], ["1", "10", "11", "12"]);
-    assert_eq!(texts(&mut s, "SELECT v FROM t WHERE id = '11'"), ["11"]);
+    assert_eq!(lines(&mut s, "SELECT v FROM t WHERE id = '11'"), ["11"]);
     // A change that converts nothing reports no rows.
     assert_eq!(
         affected(
@@ -195,12 +171,12 @@ fn multi_table_order_by_and_limit_are_1221() {
     // MySQL's UPDATE has no FROM clause (the comma list is not one).
     assert_eq!(error(&mut s, "UPDATE a FROM b SET a.v = 1").0, 1064);
     // EXPLAIN shows the targets over the join (Tarn's own plan text).
-    let plan = texts(
+    let plan = lines(
         &mut s,
         "EXPLAIN UPDATE a, b SET a.v = b.v, b.v = 0 WHERE a.id = b.id",
     );
     assert_eq!(plan[0], "Update a, b");
-    let plan = texts(&mut s, "EXPLAIN DELETE b FROM a JOIN b ON a.id = b.id");
+    let plan = lines(&mut s, "EXPLAIN DELETE b FROM a JOIN b ON a.id = b.id");
     assert_eq!(plan[0], "Delete from b");
 }
 
@@ -247,14 +223,14 @@ fn multi_table_update_locks_targets_exclusively_and_the_rest_shared() {
     );
     // A plain read sees the committed row.
     assert_eq!(
-        texts(&mut b, "SELECT balance FROM acct WHERE id = 10"),
+        lines(&mut b, "SELECT balance FROM acct WHERE id = 10"),
         ["100"]
     );
     run(&mut b, "ROLLBACK");
     run(&mut a, "COMMIT");
     run(&mut b, "BEGIN");
     assert_eq!(
-        texts(
+        lines(
             &mut b,
             "SELECT balance FROM acct WHERE id = 10 FOR UPDATE NOWAIT"
         ),
@@ -326,7 +302,7 @@ fn checksum_table_depends_on_the_rows_not_their_order() {
     // A missing table: NULL and a warning.
     assert_eq!(rows(&mut s, "CHECKSUM TABLE nope")[0][1], Value::Null);
     assert_eq!(
-        texts(&mut s, "SHOW WARNINGS"),
+        lines(&mut s, "SHOW WARNINGS"),
         ["Error 1146 Table 'm.nope' doesn't exist"]
     );
 }
@@ -345,7 +321,7 @@ fn check_table_waits_for_writers() {
     );
     run(&mut b, "BEGIN");
     run(&mut b, "UPDATE t SET v = 3 WHERE id = 2");
-    let answer = texts(&mut a, "CHECK TABLE t, u");
+    let answer = lines(&mut a, "CHECK TABLE t, u");
     assert_eq!(answer.len(), 3, "{answer:?}");
     assert!(
         answer[0].starts_with("m.t check Error Lock wait timeout"),
@@ -354,5 +330,5 @@ fn check_table_waits_for_writers() {
     assert_eq!(answer[1], "m.t check status Operation failed");
     assert_eq!(answer[2], "m.u check status OK");
     run(&mut b, "COMMIT");
-    assert_eq!(texts(&mut a, "CHECK TABLE t"), ["m.t check status OK"]);
+    assert_eq!(lines(&mut a, "CHECK TABLE t"), ["m.t check status OK"]);
 }

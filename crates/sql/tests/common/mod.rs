@@ -27,6 +27,25 @@ pub fn engine_with(prefix: &str, settings: Settings) -> (tempfile::TempDir, Arc<
     (dir, engine)
 }
 
+/// The last result of `sql`; panics, naming the statement, if it fails.
+pub fn run(session: &mut Session, sql: &str) -> QueryResult {
+    session
+        .execute(sql)
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+        .pop()
+        .expect("a result")
+}
+
+/// Each row of the last result of `sql` as one line: its values' text joined by
+/// spaces.
+pub fn lines(session: &mut Session, sql: &str) -> Vec<String> {
+    run(session, sql)
+        .all_rows()
+        .into_iter()
+        .map(|r| r.iter().map(Value::to_string).collect::<Vec<_>>().join(" "))
+        .collect()
+}
+
 /// The rows of the last result of `sql` (none for a statement without rows);
 /// panics, naming the statement, if it fails.
 pub fn rows(session: &mut Session, sql: &str) -> Vec<Vec<Value>> {
