@@ -2,6 +2,8 @@
 //!
 //! This crate sits below all others and depends on none of them:
 //!
+//! - [`blocking`]: lets a thread pool learn that one of its threads is about to
+//!   sleep (a lock wait, a commit's flush), so it can hand its other work on.
 //! - [`config`]: the TOML configuration file and the order settings apply in.
 //! - [`counter`]: a striped counter for events on hot paths.
 //! - [`ids`]: newtypes for page ids, file ids and log sequence numbers, so that an
@@ -18,6 +20,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod blocking;
 pub mod config;
 pub mod counter;
 pub mod error;

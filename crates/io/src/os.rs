@@ -87,6 +87,147 @@ pub fn peer_closed(socket: &impl std::os::fd::AsFd) -> bool {
     rc > 0 && poll.revents & (libc::POLLRDHUP | libc::POLLHUP | libc::POLLERR) != 0
 }
 
+/// Reads what `socket` has already received into `buf`, never waiting: `WouldBlock`
+/// when nothing is there, `Ok(0)` when the peer closed its side. The socket itself
+/// stays blocking (its writes still wait), since `MSG_DONTWAIT` applies to this one
+/// call only.
+pub fn recv_nowait(socket: &impl std::os::fd::AsFd, buf: &mut [u8]) -> std::io::Result<usize> {
+    use std::os::fd::AsRawFd;
+    loop {
+        // SAFETY: `buf` is valid and writable for `buf.len()` bytes for the call, and
+        // the descriptor stays open because `socket` borrows it.
+        let rc = unsafe {
+            libc::recv(
+                socket.as_fd().as_raw_fd(),
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+                libc::MSG_DONTWAIT,
+            )
+        };
+        if rc >= 0 {
+            return Ok(rc as usize);
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
+/// An epoll instance that hands each readable socket to one waiting thread: sockets
+/// are armed one-shot (`EPOLLONESHOT`), so an event is reported once and the socket
+/// stays quiet until it is armed again. Any number of threads may wait at once; the
+/// kernel wakes one of them per event.
+pub struct Epoll {
+    fd: std::os::fd::OwnedFd,
+}
+
+impl Epoll {
+    pub fn new() -> std::io::Result<Epoll> {
+        use std::os::fd::FromRawFd;
+        // SAFETY: no pointers are passed; a non-negative result is a new descriptor
+        // that nothing else owns.
+        let fd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: `fd` was just returned by epoll_create1 and is owned by no one else.
+        let fd = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) };
+        Ok(Epoll { fd })
+    }
+
+    /// Arms `socket` for one readiness report (readable, closed or failed) carrying
+    /// `token`: `first` adds it to the set, otherwise it re-arms the socket already
+    /// there. Data that arrived before the call is reported at once.
+    pub fn arm(
+        &self,
+        socket: &impl std::os::fd::AsFd,
+        token: u64,
+        first: bool,
+    ) -> std::io::Result<()> {
+        let op = if first {
+            libc::EPOLL_CTL_ADD
+        } else {
+            libc::EPOLL_CTL_MOD
+        };
+        let mut event = libc::epoll_event {
+            events: (libc::EPOLLIN | libc::EPOLLRDHUP | libc::EPOLLONESHOT) as u32,
+            u64: token,
+        };
+        self.control(op, socket, &mut event)
+    }
+
+    /// Takes `socket` out of the set.
+    pub fn remove(&self, socket: &impl std::os::fd::AsFd) -> std::io::Result<()> {
+        let mut event = libc::epoll_event { events: 0, u64: 0 };
+        self.control(libc::EPOLL_CTL_DEL, socket, &mut event)
+    }
+
+    fn control(
+        &self,
+        op: libc::c_int,
+        socket: &impl std::os::fd::AsFd,
+        event: &mut libc::epoll_event,
+    ) -> std::io::Result<()> {
+        use std::os::fd::AsRawFd;
+        // SAFETY: both descriptors stay open for the call (owned by `self`, borrowed
+        // by `socket`), and `event` is a valid epoll_event the kernel only reads.
+        let rc =
+            unsafe { libc::epoll_ctl(self.fd.as_raw_fd(), op, socket.as_fd().as_raw_fd(), event) };
+        if rc < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// The token of one armed socket that became ready, waiting at most `timeout`
+    /// (zero: only looks). `None` when the time passed with nothing ready.
+    pub fn wait_one(&self, timeout: Duration) -> std::io::Result<Option<u64>> {
+        use std::os::fd::AsRawFd;
+        let timeout_ms = timeout.as_millis().min(i32::MAX as u128) as libc::c_int;
+        let mut event = libc::epoll_event { events: 0, u64: 0 };
+        // SAFETY: `event` is room for exactly the one event asked for (maxevents 1),
+        // and the epoll descriptor is open while `self` lives.
+        let rc = unsafe { libc::epoll_wait(self.fd.as_raw_fd(), &mut event, 1, timeout_ms) };
+        match rc {
+            0 => Ok(None),
+            1 => Ok(Some(event.u64)),
+            _ => {
+                let e = std::io::Error::last_os_error();
+                if e.kind() == std::io::ErrorKind::Interrupted {
+                    Ok(None)
+                } else {
+                    Err(e)
+                }
+            }
+        }
+    }
+}
+
+/// Makes `command`'s process start a session of its own (`setsid`), as a service
+/// started by an init system has. With the kernel's autogroup scheduling (on by
+/// default), CPU time is then shared between sessions first, so a server with few
+/// busy threads is not outweighed by a client with many on the same machine. The
+/// benchmarks start every server this way.
+///
+/// Out of the caller's session, the child no longer gets the terminal's Ctrl-C, so
+/// it is also asked to receive SIGTERM when the thread that spawned it ends
+/// (`PR_SET_PDEATHSIG`): a benchmark stopped by Ctrl-C leaves no server behind.
+/// Spawn from a thread that outlives the child.
+pub fn in_own_session(command: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure runs in the child between fork and exec, where only
+    // async-signal-safe calls are allowed; it makes two system calls, setsid(2) and
+    // prctl(2), and allocates nothing. A failure leaves the child as it was.
+    unsafe {
+        command.pre_exec(|| {
+            libc::setsid();
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+            Ok(())
+        });
+    }
+}
+
 fn timeval_duration(time: libc::timeval) -> Duration {
     Duration::from_secs(time.tv_sec.max(0) as u64)
         + Duration::from_micros(time.tv_usec.max(0) as u64)

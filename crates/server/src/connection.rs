@@ -33,15 +33,15 @@ use crate::protocol::handshake::{self, HandshakeResponse};
 use crate::protocol::packet::{self, ReadError, read_payload};
 use crate::protocol::stmt::{ParamState, decode_params};
 use crate::protocol::{Malformed, Reader, auth, caps, command, results, status};
+use crate::runners::{Job, Returned};
 use crate::send::{Output, ResultSender, RowFormat, Stream};
 use crate::server::Shared;
-use crate::watch::Watched;
 
 /// Any byte stream a connection runs over (TCP, or TLS over TCP).
 pub trait ByteStream: AsyncRead + AsyncWrite + Unpin + Send {
     /// The plain TCP socket this stream is, taken out of the runtime's reactor (its
-    /// readiness then wakes no network thread) for a statement thread to keep
-    /// (`Conn::run_sticky`); None over TLS.
+    /// readiness then wakes no network thread) for the runners to keep
+    /// (`crate::runners`); None over TLS.
     fn into_std_tcp(self: Box<Self>) -> Option<std::io::Result<std::net::TcpStream>>;
 }
 
@@ -194,12 +194,12 @@ pub struct Conn {
     pub capabilities: u32,
     /// Parameter types and long data per prepared statement.
     pub params: HashMap<u32, ParamState>,
-    /// Plain TCP (not TLS): a statement thread may keep the connection.
+    /// Plain TCP (not TLS): the runners may keep the connection.
     pub plain_tcp: bool,
 }
 
-/// How a statement thread gave the connection back.
-enum Sticky {
+/// How the runners gave the connection back.
+pub enum Sticky {
     /// The client went quiet: the network task waits for its next command.
     Idle,
     Close,
@@ -217,34 +217,137 @@ fn is_timeout(e: &std::io::Error) -> bool {
     )
 }
 
-/// A blocking socket whose read timeout is `tick`, read by a statement thread that
-/// keeps a connection (`Conn::run_sticky`). With `patience` None a read that waits
-/// a tick fails with a timeout (the client went quiet); with `Some(limit)` it goes
-/// on waiting, a tick at a time, until it has waited `limit` (`net_read_timeout`).
-pub struct PatientSocket<'a> {
-    socket: &'a std::net::TcpStream,
-    tick: Duration,
+/// A blocking socket whose read timeout is `PACKET_READ_TICK_MS` ([`runner_socket`]),
+/// read by the runner that holds a connection (`crate::runners`). With `patience`
+/// None a read does not wait at all (`WouldBlock`: the client has sent nothing
+/// more); with `Some(limit)` it waits, a tick at a time, until it has waited `limit`
+/// (`net_read_timeout`), as inside a packet.
+pub struct PatientSocket {
+    socket: std::net::TcpStream,
     patience: Option<Duration>,
 }
 
-impl std::io::Read for PatientSocket<'_> {
+impl PatientSocket {
+    pub fn socket(&self) -> &std::net::TcpStream {
+        &self.socket
+    }
+
+    pub fn into_socket(self) -> std::net::TcpStream {
+        self.socket
+    }
+}
+
+impl std::io::Read for PatientSocket {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let Some(limit) = self.patience else {
+            return tarn_io::os::recv_nowait(&self.socket, buf);
+        };
+        let tick = Duration::from_millis(crate::limits::PACKET_READ_TICK_MS);
         let mut waited = Duration::ZERO;
         loop {
-            match std::io::Read::read(&mut &*self.socket, buf) {
+            match std::io::Read::read(&mut &self.socket, buf) {
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) if is_timeout(&e) => match self.patience {
-                    Some(limit) if waited + self.tick < limit => waited += self.tick,
-                    _ => return Err(e),
-                },
+                Err(e) if is_timeout(&e) && waited + tick < limit => waited += tick,
                 other => return other,
             }
         }
     }
 }
 
-/// The read half of a connection, giving first the bytes a statement thread read
-/// past the command it handed back (`Sticky::Deferred`).
+/// Sets up a socket taken from the reactor for the runners: blocking, with the read
+/// timeout a wait inside a packet ticks by (`PatientSocket`), set once. Returns a
+/// second handle on it, for the connection's output to write through.
+fn runner_socket(socket: &std::net::TcpStream) -> std::io::Result<std::net::TcpStream> {
+    socket.set_nonblocking(false)?;
+    socket.set_read_timeout(Some(Duration::from_millis(
+        crate::limits::PACKET_READ_TICK_MS,
+    )))?;
+    socket.try_clone()
+}
+
+/// Runs `job`'s commands while its client has sent them: None once it has sent
+/// nothing more (the runner parks the job), else how the connection goes back to
+/// its network task.
+pub(crate) fn run_job(job: &mut Job) -> Option<Sticky> {
+    let net_read_timeout = Duration::from_secs(job.conn.shared.net_read_timeout_s());
+    loop {
+        let seq = match job.command.take() {
+            Some(seq) => seq,
+            None => {
+                // A command the client sent already is in the buffer: no system call.
+                if job.input.buffer().is_empty() {
+                    job.input.get_mut().patience = None;
+                    match std::io::BufRead::fill_buf(&mut job.input) {
+                        Ok([]) => return Some(Sticky::Close),
+                        Ok(_) => {}
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return None,
+                        Err(_) => return Some(Sticky::Close),
+                    }
+                }
+                // The rest of the packet may take up to net_read_timeout per read.
+                job.input.get_mut().patience = Some(net_read_timeout);
+                let mut seq = 0;
+                let limit = packet_limit_bytes(&job.conn.session);
+                let read = packet::read_payload_blocking(
+                    &mut job.input,
+                    &mut seq,
+                    limit,
+                    &mut job.payload,
+                );
+                if let Err(e) = read {
+                    if let Some(err) = protocol_error(&e) {
+                        let mut out = job.conn.stream.lock();
+                        out.output.seq = seq;
+                        out.output.err(&err);
+                        let _ = out.output.flush();
+                    }
+                    return Some(Sticky::Close);
+                }
+                match job.payload.first() {
+                    Some(&command::QUIT) => return Some(Sticky::Quit),
+                    // Whatever the client sent after these goes back with them: the
+                    // network task authenticates (COM_CHANGE_USER) or asks for the
+                    // file (`receive_local_file`).
+                    Some(&command::CHANGE_USER) => {
+                        let ahead = job.input.buffer().to_vec();
+                        return Some(Sticky::Deferred(
+                            std::mem::take(&mut job.payload),
+                            seq,
+                            ahead,
+                        ));
+                    }
+                    Some(&command::QUERY)
+                        if local_infile_request(&job.conn, &job.payload).is_some() =>
+                    {
+                        let ahead = job.input.buffer().to_vec();
+                        return Some(Sticky::Deferred(
+                            std::mem::take(&mut job.payload),
+                            seq,
+                            ahead,
+                        ));
+                    }
+                    _ => {}
+                }
+                seq
+            }
+        };
+        job.conn.stream.lock().output.seq = seq;
+        if let Some(watched) = &job.watched {
+            watched.statement_started();
+        }
+        let flow = job.conn.dispatch(&job.payload);
+        if let Some(watched) = &job.watched {
+            watched.statement_ended();
+        }
+        let flushed = job.conn.stream.lock().output.flush();
+        if flow == Flow::Close || flushed.is_err() || job.conn.session.is_killed() {
+            return Some(Sticky::Close);
+        }
+    }
+}
+
+/// The read half of a connection, giving first the bytes a runner read past the
+/// command it handed back (`Sticky::Deferred`).
 struct Resumed<R> {
     ahead: Vec<u8>,
     at: usize,
@@ -576,10 +679,10 @@ async fn command_loop(
             }
         }
         if conn.plain_tcp && reader.buffer().is_empty() {
-            // The common case: a statement thread takes the connection and keeps it
-            // while the client keeps it busy. The socket leaves the reactor
-            // meanwhile: else every command that arrives would wake a network
-            // thread too.
+            // The common case: the runners take the connection and keep it while
+            // the client keeps it busy (`crate::runners`). The socket leaves the
+            // reactor meanwhile: else every command that arrives would wake a
+            // network thread too.
             let stream = reader.into_inner().inner.unsplit(writer);
             let Some(Ok(socket)) = stream.into_std_tcp() else {
                 tracing::error!("connection {id}: could not take the socket from the reactor");
@@ -588,16 +691,23 @@ async fn command_loop(
                 return;
             };
             let command_payload = std::mem::take(&mut payload);
-            let job = tokio::task::spawn_blocking(move || {
-                let end = conn.run_sticky(&socket, command_payload, seq);
-                (conn, end, socket)
-            });
-            let (c, end, socket) = match job.await {
-                Ok(done) => done,
-                Err(e) => {
-                    tracing::error!("connection {id}: a statement thread failed: {e}");
-                    return;
-                }
+            let (reply, returned) = tokio::sync::oneshot::channel();
+            let Ok(output) = runner_socket(&socket) else {
+                tracing::error!("connection {id}: could not set up the socket for the runners");
+                engine.note_client_aborted();
+                tokio::task::spawn_blocking(move || drop(conn));
+                return;
+            };
+            let job = conn.into_job(socket, output, command_payload, seq, reply);
+            shared.runners.start(job);
+            let Ok(Returned {
+                conn: c,
+                end,
+                socket,
+            }) = returned.await
+            else {
+                tracing::error!("connection {id}: a runner failed");
+                return;
             };
             conn = c;
             // Back to the reactor, with what the thread read past a command it
@@ -867,7 +977,6 @@ impl Conn {
         stream.output.err(e);
     }
 
-    /// Runs one command (on a statement thread) and flushes its answer.
     /// Runs one command (on a statement thread). Returns the answer's last buffer,
     /// which the network task writes itself: a small answer never goes through the
     /// output channel (one thread hand-off fewer per statement).
@@ -877,110 +986,33 @@ impl Conn {
         (flow, tail)
     }
 
-    /// Runs `payload` (read with sequence number `seq` next) on this statement
-    /// thread, answering straight into the socket, then goes on reading and running
-    /// the client's commands itself for as long as each arrives within
-    /// `STATEMENT_THREAD_LINGER_MS` of the last answer. A busy connection so costs
-    /// no thread hand-off per statement. A client that disconnects while a
-    /// statement runs is noticed by the watch thread ([`crate::watch`]), which
-    /// stops the statement, or at the statement's first write.
-    fn run_sticky(
-        &mut self,
-        socket: &std::net::TcpStream,
-        mut payload: Vec<u8>,
-        mut seq: u8,
-    ) -> Sticky {
-        // The output writes through its own handle on the socket.
-        let Ok(output) = socket.try_clone() else {
-            return Sticky::Close;
-        };
-        // The socket's read timeout is the linger, set once: a wait for the next
-        // command ends after it, and a wait inside a packet is several of it
-        // (`PatientSocket`), so no command costs a system call to change it.
-        let linger = Duration::from_millis(crate::limits::STATEMENT_THREAD_LINGER_MS);
-        if socket.set_nonblocking(false).is_err() || socket.set_read_timeout(Some(linger)).is_err()
-        {
-            return Sticky::Close;
-        }
+    /// Makes the job that runs `payload` (read with sequence number `seq` next) and
+    /// the client's later commands on the runners ([`crate::runners`]), answering
+    /// straight into `socket`. A client that disconnects while a statement runs is
+    /// noticed by the watch thread ([`crate::watch`]), which stops the statement, or
+    /// at the statement's first write. `output` is the socket's own handle for
+    /// writing ([`runner_socket`]).
+    fn into_job(
+        self,
+        socket: std::net::TcpStream,
+        output: std::net::TcpStream,
+        payload: Vec<u8>,
+        seq: u8,
+        reply: tokio::sync::oneshot::Sender<Returned>,
+    ) -> Job {
         self.stream.lock().output.direct = Some(output);
         let watched = self
             .shared
             .watch
-            .register(self.session.connection_id(), socket);
-        let mut input = std::io::BufReader::with_capacity(
-            crate::limits::STICKY_READ_BUFFER_BYTES,
+            .register(self.session.connection_id(), &socket);
+        let input = std::io::BufReader::with_capacity(
+            crate::limits::RUNNER_READ_BUFFER_BYTES,
             PatientSocket {
                 socket,
-                tick: linger,
                 patience: None,
             },
         );
-        let end = self.sticky_loop(&mut input, &mut payload, &mut seq, watched.as_ref());
-        self.stream.lock().output.direct = None;
-        end
-    }
-
-    fn sticky_loop(
-        &mut self,
-        input: &mut std::io::BufReader<PatientSocket<'_>>,
-        payload: &mut Vec<u8>,
-        seq: &mut u8,
-        watched: Option<&Watched>,
-    ) -> Sticky {
-        use std::io::BufRead;
-        let net_read_timeout = Duration::from_secs(self.shared.net_read_timeout_s());
-        loop {
-            self.stream.lock().output.seq = *seq;
-            if let Some(watched) = watched {
-                watched.statement_started();
-            }
-            let flow = self.dispatch(payload);
-            if let Some(watched) = watched {
-                watched.statement_ended();
-            }
-            let flushed = self.stream.lock().output.flush();
-            if flow == Flow::Close || flushed.is_err() || self.session.is_killed() {
-                return Sticky::Close;
-            }
-            // Linger: is the next command coming soon? (A command the client sent
-            // already is in the buffer: no system call.)
-            if input.buffer().is_empty() {
-                input.get_mut().patience = None;
-                match input.fill_buf() {
-                    Ok([]) => return Sticky::Close,
-                    Ok(_) => {}
-                    Err(e) if is_timeout(&e) => return Sticky::Idle,
-                    Err(_) => return Sticky::Close,
-                }
-            }
-            // The rest of the packet may take up to net_read_timeout per read.
-            input.get_mut().patience = Some(net_read_timeout);
-            *seq = 0;
-            let limit = packet_limit_bytes(&self.session);
-            if let Err(e) = packet::read_payload_blocking(input, seq, limit, payload) {
-                if let Some(err) = protocol_error(&e) {
-                    let mut out = self.stream.lock();
-                    out.output.seq = *seq;
-                    out.output.err(&err);
-                    let _ = out.output.flush();
-                }
-                return Sticky::Close;
-            }
-            match payload.first() {
-                Some(&command::QUIT) => return Sticky::Quit,
-                Some(&command::CHANGE_USER) => {
-                    // Whatever the client sent after it goes back with it.
-                    let ahead = input.buffer().to_vec();
-                    return Sticky::Deferred(std::mem::take(payload), *seq, ahead);
-                }
-                // The network task asks for the file (`receive_local_file`).
-                Some(&command::QUERY) if local_infile_request(self, payload).is_some() => {
-                    let ahead = input.buffer().to_vec();
-                    return Sticky::Deferred(std::mem::take(payload), *seq, ahead);
-                }
-                _ => {}
-            }
-        }
+        Job::new(self, input, watched, payload, seq, reply)
     }
 
     fn dispatch(&mut self, payload: &[u8]) -> Flow {

@@ -5,6 +5,8 @@
 //! - [`server`]: the listener and what connections share.
 //! - [`connection`]: one connection's handshake and command loop; statements run on
 //!   statement threads, never on the network threads.
+//! - [`runners`]: the threads that run plain-TCP connections' statements, going from
+//!   one ready connection to the next.
 //! - [`send`]: a connection's output, and rows encoded in parallel (S1, §3).
 //! - [`tls`]: certificates and the rustls configuration.
 //! - [`watch`]: notices clients that disconnect while their statement runs.
@@ -13,6 +15,7 @@
 pub mod connection;
 pub mod limits;
 pub mod protocol;
+pub mod runners;
 pub mod send;
 pub mod server;
 pub mod text;

@@ -4,9 +4,10 @@
 /// The most connections `max_connections` may allow (MySQL's own ceiling).
 pub const CONNECTIONS_MAX: u64 = 100_000;
 
-/// Threads that run statements at once. A statement holds one while it runs,
-/// including while it waits for a row lock, so this bounds how many statements can
-/// wait at once; idle connections hold none.
+/// Threads that run statements at once (runners and the statement threads of TLS
+/// connections). A statement holds one while it runs, including while it waits for
+/// a row lock, so this bounds how many statements can wait at once; idle
+/// connections hold none.
 pub const STATEMENT_THREADS_MAX: usize = 4096;
 
 /// A connection's output buffer is handed to the network once it holds this many
@@ -30,16 +31,24 @@ pub const DATE_TEXT_CACHE_SLOTS: usize = 4096;
 /// Bytes of COM_STMT_SEND_LONG_DATA one statement parameter may collect.
 pub const LONG_DATA_BYTES_MAX: usize = 1 << 30;
 
-/// How long a statement thread keeps a plain-TCP connection after answering, waiting
-/// for its next command, before handing it back to the network threads. A busy
-/// connection so keeps one thread and needs no hand-off per statement (like
-/// MySQL's thread per connection); an idle one holds no thread after this.
-pub const STATEMENT_THREAD_LINGER_MS: u64 = 20;
+/// How long the runners keep a quiet plain-TCP connection parked after answering
+/// it, waiting for its next command, before handing it back to the network threads
+/// (`crate::runners`), which watch `wait_timeout`, KILL and shutdown once a second.
+/// A busy connection so needs no hand-off per statement; a parked one holds no
+/// thread, only its place in the runners' epoll set.
+///
+/// Runner threads come from tokio's blocking pool (at most `STATEMENT_THREADS_MAX`);
+/// at most one per core waits for ready connections, and parked connections are
+/// bounded by the open connections.
+pub const RUNNER_PARK_MAX_MS: u64 = 1000;
 
-/// The read buffer of a statement thread that keeps a connection: a command (and
-/// any the client sent after it) arrives with one system call. Larger packets are
-/// read past it.
-pub const STICKY_READ_BUFFER_BYTES: usize = 16 * 1024;
+/// A runner reading a packet that arrives in pieces waits this long at a time, up
+/// to `net_read_timeout` in all (the socket's read timeout, set once).
+pub const PACKET_READ_TICK_MS: u64 = 20;
+
+/// The read buffer of a connection the runners hold: a command (and any the client
+/// sent after it) arrives with one system call. Larger packets are read past it.
+pub const RUNNER_READ_BUFFER_BYTES: usize = 16 * 1024;
 
 /// How often the watch thread looks for clients that disconnected while their
 /// statement runs on a kept connection (`crate::watch`): such a statement is stopped

@@ -55,8 +55,8 @@ pub struct Output {
     /// The next sequence number.
     pub seq: u8,
     tx: tokio::sync::mpsc::Sender<Vec<u8>>,
-    /// The socket itself, while a statement thread owns the connection
-    /// (`Conn::run_sticky`): buffers are written here, blocking, not handed over.
+    /// The socket itself, while the runners hold the connection (`crate::runners`):
+    /// buffers are written here, blocking, not handed over.
     pub direct: Option<std::net::TcpStream>,
     /// The client asked for DEPRECATE_EOF (no EOF after column definitions; an
     /// 0xfe-headed OK ends a result set).

@@ -14,6 +14,7 @@ use parking_lot::Mutex;
 use tarn_sql::Engine;
 use tokio::net::TcpListener;
 
+use crate::runners::Runners;
 use crate::send::EncodePool;
 use crate::watch::Watch;
 
@@ -22,8 +23,10 @@ pub struct Shared {
     pub engine: Arc<Engine>,
     pub tls: Option<tokio_rustls::TlsAcceptor>,
     pub encoders: Arc<EncodePool>,
-    /// Plain-TCP connections whose statement threads hold their sockets.
+    /// Plain-TCP connections whose runners hold their sockets.
     pub watch: Arc<Watch>,
+    /// The threads that run plain-TCP connections' statements.
+    pub runners: Arc<Runners>,
     /// Open connections (authenticated or not).
     pub connections: AtomicU64,
     pub shutting_down: AtomicBool,
@@ -34,20 +37,26 @@ pub struct Shared {
 }
 
 impl Shared {
+    /// What connections share; `runtime` is the one the server runs on (its
+    /// blocking pool runs the statements).
     pub fn new(
         engine: Arc<Engine>,
         tls: Option<Arc<rustls::ServerConfig>>,
         encode_threads: usize,
-    ) -> Arc<Shared> {
-        Arc::new(Shared {
-            watch: Watch::start(&engine),
+        runtime: tokio::runtime::Handle,
+    ) -> std::io::Result<Arc<Shared>> {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let runners = Runners::new(runtime, cores)?;
+        Ok(Arc::new(Shared {
+            watch: Watch::start(&engine, Arc::downgrade(&runners)),
+            runners,
             engine,
             tls: tls.map(tokio_rustls::TlsAcceptor::from),
             encoders: EncodePool::new(encode_threads),
             connections: AtomicU64::new(0),
             shutting_down: AtomicBool::new(false),
             sha2_full_auth_done: Mutex::new(HashSet::new()),
-        })
+        }))
     }
 
     /// Seconds to wait for the rest of a packet once it started (`net_read_timeout`).

@@ -1,18 +1,21 @@
-//! Notices clients that disconnect while a statement thread holds their socket.
+//! Notices clients that disconnect while the runners hold their socket, and runners
+//! that are all stuck.
 //!
-//! A plain-TCP connection's statement thread reads and writes the socket itself
-//! (`Conn::run_sticky`), so no network task watches it while a statement runs, and a
+//! The runners read and write a busy plain-TCP connection's socket themselves
+//! (`crate::runners`), so no network task watches it while a statement runs, and a
 //! statement that writes nothing (a long UPDATE, a lock wait) would otherwise run to
 //! its end for a client that is gone. The watch thread looks, every
 //! `WATCH_INTERVAL_MS`, at the connections whose statement has run for a whole
 //! interval or more, and asks the kernel whether the client closed its side
 //! ([`tarn_io::os::peer_closed`], a zero-timeout poll that reads nothing). For a
 //! client that did, it kills the statement as KILL QUERY does; the statement's
-//! rollback, and the connection's end that follows, release its locks.
+//! rollback, and the connection's end that follows, release its locks. Each round
+//! also lets the runners check that some runner took a ready connection since the
+//! last round ([`Runners::check_stall`]).
 //!
 //! Cost on the statement path: two relaxed atomic stores per statement (its start
-//! tick, then zero), and one mutex round trip each time a statement thread takes or
-//! gives back a connection. Invariants: an entry exists exactly while its
+//! tick, then zero), and one mutex round trip each time the runners take or give
+//! back a connection. Invariants: an entry exists exactly while its
 //! [`Watched`] guard lives, so the watch never polls a socket a connection no longer
 //! holds (each entry owns a duplicate of the descriptor, so a reused descriptor
 //! number is never polled by mistake); entries are bounded by open connections.
@@ -27,8 +30,9 @@ use parking_lot::Mutex;
 use tarn_sql::Engine;
 
 use crate::limits::WATCH_INTERVAL_MS;
+use crate::runners::Runners;
 
-/// The connections whose statement threads hold their sockets.
+/// The connections whose runners hold their sockets.
 pub struct Watch {
     /// Rounds of the watch thread so far: a statement stamps the round it began in.
     tick: AtomicU64,
@@ -41,7 +45,7 @@ struct Entry {
     busy: Arc<AtomicU64>,
 }
 
-/// A connection's place in the watch, while its statement thread holds the socket.
+/// A connection's place in the watch, while the runners hold its socket.
 pub struct Watched {
     watch: Arc<Watch>,
     id: u64,
@@ -50,7 +54,8 @@ pub struct Watched {
 
 impl Watch {
     /// A watch and its thread, which ends once the watch or the engine is dropped.
-    pub fn start(engine: &Arc<Engine>) -> Arc<Watch> {
+    /// Each round also lets `runners` check for a stall ([`Runners::check_stall`]).
+    pub fn start(engine: &Arc<Engine>, runners: Weak<Runners>) -> Arc<Watch> {
         let watch = Arc::new(Watch {
             tick: AtomicU64::new(0),
             entries: Mutex::new(HashMap::new()),
@@ -59,7 +64,7 @@ impl Watch {
         let weak_engine = Arc::downgrade(engine);
         let spawned = std::thread::Builder::new()
             .name("tarn-watch".into())
-            .spawn(move || watch_loop(&weak_watch, &weak_engine));
+            .spawn(move || watch_loop(&weak_watch, &weak_engine, &runners));
         if let Err(e) = spawned {
             // The server still works; only disconnects go unnoticed until a write.
             tracing::error!("could not start the disconnect watch thread: {e}");
@@ -126,7 +131,7 @@ impl Drop for Watched {
     }
 }
 
-fn watch_loop(watch: &Weak<Watch>, engine: &Weak<Engine>) {
+fn watch_loop(watch: &Weak<Watch>, engine: &Weak<Engine>, runners: &Weak<Runners>) {
     let interval = Duration::from_millis(WATCH_INTERVAL_MS);
     loop {
         std::thread::sleep(interval);
@@ -134,6 +139,9 @@ fn watch_loop(watch: &Weak<Watch>, engine: &Weak<Engine>) {
             return;
         };
         watch.round(&engine);
+        if let Some(runners) = runners.upgrade() {
+            runners.check_stall();
+        }
     }
 }
 

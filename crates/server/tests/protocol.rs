@@ -57,7 +57,7 @@ fn start_with_log(globals: &[(&str, &str)], log_file_size_bytes: u64) -> TestSer
         .enable_all()
         .build()
         .unwrap();
-    let shared = Shared::new(engine.clone(), None, 2);
+    let shared = Shared::new(engine.clone(), None, 2, runtime.handle().clone()).unwrap();
     let listener = runtime
         .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
         .unwrap();
@@ -912,7 +912,7 @@ fn require_secure_transport_refuses_plain_tcp_with_3159() {
 
 /// A statement thread that keeps a plain-TCP connection answers commands the client
 /// sent in one write, waits out a packet that arrives in pieces further apart than
-/// the linger, and hands the connection back when the client goes quiet.
+/// the read tick, and hands the connection back when the client goes quiet.
 #[test]
 fn a_kept_connection_answers_pipelined_and_split_commands() {
     let server = start(&[]);
@@ -938,20 +938,106 @@ fn a_kept_connection_answers_pipelined_and_split_commands() {
             other => panic!("{other:?}"),
         }
     }
-    let linger = Duration::from_millis(tarn_server::limits::STATEMENT_THREAD_LINGER_MS);
+    let tick = Duration::from_millis(tarn_server::limits::PACKET_READ_TICK_MS);
+    let park_max = Duration::from_millis(tarn_server::limits::RUNNER_PARK_MAX_MS);
     let split = command("SELECT 4");
     c.socket.write_all(&split[..6]).unwrap();
-    std::thread::sleep(linger * 5);
+    std::thread::sleep(tick * 5);
     c.socket.write_all(&split[6..]).unwrap();
     c.seq = 1;
     match c.reply() {
         Reply::Rows { rows, .. } => assert_eq!(cells(&rows[0]), vec![Some("4".into())]),
         other => panic!("{other:?}"),
     }
-    // Quiet past the linger: the network threads have the connection again.
-    std::thread::sleep(linger * 5);
+    // Quiet past the runners' park time: the network threads have the connection
+    // again.
+    std::thread::sleep(park_max * 2);
     match c.query("SELECT 5") {
         Reply::Rows { rows, .. } => assert_eq!(cells(&rows[0]), vec![Some("5".into())]),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Runners go from one ready connection to the next (`tarn_server::runners`): many
+/// clients at once each get their own answers, in order, and none is left behind.
+#[test]
+fn many_connections_on_the_runners_each_get_their_own_answers() {
+    let server = start(&[]);
+    let threads: Vec<_> = (0..48)
+        .map(|client| {
+            let address = server.address;
+            std::thread::spawn(move || {
+                let mut c = Client::root(address);
+                for i in 0..150 {
+                    let n = client * 1000 + i;
+                    match c.query(&format!("SELECT {n}")) {
+                        Reply::Rows { rows, .. } => {
+                            assert_eq!(cells(&rows[0]), vec![Some(n.to_string())]);
+                        }
+                        other => panic!("client {client}, query {i}: {other:?}"),
+                    }
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().expect("a client thread failed");
+    }
+}
+
+/// More statements wait for a row lock than there are runners waiting for work: the
+/// holder's COMMIT must still run (a runner about to sleep in a lock wait hands its
+/// watch for ready connections on), and every waiter then gets the row in turn.
+#[test]
+fn lock_waiters_on_every_runner_do_not_hold_up_the_holders_commit() {
+    let server = start(&[]);
+    let mut holder = Client::root(server.address);
+    holder.query("CREATE DATABASE d");
+    holder.query("CREATE TABLE d.t (id INT PRIMARY KEY, v INT)");
+    holder.query("INSERT INTO d.t VALUES (1, 0)");
+    holder.query("BEGIN");
+    assert!(matches!(
+        holder.query("UPDATE d.t SET v = 100 WHERE id = 1"),
+        Reply::Ok { .. }
+    ));
+    let waiters = 8;
+    let mut clients: Vec<Client> = (0..waiters)
+        .map(|_| {
+            let mut c = Client::root(server.address);
+            c.query("SET innodb_lock_wait_timeout = 60");
+            c
+        })
+        .collect();
+    for c in &mut clients {
+        let mut p = vec![0x03];
+        p.extend_from_slice(b"UPDATE d.t SET v = v + 1 WHERE id = 1");
+        c.command(&p);
+    }
+    // Every waiter's statement is running (waiting) before the holder commits.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while server
+        .engine
+        .processes()
+        .iter()
+        .filter(|p| p.info.as_deref().is_some_and(|q| q.starts_with("UPDATE")))
+        .count()
+        < waiters
+    {
+        assert!(Instant::now() < deadline, "the waiters never all started");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(matches!(holder.query("COMMIT"), Reply::Ok { .. }));
+    for c in &mut clients {
+        c.seq = 1;
+        match c.reply() {
+            Reply::Ok { affected_rows, .. } => assert_eq!(affected_rows, 1),
+            other => panic!("a waiter did not get the row: {other:?}"),
+        }
+    }
+    match holder.query("SELECT v FROM d.t") {
+        Reply::Rows { rows, .. } => {
+            assert_eq!(cells(&rows[0]), vec![Some((100 + waiters).to_string())]);
+        }
         other => panic!("{other:?}"),
     }
 }

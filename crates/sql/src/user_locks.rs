@@ -138,6 +138,7 @@ impl UserLocks {
             let tick = Duration::from_millis(USER_LOCK_WAIT_TICK_MS);
             let wait = left.map_or(tick, |left| left.min(tick));
             table.waiting.insert(owner, key.clone());
+            tarn_common::blocking::about_to_block();
             self.released.wait_for(&mut table, wait);
             table.waiting.remove(&owner);
         }
@@ -263,6 +264,9 @@ pub fn call(upper: &str, args: &[Value], session: Option<&SessionLink>) -> Resul
 pub fn sleep(seconds: f64, interrupt: &StatementInterrupt) -> i64 {
     let total = Duration::from_secs_f64(seconds.clamp(0.0, crate::limits::SLEEP_SECONDS_MAX));
     let started = Instant::now();
+    if !total.is_zero() {
+        tarn_common::blocking::about_to_block();
+    }
     loop {
         if interrupt.interruption().is_some() {
             return 1;

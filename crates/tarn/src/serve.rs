@@ -76,7 +76,8 @@ pub fn run(options: ServeOptions) -> Result<()> {
         .enable_all()
         .build()
         .map_err(|e| Error::OutOfResources(format!("starting the network runtime: {e}")))?;
-    let shared = Shared::new(engine.clone(), tls, cores);
+    let shared = Shared::new(engine.clone(), tls, cores, runtime.handle().clone())
+        .map_err(|e| Error::OutOfResources(format!("starting the statement runners: {e}")))?;
     // The SQL statement SHUTDOWN (and COM_SHUTDOWN) stops the server as SIGTERM does.
     let shutdown_requested = Arc::new(tokio::sync::Notify::new());
     let notify = shutdown_requested.clone();

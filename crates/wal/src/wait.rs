@@ -246,6 +246,10 @@ impl Waiters {
     /// frontier that [`Waiters::notify_range`] reports has passed `lsn` (or after a
     /// [`Waiters::notify_all`]).
     pub fn wait<T>(&self, lsn: u64, mut done: impl FnMut() -> Option<T>) -> T {
+        if let Some(result) = done() {
+            return result;
+        }
+        tarn_common::blocking::about_to_block();
         loop {
             if let Some(result) = self.wait_at_most(lsn, WAIT_RECHECK, &mut done) {
                 return result;

@@ -131,8 +131,8 @@ pub async fn read_payload<R: AsyncRead + Unpin>(
     }
 }
 
-/// [`read_payload`] on a blocking socket (a statement thread reading its
-/// connection's next command, see `connection::Conn::run_sticky`).
+/// [`read_payload`] on a blocking socket (a runner reading its connection's next
+/// command, see `connection::run_job`).
 pub fn read_payload_blocking<R: std::io::Read + ?Sized>(
     reader: &mut R,
     seq: &mut u8,

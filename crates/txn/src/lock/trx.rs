@@ -153,6 +153,7 @@ impl LockTrx {
     /// nothing of locks, so it cannot wake the waiter itself.
     pub(crate) fn sleep_while_waiting(&self, deadline: Instant) -> WaitState {
         let check = Duration::from_millis(LOCK_WAIT_INTERRUPT_CHECK_MS);
+        tarn_common::blocking::about_to_block();
         let mut guard = self.parker.lock();
         while self.state() == WaitState::Waiting && self.interruption().is_none() {
             let until = match &self.interrupt {
