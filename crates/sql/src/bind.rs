@@ -218,6 +218,16 @@ pub struct Binder<'c> {
     recursions: Vec<cte::Recursion>,
     /// Whether window functions may be called where the binder is (`bind/window.rs`).
     windows: window::WindowScope,
+    /// User variables (lower-cased, without `@`) that hold a value per row rather than
+    /// per statement: LOAD DATA's `@variable` fields. `@name` binds to the scope
+    /// column [`row_variable_column`] names instead of the session's value.
+    row_variables: Vec<String>,
+}
+
+/// The scope column a per-row user variable (`Binder::with_row_variables`) binds to.
+/// It starts with NUL, which no identifier can hold, so only `@name` reaches it.
+pub(crate) fn row_variable_column(variable: &str) -> String {
+    format!("\0@{}", variable.to_ascii_lowercase())
 }
 
 fn unsupported(what: impl std::fmt::Display) -> Error {
@@ -263,7 +273,15 @@ impl<'c> Binder<'c> {
             ctes: Vec::new(),
             recursions: Vec::new(),
             windows: window::WindowScope::NotAllowed,
+            row_variables: Vec::new(),
         }
+    }
+
+    /// Binds `@name` for each of `variables` (lower-cased, without `@`) to the scope
+    /// column [`row_variable_column`] names: a value that changes from row to row.
+    pub(crate) fn with_row_variables(mut self, variables: Vec<String>) -> Binder<'c> {
+        self.row_variables = variables;
+        self
     }
 
     /// `db.name` resolved against the current database. The hidden databases of
@@ -1764,6 +1782,13 @@ impl<'c> Binder<'c> {
                     return self.system_variable(var);
                 }
                 if let Some(var) = name.strip_prefix('@') {
+                    if self
+                        .row_variables
+                        .iter()
+                        .any(|v| v.eq_ignore_ascii_case(var))
+                    {
+                        return self.column_ref(None, &row_variable_column(var), es);
+                    }
                     let v = self.cx.user_variable(var);
                     let ty = value_type(&v);
                     return Ok((Expr::Literal(v), ty));
