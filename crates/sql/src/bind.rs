@@ -2143,7 +2143,7 @@ impl<'c> Binder<'c> {
             } => {
                 let (x, tx) = self.bind_expr(expr, es)?;
                 let (p, tp) = self.bind_expr(pattern, es)?;
-                let (x, p) = (temporal_as_text(x, tx), temporal_as_text(p, tp));
+                let ((x, tx), (p, tp)) = (as_text(x, tx), as_text(p, tp));
                 let escape = match escape_char.as_deref() {
                     None => b'\\',
                     Some(E::Value(v)) => match &v.value {
@@ -2234,7 +2234,7 @@ impl<'c> Binder<'c> {
                     | CastTarget::Unsigned
                     | CastTarget::Decimal { .. }
                     | CastTarget::Double => as_number(x, tx).0,
-                    CastTarget::Char(_) | CastTarget::Binary(_) => temporal_as_text(x, tx),
+                    CastTarget::Char(_) | CastTarget::Binary(_) => as_text(x, tx).0,
                     _ => x,
                 };
                 (
@@ -2249,7 +2249,17 @@ impl<'c> Binder<'c> {
                 expr,
                 data_type: None,
                 ..
-            } => self.bind_expr(expr, es)?,
+            } => {
+                // CONVERT(x USING cs): x as a string, a BIT's bytes as text.
+                let (x, tx) = self.bind_expr(expr, es)?;
+                match tx {
+                    SqlType::Bit { len_bits } => (
+                        as_text(x, tx).0,
+                        SqlType::varchar(u32::from(len_bits).div_ceil(8)),
+                    ),
+                    _ => (x, tx),
+                }
+            }
             E::Collate { expr, collation } => {
                 let (x, ty) = self.bind_expr(expr, es)?;
                 let name = collation.to_string().to_ascii_lowercase();
@@ -2925,13 +2935,24 @@ impl<'c> Binder<'c> {
             }
             _ => {}
         }
-        let (mut exprs, types) = self.bind_args(args, es)?;
-        if func::reads_arguments_as_text(&upper) {
-            exprs = exprs
-                .into_iter()
-                .zip(&types)
-                .map(|(e, t)| temporal_as_text(e, *t))
-                .collect();
+        let (exprs, types) = self.bind_args(args, es)?;
+        // HEX reads a BIT as the number it is (HEX(b'1010') is 'A'), as MySQL does.
+        let (exprs, types): (Vec<Expr>, Vec<SqlType>) = exprs
+            .into_iter()
+            .zip(types)
+            .enumerate()
+            .map(|(i, (e, t))| match t {
+                SqlType::Bit { .. } if upper == "HEX" => (e, t),
+                _ if func::reads_argument_as_text(&upper, i) => as_text(e, t),
+                _ => (e, t),
+            })
+            .unzip();
+        // UPPER and LOWER leave binary strings as they are (MySQL).
+        if matches!(upper.as_str(), "UPPER" | "UCASE" | "LOWER" | "LCASE")
+            && let ([x], [tx]) = (exprs.as_slice(), types.as_slice())
+            && tx.is_binary_string()
+        {
+            return Ok((x.clone(), *tx));
         }
         let constants: Vec<Option<Value>> = exprs
             .iter()
@@ -3532,17 +3553,32 @@ fn year_constant(e: Expr, other: SqlType) -> Expr {
     }
 }
 
-/// A DATETIME(fsp) or TIME(fsp) operand read as a string, as the text of its type:
-/// `fsp` fraction digits, which its values do not carry (a TIME(3) of '01:02:03.5'
-/// reads '01:02:03.500'; without this, six digits). Other operands unchanged.
-pub(crate) fn temporal_as_text(e: Expr, ty: SqlType) -> Expr {
-    match ty {
-        SqlType::DateTime { fsp, .. } | SqlType::Time { fsp } if fsp > 0 => Expr::Cast {
+/// An operand read as a string, and its type there: a DATETIME(fsp) or TIME(fsp) as
+/// the text of its type, with `fsp` fraction digits, which its values do not carry (a
+/// TIME(3) of '01:02:03.5' reads '01:02:03.500'; without this, six digits), its type
+/// kept; a BIT(n) as its ceil(n / 8) big-endian bytes, a VARBINARY (MySQL's BIT has
+/// the binary charset). Other operands unchanged.
+pub(crate) fn as_text(e: Expr, ty: SqlType) -> (Expr, SqlType) {
+    let target = match ty {
+        SqlType::DateTime { fsp, .. } | SqlType::Time { fsp } if fsp > 0 => {
+            return (
+                Expr::Cast {
+                    expr: Box::new(e),
+                    target: CastTarget::Text { fsp },
+                },
+                ty,
+            );
+        }
+        SqlType::Bit { len_bits } => CastTarget::BitBytes { len_bits },
+        _ => return (e, ty),
+    };
+    (
+        Expr::Cast {
             expr: Box::new(e),
-            target: CastTarget::Text { fsp },
+            target,
         },
-        _ => e,
-    }
+        crate::ddl_types::cast_type(target),
+    )
 }
 
 /// A TIME(fsp) operand of arithmetic as the DECIMAL with `fsp` fraction digits it is
