@@ -1705,7 +1705,10 @@ impl<'c> Binder<'c> {
             if has_aggregate(e) {
                 return Err(Error::sql(1111, "HY000", "Invalid use of group function"));
             }
-            args.push(self.bind_expr(e, &inner)?);
+            // A DATETIME(fsp) or TIME(fsp) joins as its type's text. A BIT stays the
+            // number: MySQL turns BIT columns into BIGINTs for GROUP_CONCAT.
+            let (e, ty) = self.bind_expr(e, &inner)?;
+            args.push((temporal_as_text(e, ty), ty));
         }
         if args.is_empty() {
             return Err(wrong_args(text));
@@ -3554,31 +3557,36 @@ fn year_constant(e: Expr, other: SqlType) -> Expr {
 }
 
 /// An operand read as a string, and its type there: a DATETIME(fsp) or TIME(fsp) as
-/// the text of its type, with `fsp` fraction digits, which its values do not carry (a
-/// TIME(3) of '01:02:03.5' reads '01:02:03.500'; without this, six digits), its type
-/// kept; a BIT(n) as its ceil(n / 8) big-endian bytes, a VARBINARY (MySQL's BIT has
-/// the binary charset). Other operands unchanged.
+/// the text of its type ([`temporal_as_text`]), its type kept; a BIT(n) as its
+/// ceil(n / 8) big-endian bytes, a VARBINARY (MySQL's BIT has the binary charset).
+/// Other operands unchanged.
 pub(crate) fn as_text(e: Expr, ty: SqlType) -> (Expr, SqlType) {
-    let target = match ty {
-        SqlType::DateTime { fsp, .. } | SqlType::Time { fsp } if fsp > 0 => {
-            return (
+    match ty {
+        SqlType::Bit { len_bits } => {
+            let target = CastTarget::BitBytes { len_bits };
+            (
                 Expr::Cast {
                     expr: Box::new(e),
-                    target: CastTarget::Text { fsp },
+                    target,
                 },
-                ty,
-            );
+                crate::ddl_types::cast_type(target),
+            )
         }
-        SqlType::Bit { len_bits } => CastTarget::BitBytes { len_bits },
-        _ => return (e, ty),
-    };
-    (
-        Expr::Cast {
+        _ => (temporal_as_text(e, ty), ty),
+    }
+}
+
+/// A DATETIME(fsp) or TIME(fsp) operand read as a string, as the text of its type:
+/// `fsp` fraction digits, which its values do not carry (a TIME(3) of '01:02:03.5'
+/// reads '01:02:03.500'; without this, six digits). Other operands unchanged.
+pub(crate) fn temporal_as_text(e: Expr, ty: SqlType) -> Expr {
+    match ty {
+        SqlType::DateTime { fsp, .. } | SqlType::Time { fsp } if fsp > 0 => Expr::Cast {
             expr: Box::new(e),
-            target,
+            target: CastTarget::Text { fsp },
         },
-        crate::ddl_types::cast_type(target),
-    )
+        _ => e,
+    }
 }
 
 /// A TIME(fsp) operand of arithmetic as the DECIMAL with `fsp` fraction digits it is
