@@ -218,6 +218,16 @@ pub struct Binder<'c> {
     recursions: Vec<cte::Recursion>,
     /// Whether window functions may be called where the binder is (`bind/window.rs`).
     windows: window::WindowScope,
+    /// User variables (lower-cased, without `@`) that hold a value per row rather than
+    /// per statement: LOAD DATA's `@variable` fields. `@name` binds to the scope
+    /// column [`row_variable_column`] names instead of the session's value.
+    row_variables: Vec<String>,
+}
+
+/// The scope column a per-row user variable (`Binder::with_row_variables`) binds to.
+/// It starts with NUL, which no identifier can hold, so only `@name` reaches it.
+pub(crate) fn row_variable_column(variable: &str) -> String {
+    format!("\0@{}", variable.to_ascii_lowercase())
 }
 
 fn unsupported(what: impl std::fmt::Display) -> Error {
@@ -263,7 +273,15 @@ impl<'c> Binder<'c> {
             ctes: Vec::new(),
             recursions: Vec::new(),
             windows: window::WindowScope::NotAllowed,
+            row_variables: Vec::new(),
         }
+    }
+
+    /// Binds `@name` for each of `variables` (lower-cased, without `@`) to the scope
+    /// column [`row_variable_column`] names: a value that changes from row to row.
+    pub(crate) fn with_row_variables(mut self, variables: Vec<String>) -> Binder<'c> {
+        self.row_variables = variables;
+        self
     }
 
     /// `db.name` resolved against the current database. The hidden databases of
@@ -1687,7 +1705,10 @@ impl<'c> Binder<'c> {
             if has_aggregate(e) {
                 return Err(Error::sql(1111, "HY000", "Invalid use of group function"));
             }
-            args.push(self.bind_expr(e, &inner)?);
+            // A DATETIME(fsp) or TIME(fsp) joins as its type's text. A BIT stays the
+            // number: MySQL turns BIT columns into BIGINTs for GROUP_CONCAT.
+            let (e, ty) = self.bind_expr(e, &inner)?;
+            args.push((temporal_as_text(e, ty), ty));
         }
         if args.is_empty() {
             return Err(wrong_args(text));
@@ -1764,6 +1785,13 @@ impl<'c> Binder<'c> {
                     return self.system_variable(var);
                 }
                 if let Some(var) = name.strip_prefix('@') {
+                    if self
+                        .row_variables
+                        .iter()
+                        .any(|v| v.eq_ignore_ascii_case(var))
+                    {
+                        return self.column_ref(None, &row_variable_column(var), es);
+                    }
                     let v = self.cx.user_variable(var);
                     let ty = value_type(&v);
                     return Ok((Expr::Literal(v), ty));
@@ -2118,7 +2146,7 @@ impl<'c> Binder<'c> {
             } => {
                 let (x, tx) = self.bind_expr(expr, es)?;
                 let (p, tp) = self.bind_expr(pattern, es)?;
-                let (x, p) = (temporal_as_text(x, tx), temporal_as_text(p, tp));
+                let ((x, tx), (p, tp)) = (as_text(x, tx), as_text(p, tp));
                 let escape = match escape_char.as_deref() {
                     None => b'\\',
                     Some(E::Value(v)) => match &v.value {
@@ -2209,7 +2237,7 @@ impl<'c> Binder<'c> {
                     | CastTarget::Unsigned
                     | CastTarget::Decimal { .. }
                     | CastTarget::Double => as_number(x, tx).0,
-                    CastTarget::Char(_) | CastTarget::Binary(_) => temporal_as_text(x, tx),
+                    CastTarget::Char(_) | CastTarget::Binary(_) => as_text(x, tx).0,
                     _ => x,
                 };
                 (
@@ -2224,7 +2252,17 @@ impl<'c> Binder<'c> {
                 expr,
                 data_type: None,
                 ..
-            } => self.bind_expr(expr, es)?,
+            } => {
+                // CONVERT(x USING cs): x as a string, a BIT's bytes as text.
+                let (x, tx) = self.bind_expr(expr, es)?;
+                match tx {
+                    SqlType::Bit { len_bits } => (
+                        as_text(x, tx).0,
+                        SqlType::varchar(u32::from(len_bits).div_ceil(8)),
+                    ),
+                    _ => (x, tx),
+                }
+            }
             E::Collate { expr, collation } => {
                 let (x, ty) = self.bind_expr(expr, es)?;
                 let name = collation.to_string().to_ascii_lowercase();
@@ -2900,13 +2938,24 @@ impl<'c> Binder<'c> {
             }
             _ => {}
         }
-        let (mut exprs, types) = self.bind_args(args, es)?;
-        if func::reads_arguments_as_text(&upper) {
-            exprs = exprs
-                .into_iter()
-                .zip(&types)
-                .map(|(e, t)| temporal_as_text(e, *t))
-                .collect();
+        let (exprs, types) = self.bind_args(args, es)?;
+        // HEX reads a BIT as the number it is (HEX(b'1010') is 'A'), as MySQL does.
+        let (exprs, types): (Vec<Expr>, Vec<SqlType>) = exprs
+            .into_iter()
+            .zip(types)
+            .enumerate()
+            .map(|(i, (e, t))| match t {
+                SqlType::Bit { .. } if upper == "HEX" => (e, t),
+                _ if func::reads_argument_as_text(&upper, i) => as_text(e, t),
+                _ => (e, t),
+            })
+            .unzip();
+        // UPPER and LOWER leave binary strings as they are (MySQL).
+        if matches!(upper.as_str(), "UPPER" | "UCASE" | "LOWER" | "LCASE")
+            && let ([x], [tx]) = (exprs.as_slice(), types.as_slice())
+            && tx.is_binary_string()
+        {
+            return Ok((x.clone(), *tx));
         }
         let constants: Vec<Option<Value>> = exprs
             .iter()
@@ -3504,6 +3553,26 @@ fn year_constant(e: Expr, other: SqlType) -> Expr {
             }
         }
         _ => e,
+    }
+}
+
+/// An operand read as a string, and its type there: a DATETIME(fsp) or TIME(fsp) as
+/// the text of its type ([`temporal_as_text`]), its type kept; a BIT(n) as its
+/// ceil(n / 8) big-endian bytes, a VARBINARY (MySQL's BIT has the binary charset).
+/// Other operands unchanged.
+pub(crate) fn as_text(e: Expr, ty: SqlType) -> (Expr, SqlType) {
+    match ty {
+        SqlType::Bit { len_bits } => {
+            let target = CastTarget::BitBytes { len_bits };
+            (
+                Expr::Cast {
+                    expr: Box::new(e),
+                    target,
+                },
+                crate::ddl_types::cast_type(target),
+            )
+        }
+        _ => (temporal_as_text(e, ty), ty),
     }
 }
 

@@ -421,5 +421,10 @@ pub fn cast_type(target: CastTarget) -> crate::types::SqlType {
         CastTarget::Number { .. } => SqlType::BIGINT,
         // '-838:59:59.999999' and 'YYYY-MM-DD hh:mm:ss.ffffff' fit.
         CastTarget::Text { .. } => SqlType::varchar(26),
+        // A BIT's charset is binary: VARBINARY of its bytes.
+        CastTarget::BitBytes { len_bits } => SqlType::Binary {
+            len_bytes: u32::from(len_bits).div_ceil(8).max(1),
+            fixed: false,
+        },
     }
 }

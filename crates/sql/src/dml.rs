@@ -78,6 +78,10 @@ pub struct InsertPlan {
     replace: bool,
     /// ON DUPLICATE KEY UPDATE: column and expression over [old row, new row].
     on_duplicate: Option<Vec<(usize, Expr)>>,
+    /// LOAD DATA's `SET column = expr` ([`InsertPlan::for_load`]), in order. Each is
+    /// evaluated over [the row's columns, converted, then the row's `@variable`
+    /// values] and its value converted into its column before the next one runs.
+    row_assignments: Vec<(usize, Expr)>,
 }
 
 pub struct UpdatePlan {
@@ -418,20 +422,50 @@ fn bind_insert(session: &mut Session, insert: &ast::Insert) -> Result<Bound> {
         ignore: insert.ignore,
         replace: insert.replace_into,
         on_duplicate,
+        row_assignments: Vec::new(),
     }))
 }
 
 impl InsertPlan {
     /// The plan LOAD DATA inserts its rows with (`crate::load`): `columns` of `table`
-    /// in the order of each row's values, the rest from their defaults.
+    /// in the order of each row's values, the rest from their defaults. Each source
+    /// row carries, after the columns' values, the values of `variables` (LOAD DATA's
+    /// `@name` fields, lower-cased), which the `assignments` (its SET clause) read as
+    /// `@name`; the assignments also read the row's columns by name, as read from the
+    /// file, set by an earlier assignment or defaulted (MySQL's order).
     pub(crate) fn for_load(
         session: &mut Session,
         table: Arc<Table>,
         columns: Vec<usize>,
+        variables: &[String],
+        assignments: &[(String, ast::Expr)],
         ignore: bool,
         replace: bool,
     ) -> Result<InsertPlan> {
         let defaults = defaults(session, &table)?;
+        let def = table.def();
+        let mut scope = table_scope(&table, &def.name);
+        scope.columns.extend(variables.iter().map(|v| ScopeColumn {
+            table: None,
+            name: crate::bind::row_variable_column(v),
+            ty: SqlType::TEXT,
+            nullable: true,
+            hidden: false,
+            using_first: false,
+            key: None,
+        }));
+        let mut binder = Binder::new(session).with_row_variables(variables.to_vec());
+        let mut row_assignments = Vec::with_capacity(assignments.len());
+        for (name, e) in assignments {
+            let c = def.column_index(name).map_err(|_| {
+                Error::sql(
+                    1054,
+                    "42S22",
+                    format!("Unknown column '{name}' in 'field list'"),
+                )
+            })?;
+            row_assignments.push((c, binder.bind_in_scope(e, &scope)?.0));
+        }
         Ok(InsertPlan {
             table,
             columns,
@@ -440,6 +474,7 @@ impl InsertPlan {
             ignore,
             replace,
             on_duplicate: None,
+            row_assignments,
         })
     }
 }
@@ -934,18 +969,26 @@ fn convert_row(table: &Table, row: Vec<Value>) -> Result<Vec<Value>> {
 fn convert_row_at(table: &Table, row: Vec<Value>, row_number: u64) -> Result<Vec<Value>> {
     row.into_iter()
         .zip(&table.def().columns)
-        .map(|(v, c)| {
-            if v.is_null() {
-                if !c.nullable {
-                    return Err(Error::NullNotAllowed {
-                        column: c.name.clone(),
-                    });
-                }
-                return Ok(Value::Null);
-            }
-            cast::to_column_at(v, c.ty, c.collation, &column_label(table, c), row_number)
-        })
+        .map(|(v, c)| convert_value_at(table, c, v, row_number))
         .collect()
+}
+
+/// Converts one value of the `row_number`th row to column `c`'s type (strict mode).
+fn convert_value_at(
+    table: &Table,
+    c: &tarn_row::Column,
+    v: Value,
+    row_number: u64,
+) -> Result<Value> {
+    if v.is_null() {
+        if !c.nullable {
+            return Err(Error::NullNotAllowed {
+                column: c.name.clone(),
+            });
+        }
+        return Ok(Value::Null);
+    }
+    cast::to_column_at(v, c.ty, c.collation, &column_label(table, c), row_number)
 }
 
 /// How conversion errors name a column: MySQL names a JSON column with its table
@@ -970,60 +1013,64 @@ fn convert_row_ignoring(
     row: Vec<Value>,
     row_number: u64,
 ) -> Result<Vec<Value>> {
-    let mut out = Vec::with_capacity(row.len());
-    for (v, c) in row.into_iter().zip(&table.def().columns) {
-        if v.is_null() {
-            if c.nullable {
-                out.push(Value::Null);
-                continue;
-            }
-            let Some(default) = implicit_default(c.ty) else {
-                return Err(Error::NullNotAllowed {
-                    column: c.name.clone(),
-                });
-            };
-            session.add_warning(
-                "Warning",
-                1048,
-                format!("Column '{}' cannot be null", c.name),
-            );
-            out.push(default);
-            continue;
+    row.into_iter()
+        .zip(&table.def().columns)
+        .map(|(v, c)| convert_value_ignoring(session, table, c, v, row_number))
+        .collect()
+}
+
+/// Converts one value of the `row_number`th row to column `c`'s type as
+/// [`convert_row_ignoring`] does.
+fn convert_value_ignoring(
+    session: &mut Session,
+    table: &Table,
+    c: &tarn_row::Column,
+    v: Value,
+    row_number: u64,
+) -> Result<Value> {
+    if v.is_null() {
+        if c.nullable {
+            return Ok(Value::Null);
         }
-        let error = match cast::to_column_at(
-            v.clone(),
-            c.ty,
-            c.collation,
-            &column_label(table, c),
-            row_number,
-        ) {
-            Ok(x) => {
-                out.push(x);
-                continue;
-            }
-            Err(e) => e,
+        let Some(default) = implicit_default(c.ty) else {
+            return Err(Error::NullNotAllowed {
+                column: c.name.clone(),
+            });
         };
-        let code = error.mysql_code();
-        let nearest = match (nearest_storable(&v, c.ty), c.ty) {
-            (None, _) => return Err(error),
-            // Already what the column stores (the error value '', some members).
-            (Some(nearest), ColumnType::Enum { .. } | ColumnType::Set { .. }) => nearest,
-            (Some(nearest), _) => {
-                cast::to_column_at(nearest, c.ty, c.collation, &c.name, row_number)?
-            }
-        };
-        if code == 1406 {
-            session.add_warning(
-                "Warning",
-                1265,
-                format!("Data truncated for column '{}' at row {row_number}", c.name),
-            );
-        } else {
-            session.add_warning("Warning", code, error.to_string());
-        }
-        out.push(nearest);
+        session.add_warning(
+            "Warning",
+            1048,
+            format!("Column '{}' cannot be null", c.name),
+        );
+        return Ok(default);
     }
-    Ok(out)
+    let error = match cast::to_column_at(
+        v.clone(),
+        c.ty,
+        c.collation,
+        &column_label(table, c),
+        row_number,
+    ) {
+        Ok(x) => return Ok(x),
+        Err(e) => e,
+    };
+    let code = error.mysql_code();
+    let nearest = match (nearest_storable(&v, c.ty), c.ty) {
+        (None, _) => return Err(error),
+        // Already what the column stores (the error value '', some members).
+        (Some(nearest), ColumnType::Enum { .. } | ColumnType::Set { .. }) => nearest,
+        (Some(nearest), _) => cast::to_column_at(nearest, c.ty, c.collation, &c.name, row_number)?,
+    };
+    if code == 1406 {
+        session.add_warning(
+            "Warning",
+            1265,
+            format!("Data truncated for column '{}' at row {row_number}", c.name),
+        );
+    } else {
+        session.add_warning("Warning", code, error.to_string());
+    }
+    Ok(nearest)
 }
 
 /// The value MySQL stores for a NOT NULL column given NULL outside strict mode.
@@ -1225,11 +1272,14 @@ pub(crate) fn insert_rows(
         let source = source?;
         row_count += 1;
         let row_number = row_count;
-        // The full row: given values, then defaults.
+        // The full row: given values, then defaults. What the source row carries
+        // past the columns are LOAD DATA's `@variable` values.
         let mut row: Vec<Option<Value>> = vec![None; width];
-        for (&c, v) in p.columns.iter().zip(source) {
+        let mut source = source.into_iter();
+        for (&c, v) in p.columns.iter().zip(source.by_ref()) {
             row[c] = v;
         }
+        let variables: Vec<Value> = source.map(|v| v.unwrap_or(Value::Null)).collect();
         let mut full = Vec::with_capacity(width);
         for (c, given) in row.into_iter().enumerate() {
             let column = &def.columns[c];
@@ -1246,6 +1296,11 @@ pub(crate) fn insert_rows(
                         e.eval_row(&[], &cx)?
                     }
                     None if column.nullable || auto == Some(c) => Value::Null,
+                    // LOAD DATA's SET gives the value; until then the column reads
+                    // as the type's zero (MySQL's record default).
+                    None if p.row_assignments.iter().any(|(a, _)| *a == c) => {
+                        implicit_default(column.ty).unwrap_or(Value::Null)
+                    }
                     // An ENUM NOT NULL without a DEFAULT takes its first member, even
                     // in strict mode (MySQL and MariaDB).
                     None if matches!(column.ty, ColumnType::Enum { .. }) => {
@@ -1261,6 +1316,11 @@ pub(crate) fn insert_rows(
                 },
             };
             full.push(value);
+        }
+        // LOAD DATA's SET clause runs on the converted row, before AUTO_INCREMENT.
+        let converted = !p.row_assignments.is_empty();
+        if converted {
+            full = assign_row(session, p, tx, params, &fn_ctx, full, variables, row_number)?;
         }
         // AUTO_INCREMENT: NULL or 0 takes the next value.
         if let Some(c) = auto {
@@ -1282,9 +1342,15 @@ pub(crate) fn insert_rows(
                     Value::Int(id as i64)
                 };
                 first_generated.get_or_insert(id);
+                if converted {
+                    let value = std::mem::replace(&mut full[c], Value::Null);
+                    full[c] = convert_value_at(table, &def.columns[c], value, row_number)?;
+                }
             }
         }
-        let full = if p.ignore {
+        let full = if converted {
+            full
+        } else if p.ignore {
             convert_row_ignoring(session, table, full, row_number)?
         } else {
             convert_row_at(table, full, row_number)?
@@ -1308,6 +1374,65 @@ pub(crate) fn insert_rows(
         duplicates,
         first_generated,
     })
+}
+
+/// Runs LOAD DATA's SET clause ([`InsertPlan::row_assignments`]) on one row: converts
+/// `row` (given values and defaults) as the statement converts, then evaluates each
+/// assignment over [the row, `variables`] and converts its value into its column, so
+/// that later assignments read it. An AUTO_INCREMENT column without a value reads as 0:
+/// its value is taken afterwards, as in MySQL.
+#[allow(clippy::too_many_arguments)]
+fn assign_row(
+    session: &mut Session,
+    p: &InsertPlan,
+    tx: &RefCell<Transaction>,
+    params: &[Value],
+    functions: &crate::scalar::FnContext,
+    row: Vec<Value>,
+    variables: Vec<Value>,
+    row_number: u64,
+) -> Result<Vec<Value>> {
+    let table = &p.table;
+    let def = table.def();
+    let auto = table.auto_increment_column();
+    let convert = |session: &mut Session, c: usize, v: Value| {
+        let column = &def.columns[c];
+        let v = if v.is_null() && auto == Some(c) {
+            implicit_default(column.ty).unwrap_or(Value::Int(0))
+        } else {
+            v
+        };
+        if p.ignore {
+            convert_value_ignoring(session, table, column, v, row_number)
+        } else {
+            convert_value_at(table, column, v, row_number)
+        }
+    };
+    let mut scope_row = Vec::with_capacity(row.len() + variables.len());
+    for (c, v) in row.into_iter().enumerate() {
+        // A column the SET clause gives may be NULL until then, NOT NULL or not.
+        let assigned = p.row_assignments.iter().any(|(a, _)| *a == c);
+        scope_row.push(if v.is_null() && assigned && auto != Some(c) {
+            v
+        } else {
+            convert(session, c, v)?
+        });
+    }
+    scope_row.extend(variables);
+    for (c, e) in &p.row_assignments {
+        let v = session.with_exec_using(tx, params, functions, |cx| {
+            let ecx = crate::expr::EvalContext {
+                params: cx.params,
+                outer: &[],
+                functions: cx.functions,
+                subqueries: cx,
+            };
+            e.eval_row(&scope_row, &ecx)
+        })?;
+        scope_row[*c] = convert(session, *c, v)?;
+    }
+    scope_row.truncate(def.columns.len());
+    Ok(scope_row)
 }
 
 /// Inserts one converted row, handling duplicates as the statement asks; returns the

@@ -7,6 +7,12 @@
 //! ([`crate::dml::insert_rows`]), so defaults, AUTO_INCREMENT, conversion to the
 //! column types and duplicate handling are INSERT's.
 //!
+//! `SET column = expr` runs per row, in order, after the fields are read
+//! (`InsertPlan::for_load`): its expressions read the row's `@variable` fields (NULL
+//! for a field the line lacks) and the row's columns converted to their types; each
+//! assigned value is converted as INSERT converts, before the next assignment reads
+//! it. The `@variable`s keep the last row's fields afterwards, as in MySQL.
+//!
 //! As in MySQL, LOCAL makes data errors and duplicate keys warnings (the server
 //! cannot stop the client mid-file), unless REPLACE is given. Tarn reads no files
 //! of its own: LOAD DATA without LOCAL is refused, as MySQL's `secure_file_priv`
@@ -69,13 +75,6 @@ pub fn execute(session: &mut Session, load: &LoadData) -> Result<QueryResult> {
             ),
         ));
     }
-    if !load.assignments.is_empty() {
-        return Err(Error::sql(
-            1235,
-            "42000",
-            "This version of Tarn doesn't yet support 'LOAD DATA ... SET'",
-        ));
-    }
     if load.fields_terminated_by.is_empty() || load.lines_terminated_by.is_empty() {
         return Err(Error::sql(
             1235,
@@ -118,6 +117,9 @@ pub fn execute(session: &mut Session, load: &LoadData) -> Result<QueryResult> {
         load.targets.clone()
     };
     let mut columns = Vec::new();
+    // The distinct `@variable` targets, lower-cased (user variable names are
+    // case-insensitive).
+    let mut variables: Vec<String> = Vec::new();
     let mut slots = Vec::with_capacity(targets.len());
     for target in &targets {
         match target {
@@ -139,13 +141,25 @@ pub fn execute(session: &mut Session, load: &LoadData) -> Result<QueryResult> {
                 slots.push(Slot::Column(columns.len()));
                 columns.push(c);
             }
-            LoadTarget::Variable(v) => slots.push(Slot::Variable(v.clone())),
+            LoadTarget::Variable(v) => {
+                let v = v.to_ascii_lowercase();
+                let at = match variables.iter().position(|known| *known == v) {
+                    Some(at) => at,
+                    None => {
+                        variables.push(v);
+                        variables.len() - 1
+                    }
+                };
+                slots.push(Slot::Variable(at));
+            }
         }
     }
     let plan = InsertPlan::for_load(
         session,
         table.clone(),
         columns.clone(),
+        &variables,
+        &load.assignments,
         load.duplicates == LoadDuplicates::Ignore,
         load.duplicates == LoadDuplicates::Replace,
     )?;
@@ -159,14 +173,15 @@ pub fn execute(session: &mut Session, load: &LoadData) -> Result<QueryResult> {
     // Warnings about field counts, and the last values of `@variable` targets, are
     // kept aside while the rows stream into the insert and added afterwards.
     let notes: RefCell<Vec<(u16, String)>> = RefCell::new(Vec::new());
-    let last_variables: RefCell<Vec<(String, Value)>> = RefCell::new(Vec::new());
+    let last_variables: RefCell<Vec<Value>> = RefCell::new(Vec::new());
     let records = Records::new(&infile.data, format)
         .skip(usize::try_from(load.ignore_lines).unwrap_or(usize::MAX))
         .enumerate()
         .map(|(i, fields)| {
             let row_number = i as u64 + 1;
-            let mut row: SourceRow = vec![None; columns.len()];
-            let mut variables = Vec::new();
+            // The columns' values, then the variables' (NULL unless the line has
+            // their field, as in MySQL), which the SET clause reads.
+            let mut row: SourceRow = vec![None; columns.len() + variables.len()];
             let field_count = fields.len();
             // An empty line is one empty field, as in MySQL.
             let mut fields = fields.into_iter();
@@ -191,7 +206,7 @@ pub fn execute(session: &mut Session, load: &LoadData) -> Result<QueryResult> {
                 };
                 match slot {
                     Slot::Column(i) => row[*i] = Some(value),
-                    Slot::Variable(name) => variables.push((name.clone(), value)),
+                    Slot::Variable(i) => row[columns.len() + *i] = Some(value),
                 }
             }
             if field_count > slots.len() {
@@ -206,7 +221,10 @@ pub fn execute(session: &mut Session, load: &LoadData) -> Result<QueryResult> {
                 }
             }
             if !variables.is_empty() {
-                *last_variables.borrow_mut() = variables;
+                *last_variables.borrow_mut() = row[columns.len()..]
+                    .iter()
+                    .map(|v| v.clone().unwrap_or(Value::Null))
+                    .collect();
             }
             Ok(row)
         });
@@ -216,8 +234,8 @@ pub fn execute(session: &mut Session, load: &LoadData) -> Result<QueryResult> {
     for (code, message) in notes.into_inner() {
         session.add_warning("Warning", code, message);
     }
-    for (name, value) in last_variables.into_inner() {
-        session.set_user_variable(&name, value)?;
+    for (name, value) in variables.iter().zip(last_variables.into_inner()) {
+        session.set_user_variable(name, value)?;
     }
     let (deleted, skipped) = match load.duplicates {
         LoadDuplicates::Replace => (inserted.duplicates, 0),
@@ -238,7 +256,8 @@ pub fn execute(session: &mut Session, load: &LoadData) -> Result<QueryResult> {
 enum Slot {
     /// The n-th of the insert plan's columns.
     Column(usize),
-    Variable(String),
+    /// The n-th of the statement's distinct `@variable` targets.
+    Variable(usize),
 }
 
 /// Latin-1 bytes as UTF-8 (each byte is the code point of the same number).

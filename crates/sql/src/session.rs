@@ -1404,6 +1404,18 @@ impl Session {
         f: impl FnOnce(&ExecContext) -> Result<T>,
     ) -> Result<T> {
         let functions = self.fn_context();
+        self.with_exec_using(tx, params, &functions, f)
+    }
+
+    /// [`Session::with_exec`] with the statement's function context (its NOW(), its
+    /// statement id), for a statement that evaluates expressions row by row.
+    pub(crate) fn with_exec_using<T>(
+        &mut self,
+        tx: &RefCell<Transaction>,
+        params: &[Value],
+        functions: &FnContext,
+        f: impl FnOnce(&ExecContext) -> Result<T>,
+    ) -> Result<T> {
         let memory = MemoryBudget::new(self.query_memory_bytes());
         let cancel: Arc<Cancel> = self.entry.cancel.clone();
         let cache = RefCell::new(HashMap::new());
@@ -1412,7 +1424,7 @@ impl Session {
         let cx = ExecContext {
             tx,
             params,
-            functions: &functions,
+            functions,
             memory: &memory,
             cancel: &cancel,
             outer: Vec::new(),

@@ -15,7 +15,10 @@
 //! `tarn_row::members`): strings wherever a string is read, while numeric context
 //! (`e + 0`, `e = 1`, `CAST(e AS UNSIGNED)`) and ORDER BY read the index or bitmask
 //! through [`crate::scalar::cast::CastTarget::Number`], which the binder puts in. BIT
-//! values are numbers (`Value::UInt`) everywhere; only the client sees their bytes.
+//! values are numbers (`Value::UInt`), except where a string is read (CONCAT, CAST AS
+//! CHAR, LIKE, ...): there they are their big-endian bytes, through
+//! [`crate::scalar::cast::CastTarget::BitBytes`], which the binder puts in
+//! (`bind::as_text`). The client also receives their bytes.
 
 use tarn_row::types::{Collation, ColumnType, LobSize, Members};
 

@@ -312,6 +312,22 @@ fn limit_ends_a_recursion() {
     );
 }
 
+/// The CTE's columns are the anchor's types (`slt/select/cte.slt` has the cases
+/// MariaDB shares): a recursive part's string that is no number of the anchor's
+/// integer type is 1366 with MySQL 8's SQLSTATE HY000 (MariaDB: 22007).
+#[test]
+fn a_recursive_part_converts_to_the_anchors_types_with_mysqls_errors() {
+    let (_dir, engine) = engine();
+    let mut s = session(&engine);
+    assert_error(
+        &mut s,
+        "WITH RECURSIVE t (n) AS (SELECT 1 UNION ALL SELECT 'x' FROM t WHERE n < 3) SELECT n FROM t",
+        1366,
+        "HY000",
+        "Incorrect integer value: 'x' for column 'n' at row 2",
+    );
+}
+
 /// EXPLAIN's lines for `sql`.
 fn explain(session: &mut Session, sql: &str) -> Vec<String> {
     rows(session, &format!("EXPLAIN {sql}"))

@@ -576,6 +576,20 @@ pub enum CastTarget {
     Text {
         fsp: u8,
     },
+    /// A BIT(`len_bits`) value (a number) as the string MySQL reads it as: its
+    /// ceil(n / 8) bytes, big-endian (a BIT(12) of 65 is `0x0041`; [`bit_bytes`]).
+    /// Not a SQL cast: the binder puts it around BIT operands that are read as
+    /// strings (CONCAT, LIKE, CAST AS CHAR, ...); `b + 0` and HEX(b) read the number.
+    BitBytes {
+        len_bits: u8,
+    },
+}
+
+/// A BIT(`len_bits`) value's bytes: ceil(n / 8) of them (at least 1), big-endian, as
+/// MySQL reads a BIT in string context and sends it to clients.
+pub fn bit_bytes(n: u64, len_bits: u8) -> Vec<u8> {
+    let width = usize::from(len_bits).div_ceil(8).clamp(1, 8);
+    n.to_be_bytes()[8 - width..].to_vec()
 }
 
 /// The ways a value becomes JSON (see [`crate::json::convert`]).
@@ -761,6 +775,10 @@ pub fn cast(v: &Value, target: CastTarget) -> Result<Value> {
         CastTarget::Text { fsp } => Value::Bytes(match v {
             Value::DateTime(dt) => dt.display_fsp(fsp).into_bytes(),
             Value::Time(t) => t.display_fsp(fsp).into_bytes(),
+            other => to_text(other).unwrap_or_default(),
+        }),
+        CastTarget::BitBytes { len_bits } => Value::Bytes(match v {
+            Value::UInt(n) => bit_bytes(*n, len_bits),
             other => to_text(other).unwrap_or_default(),
         }),
     })

@@ -130,62 +130,27 @@ pub fn is_volatile(name: &str) -> bool {
     matches!(name, "UUID" | "UUID_SHORT") || crate::user_locks::is_function(name)
 }
 
-/// Whether `upper` reads its arguments as strings, so a DATETIME or TIME argument
-/// is its type's text (`crate::bind::temporal_as_text`). Functions that pick an
-/// argument (IF, COALESCE, ...) or read dates are not among them.
-pub fn reads_arguments_as_text(upper: &str) -> bool {
-    matches!(
-        upper,
-        "CONCAT"
-            | "CONCAT_WS"
-            | "LENGTH"
-            | "OCTET_LENGTH"
-            | "CHAR_LENGTH"
-            | "CHARACTER_LENGTH"
-            | "BIT_LENGTH"
-            | "UPPER"
-            | "UCASE"
-            | "LOWER"
-            | "LCASE"
-            | "LTRIM"
-            | "RTRIM"
-            | "TRIM"
-            | "TRIM_LEADING"
-            | "TRIM_TRAILING"
-            | "TRIM_BOTH"
-            | "REVERSE"
-            | "LEFT"
-            | "RIGHT"
-            | "SUBSTRING"
-            | "SUBSTR"
-            | "MID"
-            | "SUBSTRING_INDEX"
-            | "LPAD"
-            | "RPAD"
-            | "REPEAT"
-            | "REPLACE"
-            | "INSERT"
-            | "INSTR"
-            | "LOCATE"
-            | "POSITION"
-            | "STRCMP"
-            | "FIND_IN_SET"
-            | "HEX"
-            | "MD5"
-            | "SHA1"
-            | "SHA"
-            | "SHA2"
-            | "CRC32"
-            | "TO_BASE64"
-            | "QUOTE"
-            | "SOUNDEX"
-            | "ASCII"
-            | "ORD"
-            | "REGEXP_LIKE"
-            | "REGEXP_INSTR"
-            | "REGEXP_SUBSTR"
-            | "REGEXP_REPLACE"
-    )
+/// Whether `upper` reads its argument at `position` (from 0) as a string, so that a
+/// DATETIME or TIME argument there is its type's text and a BIT its bytes
+/// (`crate::bind::as_text`). Functions that pick an argument (IF, COALESCE, ...) or
+/// read dates are not among them, nor are the arguments read as numbers (lengths,
+/// positions, counts: `LEFT(s, n)`'s `n`).
+pub fn reads_argument_as_text(upper: &str, position: usize) -> bool {
+    match upper {
+        "CONCAT" | "CONCAT_WS" | "TRIM" | "TRIM_LEADING" | "TRIM_TRAILING" | "TRIM_BOTH"
+        | "REPLACE" | "INSTR" | "STRCMP" | "FIND_IN_SET" | "REGEXP_LIKE" => true,
+        "LENGTH" | "OCTET_LENGTH" | "CHAR_LENGTH" | "CHARACTER_LENGTH" | "BIT_LENGTH" | "UPPER"
+        | "UCASE" | "LOWER" | "LCASE" | "LTRIM" | "RTRIM" | "REVERSE" | "LEFT" | "RIGHT"
+        | "SUBSTRING" | "SUBSTR" | "MID" | "REPEAT" | "HEX" | "MD5" | "SHA1" | "SHA" | "SHA2"
+        | "CRC32" | "TO_BASE64" | "QUOTE" | "SOUNDEX" | "ASCII" | "ORD" => position == 0,
+        "SUBSTRING_INDEX" | "LOCATE" | "POSITION" => position < 2,
+        "LPAD" | "RPAD" => position != 1,
+        "INSERT" => matches!(position, 0 | 3),
+        "REGEXP_INSTR" => matches!(position, 0 | 1 | 5),
+        "REGEXP_SUBSTR" => matches!(position, 0 | 1 | 4),
+        "REGEXP_REPLACE" => matches!(position, 0 | 1 | 2 | 5),
+        _ => false,
+    }
 }
 
 /// Whether `name` is a scalar function this module knows (the JSON functions
