@@ -51,9 +51,8 @@ pub struct ChildServer {
 }
 
 impl ChildServer {
-    /// Spawns `command` (stdout and stderr to `log`) in a session of its own
-    /// (`tarn_io::os::in_own_session`) and waits until `ready` returns true or `port`
-    /// accepts connections when `ready` is `None`.
+    /// Spawns `command` (stdout and stderr to `log`) and waits until `ready` returns
+    /// true or `port` accepts connections when `ready` is `None`.
     pub fn spawn(
         name: &str,
         mut command: Command,
@@ -73,9 +72,6 @@ impl ChildServer {
             .stdin(Stdio::null())
             .stdout(Stdio::from(out))
             .stderr(Stdio::from(err));
-        // Its own session, as under an init system: the scheduler shares the cores
-        // between the server and the benchmark's client by session, not by thread.
-        tarn_io::os::in_own_session(&mut command);
         let child = command.spawn().map_err(|source| BenchError::Os {
             what: format!("starting {name} ({:?})", command.get_program()),
             source,

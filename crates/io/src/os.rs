@@ -204,30 +204,6 @@ impl Epoll {
     }
 }
 
-/// Makes `command`'s process start a session of its own (`setsid`), as a service
-/// started by an init system has. With the kernel's autogroup scheduling (on by
-/// default), CPU time is then shared between sessions first, so a server with few
-/// busy threads is not outweighed by a client with many on the same machine. The
-/// benchmarks start every server this way.
-///
-/// Out of the caller's session, the child no longer gets the terminal's Ctrl-C, so
-/// it is also asked to receive SIGTERM when the thread that spawned it ends
-/// (`PR_SET_PDEATHSIG`): a benchmark stopped by Ctrl-C leaves no server behind.
-/// Spawn from a thread that outlives the child.
-pub fn in_own_session(command: &mut std::process::Command) {
-    use std::os::unix::process::CommandExt;
-    // SAFETY: the closure runs in the child between fork and exec, where only
-    // async-signal-safe calls are allowed; it makes two system calls, setsid(2) and
-    // prctl(2), and allocates nothing. A failure leaves the child as it was.
-    unsafe {
-        command.pre_exec(|| {
-            libc::setsid();
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
-            Ok(())
-        });
-    }
-}
-
 fn timeval_duration(time: libc::timeval) -> Duration {
     Duration::from_secs(time.tv_sec.max(0) as u64)
         + Duration::from_micros(time.tv_usec.max(0) as u64)

@@ -217,7 +217,7 @@ fn is_timeout(e: &std::io::Error) -> bool {
     )
 }
 
-/// A blocking socket whose read timeout is `PACKET_READ_TICK_MS` ([`runner_socket`]),
+/// A blocking socket whose read timeout is `SOCKET_WAIT_TICK_MS` ([`runner_socket`]),
 /// read by the runner that holds a connection (`crate::runners`). With `patience`
 /// None a read does not wait at all (`WouldBlock`: the client has sent nothing
 /// more); with `Some(limit)` it waits, a tick at a time, until it has waited `limit`
@@ -242,26 +242,35 @@ impl std::io::Read for PatientSocket {
         let Some(limit) = self.patience else {
             return tarn_io::os::recv_nowait(&self.socket, buf);
         };
-        let tick = Duration::from_millis(crate::limits::PACKET_READ_TICK_MS);
+        let tick = Duration::from_millis(crate::limits::SOCKET_WAIT_TICK_MS);
         let mut waited = Duration::ZERO;
         loop {
             match std::io::Read::read(&mut &self.socket, buf) {
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) if is_timeout(&e) && waited + tick < limit => waited += tick,
+                Err(e) if is_timeout(&e) && waited + tick < limit => {
+                    if waited.is_zero() {
+                        // A client slow to send the rest: other connections need not
+                        // wait for it.
+                        tarn_common::blocking::about_to_block();
+                    }
+                    waited += tick;
+                }
                 other => return other,
             }
         }
     }
 }
 
-/// Sets up a socket taken from the reactor for the runners: blocking, with the read
-/// timeout a wait inside a packet ticks by (`PatientSocket`), set once. Returns a
-/// second handle on it, for the connection's output to write through.
+/// Sets up a socket taken from the reactor for the runners: blocking, with read and
+/// write timeouts of a tick (`SOCKET_WAIT_TICK_MS`), set once, so that a runner
+/// kept waiting by its client notices and says so (`PatientSocket`,
+/// `send::write_waiting`). Returns a second handle on it, for the connection's
+/// output to write through.
 fn runner_socket(socket: &std::net::TcpStream) -> std::io::Result<std::net::TcpStream> {
+    let tick = Duration::from_millis(crate::limits::SOCKET_WAIT_TICK_MS);
     socket.set_nonblocking(false)?;
-    socket.set_read_timeout(Some(Duration::from_millis(
-        crate::limits::PACKET_READ_TICK_MS,
-    )))?;
+    socket.set_read_timeout(Some(tick))?;
+    socket.set_write_timeout(Some(tick))?;
     socket.try_clone()
 }
 
@@ -607,10 +616,12 @@ async fn command_loop(
     let mut deferred: Option<(Vec<u8>, u8)> = None;
     // Whether the client ended with COM_QUIT (else: SHOW STATUS Aborted_clients).
     let mut quit = false;
+    // When a connection the runners handed back last answered.
+    let mut quiet_since: Option<Instant> = None;
     'commands: loop {
         // Idle: wait for the next command, checking for KILL, shutdown and
         // wait_timeout once a second.
-        let idle_since = Instant::now();
+        let idle_since = quiet_since.take().unwrap_or_else(Instant::now);
         while deferred.is_none() {
             match tokio::time::timeout(Duration::from_secs(1), reader.fill_buf()).await {
                 Ok(Ok([])) | Ok(Err(_)) => break 'commands,
@@ -704,6 +715,7 @@ async fn command_loop(
                 conn: c,
                 end,
                 socket,
+                quiet_since: quiet,
             }) = returned.await
             else {
                 tracing::error!("connection {id}: a runner failed");
@@ -730,7 +742,10 @@ async fn command_loop(
             };
             (reader, writer) = split_stream(Box::new(tcp), ahead);
             match end {
-                Sticky::Idle => continue,
+                Sticky::Idle => {
+                    quiet_since = Some(quiet);
+                    continue;
+                }
                 Sticky::Close => break,
                 Sticky::Quit => {
                     quit = true;

@@ -42,9 +42,11 @@ pub const LONG_DATA_BYTES_MAX: usize = 1 << 30;
 /// bounded by the open connections.
 pub const RUNNER_PARK_MAX_MS: u64 = 1000;
 
-/// A runner reading a packet that arrives in pieces waits this long at a time, up
-/// to `net_read_timeout` in all (the socket's read timeout, set once).
-pub const PACKET_READ_TICK_MS: u64 = 20;
+/// The read and write timeouts of a socket the runners hold, set once: a runner
+/// reading a packet that arrives in pieces waits this long at a time, up to
+/// `net_read_timeout` in all, and one kept waiting by its client (reading or
+/// writing) notices after one of these and lets another runner take over.
+pub const SOCKET_WAIT_TICK_MS: u64 = 20;
 
 /// The read buffer of a connection the runners hold: a command (and any the client
 /// sent after it) arrives with one system call. Larger packets are read past it.

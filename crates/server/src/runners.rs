@@ -17,21 +17,26 @@
 //!   event wakes one sleeper, so more sleepers would only bring back a wake-up per
 //!   statement. A runner that finds nothing ready while enough others wait ends, and
 //!   tokio's blocking pool keeps its thread for the next job.
-//! - **A parked job is never forgotten.** The runner that parks a job looks for work
-//!   right after, and becomes a waiter if none waits; a waiter only ends once nothing
-//!   is parked. A runner about to sleep inside a statement (a lock wait, a commit's
-//!   flush, `SLEEP`) calls `tarn_common::blocking::about_to_block`, whose hook starts
-//!   a waiter when none is left; and the watch thread starts one when no job was
-//!   taken for a whole `WATCH_INTERVAL_MS` while jobs are parked and none waits (a
-//!   long statement, or a wait no hook covers).
+//! - **A parked job is not forgotten.** The runner that parks a job looks for work
+//!   right after, and becomes a waiter if none waits; a waiter ends only once
+//!   nothing is parked (or enough others wait, or epoll fails). A runner about to
+//!   sleep inside a statement (a lock wait, a commit's flush, `SLEEP`, `GET_LOCK`, a
+//!   client slow to send the rest of a packet or to read its answer) calls
+//!   `tarn_common::blocking::about_to_block`, whose hook starts a waiter when none
+//!   waits. What no hook covers (a long CPU-bound statement, a full redo log) the
+//!   watch thread bounds: it starts a waiter when no job was taken between two of its
+//!   rounds (`WATCH_INTERVAL_MS`) while jobs are parked and none waits, so a ready
+//!   connection waits at most about two rounds behind a busy runner.
 //! - **A job is in exactly one place**: run by one runner, or in `State::parked`
 //!   (armed in epoll), or handed back to its network task. An event whose token is no
 //!   longer parked (the sweep took the job) is ignored; tokens are never reused.
-//! - **Idle connections hold no thread and no place here**: a job parked longer than
-//!   `RUNNER_PARK_MAX_MS` goes back to its network task (the sweep), which
-//!   watches `wait_timeout`, KILL and shutdown.
+//! - **Idle connections hold no thread, and soon no place here**: a job parked
+//!   longer than `RUNNER_PARK_MAX_MS` goes back to its network task (the sweep, every
+//!   tenth of that), which watches `wait_timeout`; a killed one, or any at shutdown,
+//!   is closed by the next sweep.
 
 use std::collections::HashMap;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
@@ -45,6 +50,8 @@ pub struct Returned {
     pub conn: Conn,
     pub end: Sticky,
     pub socket: std::net::TcpStream,
+    /// When the connection last answered (its idle time counts from here).
+    pub quiet_since: Instant,
 }
 
 /// A plain-TCP connection while the runners hold it.
@@ -140,9 +147,6 @@ impl Runners {
                 runners.start_waiter_if_needed();
             }
         }));
-        if job.is_none() {
-            self.state.lock().starting = false;
-        }
         loop {
             if let Some(mut running) = job.take() {
                 match crate::connection::run_job(&mut running) {
@@ -184,27 +188,38 @@ impl Runners {
             state.waiting += 1;
         }
         loop {
-            let ready = self.epoll.wait_one(self.park_max);
-            if let Ok(Some(token)) = ready {
-                let mut state = self.state.lock();
-                if let Some(job) = state.parked.remove(&token) {
-                    state.waiting -= 1;
-                    state.taken += 1;
-                    return Some(job);
+            match self.epoll.wait_one(self.sweep_interval()) {
+                Ok(Some(token)) => {
+                    let mut state = self.state.lock();
+                    if let Some(job) = state.parked.remove(&token) {
+                        state.waiting -= 1;
+                        state.taken += 1;
+                        return Some(job);
+                    }
+                    continue;
                 }
-                continue;
+                Ok(None) => {}
+                Err(e) => {
+                    tracing::error!("runners: epoll_wait failed: {e}");
+                    self.state.lock().waiting -= 1;
+                    return None;
+                }
             }
-            let failed = ready.is_err();
-            if let Err(e) = ready {
-                tracing::error!("runners: epoll_wait failed: {e}");
-            }
+            // Not counted as waiting while it sweeps: handing a job back may end its
+            // session, whose rollback may sleep (and call the blocking hook).
+            self.state.lock().waiting -= 1;
             self.sweep_if_due();
             let mut state = self.state.lock();
-            if state.parked.is_empty() || failed {
-                state.waiting -= 1;
+            if state.parked.is_empty() || state.waiting >= self.waiters_max {
                 return None;
             }
+            state.waiting += 1;
         }
+    }
+
+    /// How often quiet, killed and shut-down connections are looked for.
+    fn sweep_interval(&self) -> Duration {
+        self.park_max / 10
     }
 
     fn take(&self, token: u64) -> Option<Job> {
@@ -222,8 +237,8 @@ impl Runners {
         job.parked_at = Instant::now();
         let first = !job.registered;
         job.registered = true;
-        // Armed under the lock, after the insert: the event cannot be taken before the
-        // job is there to take.
+        // Armed and inserted under the lock: a runner that gets the event at once
+        // takes the job only after the insert.
         let armed = self.epoll.arm(job.socket(), token, first);
         match armed {
             Ok(()) => {
@@ -238,30 +253,40 @@ impl Runners {
         }
     }
 
-    /// Gives jobs parked longer than `park_max` back to their network tasks.
+    /// Gives jobs parked longer than `park_max` back to their network tasks, and
+    /// closes those whose session was killed (KILL CONNECTION) or whose server is
+    /// shutting down.
     fn sweep_if_due(&self) {
         let now = Instant::now();
-        let idle: Vec<Job> = {
+        let swept: Vec<(Job, Sticky)> = {
             let mut state = self.state.lock();
             if state
                 .last_sweep
-                .is_some_and(|last| now.duration_since(last) < self.park_max / 2)
+                .is_some_and(|last| now.duration_since(last) < self.sweep_interval())
             {
                 return;
             }
             state.last_sweep = Some(now);
-            let old: Vec<u64> = state
+            let ending: Vec<(u64, bool)> = state
                 .parked
                 .iter()
-                .filter(|(_, job)| now.duration_since(job.parked_at) >= self.park_max)
-                .map(|(&token, _)| token)
+                .filter_map(|(&token, job)| {
+                    let close = job.conn.session.is_killed()
+                        || job.conn.shared.shutting_down.load(Ordering::Relaxed);
+                    (close || now.duration_since(job.parked_at) >= self.park_max)
+                        .then_some((token, close))
+                })
                 .collect();
-            old.iter()
-                .filter_map(|token| state.parked.remove(token))
+            ending
+                .into_iter()
+                .filter_map(|(token, close)| {
+                    let end = if close { Sticky::Close } else { Sticky::Idle };
+                    Some((state.parked.remove(&token)?, end))
+                })
                 .collect()
         };
-        for job in idle {
-            self.hand_back(job, Sticky::Idle);
+        for (job, end) in swept {
+            self.hand_back(job, end);
         }
     }
 
@@ -275,10 +300,20 @@ impl Runners {
         job.conn.stream.lock().output.direct = None;
         drop(job.watched.take());
         let Job {
-            conn, input, reply, ..
+            conn,
+            input,
+            reply,
+            parked_at,
+            ..
         } = job;
         let socket = input.into_inner().into_socket();
-        if let Err(returned) = reply.send(Returned { conn, end, socket }) {
+        let returned = Returned {
+            conn,
+            end,
+            socket,
+            quiet_since: parked_at,
+        };
+        if let Err(returned) = reply.send(returned) {
             // The network task is gone (the runtime is shutting down): the session
             // ends here, rolling back what it had open.
             drop(returned);
@@ -295,8 +330,14 @@ impl Runners {
             }
             state.starting = true;
         }
-        let me = self.clone();
-        self.runtime.spawn_blocking(move || me.run(None));
+        // `starting` is cleared when the runner begins, or if it never does (the
+        // runtime is shutting down): the guard goes with the closure.
+        let starting = Starting(self.clone());
+        self.runtime.spawn_blocking(move || {
+            let runners = starting.0.clone();
+            drop(starting);
+            runners.run(None)
+        });
     }
 
     /// The watch thread's round: jobs parked, none taken since the last round and no
@@ -311,6 +352,15 @@ impl Runners {
         if stalled {
             self.start_waiter_if_needed();
         }
+    }
+}
+
+/// Clears `State::starting` when dropped.
+struct Starting(Arc<Runners>);
+
+impl Drop for Starting {
+    fn drop(&mut self) {
+        self.0.state.lock().starting = false;
     }
 }
 

@@ -63,6 +63,36 @@ pub struct Output {
     pub deprecate_eof: bool,
 }
 
+/// Writes all of `buf` to a runner's socket, whose write timeout is a tick
+/// (`connection::runner_socket`): a client slow to read makes the runner say it is
+/// about to block (`tarn_common::blocking`) once, then wait as long as it takes. A
+/// client that went away fails the write, or the watch kills the statement.
+fn write_waiting(socket: &mut std::net::TcpStream, buf: &[u8]) -> Result<()> {
+    use std::io::Write;
+    let mut written = 0;
+    let mut announced = false;
+    while written < buf.len() {
+        match socket.write(&buf[written..]) {
+            Ok(0) => return Err(network_error()),
+            Ok(n) => written += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                if !announced {
+                    announced = true;
+                    tarn_common::blocking::about_to_block();
+                }
+            }
+            Err(_) => return Err(network_error()),
+        }
+    }
+    Ok(())
+}
+
 impl Output {
     pub fn new(tx: tokio::sync::mpsc::Sender<Vec<u8>>, deprecate_eof: bool) -> Output {
         Output {
@@ -87,8 +117,7 @@ impl Output {
         }
         let buf = std::mem::replace(&mut self.buf, Vec::with_capacity(4096));
         if let Some(socket) = &mut self.direct {
-            use std::io::Write;
-            return socket.write_all(&buf).map_err(|_| network_error());
+            return write_waiting(socket, &buf);
         }
         self.tx.blocking_send(buf).map_err(|_| network_error())
     }

@@ -938,7 +938,7 @@ fn a_kept_connection_answers_pipelined_and_split_commands() {
             other => panic!("{other:?}"),
         }
     }
-    let tick = Duration::from_millis(tarn_server::limits::PACKET_READ_TICK_MS);
+    let tick = Duration::from_millis(tarn_server::limits::SOCKET_WAIT_TICK_MS);
     let park_max = Duration::from_millis(tarn_server::limits::RUNNER_PARK_MAX_MS);
     let split = command("SELECT 4");
     c.socket.write_all(&split[..6]).unwrap();

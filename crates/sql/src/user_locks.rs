@@ -97,6 +97,7 @@ impl UserLocks {
         let key = key(name)?;
         let started = Instant::now();
         let mut table = self.table.lock();
+        let mut announced = false;
         loop {
             match table.held.get_mut(&key) {
                 None => {
@@ -137,8 +138,16 @@ impl UserLocks {
             }
             let tick = Duration::from_millis(USER_LOCK_WAIT_TICK_MS);
             let wait = left.map_or(tick, |left| left.min(tick));
+            if !announced {
+                // Once per wait, and not under the table's mutex.
+                announced = true;
+                parking_lot::MutexGuard::unlocked(
+                    &mut table,
+                    tarn_common::blocking::about_to_block,
+                );
+                continue;
+            }
             table.waiting.insert(owner, key.clone());
-            tarn_common::blocking::about_to_block();
             self.released.wait_for(&mut table, wait);
             table.waiting.remove(&owner);
         }
