@@ -1041,3 +1041,33 @@ fn lock_waiters_on_every_runner_do_not_hold_up_the_holders_commit() {
         other => panic!("{other:?}"),
     }
 }
+
+/// KILL CONNECTION of a connection that just answered (so the runners hold it,
+/// parked): the server closes it, and its session ends, without the client saying
+/// anything more.
+#[test]
+fn kill_connection_closes_a_quiet_connection_the_runners_hold() {
+    let server = start(&[]);
+    let mut b = Client::root(server.address);
+    let b_id = match b.query("SELECT CONNECTION_ID()") {
+        Reply::Rows { rows, .. } => cells(&rows[0])[0].clone().expect("an id"),
+        other => panic!("{other:?}"),
+    };
+    let mut a = Client::root(server.address);
+    assert!(matches!(
+        a.query(&format!("KILL CONNECTION {b_id}")),
+        Reply::Ok { .. }
+    ));
+    // The server closes b's socket: a read sees the end (or an error packet first,
+    // then the end), well within the client's 20 s read timeout.
+    let mut rest = Vec::new();
+    match b.socket.read_to_end(&mut rest) {
+        Ok(_) => {}
+        Err(e) => panic!("b's connection was not closed: {e}"),
+    }
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while server.engine.processes().len() > 1 {
+        assert!(Instant::now() < deadline, "b's session never ended");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
