@@ -199,7 +199,7 @@ pub struct Conn {
 }
 
 /// How the runners gave the connection back.
-pub enum Sticky {
+pub enum HandBack {
     /// The client went quiet: the network task waits for its next command.
     Idle,
     Close,
@@ -277,7 +277,7 @@ fn runner_socket(socket: &std::net::TcpStream) -> std::io::Result<std::net::TcpS
 /// Runs `job`'s commands while its client has sent them: None once it has sent
 /// nothing more (the runner parks the job), else how the connection goes back to
 /// its network task.
-pub(crate) fn run_job(job: &mut Job) -> Option<Sticky> {
+pub(crate) fn run_job(job: &mut Job) -> Option<HandBack> {
     let net_read_timeout = Duration::from_secs(job.conn.shared.net_read_timeout_s());
     loop {
         let seq = match job.command.take() {
@@ -287,10 +287,10 @@ pub(crate) fn run_job(job: &mut Job) -> Option<Sticky> {
                 if job.input.buffer().is_empty() {
                     job.input.get_mut().patience = None;
                     match std::io::BufRead::fill_buf(&mut job.input) {
-                        Ok([]) => return Some(Sticky::Close),
+                        Ok([]) => return Some(HandBack::Close),
                         Ok(_) => {}
                         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return None,
-                        Err(_) => return Some(Sticky::Close),
+                        Err(_) => return Some(HandBack::Close),
                     }
                 }
                 // The rest of the packet may take up to net_read_timeout per read.
@@ -310,16 +310,16 @@ pub(crate) fn run_job(job: &mut Job) -> Option<Sticky> {
                         out.output.err(&err);
                         let _ = out.output.flush();
                     }
-                    return Some(Sticky::Close);
+                    return Some(HandBack::Close);
                 }
                 match job.payload.first() {
-                    Some(&command::QUIT) => return Some(Sticky::Quit),
+                    Some(&command::QUIT) => return Some(HandBack::Quit),
                     // Whatever the client sent after these goes back with them: the
                     // network task authenticates (COM_CHANGE_USER) or asks for the
                     // file (`receive_local_file`).
                     Some(&command::CHANGE_USER) => {
                         let ahead = job.input.buffer().to_vec();
-                        return Some(Sticky::Deferred(
+                        return Some(HandBack::Deferred(
                             std::mem::take(&mut job.payload),
                             seq,
                             ahead,
@@ -329,7 +329,7 @@ pub(crate) fn run_job(job: &mut Job) -> Option<Sticky> {
                         if local_infile_request(&job.conn, &job.payload).is_some() =>
                     {
                         let ahead = job.input.buffer().to_vec();
-                        return Some(Sticky::Deferred(
+                        return Some(HandBack::Deferred(
                             std::mem::take(&mut job.payload),
                             seq,
                             ahead,
@@ -350,13 +350,13 @@ pub(crate) fn run_job(job: &mut Job) -> Option<Sticky> {
         }
         let flushed = job.conn.stream.lock().output.flush();
         if flow == Flow::Close || flushed.is_err() || job.conn.session.is_killed() {
-            return Some(Sticky::Close);
+            return Some(HandBack::Close);
         }
     }
 }
 
 /// The read half of a connection, giving first the bytes a runner read past the
-/// command it handed back (`Sticky::Deferred`).
+/// command it handed back (`HandBack::Deferred`).
 struct Resumed<R> {
     ahead: Vec<u8>,
     at: usize,
@@ -725,7 +725,9 @@ async fn command_loop(
             // Back to the reactor, with what the thread read past a command it
             // hands back (Deferred).
             let (end, ahead) = match end {
-                Sticky::Deferred(p, next, ahead) => (Sticky::Deferred(p, next, Vec::new()), ahead),
+                HandBack::Deferred(p, next, ahead) => {
+                    (HandBack::Deferred(p, next, Vec::new()), ahead)
+                }
                 other => (other, Vec::new()),
             };
             let tcp = match socket
@@ -742,16 +744,16 @@ async fn command_loop(
             };
             (reader, writer) = split_stream(Box::new(tcp), ahead);
             match end {
-                Sticky::Idle => {
+                HandBack::Idle => {
                     quiet_since = Some(quiet);
                     continue;
                 }
-                Sticky::Close => break,
-                Sticky::Quit => {
+                HandBack::Close => break,
+                HandBack::Quit => {
                     quit = true;
                     break;
                 }
-                Sticky::Deferred(p, next, _) => {
+                HandBack::Deferred(p, next, _) => {
                     deferred = Some((p, next));
                     continue;
                 }

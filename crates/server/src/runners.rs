@@ -43,12 +43,12 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 use tarn_io::os::Epoll;
 
-use crate::connection::{Conn, Sticky};
+use crate::connection::{Conn, HandBack};
 
 /// What a job gives back to its network task.
 pub struct Returned {
     pub conn: Conn,
-    pub end: Sticky,
+    pub end: HandBack,
     pub socket: std::net::TcpStream,
     /// When the connection last answered (its idle time counts from here).
     pub quiet_since: Instant,
@@ -248,7 +248,7 @@ impl Runners {
                 drop(state);
                 tracing::error!("runners: could not arm a connection's socket: {e}");
                 job.registered = !first;
-                self.hand_back(job, Sticky::Close);
+                self.hand_back(job, HandBack::Close);
             }
         }
     }
@@ -258,7 +258,7 @@ impl Runners {
     /// shutting down.
     fn sweep_if_due(&self) {
         let now = Instant::now();
-        let swept: Vec<(Job, Sticky)> = {
+        let swept: Vec<(Job, HandBack)> = {
             let mut state = self.state.lock();
             if state
                 .last_sweep
@@ -280,7 +280,11 @@ impl Runners {
             ending
                 .into_iter()
                 .filter_map(|(token, close)| {
-                    let end = if close { Sticky::Close } else { Sticky::Idle };
+                    let end = if close {
+                        HandBack::Close
+                    } else {
+                        HandBack::Idle
+                    };
                     Some((state.parked.remove(&token)?, end))
                 })
                 .collect()
@@ -291,7 +295,7 @@ impl Runners {
     }
 
     /// Ends the runners' hold on `job`: out of the epoll set, back to its network task.
-    fn hand_back(&self, mut job: Job, end: Sticky) {
+    fn hand_back(&self, mut job: Job, end: HandBack) {
         if job.registered
             && let Err(e) = self.epoll.remove(job.socket())
         {

@@ -910,9 +910,9 @@ fn require_secure_transport_refuses_plain_tcp_with_3159() {
     assert_eq!(e.0, 3159, "{}", e.1);
 }
 
-/// A statement thread that keeps a plain-TCP connection answers commands the client
-/// sent in one write, waits out a packet that arrives in pieces further apart than
-/// the read tick, and hands the connection back when the client goes quiet.
+/// The runners, holding a plain-TCP connection, answer commands the client sent in
+/// one write, wait out a packet that arrives in pieces further apart than the read
+/// tick, and hand the connection back when the client goes quiet.
 #[test]
 fn a_kept_connection_answers_pipelined_and_split_commands() {
     let server = start(&[]);
