@@ -42,6 +42,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 use tarn_io::os::Epoll;
+use tarn_sql::sysviews::RunnerStatus;
 
 use crate::connection::{Conn, HandBack};
 
@@ -117,6 +118,11 @@ struct State {
     taken: u64,
     taken_at_last_check: u64,
     last_sweep: Option<Instant>,
+    /// Runner threads alive.
+    threads: u64,
+    /// Runners started by the blocking hook, and by the watch (SHOW STATUS).
+    started_for_waits: u64,
+    started_for_stalls: u64,
 }
 
 impl Runners {
@@ -139,12 +145,25 @@ impl Runners {
         self.runtime.spawn_blocking(move || me.run(Some(job)));
     }
 
+    /// What SHOW STATUS reports (`Threadpool_*`, `Tarn_runner*`).
+    pub fn status(&self) -> RunnerStatus {
+        let state = self.state.lock();
+        RunnerStatus {
+            threads: state.threads,
+            idle_threads: state.waiting as u64,
+            parked_connections: state.parked.len() as u64,
+            started_for_waits: state.started_for_waits,
+            started_for_stalls: state.started_for_stalls,
+        }
+    }
+
     /// A runner: runs jobs until there is nothing for it to do.
     fn run(self: Arc<Self>, mut job: Option<Job>) {
+        let _alive = Alive::new(&self);
         let weak: Weak<Runners> = Arc::downgrade(&self);
         let _hook = HookGuard::install(Box::new(move || {
             if let Some(runners) = weak.upgrade() {
-                runners.start_waiter_if_needed();
+                runners.start_waiter_if_needed(Reason::Wait);
             }
         }));
         loop {
@@ -326,13 +345,17 @@ impl Runners {
 
     /// Starts a runner to wait for parked connections if none waits (and none is
     /// starting): a runner is about to block, or the watch saw no progress.
-    fn start_waiter_if_needed(self: &Arc<Self>) {
+    fn start_waiter_if_needed(self: &Arc<Self>, reason: Reason) {
         {
             let mut state = self.state.lock();
             if state.waiting > 0 || state.starting || state.parked.is_empty() {
                 return;
             }
             state.starting = true;
+            match reason {
+                Reason::Wait => state.started_for_waits += 1,
+                Reason::Stall => state.started_for_stalls += 1,
+            }
         }
         // `starting` is cleared when the runner begins, or if it never does (the
         // runtime is shutting down): the guard goes with the closure.
@@ -354,8 +377,32 @@ impl Runners {
             stalled
         };
         if stalled {
-            self.start_waiter_if_needed();
+            self.start_waiter_if_needed(Reason::Stall);
         }
+    }
+}
+
+/// Why a waiting runner is started.
+enum Reason {
+    /// A runner is about to sleep in a statement.
+    Wait,
+    /// No runner took a ready connection for a watch round.
+    Stall,
+}
+
+/// Counts a runner thread while it lives (`State::threads`).
+struct Alive<'a>(&'a Runners);
+
+impl<'a> Alive<'a> {
+    fn new(runners: &'a Runners) -> Alive<'a> {
+        runners.state.lock().threads += 1;
+        Alive(runners)
+    }
+}
+
+impl Drop for Alive<'_> {
+    fn drop(&mut self) {
+        self.0.state.lock().threads -= 1;
     }
 }
 

@@ -47,6 +47,10 @@ impl Shared {
     ) -> std::io::Result<Arc<Shared>> {
         let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
         let runners = Runners::new(runtime, cores)?;
+        let reported = Arc::downgrade(&runners);
+        engine.set_runner_report(Box::new(move || {
+            reported.upgrade().map(|r| r.status()).unwrap_or_default()
+        }));
         Ok(Arc::new(Shared {
             watch: Watch::start(&engine, Arc::downgrade(&runners)),
             runners,

@@ -983,6 +983,22 @@ fn many_connections_on_the_runners_each_get_their_own_answers() {
     for t in threads {
         t.join().expect("a client thread failed");
     }
+    // SHOW STATUS reports the runners, one of which runs this very statement.
+    let mut c = Client::root(server.address);
+    let figures = match c.query("SHOW GLOBAL STATUS LIKE 'Threadpool%'") {
+        Reply::Rows { rows, .. } => rows
+            .iter()
+            .map(|r| {
+                let cells = cells(r);
+                let value: u64 = cells[1].as_deref().unwrap().parse().unwrap();
+                (cells[0].clone().unwrap(), value)
+            })
+            .collect::<Vec<_>>(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(figures.len(), 2, "{figures:?}");
+    assert_eq!(figures[1].0, "Threadpool_threads");
+    assert!(figures[1].1 >= 1, "{figures:?}");
 }
 
 /// More statements wait for a row lock than there are runners waiting for work: the

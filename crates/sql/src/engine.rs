@@ -58,6 +58,9 @@ pub struct EntryState {
     pub since: Option<Instant>,
 }
 
+/// Reads the server's runner figures (see [`Engine::set_runner_report`]).
+pub type RunnerReport = Box<dyn Fn() -> crate::sysviews::RunnerStatus + Send + Sync>;
+
 pub struct Engine {
     storage: Arc<Storage>,
     pub(crate) globals: RwLock<SystemVariables>,
@@ -74,6 +77,8 @@ pub struct Engine {
     aborted_connects: AtomicU64,
     /// Sessions whose client went away without quitting (Aborted_clients).
     aborted_clients: AtomicU64,
+    /// The server's runners, for SHOW STATUS (`Threadpool_*`).
+    runner_report: std::sync::OnceLock<RunnerReport>,
     /// Tables whose statistics a background ANALYZE is refreshing.
     analyzing: Arc<Mutex<std::collections::HashSet<(String, String)>>>,
     /// The account cache (see `accounts.rs`): replaced whole, never changed in place.
@@ -134,6 +139,7 @@ impl Engine {
             max_used_connections: AtomicU64::new(0),
             aborted_connects: AtomicU64::new(0),
             aborted_clients: AtomicU64::new(0),
+            runner_report: std::sync::OnceLock::new(),
             analyzing: Arc::new(Mutex::new(std::collections::HashSet::new())),
             accounts: RwLock::new(Arc::new(AccountCache::default())),
             accounts_generation: AtomicU64::new(0),
@@ -215,6 +221,14 @@ impl Engine {
             max_used_connections: self.max_used_connections.load(Ordering::Relaxed),
             aborted_connects,
             aborted_clients: self.aborted_clients.load(Ordering::Relaxed),
+            runners: self.runner_report.get().map(|report| report()),
+        }
+    }
+
+    /// Lets SHOW STATUS report the server's runners (set once, by the server).
+    pub fn set_runner_report(&self, report: RunnerReport) {
+        if self.runner_report.set(report).is_err() {
+            tracing::warn!("a second runner report was ignored");
         }
     }
 

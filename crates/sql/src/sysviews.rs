@@ -70,6 +70,24 @@ pub struct ServerStatus {
     pub aborted_connects: u64,
     /// Sessions whose client went away without quitting.
     pub aborted_clients: u64,
+    /// The server's statement runners, when a server runs.
+    pub runners: Option<RunnerStatus>,
+}
+
+/// What the server's runners (`tarn_server::runners`) report to SHOW STATUS.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RunnerStatus {
+    /// Runner threads alive (running statements or waiting for ready connections).
+    pub threads: u64,
+    /// Runners waiting for a ready connection.
+    pub idle_threads: u64,
+    /// Connections parked between commands.
+    pub parked_connections: u64,
+    /// Runners started because one was about to sleep in a statement.
+    pub started_for_waits: u64,
+    /// Runners the watch started because none had taken a ready connection for a
+    /// round.
+    pub started_for_stalls: u64,
 }
 
 /// What the views read.

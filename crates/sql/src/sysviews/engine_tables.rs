@@ -225,7 +225,27 @@ pub fn show_status(cx: &ViewContext) -> Rows {
     let trx = ctx.sys.stats();
     let page_size = storage.pool().page_size_bytes() as u64;
     let lock_wait_ms = locks.wait_ns_total / 1_000_000;
-    let mut figures: Vec<(&str, String)> = vec![
+    let mut figures: Vec<(&str, String)> = Vec::new();
+    if let Some(runners) = cx.server.runners {
+        // MariaDB's names for its thread pool's figures, then Tarn's own.
+        figures.extend([
+            ("Threadpool_threads", runners.threads.to_string()),
+            ("Threadpool_idle_threads", runners.idle_threads.to_string()),
+            (
+                "Tarn_runner_parked_connections",
+                runners.parked_connections.to_string(),
+            ),
+            (
+                "Tarn_runners_started_for_waits",
+                runners.started_for_waits.to_string(),
+            ),
+            (
+                "Tarn_runners_started_for_stalls",
+                runners.started_for_stalls.to_string(),
+            ),
+        ]);
+    }
+    figures.extend([
         ("Aborted_clients", cx.server.aborted_clients.to_string()),
         ("Aborted_connects", cx.server.aborted_connects.to_string()),
         ("Connections", cx.server.connections.to_string()),
@@ -334,7 +354,7 @@ pub fn show_status(cx: &ViewContext) -> Rows {
         ("Tarn_views_open", trx.views_open.to_string()),
         ("Threads_connected", cx.processes.len().to_string()),
         ("Uptime", cx.server.uptime_s.to_string()),
-    ];
+    ]);
     figures.sort_by(|a, b| a.0.cmp(b.0));
     let rows = figures
         .into_iter()
