@@ -1017,9 +1017,16 @@ impl<'c> Binder<'c> {
             let (predicate, _) = self.bind_expr(selection, &es)?;
             block.conjuncts.push(predicate);
         }
+        self.bind_pending_on(&mut block, &es)?;
+        Ok((block, scope))
+    }
+
+    /// Binds the block's ON conditions over `es` (the block's whole scope): an inner
+    /// join's become conjuncts, a LEFT JOIN's its own.
+    fn bind_pending_on(&mut self, block: &mut QueryBlock, es: &ExprScope) -> Result<()> {
         let pending_on = std::mem::take(&mut block.pending_on);
         for (relation, on) in pending_on {
-            let (predicate, _) = self.bind_expr(&on, &es)?;
+            let (predicate, _) = self.bind_expr(&on, es)?;
             match relation {
                 None => block.conjuncts.push(predicate),
                 Some(index) => block
@@ -1031,7 +1038,63 @@ impl<'c> Binder<'c> {
                     .push(predicate),
             }
         }
-        Ok((block, scope))
+        Ok(())
+    }
+
+    /// A parenthesised join on the side an outer join pads with NULLs, as in
+    /// `a LEFT JOIN (b JOIN c ON p) ON q` (SQLAlchemy's joined eager load of a
+    /// many-to-many relationship): planned on its own and added to the block as one
+    /// relation, so that its rows are padded together and `p` filters only the
+    /// group's rows, not the outer join's result (flattened into the block, `p`
+    /// became a WHERE condition that dropped the padded rows). Its ON conditions
+    /// name only its own tables, as MySQL requires; its columns keep their tables'
+    /// names in the block's scope.
+    fn bind_join_group(
+        &mut self,
+        group: &ast::TableWithJoins,
+        block: &mut QueryBlock,
+        scope: &mut Scope,
+        outer: Option<&Scope>,
+        correlated: &Cell<bool>,
+    ) -> Result<()> {
+        let offset = scope.columns.len();
+        let mut inner_block = QueryBlock::default();
+        let mut inner_scope = Scope::default();
+        self.bind_table_with_joins(group, &mut inner_block, &mut inner_scope, outer, correlated)?;
+        let es = ExprScope {
+            scope: &inner_scope,
+            outer,
+            correlated,
+            agg: None,
+            aliases: &[],
+            select_items: &[],
+        };
+        self.bind_pending_on(&mut inner_block, &es)?;
+        for column in &inner_scope.columns {
+            if let Some(table) = &column.table
+                && scope
+                    .columns
+                    .iter()
+                    .any(|c| c.table.as_ref() == Some(table))
+            {
+                return Err(Error::sql(
+                    1066,
+                    "42000",
+                    format!("Not unique table/alias: '{table}'"),
+                ));
+            }
+        }
+        let plan = crate::planner::plan_block(inner_block, inner_scope.columns.len())?;
+        scope
+            .columns
+            .extend(inner_scope.columns.into_iter().map(|mut c| {
+                c.key = c
+                    .key
+                    .map(|key| Arc::new(key.iter().map(|k| k + offset).collect()));
+                c
+            }));
+        block.relations.push(FromRelation::Plan { plan, offset });
+        Ok(())
     }
 
     /// The FROM and WHERE of a multi-table UPDATE or DELETE, bound as a SELECT's are
@@ -1059,7 +1122,21 @@ impl<'c> Binder<'c> {
         // A recursive CTE's reference may not be on the NULL side of an outer join
         // (3576): count the references each side's binding meets.
         let references = self.recursive_references();
-        self.bind_factor(&item.relation, block, scope, outer, correlated)?;
+        // The left side of a RIGHT JOIN is padded: a parenthesised join there is one
+        // relation (`bind_join_group`).
+        let right_padded = matches!(
+            item.joins.first().map(|j| &j.join_operator),
+            Some(ast::JoinOperator::Right(_) | ast::JoinOperator::RightOuter(_))
+        );
+        match &item.relation {
+            ast::TableFactor::NestedJoin {
+                table_with_joins,
+                alias: None,
+            } if right_padded && !table_with_joins.joins.is_empty() => {
+                self.bind_join_group(table_with_joins, block, scope, outer, correlated)?
+            }
+            factor => self.bind_factor(factor, block, scope, outer, correlated)?,
+        }
         let first_references = self.recursive_references().saturating_sub(references);
         for join in &item.joins {
             // RIGHT JOIN: the left side is the one padded with NULLs.
@@ -1084,7 +1161,17 @@ impl<'c> Binder<'c> {
             let before = scope.columns.len();
             let relation_index = block.relations.len();
             let references = self.recursive_references();
-            self.bind_factor(&join.relation, block, scope, outer, correlated)?;
+            match &join.relation {
+                // The right side of a LEFT JOIN is padded: a parenthesised join there
+                // is one relation (`bind_join_group`).
+                ast::TableFactor::NestedJoin {
+                    table_with_joins,
+                    alias: None,
+                } if kind == JoinKind::Left && !right && !table_with_joins.joins.is_empty() => {
+                    self.bind_join_group(table_with_joins, block, scope, outer, correlated)?
+                }
+                factor => self.bind_factor(factor, block, scope, outer, correlated)?,
+            }
             if kind == JoinKind::Left {
                 let padded = if right {
                     first_references
