@@ -3351,6 +3351,35 @@ impl Binder<'_> {
     }
 }
 
+/// The end of `IS [NOT] {NULL | TRUE | FALSE | UNKNOWN}` if `bytes` has one at
+/// `at` (after blanks), in any case and spacing.
+fn postfix_is(bytes: &[u8], at: usize) -> Option<usize> {
+    let word = |at: usize| -> Option<(usize, usize)> {
+        let mut start = at;
+        while start < bytes.len() && bytes[start].is_ascii_whitespace() {
+            start += 1;
+        }
+        let mut end = start;
+        while end < bytes.len() && (bytes[end].is_ascii_alphanumeric() || bytes[end] == b'_') {
+            end += 1;
+        }
+        (end > start && start > at).then_some((start, end))
+    };
+    let (start, end) = word(at)?;
+    if !bytes[start..end].eq_ignore_ascii_case(b"IS") {
+        return None;
+    }
+    let (mut start, mut end) = word(end)?;
+    if bytes[start..end].eq_ignore_ascii_case(b"NOT") {
+        (start, end) = word(end)?;
+    }
+    let value = &bytes[start..end];
+    [&b"NULL"[..], b"TRUE", b"FALSE", b"UNKNOWN"]
+        .iter()
+        .any(|v| value.eq_ignore_ascii_case(v))
+        .then_some(end)
+}
+
 /// The text between two (line, column) locations (1-based; the end exclusive).
 fn span_text(text: &str, span: sqlparser::tokenizer::Span, extend_start: bool) -> Option<String> {
     if span.start.line == 0 || span.end.line == 0 {
@@ -3471,6 +3500,49 @@ fn span_text(text: &str, span: sqlparser::tokenizer::Span, extend_start: bool) -
         }
         if b > a && is_name(bytes[b - 1]) && k < bytes.len() && bytes[k] == b'(' {
             b = k + 1;
+            continue;
+        }
+        // sqlparser's span of a prefix operation (`-id`, `NOT id`, `!id`, `~id`) is
+        // its operand's, and so is that of `id IS [NOT] NULL` (TRUE, FALSE,
+        // UNKNOWN): take in the operator. Only the item lies between the select
+        // list's separators, so an operator next to the span is the item's.
+        let word_before = |end: usize, word: &[u8]| {
+            end >= word.len()
+                && bytes[end - word.len()..end].eq_ignore_ascii_case(word)
+                && (end == word.len() || !is_name(bytes[end - word.len() - 1]))
+        };
+        let mut k = a;
+        while k > 0 && bytes[k - 1].is_ascii_whitespace() {
+            k -= 1;
+        }
+        if k > 0 && matches!(bytes[k - 1], b'-' | b'+' | b'~' | b'!') {
+            a = k - 1;
+            continue;
+        }
+        if word_before(k, b"NOT") {
+            a = k - 3;
+            continue;
+        }
+        // A parenthesised operand of a prefix operator (`-(id)`): its parentheses,
+        // then (above) the operator.
+        let mut j = b;
+        while j < bytes.len() && bytes[j].is_ascii_whitespace() {
+            j += 1;
+        }
+        if k > 0 && bytes[k - 1] == b'(' && j < bytes.len() && bytes[j] == b')' {
+            let mut m = k - 1;
+            while m > 0 && bytes[m - 1].is_ascii_whitespace() {
+                m -= 1;
+            }
+            if m > 0 && matches!(bytes[m - 1], b'-' | b'+' | b'~' | b'!') || word_before(m, b"NOT")
+            {
+                a = k - 1;
+                b = j + 1;
+                continue;
+            }
+        }
+        if let Some(end) = postfix_is(bytes, b) {
+            b = end;
             continue;
         }
         break;
