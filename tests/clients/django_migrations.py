@@ -1,8 +1,8 @@
 """Django 5.2 (with mysqlclient) against a server: makemigrations and migrate of a
 small app together with Django's auth and contenttypes apps, inspectdb, the ORM
 (create with generated and explicit keys, JSON, DECIMAL and BOOLEAN columns,
-filter, annotate, select_related, prefetch_related, update, delete, atomic blocks
-and savepoints, dumpdata and loaddata), then a second migration that adds columns
+filter, annotate, select_related, prefetch_related, union, intersection and
+difference, update, delete, atomic blocks and savepoints, dumpdata and loaddata), then a second migration that adds columns
 and indexes, renames a field and alters column types, migrate again, flush, and
 migrate app zero.
 
@@ -270,6 +270,11 @@ def orm(stage):
     check_eq("JSON contains", titles(Product.objects.filter(attrs__contains={"pages": 0})), ["go"])
     check_eq("boolean", titles(Product.objects.filter(in_stock=False)), ["emma"])
     check_eq("m2m filter", titles(Product.objects.filter(tags__name="sale")), ["dune", "go"])
+    cheap, books_only = Product.objects.filter(price__lt=10), Product.objects.filter(category=books)
+    check_eq("intersection", sorted(cheap.intersection(books_only).values_list("title", flat=True)), ["dune", "emma"])
+    check_eq("difference", list(books_only.difference(cheap).values_list("title", flat=True)), [])
+    check_eq("union", sorted(cheap.union(Product.objects.filter(title="go")).values_list("title", flat=True)),
+             ["dune", "emma", "go"])
     check_eq("annotate Count", list(Category.objects.annotate(n=Count("products")).order_by("name")
                                     .values_list("name", "n")), [("books", 2), ("games", 1)])
     check_eq("annotate Sum", list(Category.objects.annotate(s=Sum("products__price")).order_by("name")

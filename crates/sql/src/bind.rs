@@ -497,13 +497,16 @@ impl<'c> Binder<'c> {
                 set_quantifier,
                 right,
             } => {
-                if *op != ast::SetOperator::Union {
-                    return Err(unsupported(op));
-                }
                 let all = matches!(set_quantifier, ast::SetQuantifier::All);
                 let left = self.bind_union(left, outer, correlated)?;
                 let right = self.bind_union(right, outer, correlated)?;
-                union_of(left, right, all)
+                match op {
+                    ast::SetOperator::Union => union_of(left, right, all),
+                    ast::SetOperator::Intersect | ast::SetOperator::Except if !all => {
+                        intersect_or_except(left, right, *op == ast::SetOperator::Intersect)
+                    }
+                    other => Err(unsupported(format!("{other} {set_quantifier}"))),
+                }
             }
             other => self.bind_set_expr(other, outer, correlated),
         }
@@ -3200,6 +3203,100 @@ fn union_of(left: Plan, right: Plan, all: bool) -> Result<Plan> {
         Plan::Distinct {
             input: Box::new(union),
         }
+    })
+}
+
+/// `left INTERSECT right` or `left EXCEPT right` (DISTINCT; MySQL 8.0.31's, which
+/// Django's `intersection()` and `difference()` send): the distinct rows of `left`
+/// that `right` has, or lacks. Both sides are converted to their unified column types
+/// (as UNION's are) and tagged with their side, then grouped on every column, which
+/// compares rows as DISTINCT does (NULLs equal, strings under their collations):
+///
+/// `SELECT c.. FROM (SELECT c.., 1, 0 FROM left UNION ALL SELECT c.., 0, 1 FROM right)
+/// GROUP BY c.. HAVING MAX(in_left) = 1 AND MAX(in_right) = 1` (EXCEPT: `= 0`).
+fn intersect_or_except(left: Plan, right: Plan, intersect: bool) -> Result<Plan> {
+    if left.width() != right.width() {
+        return Err(Error::sql(
+            1222,
+            "21000",
+            "The used SELECT statements have a different number of columns",
+        ));
+    }
+    let width = left.width();
+    let types: Vec<SqlType> = left
+        .columns()
+        .iter()
+        .zip(right.columns())
+        .map(|(a, b)| unify(a.ty, b.ty))
+        .collect();
+    let columns: Vec<OutputColumn> = left
+        .columns()
+        .iter()
+        .zip(right.columns())
+        .zip(&types)
+        .map(|((a, b), ty)| {
+            let nullable = if intersect {
+                a.nullable && b.nullable
+            } else {
+                a.nullable
+            };
+            OutputColumn::new(a.name.clone(), *ty, nullable)
+        })
+        .collect();
+    let tag = OutputColumn::new("", SqlType::BIGINT, false);
+    let tagged = |side: Plan, in_left: i64| {
+        let side = convert_branches(side, &types);
+        let mut exprs: Vec<Expr> = (0..width).map(Expr::Column).collect();
+        exprs.push(Expr::Literal(Value::Int(in_left)));
+        exprs.push(Expr::Literal(Value::Int(1 - in_left)));
+        let mut tagged_columns = columns.clone();
+        tagged_columns.extend([tag.clone(), tag.clone()]);
+        Plan::Project {
+            input: Box::new(side),
+            exprs,
+            columns: tagged_columns,
+        }
+    };
+    let mut union_columns = columns.clone();
+    union_columns.extend([tag.clone(), tag.clone()]);
+    let union = Plan::Union {
+        inputs: vec![tagged(left, 1), tagged(right, 0)],
+        all: true,
+        columns: union_columns,
+    };
+    let max_of = |column: usize| AggCall {
+        func: AggFunc::Max,
+        arg: Some(Expr::Column(column)),
+        distinct: false,
+        arg_type: SqlType::BIGINT,
+        concat: None,
+    };
+    let mut agg_columns = columns.clone();
+    agg_columns.extend([tag.clone(), tag]);
+    let grouped = Plan::Aggregate {
+        input: Box::new(union),
+        group: (0..width).map(Expr::Column).collect(),
+        aggs: vec![max_of(width), max_of(width + 1)],
+        columns: agg_columns,
+    };
+    let is = |column: usize, value: i64| Expr::Compare {
+        op: CmpOp::Eq,
+        left: Box::new(Expr::Column(column)),
+        right: Box::new(Expr::Literal(Value::Int(value))),
+        collation: Collation::Binary,
+        key_form: None,
+    };
+    let filtered = Plan::Filter {
+        input: Box::new(grouped),
+        predicate: Expr::And(
+            Box::new(is(width, 1)),
+            Box::new(is(width + 1, i64::from(intersect))),
+        ),
+    };
+    Ok(Plan::Project {
+        input: Box::new(filtered),
+        exprs: (0..width).map(Expr::Column).collect(),
+        columns,
     })
 }
 
