@@ -9,14 +9,15 @@
 //!
 //! Fields added after the first format carry `#[serde(default)]`, so a catalog written
 //! by an older build loads unchanged (and the format number stays 1): column defaults,
-//! AUTO_INCREMENT and foreign keys on [`TableDef`], views and statistics on
-//! [`CatalogData`].
+//! AUTO_INCREMENT, foreign keys, ON UPDATE clauses and comments on [`TableDef`], views
+//! and statistics on [`CatalogData`].
 //!
 //! # Invariants
 //! 1. Every table and index owns one data file; file ids are never reused.
 //! 2. Database and table names are stored as given; the SQL layer applies
 //!    `lower_case_table_names` before it calls the catalog.
-//! 3. A table's `column_defaults` is empty or has one entry per column; its
+//! 3. A table's `column_defaults`, `column_on_update` and `column_comments` are each
+//!    empty or have one entry per column; its
 //!    AUTO_INCREMENT column is an integer column without a DEFAULT that leads the
 //!    primary key or some index (MySQL's rule, error 1075).
 //! 4. Views live in databases that exist, and no view has the name of a table of its
@@ -109,6 +110,18 @@ pub struct TableDef {
     /// were defined. Absent in catalogs written before foreign keys existed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub foreign_keys: Vec<ForeignKeyDef>,
+    /// Each column's ON UPDATE as SQL text (`CURRENT_TIMESTAMP`,
+    /// `CURRENT_TIMESTAMP(6)`: the value an UPDATE that changes a row gives the
+    /// column when it does not assign it), `None` for a column without one; empty
+    /// when no column has one. The SQL layer applies it; the catalog only keeps it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub column_on_update: Vec<Option<String>>,
+    /// Each column's COMMENT (empty for none); empty when no column has one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub column_comments: Vec<String>,
+    /// The table's COMMENT, empty for none.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub comment: String,
 }
 
 /// What a FOREIGN KEY does to the child rows when their parent row is deleted or its
@@ -181,6 +194,9 @@ impl TableDef {
             column_defaults: Vec::new(),
             auto_increment: None,
             foreign_keys: Vec::new(),
+            column_on_update: Vec::new(),
+            column_comments: Vec::new(),
+            comment: String::new(),
         }
     }
 
@@ -204,6 +220,16 @@ impl TableDef {
     /// Column `column`'s DEFAULT text, if it has one.
     pub fn column_default(&self, column: usize) -> Option<&str> {
         self.column_defaults.get(column).and_then(|d| d.as_deref())
+    }
+
+    /// Column `column`'s ON UPDATE text, if it has one.
+    pub fn column_on_update(&self, column: usize) -> Option<&str> {
+        self.column_on_update.get(column).and_then(|d| d.as_deref())
+    }
+
+    /// Column `column`'s COMMENT, empty if it has none.
+    pub fn column_comment(&self, column: usize) -> &str {
+        self.column_comments.get(column).map_or("", String::as_str)
     }
 
     /// The position of column `name` (case-insensitive, as MySQL column names are).
@@ -308,13 +334,18 @@ impl TableDef {
     }
 
     fn validate_defaults(&self) -> Result<()> {
-        if !self.column_defaults.is_empty() && self.column_defaults.len() != self.columns.len() {
-            return Err(Error::InvalidDefinition(format!(
-                "table '{}' has {} column defaults for {} columns",
-                self.name,
-                self.column_defaults.len(),
-                self.columns.len()
-            )));
+        for (what, len) in [
+            ("column defaults", self.column_defaults.len()),
+            ("ON UPDATE clauses", self.column_on_update.len()),
+            ("column comments", self.column_comments.len()),
+        ] {
+            if len != 0 && len != self.columns.len() {
+                return Err(Error::InvalidDefinition(format!(
+                    "table '{}' has {len} {what} for {} columns",
+                    self.name,
+                    self.columns.len()
+                )));
+            }
         }
         let max = tarn_common::limits::COLUMN_DEFAULT_TEXT_BYTES_MAX;
         for (column, default) in self.columns.iter().zip(&self.column_defaults) {

@@ -156,14 +156,24 @@ enum Source {
     Fill(Value),
 }
 
+/// What the catalog keeps of a column beside the column itself.
+#[derive(Clone, Debug, Default)]
+struct ColumnExtras {
+    default: Option<String>,
+    on_update: Option<String>,
+    /// Empty for none.
+    comment: String,
+}
+
 /// The table's definition as the statement's operations so far leave it.
 struct Draft<'t> {
     old: &'t TableDef,
     /// Columns, primary key, indexes (an index kept from the old table keeps its file
-    /// id; a new or changed one has file id 0) and AUTO_INCREMENT.
+    /// id; a new or changed one has file id 0), AUTO_INCREMENT and the table's
+    /// COMMENT.
     def: TableDef,
-    /// One DEFAULT text per column of `def`.
-    defaults: Vec<Option<String>>,
+    /// One DEFAULT, ON UPDATE and COMMENT per column of `def`.
+    extras: Vec<ColumnExtras>,
     /// One source per column of `def`.
     sources: Vec<Source>,
 }
@@ -174,8 +184,12 @@ impl<'t> Draft<'t> {
         Draft {
             old,
             def: old.clone(),
-            defaults: (0..width)
-                .map(|c| old.column_default(c).map(str::to_string))
+            extras: (0..width)
+                .map(|c| ColumnExtras {
+                    default: old.column_default(c).map(str::to_string),
+                    on_update: old.column_on_update(c).map(str::to_string),
+                    comment: old.column_comment(c).to_string(),
+                })
                 .collect(),
             sources: (0..width).map(Source::Old).collect(),
         }
@@ -253,11 +267,11 @@ impl<'t> Draft<'t> {
                             ty => crate::ddl::default_text(session, ty, &column.name, value)?,
                         };
                         default_value(session, &self.def.columns[position], &text)?;
-                        self.defaults[position] = Some(text);
+                        self.extras[position].default = Some(text);
                         Ok(())
                     }
                     ast::AlterColumnOperation::DropDefault => {
-                        self.defaults[position] = None;
+                        self.extras[position].default = None;
                         Ok(())
                     }
                     other => Err(unsupported(format!("ALTER COLUMN .. {other}"))),
@@ -312,6 +326,20 @@ impl<'t> Draft<'t> {
             // `RENAME {INDEX | KEY} a TO b` (see `parse::special::alter_table`).
             Op::RenameConstraint { old_name, new_name } => {
                 self.rename_index(&old_name.value, &new_name.value)
+            }
+            // `COMMENT [=] 'text'`, the one table option taken here (see
+            // `parse::special::alter_table`).
+            Op::SetTblProperties { table_properties } => {
+                for option in table_properties {
+                    let ast::SqlOption::Comment(
+                        ast::CommentDef::WithEq(text) | ast::CommentDef::WithoutEq(text),
+                    ) = option
+                    else {
+                        return Err(unsupported(format!("ALTER TABLE {option}")));
+                    };
+                    self.def.comment = crate::ddl::checked_comment(&self.def.name, text, true)?;
+                }
+                Ok(())
             }
             other => Err(unsupported(format!("ALTER TABLE {other}"))),
         }
@@ -422,7 +450,11 @@ impl<'t> Draft<'t> {
             None => zero_value(spec.column.ty),
         };
         self.def.columns.push(spec.column);
-        self.defaults.push(spec.default);
+        self.extras.push(ColumnExtras {
+            default: spec.default,
+            on_update: spec.on_update,
+            comment: spec.comment,
+        });
         self.sources.push(Source::Fill(fill));
         let at = self.def.columns.len() - 1;
         if spec.unique {
@@ -489,7 +521,7 @@ impl<'t> Draft<'t> {
         }
         self.def.indexes.retain(|i| !i.columns.is_empty());
         self.def.columns.remove(position);
-        self.defaults.remove(position);
+        self.extras.remove(position);
         self.sources.remove(position);
         let shift = |c: usize| if c > position { c - 1 } else { c };
         self.remap(shift);
@@ -562,7 +594,11 @@ impl<'t> Draft<'t> {
             default_value(session, &spec.column, text)?;
         }
         self.def.columns[at] = spec.column;
-        self.defaults[at] = spec.default;
+        self.extras[at] = ColumnExtras {
+            default: spec.default,
+            on_update: spec.on_update,
+            comment: spec.comment,
+        };
         if spec.unique {
             self.add_unique_on(at);
         }
@@ -651,7 +687,7 @@ impl<'t> Draft<'t> {
             inverse[current] = new;
         }
         self.def.columns = order.iter().map(|&c| self.def.columns[c].clone()).collect();
-        self.defaults = order.iter().map(|&c| self.defaults[c].clone()).collect();
+        self.extras = order.iter().map(|&c| self.extras[c].clone()).collect();
         self.sources = order.iter().map(|&c| self.sources[c].clone()).collect();
         self.remap(|c| inverse[c]);
         Ok(())
@@ -674,8 +710,18 @@ impl<'t> Draft<'t> {
     /// The new definition.
     fn finished(&self) -> TableDef {
         let mut def = self.def.clone();
-        def.column_defaults = if self.defaults.iter().any(Option::is_some) {
-            self.defaults.clone()
+        def.column_defaults = if self.extras.iter().any(|e| e.default.is_some()) {
+            self.extras.iter().map(|e| e.default.clone()).collect()
+        } else {
+            Vec::new()
+        };
+        def.column_on_update = if self.extras.iter().any(|e| e.on_update.is_some()) {
+            self.extras.iter().map(|e| e.on_update.clone()).collect()
+        } else {
+            Vec::new()
+        };
+        def.column_comments = if self.extras.iter().any(|e| !e.comment.is_empty()) {
+            self.extras.iter().map(|e| e.comment.clone()).collect()
         } else {
             Vec::new()
         };

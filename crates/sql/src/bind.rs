@@ -497,13 +497,16 @@ impl<'c> Binder<'c> {
                 set_quantifier,
                 right,
             } => {
-                if *op != ast::SetOperator::Union {
-                    return Err(unsupported(op));
-                }
                 let all = matches!(set_quantifier, ast::SetQuantifier::All);
                 let left = self.bind_union(left, outer, correlated)?;
                 let right = self.bind_union(right, outer, correlated)?;
-                union_of(left, right, all)
+                match op {
+                    ast::SetOperator::Union => union_of(left, right, all),
+                    ast::SetOperator::Intersect | ast::SetOperator::Except if !all => {
+                        intersect_or_except(left, right, *op == ast::SetOperator::Intersect)
+                    }
+                    other => Err(unsupported(format!("{other} {set_quantifier}"))),
+                }
             }
             other => self.bind_set_expr(other, outer, correlated),
         }
@@ -1017,9 +1020,16 @@ impl<'c> Binder<'c> {
             let (predicate, _) = self.bind_expr(selection, &es)?;
             block.conjuncts.push(predicate);
         }
+        self.bind_pending_on(&mut block, &es)?;
+        Ok((block, scope))
+    }
+
+    /// Binds the block's ON conditions over `es` (the block's whole scope): an inner
+    /// join's become conjuncts, a LEFT JOIN's its own.
+    fn bind_pending_on(&mut self, block: &mut QueryBlock, es: &ExprScope) -> Result<()> {
         let pending_on = std::mem::take(&mut block.pending_on);
         for (relation, on) in pending_on {
-            let (predicate, _) = self.bind_expr(&on, &es)?;
+            let (predicate, _) = self.bind_expr(&on, es)?;
             match relation {
                 None => block.conjuncts.push(predicate),
                 Some(index) => block
@@ -1031,7 +1041,63 @@ impl<'c> Binder<'c> {
                     .push(predicate),
             }
         }
-        Ok((block, scope))
+        Ok(())
+    }
+
+    /// A parenthesised join on the side an outer join pads with NULLs, as in
+    /// `a LEFT JOIN (b JOIN c ON p) ON q` (SQLAlchemy's joined eager load of a
+    /// many-to-many relationship): planned on its own and added to the block as one
+    /// relation, so that its rows are padded together and `p` filters only the
+    /// group's rows, not the outer join's result (flattened into the block, `p`
+    /// became a WHERE condition that dropped the padded rows). Its ON conditions
+    /// name only its own tables, as MySQL requires; its columns keep their tables'
+    /// names in the block's scope.
+    fn bind_join_group(
+        &mut self,
+        group: &ast::TableWithJoins,
+        block: &mut QueryBlock,
+        scope: &mut Scope,
+        outer: Option<&Scope>,
+        correlated: &Cell<bool>,
+    ) -> Result<()> {
+        let offset = scope.columns.len();
+        let mut inner_block = QueryBlock::default();
+        let mut inner_scope = Scope::default();
+        self.bind_table_with_joins(group, &mut inner_block, &mut inner_scope, outer, correlated)?;
+        let es = ExprScope {
+            scope: &inner_scope,
+            outer,
+            correlated,
+            agg: None,
+            aliases: &[],
+            select_items: &[],
+        };
+        self.bind_pending_on(&mut inner_block, &es)?;
+        for column in &inner_scope.columns {
+            if let Some(table) = &column.table
+                && scope
+                    .columns
+                    .iter()
+                    .any(|c| c.table.as_ref() == Some(table))
+            {
+                return Err(Error::sql(
+                    1066,
+                    "42000",
+                    format!("Not unique table/alias: '{table}'"),
+                ));
+            }
+        }
+        let plan = crate::planner::plan_block(inner_block, inner_scope.columns.len())?;
+        scope
+            .columns
+            .extend(inner_scope.columns.into_iter().map(|mut c| {
+                c.key = c
+                    .key
+                    .map(|key| Arc::new(key.iter().map(|k| k + offset).collect()));
+                c
+            }));
+        block.relations.push(FromRelation::Plan { plan, offset });
+        Ok(())
     }
 
     /// The FROM and WHERE of a multi-table UPDATE or DELETE, bound as a SELECT's are
@@ -1059,7 +1125,21 @@ impl<'c> Binder<'c> {
         // A recursive CTE's reference may not be on the NULL side of an outer join
         // (3576): count the references each side's binding meets.
         let references = self.recursive_references();
-        self.bind_factor(&item.relation, block, scope, outer, correlated)?;
+        // The left side of a RIGHT JOIN is padded: a parenthesised join there is one
+        // relation (`bind_join_group`).
+        let right_padded = matches!(
+            item.joins.first().map(|j| &j.join_operator),
+            Some(ast::JoinOperator::Right(_) | ast::JoinOperator::RightOuter(_))
+        );
+        match &item.relation {
+            ast::TableFactor::NestedJoin {
+                table_with_joins,
+                alias: None,
+            } if right_padded && !table_with_joins.joins.is_empty() => {
+                self.bind_join_group(table_with_joins, block, scope, outer, correlated)?
+            }
+            factor => self.bind_factor(factor, block, scope, outer, correlated)?,
+        }
         let first_references = self.recursive_references().saturating_sub(references);
         for join in &item.joins {
             // RIGHT JOIN: the left side is the one padded with NULLs.
@@ -1084,7 +1164,17 @@ impl<'c> Binder<'c> {
             let before = scope.columns.len();
             let relation_index = block.relations.len();
             let references = self.recursive_references();
-            self.bind_factor(&join.relation, block, scope, outer, correlated)?;
+            match &join.relation {
+                // The right side of a LEFT JOIN is padded: a parenthesised join there
+                // is one relation (`bind_join_group`).
+                ast::TableFactor::NestedJoin {
+                    table_with_joins,
+                    alias: None,
+                } if kind == JoinKind::Left && !right && !table_with_joins.joins.is_empty() => {
+                    self.bind_join_group(table_with_joins, block, scope, outer, correlated)?
+                }
+                factor => self.bind_factor(factor, block, scope, outer, correlated)?,
+            }
             if kind == JoinKind::Left {
                 let padded = if right {
                     first_references
@@ -3116,6 +3206,100 @@ fn union_of(left: Plan, right: Plan, all: bool) -> Result<Plan> {
     })
 }
 
+/// `left INTERSECT right` or `left EXCEPT right` (DISTINCT; MySQL 8.0.31's, which
+/// Django's `intersection()` and `difference()` send): the distinct rows of `left`
+/// that `right` has, or lacks. Both sides are converted to their unified column types
+/// (as UNION's are) and tagged with their side, then grouped on every column, which
+/// compares rows as DISTINCT does (NULLs equal, strings under their collations):
+///
+/// `SELECT c.. FROM (SELECT c.., 1, 0 FROM left UNION ALL SELECT c.., 0, 1 FROM right)
+/// GROUP BY c.. HAVING MAX(in_left) = 1 AND MAX(in_right) = 1` (EXCEPT: `= 0`).
+fn intersect_or_except(left: Plan, right: Plan, intersect: bool) -> Result<Plan> {
+    if left.width() != right.width() {
+        return Err(Error::sql(
+            1222,
+            "21000",
+            "The used SELECT statements have a different number of columns",
+        ));
+    }
+    let width = left.width();
+    let types: Vec<SqlType> = left
+        .columns()
+        .iter()
+        .zip(right.columns())
+        .map(|(a, b)| unify(a.ty, b.ty))
+        .collect();
+    let columns: Vec<OutputColumn> = left
+        .columns()
+        .iter()
+        .zip(right.columns())
+        .zip(&types)
+        .map(|((a, b), ty)| {
+            let nullable = if intersect {
+                a.nullable && b.nullable
+            } else {
+                a.nullable
+            };
+            OutputColumn::new(a.name.clone(), *ty, nullable)
+        })
+        .collect();
+    let tag = OutputColumn::new("", SqlType::BIGINT, false);
+    let tagged = |side: Plan, in_left: i64| {
+        let side = convert_branches(side, &types);
+        let mut exprs: Vec<Expr> = (0..width).map(Expr::Column).collect();
+        exprs.push(Expr::Literal(Value::Int(in_left)));
+        exprs.push(Expr::Literal(Value::Int(1 - in_left)));
+        let mut tagged_columns = columns.clone();
+        tagged_columns.extend([tag.clone(), tag.clone()]);
+        Plan::Project {
+            input: Box::new(side),
+            exprs,
+            columns: tagged_columns,
+        }
+    };
+    let mut union_columns = columns.clone();
+    union_columns.extend([tag.clone(), tag.clone()]);
+    let union = Plan::Union {
+        inputs: vec![tagged(left, 1), tagged(right, 0)],
+        all: true,
+        columns: union_columns,
+    };
+    let max_of = |column: usize| AggCall {
+        func: AggFunc::Max,
+        arg: Some(Expr::Column(column)),
+        distinct: false,
+        arg_type: SqlType::BIGINT,
+        concat: None,
+    };
+    let mut agg_columns = columns.clone();
+    agg_columns.extend([tag.clone(), tag]);
+    let grouped = Plan::Aggregate {
+        input: Box::new(union),
+        group: (0..width).map(Expr::Column).collect(),
+        aggs: vec![max_of(width), max_of(width + 1)],
+        columns: agg_columns,
+    };
+    let is = |column: usize, value: i64| Expr::Compare {
+        op: CmpOp::Eq,
+        left: Box::new(Expr::Column(column)),
+        right: Box::new(Expr::Literal(Value::Int(value))),
+        collation: Collation::Binary,
+        key_form: None,
+    };
+    let filtered = Plan::Filter {
+        input: Box::new(grouped),
+        predicate: Expr::And(
+            Box::new(is(width, 1)),
+            Box::new(is(width + 1, i64::from(intersect))),
+        ),
+    };
+    Ok(Plan::Project {
+        input: Box::new(filtered),
+        exprs: (0..width).map(Expr::Column).collect(),
+        columns,
+    })
+}
+
 /// Converts every branch of a UNION chain (`union`, from [`union_of`]) to the
 /// chain's column types, as MySQL converts each SELECT's values to the type it
 /// aggregates from all of them: `SELECT 1.5 UNION SELECT 2` gives `2.0`, and a
@@ -3264,6 +3448,35 @@ impl Binder<'_> {
     }
 }
 
+/// The end of `IS [NOT] {NULL | TRUE | FALSE | UNKNOWN}` if `bytes` has one at
+/// `at` (after blanks), in any case and spacing.
+fn postfix_is(bytes: &[u8], at: usize) -> Option<usize> {
+    let word = |at: usize| -> Option<(usize, usize)> {
+        let mut start = at;
+        while start < bytes.len() && bytes[start].is_ascii_whitespace() {
+            start += 1;
+        }
+        let mut end = start;
+        while end < bytes.len() && (bytes[end].is_ascii_alphanumeric() || bytes[end] == b'_') {
+            end += 1;
+        }
+        (end > start && start > at).then_some((start, end))
+    };
+    let (start, end) = word(at)?;
+    if !bytes[start..end].eq_ignore_ascii_case(b"IS") {
+        return None;
+    }
+    let (mut start, mut end) = word(end)?;
+    if bytes[start..end].eq_ignore_ascii_case(b"NOT") {
+        (start, end) = word(end)?;
+    }
+    let value = &bytes[start..end];
+    [&b"NULL"[..], b"TRUE", b"FALSE", b"UNKNOWN"]
+        .iter()
+        .any(|v| value.eq_ignore_ascii_case(v))
+        .then_some(end)
+}
+
 /// The text between two (line, column) locations (1-based; the end exclusive).
 fn span_text(text: &str, span: sqlparser::tokenizer::Span, extend_start: bool) -> Option<String> {
     if span.start.line == 0 || span.end.line == 0 {
@@ -3384,6 +3597,49 @@ fn span_text(text: &str, span: sqlparser::tokenizer::Span, extend_start: bool) -
         }
         if b > a && is_name(bytes[b - 1]) && k < bytes.len() && bytes[k] == b'(' {
             b = k + 1;
+            continue;
+        }
+        // sqlparser's span of a prefix operation (`-id`, `NOT id`, `!id`, `~id`) is
+        // its operand's, and so is that of `id IS [NOT] NULL` (TRUE, FALSE,
+        // UNKNOWN): take in the operator. Only the item lies between the select
+        // list's separators, so an operator next to the span is the item's.
+        let word_before = |end: usize, word: &[u8]| {
+            end >= word.len()
+                && bytes[end - word.len()..end].eq_ignore_ascii_case(word)
+                && (end == word.len() || !is_name(bytes[end - word.len() - 1]))
+        };
+        let mut k = a;
+        while k > 0 && bytes[k - 1].is_ascii_whitespace() {
+            k -= 1;
+        }
+        if k > 0 && matches!(bytes[k - 1], b'-' | b'+' | b'~' | b'!') {
+            a = k - 1;
+            continue;
+        }
+        if word_before(k, b"NOT") {
+            a = k - 3;
+            continue;
+        }
+        // A parenthesised operand of a prefix operator (`-(id)`): its parentheses,
+        // then (above) the operator.
+        let mut j = b;
+        while j < bytes.len() && bytes[j].is_ascii_whitespace() {
+            j += 1;
+        }
+        if k > 0 && bytes[k - 1] == b'(' && j < bytes.len() && bytes[j] == b')' {
+            let mut m = k - 1;
+            while m > 0 && bytes[m - 1].is_ascii_whitespace() {
+                m -= 1;
+            }
+            if m > 0 && matches!(bytes[m - 1], b'-' | b'+' | b'~' | b'!') || word_before(m, b"NOT")
+            {
+                a = k - 1;
+                b = j + 1;
+                continue;
+            }
+        }
+        if let Some(end) = postfix_is(bytes, b) {
+            b = end;
             continue;
         }
         break;

@@ -554,9 +554,54 @@ pub(crate) fn check_json_key(column: &Column) -> Result<()> {
 pub(crate) struct ColumnSpec {
     pub(crate) column: Column,
     pub(crate) default: Option<String>,
+    /// `ON UPDATE CURRENT_TIMESTAMP[(fsp)]`, in that form.
+    pub(crate) on_update: Option<String>,
+    /// The COMMENT, empty for none.
+    pub(crate) comment: String,
     pub(crate) primary: bool,
     pub(crate) unique: bool,
     pub(crate) auto_increment: bool,
+}
+
+/// A COMMENT of a column (`table` false) or a table, checked against MySQL's
+/// lengths in characters: 1629 or 1628 beyond them (strict mode's errors).
+pub(crate) fn checked_comment(name: &str, comment: &str, table: bool) -> Result<String> {
+    let (max, code, what) = if table {
+        (crate::limits::TABLE_COMMENT_CHARS_MAX, 1628, "table")
+    } else {
+        (crate::limits::COLUMN_COMMENT_CHARS_MAX, 1629, "field")
+    };
+    if comment.chars().count() > max {
+        return Err(Error::sql(
+            code,
+            "HY000",
+            format!("Comment for {what} '{name}' is too long (max = {max})"),
+        ));
+    }
+    Ok(comment.to_string())
+}
+
+/// The table option `COMMENT [=] 'text'` of CREATE TABLE, checked; empty if none.
+fn table_option_comment(create: &ast::CreateTable, name: &str) -> Result<String> {
+    let options = match &create.table_options {
+        ast::CreateTableOptions::Plain(o)
+        | ast::CreateTableOptions::With(o)
+        | ast::CreateTableOptions::Options(o) => o.as_slice(),
+        _ => &[],
+    };
+    let written = create
+        .comment
+        .iter()
+        .chain(options.iter().filter_map(|o| match o {
+            ast::SqlOption::Comment(c) => Some(c),
+            _ => None,
+        }));
+    match written.last() {
+        Some(ast::CommentDef::WithEq(text) | ast::CommentDef::WithoutEq(text)) => {
+            checked_comment(name, text, true)
+        }
+        None => Ok(String::new()),
+    }
 }
 
 /// The binary string type a text type becomes with `CHARACTER SET binary` (a binary
@@ -576,7 +621,9 @@ fn binary_string_of(ty: tarn_row::ColumnType) -> tarn_row::ColumnType {
 /// The text a column's literal DEFAULT is kept (and shown) as. A TIME or YEAR
 /// default is checked and kept as MySQL 8 shows it, quoted in the column's form
 /// (`'-01:02:03.50'` in a TIME(2), `'1970'` for `70`); one that is not a value of the
-/// column is 1067. Other defaults are kept as written.
+/// column is 1067. A DATETIME or TIMESTAMP default that names the current time is
+/// kept as `CURRENT_TIMESTAMP[(fsp)]` ([`current_timestamp_form`]). Other defaults
+/// are kept as written.
 pub(crate) fn default_text(
     session: &mut Session,
     ty: tarn_row::ColumnType,
@@ -584,6 +631,11 @@ pub(crate) fn default_text(
     e: &ast::Expr,
 ) -> Result<String> {
     use tarn_row::ColumnType as C;
+    if matches!(ty, C::DateTime { .. } | C::Timestamp { .. }) {
+        if let Some(form) = current_timestamp_form(e) {
+            return Ok(form);
+        }
+    }
     let literal = matches!(
         e,
         ast::Expr::Value(_) | ast::Expr::TypedString(_) | ast::Expr::UnaryOp { .. }
@@ -610,10 +662,43 @@ pub(crate) fn default_text(
     Ok(format!("'{}'", String::from_utf8_lossy(&shown)))
 }
 
+/// `CURRENT_TIMESTAMP` or `CURRENT_TIMESTAMP(fsp)` if `e` is one of its synonyms
+/// (`NOW()`, `CURRENT_TIMESTAMP()`, `LOCALTIME`, `LOCALTIMESTAMP(6)`, in any case),
+/// else None. MySQL 8 keeps a DATETIME or TIMESTAMP column's DEFAULT and ON UPDATE
+/// in this form, and SHOW CREATE TABLE, SHOW COLUMNS and information_schema show it
+/// so (an ORM that reflects a table reads it back); a precision of 0 is dropped. A
+/// parenthesised expression default, `DEFAULT (NOW())`, is not a synonym: it stays
+/// an expression, as in MySQL.
+pub(crate) fn current_timestamp_form(e: &ast::Expr) -> Option<String> {
+    let text: String = e
+        .to_string()
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect::<String>()
+        .to_ascii_uppercase();
+    let (name, args) = match text.split_once('(') {
+        Some((name, rest)) => (name, Some(rest.strip_suffix(')')?)),
+        None => (text.as_str(), None),
+    };
+    match (name, args) {
+        ("CURRENT_TIMESTAMP" | "LOCALTIME" | "LOCALTIMESTAMP", _) | ("NOW", Some(_)) => {}
+        _ => return None,
+    }
+    match args.unwrap_or("") {
+        "" | "0" => Some("CURRENT_TIMESTAMP".to_string()),
+        fsp if fsp.len() == 1 && fsp.as_bytes()[0].is_ascii_digit() => {
+            Some(format!("CURRENT_TIMESTAMP({fsp})"))
+        }
+        _ => None,
+    }
+}
+
 pub(crate) fn column_spec(session: &mut Session, def: &ast::ColumnDef) -> Result<ColumnSpec> {
     let (mut ty, mut collation) = crate::ddl_types::column_type(&def.name.value, &def.data_type)?;
     let mut nullable = true;
     let mut default = None;
+    let mut on_update = None;
+    let mut comment = String::new();
     let mut default_expr = None;
     let mut primary = false;
     let mut unique = false;
@@ -649,12 +734,43 @@ pub(crate) fn column_spec(session: &mut Session, def: &ast::ColumnDef) -> Result
                 // An ENUM or SET stays one, with members matched bytewise.
                 collation = tarn_row::types::Collation::Binary;
             }
-            ColumnOption::CharacterSet(_)
-            | ColumnOption::Comment(_)
-            | ColumnOption::OnUpdate(_) => {}
+            ColumnOption::CharacterSet(_) => {}
+            ColumnOption::Comment(text) => {
+                comment = checked_comment(&def.name.value, text, false)?;
+            }
+            // Only the current time (MySQL's grammar has nothing else: 1064), and only
+            // on a DATETIME or TIMESTAMP column (1294).
+            ColumnOption::OnUpdate(e) => {
+                let form = current_timestamp_form(e).ok_or_else(|| {
+                    Error::sql(
+                        1064,
+                        "42000",
+                        format!(
+                            "You have an error in your SQL syntax; check the manual that \
+                             corresponds to your MySQL server version for the right syntax to \
+                             use near 'ON UPDATE {e}'"
+                        ),
+                    )
+                })?;
+                if !matches!(
+                    ty,
+                    tarn_row::ColumnType::DateTime { .. } | tarn_row::ColumnType::Timestamp { .. }
+                ) {
+                    return Err(Error::sql(
+                        1294,
+                        "HY000",
+                        format!("Invalid ON UPDATE clause for '{}' column", def.name.value),
+                    ));
+                }
+                on_update = Some(form);
+            }
             // A column-level REFERENCES is parsed and ignored, as InnoDB ignores it
             // (only the table-level FOREIGN KEY clause makes a constraint).
             ColumnOption::ForeignKey(_) => {}
+            // A column-level CHECK is accepted and not enforced, as the table-level
+            // one is (see `table_def`). ORMs write it: Django's PositiveIntegerField
+            // is `integer UNSIGNED NOT NULL CHECK (`col` >= 0)`.
+            ColumnOption::Check(_) => {}
             ColumnOption::DialectSpecific(tokens) => {
                 let text: String = tokens
                     .iter()
@@ -681,6 +797,8 @@ pub(crate) fn column_spec(session: &mut Session, def: &ast::ColumnDef) -> Result
     Ok(ColumnSpec {
         column,
         default,
+        on_update,
+        comment,
         primary,
         unique,
         auto_increment,
@@ -768,6 +886,8 @@ pub(crate) fn table_def(
 ) -> Result<TableDef> {
     let mut columns = Vec::new();
     let mut defaults = Vec::new();
+    let mut on_update = Vec::new();
+    let mut comments = Vec::new();
     let mut primary: Vec<usize> = Vec::new();
     let mut indexes: Vec<IndexDef> = Vec::new();
     let mut auto = None;
@@ -808,6 +928,8 @@ pub(crate) fn table_def(
             auto = Some(i);
         }
         defaults.push(spec.default);
+        on_update.push(spec.on_update);
+        comments.push(spec.comment);
         columns.push(spec.column);
     }
     for column in selected {
@@ -816,6 +938,8 @@ pub(crate) fn table_def(
             .any(|c| c.name.eq_ignore_ascii_case(&column.name))
         {
             defaults.push(None);
+            on_update.push(None);
+            comments.push(String::new());
             columns.push(column);
         }
     }
@@ -861,6 +985,13 @@ pub(crate) fn table_def(
     if defaults.iter().any(Option::is_some) {
         def = def.with_defaults(defaults);
     }
+    if on_update.iter().any(Option::is_some) {
+        def.column_on_update = on_update;
+    }
+    if comments.iter().any(|c| !c.is_empty()) {
+        def.column_comments = comments;
+    }
+    def.comment = table_option_comment(create, name)?;
     if let Some(column) = auto {
         def.auto_increment = Some(AutoIncrement {
             column,

@@ -150,3 +150,10 @@ pub const SLEEP_SECONDS_MAX: f64 = 365.0 * 24.0 * 3600.0;
 /// bound (`FK_MAX_CASCADE_DEL`), past which a statement fails with 3008. It bounds
 /// the recursion of `foreign_keys::Enforcer`.
 pub const FK_CASCADE_DEPTH_MAX: usize = 15;
+
+/// The longest COMMENT of a table, in characters: MySQL's limit, past which CREATE
+/// and ALTER TABLE fail with 1628. The catalog keeps the text with the table.
+pub const TABLE_COMMENT_CHARS_MAX: usize = 2048;
+
+/// The longest COMMENT of a column, in characters: MySQL's limit (1629 past it).
+pub const COLUMN_COMMENT_CHARS_MAX: usize = 1024;

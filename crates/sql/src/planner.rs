@@ -1,7 +1,9 @@
 //! The planner: join order, join methods and access paths for one query block.
 //!
-//! The binder hands over a [`QueryBlock`]: the FROM relations (base tables and
-//! derived plans) laid side by side in one scope, the WHERE and inner-join conjuncts
+//! The binder hands over a [`QueryBlock`]: the FROM relations (base tables, derived
+//! plans, and parenthesised joins on the padded side of an outer join, which the
+//! binder plans on their own so that they are padded whole) laid side by side in one
+//! scope, the WHERE and inner-join conjuncts
 //! over that scope, and the LEFT JOINs with their ON conjuncts. [`plan_block`]:
 //!
 //! 1. splits the predicates into conjuncts and pushes each one that reads a single

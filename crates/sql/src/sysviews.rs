@@ -436,15 +436,41 @@ fn unquote(s: &str) -> Option<String> {
     Some(out)
 }
 
-/// `SHOW COLUMNS`' `Extra`.
-fn column_extra(def: &TableDef, column: usize) -> &'static str {
+/// `SHOW COLUMNS`' `Extra`: `auto_increment`, or MySQL 8's `DEFAULT_GENERATED` for a
+/// DEFAULT of the current time and `on update CURRENT_TIMESTAMP[(fsp)]` for an ON
+/// UPDATE clause (both, space-separated, when the column has both).
+fn column_extra(def: &TableDef, column: usize) -> String {
     if def.auto_increment.is_some_and(|a| a.column == column) {
-        "auto_increment"
-    } else if def.column_default(column).is_some_and(is_current_timestamp) {
-        "DEFAULT_GENERATED"
-    } else {
-        ""
+        return "auto_increment".into();
     }
+    let generated = def.column_default(column).is_some_and(is_current_timestamp);
+    match (generated, def.column_on_update(column)) {
+        (true, Some(on_update)) => format!("DEFAULT_GENERATED on update {on_update}"),
+        (false, Some(on_update)) => format!("on update {on_update}"),
+        (true, None) => "DEFAULT_GENERATED".into(),
+        (false, None) => String::new(),
+    }
+}
+
+/// A COMMENT as SHOW CREATE TABLE quotes it: in single quotes, with `'` doubled and
+/// the characters MySQL escapes (backslash, NUL, newline, return, Ctrl-Z)
+/// backslash-escaped, so that the statement reads back to the same text.
+fn quoted_comment(comment: &str) -> String {
+    let mut out = String::with_capacity(comment.len() + 2);
+    out.push('\'');
+    for c in comment.chars() {
+        match c {
+            '\'' => out.push_str("''"),
+            '\\' => out.push_str("\\\\"),
+            '\0' => out.push_str("\\0"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\u{1a}' => out.push_str("\\Z"),
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
 }
 
 // ---- Looking tables up ----
@@ -586,10 +612,10 @@ pub fn show_columns(cx: &ViewContext, db: &str, table_name: &str, full: bool) ->
                 text(if c.nullable { "YES" } else { "NO" }),
                 text(c.key),
                 c.default,
-                text(c.extra),
+                text(&c.extra),
             ]);
             if full {
-                row.extend([text("select,insert,update,references"), text("")]);
+                row.extend([text("select,insert,update,references"), text(&c.comment)]);
             }
             row
         })
@@ -606,7 +632,8 @@ struct DescribedColumn {
     nullable: bool,
     key: &'static str,
     default: Value,
-    extra: &'static str,
+    extra: String,
+    comment: String,
 }
 
 /// A column of a system table or a view: typed by its expression, nullable, with no
@@ -621,7 +648,8 @@ fn computed_column(name: String, ty: SqlType) -> DescribedColumn {
         nullable: true,
         key: "",
         default: Value::Null,
-        extra: "",
+        extra: String::new(),
+        comment: String::new(),
     }
 }
 
@@ -655,6 +683,7 @@ fn describe_columns(cx: &ViewContext, db: &str, table_name: &str) -> Result<Vec<
             key: column_key(def, i),
             default: default_shown(def.column_default(i)),
             extra: column_extra(def, i),
+            comment: def.column_comment(i).to_string(),
         })
         .collect())
 }
@@ -773,9 +802,14 @@ pub fn create_table_sql(db: &str, def: &TableDef, auto_increment_next: Option<u6
         Some(next) if next > 1 => format!(" AUTO_INCREMENT={next}"),
         _ => String::new(),
     };
+    let comment = if def.comment.is_empty() {
+        String::new()
+    } else {
+        format!(" COMMENT={}", quoted_comment(&def.comment))
+    };
     format!(
         "CREATE TABLE {} (\n{}\n) ENGINE={ENGINE_NAME}{auto_increment} DEFAULT CHARSET=utf8mb4 \
-         COLLATE={TABLE_COLLATION}",
+         COLLATE={TABLE_COLLATION}{comment}",
         quote_identifier(&def.name),
         lines.join(",\n")
     )
@@ -809,8 +843,17 @@ fn column_definition(def: &TableDef, i: usize) -> String {
         }
         None => {}
     }
+    if let Some(on_update) = def.column_on_update(i) {
+        line.push_str(" ON UPDATE ");
+        line.push_str(on_update);
+    }
     if def.auto_increment.is_some_and(|a| a.column == i) {
         line.push_str(" AUTO_INCREMENT");
+    }
+    let comment = def.column_comment(i);
+    if !comment.is_empty() {
+        line.push_str(" COMMENT ");
+        line.push_str(&quoted_comment(comment));
     }
     line
 }
@@ -887,7 +930,7 @@ fn table_status_row(cx: &ViewContext, name: &str, table: &Table) -> Vec<Value> {
         text(TABLE_COLLATION),
         Value::Null,
         text(""),
-        text(""),
+        text(&table.def().comment),
     ]
 }
 
@@ -1363,9 +1406,9 @@ pub(crate) fn columns(cx: &ViewContext) -> Result<Vec<Vec<Value>>> {
                 opt_text(c.collation),
                 text(&c.type_name),
                 text(c.key),
-                text(c.extra),
+                text(&c.extra),
                 text("select,insert,update,references"),
-                text(""),
+                text(&c.comment),
                 text(""),
                 Value::Null,
             ]);

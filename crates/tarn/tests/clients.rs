@@ -1,7 +1,8 @@
 //! Real MySQL clients against `tarn serve`: the mariadb command-line client (batch and
-//! an interactive session in tmux), PyMySQL, mysqlclient, go-sql-driver/mysql,
-//! sysbench, and a crash test (SIGKILL during sysbench and logged writers, then a
-//! restart that must keep every acknowledged commit). The client programs live in
+//! an interactive session in tmux), PyMySQL, mysqlclient, SQLAlchemy and Django (the
+//! ORMs over those two drivers), go-sql-driver/mysql, sysbench, and a crash test
+//! (SIGKILL during sysbench and logged writers, then a restart that must keep every
+//! acknowledged commit). The client programs live in
 //! tests/clients; each is one test case here, and each is also checked against
 //! MariaDB by tests/clients/run-against-mariadb. One more case, written here, backs a
 //! database up with mariadb-dump and restores it into a second server of its own.
@@ -68,9 +69,15 @@ fn require_tool(tool: &str) -> Result<PathBuf, Failed> {
 
 /// The venv's Python, checked to have both drivers.
 fn require_venv() -> Result<PathBuf, Failed> {
+    require_venv_with("pymysql, MySQLdb", "PyMySQL and mysqlclient")
+}
+
+/// The venv's Python, checked to import `modules` (a Python import list); `what`
+/// names them in the failure.
+fn require_venv_with(modules: &str, what: &str) -> Result<PathBuf, Failed> {
     let python = venv_python();
     let ok = Command::new(&python)
-        .args(["-c", "import pymysql, MySQLdb"])
+        .args(["-c", &format!("import {modules}")])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
@@ -79,7 +86,7 @@ fn require_venv() -> Result<PathBuf, Failed> {
         Ok(python)
     } else {
         Err(missing(&format!(
-            "the Python venv with PyMySQL and mysqlclient ({})",
+            "the Python venv with {what} ({})",
             python.display()
         )))
     }
@@ -331,6 +338,22 @@ fn python_driver(driver: &'static str) -> Result<(), Failed> {
         command,
         port,
         2 * MINUTES,
+        &[],
+    )
+}
+
+/// An ORM program (tests/clients/sqlalchemy_orm.py, django_migrations.py): each
+/// takes a few seconds.
+fn python_orm(program: &'static str, modules: &str, what: &str) -> Result<(), Failed> {
+    let python = require_venv_with(modules, what)?;
+    let port = shared_port()?;
+    let mut command = Command::new(python);
+    command.arg(program);
+    run_client(
+        &format!("tests/clients/{program}"),
+        command,
+        port,
+        MINUTES,
         &[],
     )
 }
@@ -746,6 +769,12 @@ fn main() {
         Trial::test("admin_shutdown", admin_shutdown),
         Trial::test("pymysql", || python_driver("pymysql")),
         Trial::test("mysqlclient", || python_driver("mysqlclient")),
+        Trial::test("sqlalchemy_orm", || {
+            python_orm("sqlalchemy_orm.py", "sqlalchemy, pymysql", "SQLAlchemy")
+        }),
+        Trial::test("django_migrations", || {
+            python_orm("django_migrations.py", "django, MySQLdb", "Django")
+        }),
         Trial::test("go_sql_driver", go_sql_driver),
         Trial::test("sysbench", sysbench),
         Trial::test("crash_sysbench_writers", crash_sysbench_writers),

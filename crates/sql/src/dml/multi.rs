@@ -437,8 +437,11 @@ pub(super) fn run_update(
     })?;
     let mut matched = 0u64;
     let mut updated = 0u64;
-    for (target, TargetRows { rows, by_id }) in p.targets.iter().zip(changed) {
+    for (t, (target, TargetRows { rows, by_id })) in p.targets.iter().zip(changed).enumerate() {
         let table = &target.table;
+        let on_update = super::on_update_values(session, table, |c| {
+            p.assignments.iter().any(|a| a.target == t && a.column == c)
+        })?;
         // (row, its clustered key) pairs; a table without a primary key may have
         // several rows per entry.
         let keyed: Vec<(usize, Vec<u8>)> = if table.def().primary_key.is_empty() {
@@ -458,6 +461,7 @@ pub(super) fn run_update(
                 &key,
                 &rows[i].old,
                 rows[i].new.clone(),
+                &on_update,
             )? {
                 updated += 1;
             }

@@ -308,12 +308,14 @@ pub(super) fn is_alter_table_keys(tokens: &[TokenWithSpan]) -> bool {
 }
 
 /// `ALTER TABLE t op [, op ..]`: sqlparser's `AlterTable`, its operations parsed by
-/// sqlparser except three MySQL forms it lacks or misreads, which become:
+/// sqlparser except four MySQL forms it lacks or misreads, which become:
 ///
 /// - `RENAME {INDEX | KEY} a TO b`: `RenameConstraint { old_name: a, new_name: b }`
 ///   (MySQL has no RENAME CONSTRAINT, so in Tarn's trees the variant means this);
 /// - `RENAME t2` (no TO or AS): `RenameTable { To(t2) }`;
-/// - `DROP KEY k`: `DropIndex { name: k }`.
+/// - `DROP KEY k`: `DropIndex { name: k }`;
+/// - `COMMENT [=] 'text'`: `SetTblProperties` with one `SqlOption::Comment` (MySQL
+///   has no TBLPROPERTIES, so in Tarn's trees the variant means this).
 fn alter_table(p: &mut Parser) -> Result<Statement, ParserError> {
     use sqlparser::ast::{AlterTable, AlterTableOperation, RenameTableNameKind};
     expect_words(p, &["ALTER", "TABLE"])?;
@@ -340,6 +342,19 @@ fn alter_table(p: &mut Parser) -> Result<Statement, ParserError> {
         } else if eat_words(p, &["DROP", "KEY"]) {
             let name = p.parse_identifier()?;
             return Ok(AlterTableOperation::DropIndex { name });
+        } else if eat_word(p, "COMMENT") {
+            // The table option `COMMENT [=] 'text'` (Django's db_table_comment),
+            // which sqlparser does not take in ALTER TABLE.
+            let eq = p.consume_token(&Token::Eq);
+            let text = p.parse_literal_string()?;
+            let comment = if eq {
+                sqlparser::ast::CommentDef::WithEq(text)
+            } else {
+                sqlparser::ast::CommentDef::WithoutEq(text)
+            };
+            return Ok(AlterTableOperation::SetTblProperties {
+                table_properties: vec![sqlparser::ast::SqlOption::Comment(comment)],
+            });
         }
         p.parse_alter_table_operation()
     })?;

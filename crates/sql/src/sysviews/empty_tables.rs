@@ -1,8 +1,10 @@
 //! `information_schema` tables for objects Tarn does not have: tablespace files
-//! (`FILES`), triggers (`TRIGGERS`), stored routines (`ROUTINES`, `PARAMETERS`) and
-//! events (`EVENTS`). Each has MySQL 8's columns and no rows, so that tools which
-//! ask for these objects (`mysqldump` asks for all of them) learn that there are
-//! none instead of failing on a missing table.
+//! (`FILES`), triggers (`TRIGGERS`), stored routines (`ROUTINES`, `PARAMETERS`),
+//! events (`EVENTS`) and CHECK constraints (`CHECK_CONSTRAINTS`: a CHECK clause is
+//! accepted and not kept, see `ddl::table_def`). Each has MySQL 8's columns and no
+//! rows, so that tools which ask for these objects (`mysqldump` asks for the first
+//! five, Django's introspection for CHECK constraints) learn that there are none
+//! instead of failing on a missing table.
 
 use tarn_common::Result;
 use tarn_row::Value;
@@ -162,6 +164,15 @@ pub(super) fn parameters_columns() -> Vec<Column> {
         ("COLLATION_NAME", Name),
         ("DTD_IDENTIFIER", Text),
         ("ROUTINE_TYPE", Name),
+    ])
+}
+
+pub(super) fn check_constraints_columns() -> Vec<Column> {
+    columns(&[
+        ("CONSTRAINT_CATALOG", Name),
+        ("CONSTRAINT_SCHEMA", Name),
+        ("CONSTRAINT_NAME", Name),
+        ("CHECK_CLAUSE", Text),
     ])
 }
 

@@ -78,6 +78,12 @@ pub static SYSTEM_TABLES: &[SystemTable] = &[
         super::collations_columns,
         super::collations,
     ),
+    system(
+        IS,
+        "CHECK_CONSTRAINTS",
+        empty::check_constraints_columns,
+        empty::no_rows,
+    ),
     system(IS, "COLUMNS", super::columns_columns, super::columns),
     system(IS, "ENGINES", super::engines_columns, super::engines),
     system(IS, "EVENTS", empty::events_columns, empty::no_rows),
