@@ -31,9 +31,10 @@
 //!   (armed in epoll), or handed back to its network task. An event whose token is no
 //!   longer parked (the sweep took the job) is ignored; tokens are never reused.
 //! - **Idle connections hold no thread, and soon no place here**: a job parked
-//!   longer than `RUNNER_PARK_MAX_MS` goes back to its network task (the sweep, every
-//!   tenth of that), which watches `wait_timeout`; a killed one, or any at shutdown,
-//!   is closed by the next sweep.
+//!   longer than `RUNNER_PARK_MAX_MS` goes back to its network task, which watches
+//!   `wait_timeout`; a killed one, or any at shutdown, is closed. The watch thread
+//!   sweeps every `WATCH_INTERVAL_MS` (`Runners::watch_round`), off the runners'
+//!   path.
 
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
@@ -117,7 +118,6 @@ struct State {
     /// still.
     taken: u64,
     taken_at_last_check: u64,
-    last_sweep: Option<Instant>,
     /// Runner threads alive.
     threads: u64,
     /// Runners started by the blocking hook, and by the watch (SHOW STATUS).
@@ -182,9 +182,6 @@ impl Runners {
 
     /// The next ready job: one ready now, else (if few wait) the first to become ready.
     fn next(&self) -> Option<Job> {
-        // Even while connections are always ready, quiet ones go back to their network
-        // tasks, which watch `wait_timeout`, KILL and shutdown.
-        self.sweep_if_due();
         loop {
             match self.epoll.wait_one(Duration::ZERO) {
                 Ok(Some(token)) => {
@@ -207,7 +204,7 @@ impl Runners {
             state.waiting += 1;
         }
         loop {
-            match self.epoll.wait_one(self.sweep_interval()) {
+            match self.epoll.wait_one(self.park_max) {
                 Ok(Some(token)) => {
                     let mut state = self.state.lock();
                     if let Some(job) = state.parked.remove(&token) {
@@ -224,21 +221,14 @@ impl Runners {
                     return None;
                 }
             }
-            // Not counted as waiting while it sweeps: handing a job back may end its
-            // session, whose rollback may sleep (and call the blocking hook).
-            self.state.lock().waiting -= 1;
-            self.sweep_if_due();
+            // Nothing for a while: end once nothing is parked (the watch's sweep
+            // hands quiet connections back).
             let mut state = self.state.lock();
-            if state.parked.is_empty() || state.waiting >= self.waiters_max {
+            if state.parked.is_empty() {
+                state.waiting -= 1;
                 return None;
             }
-            state.waiting += 1;
         }
-    }
-
-    /// How often quiet, killed and shut-down connections are looked for.
-    fn sweep_interval(&self) -> Duration {
-        self.park_max / 10
     }
 
     fn take(&self, token: u64) -> Option<Job> {
@@ -274,18 +264,11 @@ impl Runners {
 
     /// Gives jobs parked longer than `park_max` back to their network tasks, and
     /// closes those whose session was killed (KILL CONNECTION) or whose server is
-    /// shutting down.
-    fn sweep_if_due(&self) {
+    /// shutting down. The watch thread's round, off the runners' path.
+    fn sweep(&self) {
         let now = Instant::now();
         let swept: Vec<(Job, HandBack)> = {
             let mut state = self.state.lock();
-            if state
-                .last_sweep
-                .is_some_and(|last| now.duration_since(last) < self.sweep_interval())
-            {
-                return;
-            }
-            state.last_sweep = Some(now);
             let ending: Vec<(u64, bool)> = state
                 .parked
                 .iter()
@@ -367,9 +350,11 @@ impl Runners {
         });
     }
 
-    /// The watch thread's round: jobs parked, none taken since the last round and no
-    /// runner waiting means every runner is stuck in a long statement.
-    pub fn check_stall(self: &Arc<Self>) {
+    /// The watch thread's round (every `WATCH_INTERVAL_MS`): the sweep, then the
+    /// stall check. Jobs parked, none taken since the last round and no runner
+    /// waiting means every runner is stuck in a long statement: start one.
+    pub fn watch_round(self: &Arc<Self>) {
+        self.sweep();
         let stalled = {
             let mut state = self.state.lock();
             let stalled = state.taken == state.taken_at_last_check;

@@ -10,8 +10,9 @@
 //! ([`tarn_io::os::peer_closed`], a zero-timeout poll that reads nothing). For a
 //! client that did, it kills the statement as KILL QUERY does; the statement's
 //! rollback, and the connection's end that follows, release its locks. Each round
-//! also lets the runners check that some runner took a ready connection since the
-//! last round ([`Runners::check_stall`]).
+//! also runs the runners' own ([`Runners::watch_round`]): quiet, killed and
+//! shut-down connections go back, and a runner starts if none took a ready
+//! connection since the last round.
 //!
 //! Cost on the statement path: two relaxed atomic stores per statement (its start
 //! tick, then zero), and one mutex round trip each time the runners take or give
@@ -54,7 +55,7 @@ pub struct Watched {
 
 impl Watch {
     /// A watch and its thread, which ends once the watch or the engine is dropped.
-    /// Each round also lets `runners` check for a stall ([`Runners::check_stall`]).
+    /// Each round also runs [`Runners::watch_round`].
     pub fn start(engine: &Arc<Engine>, runners: Weak<Runners>) -> Arc<Watch> {
         let watch = Arc::new(Watch {
             tick: AtomicU64::new(0),
@@ -140,7 +141,7 @@ fn watch_loop(watch: &Weak<Watch>, engine: &Weak<Engine>, runners: &Weak<Runners
         };
         watch.round(&engine);
         if let Some(runners) = runners.upgrade() {
-            runners.check_stall();
+            runners.watch_round();
         }
     }
 }
