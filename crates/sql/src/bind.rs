@@ -201,6 +201,24 @@ struct ExprScope<'s> {
     select_items: &'s [(String, Expr, SqlType)],
 }
 
+impl<'s> ExprScope<'s> {
+    /// A scope of plain columns: no aggregate, no select-list aliases.
+    fn plain(
+        scope: &'s Scope,
+        outer: Option<&'s Scope>,
+        correlated: &'s Cell<bool>,
+    ) -> ExprScope<'s> {
+        ExprScope {
+            scope,
+            outer,
+            correlated,
+            agg: None,
+            aliases: &[],
+            select_items: &[],
+        }
+    }
+}
+
 /// Binds statements for one session.
 pub struct Binder<'c> {
     pub cx: &'c dyn BindContext,
@@ -520,14 +538,7 @@ impl<'c> Binder<'c> {
         correlated: &Cell<bool>,
     ) -> Result<Plan> {
         let empty = Scope::default();
-        let es = ExprScope {
-            scope: &empty,
-            outer,
-            correlated,
-            agg: None,
-            aliases: &[],
-            select_items: &[],
-        };
+        let es = ExprScope::plain(&empty, outer, correlated);
         let mut rows = Vec::with_capacity(values.rows.len());
         let mut types: Vec<SqlType> = Vec::new();
         for row in &values.rows {
@@ -651,14 +662,7 @@ impl<'c> Binder<'c> {
                     }
                     _ => g.clone(),
                 };
-                let es = ExprScope {
-                    scope: &scope,
-                    outer,
-                    correlated,
-                    agg: None,
-                    aliases: &[],
-                    select_items: &[],
-                };
+                let es = ExprScope::plain(&scope, outer, correlated);
                 let bound = self.bind_expr(&target, &es).map_err(|e| match (e, g) {
                     // A select alias naming a window function's result.
                     (Error::Sql { code: 3593, .. }, ast::Expr::Identifier(id)) => {
@@ -1008,14 +1012,7 @@ impl<'c> Binder<'c> {
         for item in from.iter().filter(|item| !is_dual(item)) {
             self.bind_table_with_joins(item, &mut block, &mut scope, outer, correlated)?;
         }
-        let es = ExprScope {
-            scope: &scope,
-            outer,
-            correlated,
-            agg: None,
-            aliases: &[],
-            select_items: &[],
-        };
+        let es = ExprScope::plain(&scope, outer, correlated);
         if let Some(selection) = selection {
             let (predicate, _) = self.bind_expr(selection, &es)?;
             block.conjuncts.push(predicate);
@@ -1064,14 +1061,7 @@ impl<'c> Binder<'c> {
         let mut inner_block = QueryBlock::default();
         let mut inner_scope = Scope::default();
         self.bind_table_with_joins(group, &mut inner_block, &mut inner_scope, outer, correlated)?;
-        let es = ExprScope {
-            scope: &inner_scope,
-            outer,
-            correlated,
-            agg: None,
-            aliases: &[],
-            select_items: &[],
-        };
+        let es = ExprScope::plain(&inner_scope, outer, correlated);
         self.bind_pending_on(&mut inner_block, &es)?;
         for column in &inner_scope.columns {
             if let Some(table) = &column.table
@@ -1505,28 +1495,14 @@ impl<'c> Binder<'c> {
     pub fn bind_constant(&mut self, e: &ast::Expr) -> Result<(Expr, SqlType)> {
         let scope = Scope::default();
         let correlated = Cell::new(false);
-        let es = ExprScope {
-            scope: &scope,
-            outer: None,
-            correlated: &correlated,
-            agg: None,
-            aliases: &[],
-            select_items: &[],
-        };
+        let es = ExprScope::plain(&scope, None, &correlated);
         self.bind_expr(e, &es)
     }
 
     /// Binds an expression over `scope` (UPDATE's SET, DELETE's WHERE, ...).
     pub fn bind_in_scope(&mut self, e: &ast::Expr, scope: &Scope) -> Result<(Expr, SqlType)> {
         let correlated = Cell::new(false);
-        let es = ExprScope {
-            scope,
-            outer: None,
-            correlated: &correlated,
-            agg: None,
-            aliases: &[],
-            select_items: &[],
-        };
+        let es = ExprScope::plain(scope, None, &correlated);
         self.bind_expr(e, &es)
     }
 
@@ -1727,14 +1703,7 @@ impl<'c> Binder<'c> {
             }
             [FunctionArg::Unnamed(FunctionArgExpr::Expr(a))] => {
                 let input = state.borrow().input.clone();
-                let inner = ExprScope {
-                    scope: &input,
-                    outer: es.outer,
-                    correlated: es.correlated,
-                    agg: None,
-                    aliases: &[],
-                    select_items: &[],
-                };
+                let inner = ExprScope::plain(&input, es.outer, es.correlated);
                 if has_aggregate(a) {
                     return Err(Error::sql(1111, "HY000", "Invalid use of group function"));
                 }
@@ -1779,14 +1748,7 @@ impl<'c> Binder<'c> {
         es: &ExprScope,
     ) -> Result<(Expr, SqlType)> {
         let input = state.borrow().input.clone();
-        let inner = ExprScope {
-            scope: &input,
-            outer: es.outer,
-            correlated: es.correlated,
-            agg: None,
-            aliases: &[],
-            select_items: &[],
-        };
+        let inner = ExprScope::plain(&input, es.outer, es.correlated);
         let mut args = Vec::with_capacity(list.args.len());
         for a in &list.args {
             let FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) = a else {

@@ -64,14 +64,7 @@ impl Binder<'_> {
             return Err(wrong_args(text));
         }
         let input = state.borrow().input.clone();
-        let inner = ExprScope {
-            scope: &input,
-            outer: es.outer,
-            correlated: es.correlated,
-            agg: None,
-            aliases: &[],
-            select_items: &[],
-        };
+        let inner = ExprScope::plain(&input, es.outer, es.correlated);
         let mut args = Vec::with_capacity(count);
         for (i, a) in list.args.iter().enumerate() {
             let FunctionArg::Unnamed(FunctionArgExpr::Expr(a)) = a else {
