@@ -1,12 +1,16 @@
 //! One client connection: the handshake, authentication and the command loop.
 //!
-//! A connection is an async task on the network threads. It does protocol I/O
-//! only; every command that touches the engine runs on a statement thread
+//! A connection is an async task on the network threads, which do protocol I/O
+//! only: the handshake, authentication, and waiting for an idle client's next
+//! command. Commands run on runner threads (`crate::runners`), which take the
+//! connection's socket (and TLS session) and answer straight into it while the
+//! client keeps them busy ([`run_job`]). A command the task reads while its buffer
+//! holds more (a client that sent several at once) runs on a statement thread
 //! (`tokio::task::spawn_blocking`), which owns the connection's [`Conn`] state for
 //! the command's duration and writes the answer into the connection's output (see
-//! [`crate::send`]). While a command runs, the task forwards output buffers to the
-//! socket and watches the socket: a client that closes it stops the statement
-//! (KILL QUERY), which releases its locks through statement rollback.
+//! [`crate::send`]); meanwhile the task forwards output buffers to the socket and
+//! watches the socket: a client that closes it stops the statement (KILL QUERY),
+//! which releases its locks through statement rollback.
 //!
 //! Errors that break the protocol (a wrong sequence number, a packet over
 //! `max_allowed_packet`, a malformed handshake) end the connection with an ERR
@@ -20,6 +24,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
+use rustls::ServerConnection;
 use tarn_common::{Error, Result};
 use tarn_sql::accounts::{Account, AuthPlugin};
 use tarn_sql::{QueryResult, Session};
@@ -34,26 +39,34 @@ use crate::protocol::packet::{self, ReadError, read_payload};
 use crate::protocol::stmt::{ParamState, decode_params};
 use crate::protocol::{Malformed, Reader, auth, caps, command, results, status};
 use crate::runners::{Job, Returned};
-use crate::send::{Output, ResultSender, RowFormat, Stream};
+use crate::send::{Direct, Output, ResultSender, RowFormat, Stream};
 use crate::server::Shared;
+use crate::tls_stream::{AsyncTls, SharedTls};
 
 /// Any byte stream a connection runs over (TCP, or TLS over TCP).
 pub trait ByteStream: AsyncRead + AsyncWrite + Unpin + Send {
-    /// The plain TCP socket this stream is, taken out of the runtime's reactor (its
+    /// The TCP socket under this stream, taken out of the runtime's reactor (its
     /// readiness then wakes no network thread) for the runners to keep
-    /// (`crate::runners`); None over TLS.
-    fn into_std_tcp(self: Box<Self>) -> Option<std::io::Result<std::net::TcpStream>>;
+    /// (`crate::runners`), and the TLS session over it if there is one.
+    fn into_parts(
+        self: Box<Self>,
+    ) -> std::io::Result<(std::net::TcpStream, Option<ServerConnection>)>;
 }
 
 impl ByteStream for TcpStream {
-    fn into_std_tcp(self: Box<Self>) -> Option<std::io::Result<std::net::TcpStream>> {
-        Some((*self).into_std())
+    fn into_parts(
+        self: Box<Self>,
+    ) -> std::io::Result<(std::net::TcpStream, Option<ServerConnection>)> {
+        Ok(((*self).into_std()?, None))
     }
 }
 
-impl ByteStream for tokio_rustls::server::TlsStream<TcpStream> {
-    fn into_std_tcp(self: Box<Self>) -> Option<std::io::Result<std::net::TcpStream>> {
-        None
+impl ByteStream for AsyncTls {
+    fn into_parts(
+        self: Box<Self>,
+    ) -> std::io::Result<(std::net::TcpStream, Option<ServerConnection>)> {
+        let (socket, tls) = (*self).into_parts()?;
+        Ok((socket, Some(tls)))
     }
 }
 
@@ -194,8 +207,6 @@ pub struct Conn {
     pub capabilities: u32,
     /// Parameter types and long data per prepared statement.
     pub params: HashMap<u32, ParamState>,
-    /// Plain TCP (not TLS): the runners may keep the connection.
-    pub plain_tcp: bool,
 }
 
 /// How the runners gave the connection back.
@@ -218,12 +229,14 @@ fn is_timeout(e: &std::io::Error) -> bool {
 }
 
 /// A blocking socket whose read timeout is `SOCKET_WAIT_TICK_MS` ([`runner_socket`]),
-/// read by the runner that holds a connection (`crate::runners`). With `patience`
+/// read by the runner that holds a connection (`crate::runners`), through the
+/// connection's TLS session if it has one (`crate::tls_stream`). With `patience`
 /// None a read does not wait at all (`WouldBlock`: the client has sent nothing
 /// more); with `Some(limit)` it waits, a tick at a time, until it has waited `limit`
 /// (`net_read_timeout`), as inside a packet.
 pub struct PatientSocket {
     socket: std::net::TcpStream,
+    tls: Option<SharedTls>,
     patience: Option<Duration>,
 }
 
@@ -232,31 +245,46 @@ impl PatientSocket {
         &self.socket
     }
 
-    pub fn into_socket(self) -> std::net::TcpStream {
-        self.socket
+    pub fn into_parts(self) -> (std::net::TcpStream, Option<SharedTls>) {
+        (self.socket, self.tls)
+    }
+}
+
+/// Reads from a runner's `socket`, waiting as [`PatientSocket`] says.
+fn read_patiently(
+    socket: &std::net::TcpStream,
+    patience: Option<Duration>,
+    buf: &mut [u8],
+) -> std::io::Result<usize> {
+    let Some(limit) = patience else {
+        return tarn_io::os::recv_nowait(socket, buf);
+    };
+    let tick = Duration::from_millis(crate::limits::SOCKET_WAIT_TICK_MS);
+    let mut waited = Duration::ZERO;
+    loop {
+        match std::io::Read::read(&mut &*socket, buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) if is_timeout(&e) && waited + tick < limit => {
+                if waited.is_zero() {
+                    // A client slow to send the rest: other connections need not
+                    // wait for it.
+                    tarn_common::blocking::about_to_block();
+                }
+                waited += tick;
+            }
+            other => return other,
+        }
     }
 }
 
 impl std::io::Read for PatientSocket {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let Some(limit) = self.patience else {
-            return tarn_io::os::recv_nowait(&self.socket, buf);
-        };
-        let tick = Duration::from_millis(crate::limits::SOCKET_WAIT_TICK_MS);
-        let mut waited = Duration::ZERO;
-        loop {
-            match std::io::Read::read(&mut &self.socket, buf) {
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) if is_timeout(&e) && waited + tick < limit => {
-                    if waited.is_zero() {
-                        // A client slow to send the rest: other connections need not
-                        // wait for it.
-                        tarn_common::blocking::about_to_block();
-                    }
-                    waited += tick;
-                }
-                other => return other,
-            }
+        let (socket, patience) = (&self.socket, self.patience);
+        match &self.tls {
+            None => read_patiently(socket, patience, buf),
+            Some(tls) => crate::tls_stream::read_blocking(socket, tls, buf, |raw| {
+                read_patiently(socket, patience, raw)
+            }),
         }
     }
 }
@@ -264,7 +292,7 @@ impl std::io::Read for PatientSocket {
 /// Sets up a socket taken from the reactor for the runners: blocking, with read and
 /// write timeouts of a tick (`SOCKET_WAIT_TICK_MS`), set once, so that a runner
 /// kept waiting by its client notices and says so (`PatientSocket`,
-/// `send::write_waiting`). Returns a second handle on it, for the connection's
+/// `tls_stream::PatientWriter`). Returns a second handle on it, for the connection's
 /// output to write through.
 fn runner_socket(socket: &std::net::TcpStream) -> std::io::Result<std::net::TcpStream> {
     let tick = Duration::from_millis(crate::limits::SOCKET_WAIT_TICK_MS);
@@ -442,7 +470,10 @@ async fn handshake(
         let tls_stream = acceptor.accept(tcp).await.map_err(|e| {
             tracing::debug!("TLS handshake with a client failed: {e}");
         })?;
-        stream = Box::new(tls_stream);
+        // Our own stream from here on: the runners can take its parts and give
+        // them back (`crate::tls_stream`).
+        let (tcp, session) = tls_stream.into_inner();
+        stream = Box::new(AsyncTls::new(tcp, session));
         if let Err(e) = read_payload(&mut stream, &mut seq, limit, &mut payload).await {
             if let Some(err) = protocol_error(&e) {
                 send_error(&mut stream, &mut seq, &err).await;
@@ -523,7 +554,6 @@ async fn handshake(
         stream: stream_state,
         capabilities: client_caps,
         params: HashMap::new(),
-        plain_tcp: !tls,
     };
     Ok((stream, conn, rx))
 }
@@ -689,13 +719,13 @@ async fn command_loop(
                 None => break,
             }
         }
-        if conn.plain_tcp && reader.buffer().is_empty() {
+        if reader.buffer().is_empty() {
             // The common case: the runners take the connection and keep it while
             // the client keeps it busy (`crate::runners`). The socket leaves the
             // reactor meanwhile: else every command that arrives would wake a
             // network thread too.
             let stream = reader.into_inner().inner.unsplit(writer);
-            let Some(Ok(socket)) = stream.into_std_tcp() else {
+            let Ok((socket, tls)) = stream.into_parts() else {
                 tracing::error!("connection {id}: could not take the socket from the reactor");
                 engine.note_client_aborted();
                 tokio::task::spawn_blocking(move || drop(conn));
@@ -709,12 +739,13 @@ async fn command_loop(
                 tokio::task::spawn_blocking(move || drop(conn));
                 return;
             };
-            let job = conn.into_job(socket, output, command_payload, seq, reply);
+            let job = conn.into_job(socket, output, tls, command_payload, seq, reply);
             shared.runners.start(job);
             let Ok(Returned {
                 conn: c,
                 end,
                 socket,
+                tls,
                 quiet_since: quiet,
             }) = returned.await
             else {
@@ -742,7 +773,11 @@ async fn command_loop(
                     return;
                 }
             };
-            (reader, writer) = split_stream(Box::new(tcp), ahead);
+            let stream: Boxed = match tls {
+                Some(session) => Box::new(AsyncTls::new(tcp, session)),
+                None => Box::new(tcp),
+            };
+            (reader, writer) = split_stream(stream, ahead);
             match end {
                 HandBack::Idle => {
                     quiet_since = Some(quiet);
@@ -1005,19 +1040,25 @@ impl Conn {
 
     /// Makes the job that runs `payload` (read with sequence number `seq` next) and
     /// the client's later commands on the runners ([`crate::runners`]), answering
-    /// straight into `socket`. A client that disconnects while a statement runs is
-    /// noticed by the watch thread ([`crate::watch`]), which stops the statement, or
-    /// at the statement's first write. `output` is the socket's own handle for
-    /// writing ([`runner_socket`]).
+    /// straight into `socket` (through `tls`, the connection's TLS session, if it has
+    /// one). A client that disconnects while a statement runs is noticed by the watch
+    /// thread ([`crate::watch`]), which stops the statement, or at the statement's
+    /// first write. `output` is the socket's own handle for writing
+    /// ([`runner_socket`]).
     fn into_job(
         self,
         socket: std::net::TcpStream,
         output: std::net::TcpStream,
+        tls: Option<ServerConnection>,
         payload: Vec<u8>,
         seq: u8,
         reply: tokio::sync::oneshot::Sender<Returned>,
     ) -> Job {
-        self.stream.lock().output.direct = Some(output);
+        let tls: Option<SharedTls> = tls.map(|session| Arc::new(Mutex::new(session)));
+        self.stream.lock().output.direct = Some(match &tls {
+            Some(session) => Direct::Tls(output, session.clone()),
+            None => Direct::Tcp(output),
+        });
         let watched = self
             .shared
             .watch
@@ -1026,6 +1067,7 @@ impl Conn {
             crate::limits::RUNNER_READ_BUFFER_BYTES,
             PatientSocket {
                 socket,
+                tls,
                 patience: None,
             },
         );

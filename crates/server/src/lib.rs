@@ -5,10 +5,12 @@
 //! - [`server`]: the listener and what connections share.
 //! - [`connection`]: one connection's handshake and command loop; statements run on
 //!   statement threads, never on the network threads.
-//! - [`runners`]: the threads that run plain-TCP connections' statements, going from
-//!   one ready connection to the next.
+//! - [`runners`]: the threads that run busy connections' statements, going from one
+//!   ready connection to the next.
 //! - [`send`]: a connection's output, and rows encoded in parallel (S1, §3).
 //! - [`tls`]: certificates and the rustls configuration.
+//! - [`tls_stream`]: TLS over a connection's socket after the handshake, on the
+//!   network task and on the runners.
 //! - [`watch`]: notices clients that disconnect while their statement runs.
 //! - [`limits`]: every bound the server keeps.
 
@@ -20,4 +22,5 @@ pub mod send;
 pub mod server;
 pub mod text;
 pub mod tls;
+pub mod tls_stream;
 pub mod watch;

@@ -1,9 +1,9 @@
-//! Runner threads: plain-TCP connections' statements, run where their commands are
-//! read, by a few threads that go from one ready connection to the next.
+//! Runner threads: connections' statements, run where their commands are read, by a
+//! few threads that go from one ready connection to the next.
 //!
-//! A busy plain-TCP connection leaves the network threads (`connection::command_loop`)
-//! as a [`Job`]: its `Conn`, its socket (a blocking one, out of tokio's reactor) and
-//! its read buffer. A runner runs the job's commands one after another while the
+//! A busy connection leaves the network threads (`connection::command_loop`) as a
+//! [`Job`]: its `Conn`, its socket (a blocking one, out of tokio's reactor), its TLS
+//! session if it has one (`crate::tls_stream`) and its read buffer. A runner runs the job's commands one after another while the
 //! client has sent them, answering straight into the socket. When the client has
 //! nothing more to say, the job is *parked*: armed one-shot in the runners' epoll set
 //! (`tarn_io::os::Epoll`), and the runner takes whichever parked connection is ready
@@ -52,11 +52,13 @@ pub struct Returned {
     pub conn: Conn,
     pub end: HandBack,
     pub socket: std::net::TcpStream,
+    /// The connection's TLS session, if it has one.
+    pub tls: Option<rustls::ServerConnection>,
     /// When the connection last answered (its idle time counts from here).
     pub quiet_since: Instant,
 }
 
-/// A plain-TCP connection while the runners hold it.
+/// A connection while the runners hold it.
 pub struct Job {
     pub(crate) conn: Conn,
     pub(crate) input: std::io::BufReader<crate::connection::PatientSocket>,
@@ -312,11 +314,22 @@ impl Runners {
             parked_at,
             ..
         } = job;
-        let socket = input.into_inner().into_socket();
+        let (socket, tls) = input.into_inner().into_parts();
+        // The output's handle on the session went with `direct` above: this is the
+        // only one left.
+        let (tls, end) = match tls.map(Arc::try_unwrap) {
+            None => (None, end),
+            Some(Ok(session)) => (Some(session.into_inner()), end),
+            Some(Err(_)) => {
+                tracing::error!("runners: a connection's TLS session is still shared");
+                (None, HandBack::Close)
+            }
+        };
         let returned = Returned {
             conn,
             end,
             socket,
+            tls,
             quiet_since: parked_at,
         };
         if let Err(returned) = reply.send(returned) {

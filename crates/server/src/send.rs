@@ -43,6 +43,7 @@ use tarn_sql::plan::OutputColumn;
 
 use crate::limits::{ENCODE_JOBS_PER_THREAD, RESULT_FLUSH_BYTES};
 use crate::protocol::{packet, put_lenenc_int, results};
+use crate::tls_stream::{self, PatientWriter, SharedTls};
 
 /// Error 1160/08S01: the client is gone or stopped reading.
 fn network_error() -> Error {
@@ -57,40 +58,32 @@ pub struct Output {
     tx: tokio::sync::mpsc::Sender<Vec<u8>>,
     /// The socket itself, while the runners hold the connection (`crate::runners`):
     /// buffers are written here, blocking, not handed over.
-    pub direct: Option<std::net::TcpStream>,
+    pub direct: Option<Direct>,
     /// The client asked for DEPRECATE_EOF (no EOF after column definitions; an
     /// 0xfe-headed OK ends a result set).
     pub deprecate_eof: bool,
 }
 
-/// Writes all of `buf` to a runner's socket, whose write timeout is a tick
-/// (`connection::runner_socket`): a client slow to read makes the runner say it is
-/// about to block (`tarn_common::blocking`) once, then wait as long as it takes. A
-/// client that went away fails the write, or the watch kills the statement.
-fn write_waiting(socket: &mut std::net::TcpStream, buf: &[u8]) -> Result<()> {
-    use std::io::Write;
-    let mut written = 0;
-    let mut announced = false;
-    while written < buf.len() {
-        match socket.write(&buf[written..]) {
-            Ok(0) => return Err(network_error()),
-            Ok(n) => written += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) =>
-            {
-                if !announced {
-                    announced = true;
-                    tarn_common::blocking::about_to_block();
-                }
-            }
-            Err(_) => return Err(network_error()),
-        }
+/// Where a connection the runners hold writes: its socket, through its TLS session
+/// if it has one (`crate::tls_stream`).
+pub enum Direct {
+    Tcp(std::net::TcpStream),
+    Tls(std::net::TcpStream, SharedTls),
+}
+
+impl Direct {
+    /// Writes all of `buf`, blocking. The socket's write timeout is a tick
+    /// (`connection::runner_socket`): a client slow to read makes the runner say it
+    /// is about to block (`tarn_common::blocking`) once, then wait as long as it
+    /// takes ([`PatientWriter`]). A client that went away fails the write, or the
+    /// watch kills the statement.
+    fn write_all(&self, buf: &[u8]) -> Result<()> {
+        let written = match self {
+            Direct::Tcp(socket) => std::io::Write::write_all(&mut PatientWriter::new(socket), buf),
+            Direct::Tls(socket, tls) => tls_stream::write_blocking(socket, tls, buf),
+        };
+        written.map_err(|_| network_error())
     }
-    Ok(())
 }
 
 impl Output {
@@ -116,8 +109,8 @@ impl Output {
             return Ok(());
         }
         let buf = std::mem::replace(&mut self.buf, Vec::with_capacity(4096));
-        if let Some(socket) = &mut self.direct {
-            return write_waiting(socket, &buf);
+        if let Some(direct) = &self.direct {
+            return direct.write_all(&buf);
         }
         self.tx.blocking_send(buf).map_err(|_| network_error())
     }

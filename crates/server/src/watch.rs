@@ -1,7 +1,7 @@
 //! Notices clients that disconnect while the runners hold their socket, and runners
 //! that are all stuck.
 //!
-//! The runners read and write a busy plain-TCP connection's socket themselves
+//! The runners read and write a busy connection's socket themselves
 //! (`crate::runners`), so no network task watches it while a statement runs, and a
 //! statement that writes nothing (a long UPDATE, a lock wait) would otherwise run to
 //! its end for a client that is gone. The watch thread looks, every

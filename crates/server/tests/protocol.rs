@@ -40,6 +40,15 @@ fn start(globals: &[(&str, &str)]) -> TestServer {
 
 /// [`start`] with redo log files of `log_file_size_bytes` each.
 fn start_with_log(globals: &[(&str, &str)], log_file_size_bytes: u64) -> TestServer {
+    start_server(globals, log_file_size_bytes, false)
+}
+
+/// [`start`] with TLS: a self-signed certificate generated into the data directory.
+fn start_tls() -> TestServer {
+    start_server(&[], Settings::default().log_file_size_bytes, true)
+}
+
+fn start_server(globals: &[(&str, &str)], log_file_size_bytes: u64, tls: bool) -> TestServer {
     let dir = test_dir();
     let mut settings = Settings {
         data_dir: dir.path().to_path_buf(),
@@ -57,7 +66,15 @@ fn start_with_log(globals: &[(&str, &str)], log_file_size_bytes: u64) -> TestSer
         .enable_all()
         .build()
         .unwrap();
-    let shared = Shared::new(engine.clone(), None, 2, runtime.handle().clone()).unwrap();
+    let tls = if tls {
+        let source = tarn_server::tls::CertificateSource::Generated {
+            dir: dir.path().to_path_buf(),
+        };
+        tarn_server::tls::server_config(&source).unwrap()
+    } else {
+        None
+    };
+    let shared = Shared::new(engine.clone(), tls, 2, runtime.handle().clone()).unwrap();
     let listener = runtime
         .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
         .unwrap();
@@ -76,9 +93,14 @@ fn start_with_log(globals: &[(&str, &str)], log_file_size_bytes: u64) -> TestSer
     }
 }
 
+/// A byte stream to the server: TCP, or TLS over it.
+trait Duplex: Read + Write + Send {}
+
+impl<T: Read + Write + Send> Duplex for T {}
+
 /// A raw client: whole packets in and out, sequence numbers tracked.
 struct Client {
-    socket: TcpStream,
+    socket: Box<dyn Duplex>,
     seq: u8,
 }
 
@@ -100,13 +122,87 @@ enum Reply {
     },
 }
 
+fn connect_tcp(address: SocketAddr) -> TcpStream {
+    let socket = TcpStream::connect(address).unwrap();
+    socket
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    socket
+}
+
+/// TLS over `tcp` (the handshake happens at the first read or write), accepting any
+/// certificate: the server's is self-signed, and what is tested here is the stream.
+fn tls_client(tcp: TcpStream) -> rustls::StreamOwned<rustls::ClientConnection, TcpStream> {
+    use rustls::DigitallySignedStruct;
+    use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+    use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+
+    #[derive(Debug)]
+    struct AnyCertificate(Arc<rustls::crypto::CryptoProvider>);
+
+    impl ServerCertVerifier for AnyCertificate {
+        fn verify_server_cert(
+            &self,
+            _end_entity: &CertificateDer<'_>,
+            _intermediates: &[CertificateDer<'_>],
+            _server_name: &ServerName<'_>,
+            _ocsp_response: &[u8],
+            _now: UnixTime,
+        ) -> Result<ServerCertVerified, rustls::Error> {
+            Ok(ServerCertVerified::assertion())
+        }
+
+        fn verify_tls12_signature(
+            &self,
+            message: &[u8],
+            cert: &CertificateDer<'_>,
+            dss: &DigitallySignedStruct,
+        ) -> Result<HandshakeSignatureValid, rustls::Error> {
+            rustls::crypto::verify_tls12_signature(
+                message,
+                cert,
+                dss,
+                &self.0.signature_verification_algorithms,
+            )
+        }
+
+        fn verify_tls13_signature(
+            &self,
+            message: &[u8],
+            cert: &CertificateDer<'_>,
+            dss: &DigitallySignedStruct,
+        ) -> Result<HandshakeSignatureValid, rustls::Error> {
+            rustls::crypto::verify_tls13_signature(
+                message,
+                cert,
+                dss,
+                &self.0.signature_verification_algorithms,
+            )
+        }
+
+        fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+            self.0.signature_verification_algorithms.supported_schemes()
+        }
+    }
+
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(AnyCertificate(provider)))
+        .with_no_client_auth();
+    let name = ServerName::try_from("localhost").unwrap();
+    let connection = rustls::ClientConnection::new(Arc::new(config), name).unwrap();
+    rustls::StreamOwned::new(connection, tcp)
+}
+
 impl Client {
     fn connect(address: SocketAddr) -> Client {
-        let socket = TcpStream::connect(address).unwrap();
-        socket
-            .set_read_timeout(Some(Duration::from_secs(20)))
-            .unwrap();
-        Client { socket, seq: 0 }
+        Client {
+            socket: Box::new(connect_tcp(address)),
+            seq: 0,
+        }
     }
 
     fn read(&mut self) -> Option<Vec<u8>> {
@@ -132,7 +228,22 @@ impl Client {
 
     /// Logs in with mysql_native_password.
     fn login(address: SocketAddr, user: &str, password: &str) -> Result<Client, (u16, String)> {
-        let mut c = Client::connect(address);
+        Client::login_over(address, user, password, false)
+    }
+
+    /// Logs in with mysql_native_password, over TLS if `tls` (the server's
+    /// certificate is not checked).
+    fn login_over(
+        address: SocketAddr,
+        user: &str,
+        password: &str,
+        tls: bool,
+    ) -> Result<Client, (u16, String)> {
+        let tcp = connect_tcp(address);
+        let mut c = Client {
+            socket: Box::new(tcp.try_clone().unwrap()),
+            seq: 0,
+        };
         let greeting = c.read().expect("a greeting");
         if greeting[0] == 0xff {
             return Err(error_of(&greeting));
@@ -151,7 +262,18 @@ impl Client {
             | caps::PLUGIN_AUTH_LENENC_CLIENT_DATA
             | caps::MULTI_STATEMENTS
             | caps::MULTI_RESULTS
-            | caps::TRANSACTIONS;
+            | caps::TRANSACTIONS
+            | if tls { caps::SSL } else { 0 };
+        if tls {
+            // SSLRequest: the first 32 bytes of the response, then the TLS handshake.
+            let mut request = Vec::new();
+            request.extend_from_slice(&capabilities.to_le_bytes());
+            request.extend_from_slice(&(1u32 << 30).to_le_bytes());
+            request.push(45);
+            request.extend_from_slice(&[0; 23]);
+            c.write(&request);
+            c.socket = Box::new(tls_client(tcp));
+        }
         let mut p = Vec::new();
         p.extend_from_slice(&capabilities.to_le_bytes());
         p.extend_from_slice(&(1u32 << 30).to_le_bytes());
@@ -915,8 +1037,19 @@ fn require_secure_transport_refuses_plain_tcp_with_3159() {
 /// tick, and hand the connection back when the client goes quiet.
 #[test]
 fn a_kept_connection_answers_pipelined_and_split_commands() {
-    let server = start(&[]);
-    let mut c = Client::root(server.address);
+    kept_connection_answers(false);
+}
+
+/// The same over TLS: the runners read and write through the connection's rustls
+/// session, which moves with the socket between them and the network task.
+#[test]
+fn a_kept_tls_connection_answers_pipelined_and_split_commands() {
+    kept_connection_answers(true);
+}
+
+fn kept_connection_answers(tls: bool) {
+    let server = if tls { start_tls() } else { start(&[]) };
+    let mut c = Client::login_over(server.address, "root", "", tls).expect("root logs in");
     assert!(matches!(c.query("SELECT 0"), Reply::Rows { .. }));
     let command = |sql: &str| {
         let mut p = vec![0x03];
@@ -949,6 +1082,25 @@ fn a_kept_connection_answers_pipelined_and_split_commands() {
         Reply::Rows { rows, .. } => assert_eq!(cells(&rows[0]), vec![Some("4".into())]),
         other => panic!("{other:?}"),
     }
+    // A result larger than the output's flush size and rustls's send buffer.
+    let wide = 2000;
+    let count = 900;
+    let sql = format!(
+        "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < {count}) \
+         SELECT n, REPEAT('x', {wide}) FROM r"
+    );
+    let check_wide = |reply: Reply| match reply {
+        Reply::Rows { rows, .. } => {
+            assert_eq!(rows.len(), count);
+            for (i, row) in rows.iter().enumerate() {
+                let cells = cells(row);
+                assert_eq!(cells[0].as_deref(), Some((i + 1).to_string().as_str()));
+                assert_eq!(cells[1].as_ref().map(String::len), Some(wide));
+            }
+        }
+        other => panic!("{other:?}"),
+    };
+    check_wide(c.query(&sql));
     // Quiet past the runners' park time: the network threads have the connection
     // again.
     std::thread::sleep(park_max * 2);
@@ -956,18 +1108,28 @@ fn a_kept_connection_answers_pipelined_and_split_commands() {
         Reply::Rows { rows, .. } => assert_eq!(cells(&rows[0]), vec![Some("5".into())]),
         other => panic!("{other:?}"),
     }
+    check_wide(c.query(&sql));
 }
 
 /// Runners go from one ready connection to the next (`tarn_server::runners`): many
 /// clients at once each get their own answers, in order, and none is left behind.
 #[test]
 fn many_connections_on_the_runners_each_get_their_own_answers() {
-    let server = start(&[]);
+    many_connections_each_get_their_own_answers(false);
+}
+
+#[test]
+fn many_tls_connections_on_the_runners_each_get_their_own_answers() {
+    many_connections_each_get_their_own_answers(true);
+}
+
+fn many_connections_each_get_their_own_answers(tls: bool) {
+    let server = if tls { start_tls() } else { start(&[]) };
     let threads: Vec<_> = (0..48)
         .map(|client| {
             let address = server.address;
             std::thread::spawn(move || {
-                let mut c = Client::root(address);
+                let mut c = Client::login_over(address, "root", "", tls).expect("root logs in");
                 for i in 0..150 {
                     let n = client * 1000 + i;
                     match c.query(&format!("SELECT {n}")) {
@@ -1063,13 +1225,42 @@ fn lock_waiters_on_every_runner_do_not_hold_up_the_holders_commit() {
 /// anything more.
 #[test]
 fn kill_connection_closes_a_quiet_connection_the_runners_hold() {
-    let server = start(&[]);
-    let mut b = Client::root(server.address);
+    kill_connection_closes_a_parked_connection(false);
+}
+
+#[test]
+fn kill_connection_closes_a_quiet_tls_connection_the_runners_hold() {
+    kill_connection_closes_a_parked_connection(true);
+}
+
+fn kill_connection_closes_a_parked_connection(tls: bool) {
+    let server = if tls { start_tls() } else { start(&[]) };
+    let mut a = Client::root(server.address);
+    let mut b = Client::login_over(server.address, "root", "", tls).expect("root logs in");
     let b_id = match b.query("SELECT CONNECTION_ID()") {
         Reply::Rows { rows, .. } => cells(&rows[0])[0].clone().expect("an id"),
         other => panic!("{other:?}"),
     };
-    let mut a = Client::root(server.address);
+    // b, quiet now, is parked in the runners (not back with its network task, which
+    // takes RUNNER_PARK_MAX_MS): SHOW STATUS counts it once its runner has parked it.
+    let parked = |a: &mut Client| match a
+        .query("SHOW GLOBAL STATUS LIKE 'Tarn_runner_parked_connections'")
+    {
+        Reply::Rows { rows, .. } => cells(&rows[0])[1]
+            .as_deref()
+            .unwrap()
+            .parse::<u64>()
+            .unwrap(),
+        other => panic!("{other:?}"),
+    };
+    let since = Instant::now();
+    let park_max = Duration::from_millis(tarn_server::limits::RUNNER_PARK_MAX_MS);
+    let mut seen = parked(&mut a);
+    while seen == 0 && since.elapsed() < park_max / 2 {
+        std::thread::sleep(Duration::from_millis(5));
+        seen = parked(&mut a);
+    }
+    assert!(seen >= 1, "b was never parked in the runners");
     assert!(matches!(
         a.query(&format!("KILL CONNECTION {b_id}")),
         Reply::Ok { .. }
