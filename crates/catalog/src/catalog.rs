@@ -778,3 +778,46 @@ impl CatalogData {
         write().map_err(|e| Error::io("write", &path, e))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A table written before CHECK constraints were kept loads without any; an
+    /// enforced one is stored without its flag, a NOT ENFORCED one with it, and both
+    /// read back as they were.
+    #[test]
+    fn checks_are_optional_in_the_file_and_round_trip() {
+        let column = Column::new("a", tarn_row::ColumnType::Int { unsigned: false }, true);
+        let old = serde_json::to_string(&TableDef::new("t", vec![column], &[])).expect("json");
+        assert!(!old.contains("checks"), "{old}");
+        let def: TableDef = serde_json::from_str(&old).expect("an old definition loads");
+        assert!(def.checks.is_empty());
+        let mut def = def;
+        def.checks = vec![
+            CheckDef {
+                name: "t_chk_1".into(),
+                clause: "(`a` > 0)".into(),
+                enforced: true,
+            },
+            CheckDef {
+                name: "lazy".into(),
+                clause: "(`a` < 9)".into(),
+                enforced: false,
+            },
+        ];
+        def.validate().expect("valid");
+        let text = serde_json::to_string(&def).expect("serialises");
+        assert_eq!(text.matches("enforced").count(), 1, "{text}");
+        let back: TableDef = serde_json::from_str(&text).expect("reads back");
+        assert_eq!(back, def);
+        // Generated names follow the table; others stay.
+        let mut renamed = back;
+        renamed.rename_generated_checks("T", "u");
+        let names: Vec<&str> = renamed.checks.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["u_chk_1", "lazy"]);
+        // Names are unique in a table, whatever their case (3822).
+        renamed.checks[1].name = "U_CHK_1".into();
+        assert!(renamed.validate().is_err());
+    }
+}

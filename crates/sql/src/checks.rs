@@ -526,6 +526,13 @@ fn print(e: &ast::Expr, out: &mut String) {
         E::UnaryOp {
             op: ast::UnaryOperator::Minus,
             expr,
+        } if matches!(&**expr, E::Value(v) if matches!(v.value, ast::Value::Number(..))) => {
+            out.push('-');
+            print(expr, out);
+        }
+        E::UnaryOp {
+            op: ast::UnaryOperator::Minus,
+            expr,
         } => {
             out.push_str("-(");
             print(expr, out);
