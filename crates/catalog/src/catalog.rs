@@ -9,8 +9,8 @@
 //!
 //! Fields added after the first format carry `#[serde(default)]`, so a catalog written
 //! by an older build loads unchanged (and the format number stays 1): column defaults,
-//! AUTO_INCREMENT, foreign keys, ON UPDATE clauses and comments on [`TableDef`], views
-//! and statistics on [`CatalogData`].
+//! AUTO_INCREMENT, foreign keys, ON UPDATE clauses, comments and CHECK constraints on
+//! [`TableDef`], views and statistics on [`CatalogData`].
 //!
 //! # Invariants
 //! 1. Every table and index owns one data file; file ids are never reused.
@@ -28,6 +28,12 @@
 //!    indexes; the tables and columns they reference are names, which need not exist
 //!    (`foreign_key_checks = 0` allows that); the SQL layer checks and enforces them
 //!    (`tarn_sql::foreign_keys`). Renaming a table moves the references to it.
+//! 7. A table's CHECK constraints have distinct names (case-insensitive; the SQL
+//!    layer also keeps them unique in their database, MySQL's 3822) and keep their
+//!    condition as SQL text naming columns by name, so that moving or dropping other
+//!    columns leaves them as they are. The SQL layer checks the text (columns that
+//!    exist, deterministic functions) and enforces it (`tarn_sql::checks`). A name
+//!    MySQL generated, `<table>_chk_<n>`, follows the table when it is renamed.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -122,6 +128,50 @@ pub struct TableDef {
     /// The table's COMMENT, empty for none.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub comment: String,
+    /// CHECK constraints, in the order they were defined. Absent in catalogs written
+    /// before CHECK constraints were kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<CheckDef>,
+}
+
+/// A CHECK constraint: rows for which `clause` is false are refused while it is
+/// enforced (true and NULL pass).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckDef {
+    /// The constraint's name, unique among the CHECK constraints of its database.
+    pub name: String,
+    /// The condition as SQL text, in the form MySQL prints it (`(`a` > 0)`): what
+    /// `information_schema.CHECK_CONSTRAINTS` shows, and what is parsed again to
+    /// enforce it.
+    pub clause: String,
+    /// `NOT ENFORCED` makes this false: the constraint is kept and shown, not checked.
+    #[serde(default = "enforced_default", skip_serializing_if = "is_enforced")]
+    pub enforced: bool,
+}
+
+fn enforced_default() -> bool {
+    true
+}
+
+fn is_enforced(enforced: &bool) -> bool {
+    *enforced
+}
+
+/// The suffix of MySQL's generated CHECK constraint names: `<table>_chk_<n>`.
+pub const GENERATED_CHECK_INFIX: &str = "_chk_";
+
+impl CheckDef {
+    /// `n` if the name is one MySQL generates for table `table`, `<table>_chk_<n>`
+    /// (the table name compared case-insensitively).
+    pub fn generated_number(&self, table: &str) -> Option<u64> {
+        let lower = self.name.to_lowercase();
+        let prefix = format!("{}{GENERATED_CHECK_INFIX}", table.to_lowercase());
+        let n = lower.strip_prefix(&prefix)?;
+        if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) || n.starts_with('0') {
+            return None;
+        }
+        n.parse().ok()
+    }
 }
 
 /// What a FOREIGN KEY does to the child rows when their parent row is deleted or its
@@ -197,6 +247,18 @@ impl TableDef {
             column_on_update: Vec::new(),
             column_comments: Vec::new(),
             comment: String::new(),
+            checks: Vec::new(),
+        }
+    }
+
+    /// Gives the CHECK constraints whose names were generated for table `old`
+    /// (`old_chk_3`) the names they have under `new` (`new_chk_3`), as MySQL does
+    /// when it renames a table.
+    pub fn rename_generated_checks(&mut self, old: &str, new: &str) {
+        for check in &mut self.checks {
+            if let Some(n) = check.generated_number(old) {
+                check.name = format!("{new}{GENERATED_CHECK_INFIX}{n}");
+            }
         }
     }
 
@@ -294,7 +356,47 @@ impl TableDef {
         }
         self.validate_defaults()?;
         self.validate_foreign_keys()?;
+        self.validate_checks()?;
         self.validate_auto_increment()
+    }
+
+    /// At most `CHECKS_PER_TABLE_MAX` CHECK constraints, with distinct non-empty
+    /// names and clauses within `CHECK_CLAUSE_TEXT_BYTES_MAX`.
+    fn validate_checks(&self) -> Result<()> {
+        let bad = |reason: String| Err(Error::InvalidDefinition(reason));
+        if self.checks.len() > tarn_common::limits::CHECKS_PER_TABLE_MAX {
+            return bad(format!(
+                "table '{}' has more than {} CHECK constraints",
+                self.name,
+                tarn_common::limits::CHECKS_PER_TABLE_MAX
+            ));
+        }
+        for (i, check) in self.checks.iter().enumerate() {
+            if check.name.is_empty() || check.clause.is_empty() {
+                return bad(format!(
+                    "table '{}' has an empty CHECK constraint",
+                    self.name
+                ));
+            }
+            if check.clause.len() > tarn_common::limits::CHECK_CLAUSE_TEXT_BYTES_MAX {
+                return bad(format!(
+                    "the condition of CHECK constraint '{}' is longer than {} bytes",
+                    check.name,
+                    tarn_common::limits::CHECK_CLAUSE_TEXT_BYTES_MAX
+                ));
+            }
+            if self.checks[..i]
+                .iter()
+                .any(|c| c.name.eq_ignore_ascii_case(&check.name))
+            {
+                return Err(Error::sql(
+                    3822,
+                    "HY000",
+                    format!("Duplicate check constraint name '{}'.", check.name),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Each foreign key has columns of this table, as many as it references, and an
@@ -674,5 +776,48 @@ impl CatalogData {
             fs::File::open(dir)?.sync_all()
         };
         write().map_err(|e| Error::io("write", &path, e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A table written before CHECK constraints were kept loads without any; an
+    /// enforced one is stored without its flag, a NOT ENFORCED one with it, and both
+    /// read back as they were.
+    #[test]
+    fn checks_are_optional_in_the_file_and_round_trip() {
+        let column = Column::new("a", tarn_row::ColumnType::Int { unsigned: false }, true);
+        let old = serde_json::to_string(&TableDef::new("t", vec![column], &[])).expect("json");
+        assert!(!old.contains("checks"), "{old}");
+        let def: TableDef = serde_json::from_str(&old).expect("an old definition loads");
+        assert!(def.checks.is_empty());
+        let mut def = def;
+        def.checks = vec![
+            CheckDef {
+                name: "t_chk_1".into(),
+                clause: "(`a` > 0)".into(),
+                enforced: true,
+            },
+            CheckDef {
+                name: "lazy".into(),
+                clause: "(`a` < 9)".into(),
+                enforced: false,
+            },
+        ];
+        def.validate().expect("valid");
+        let text = serde_json::to_string(&def).expect("serialises");
+        assert_eq!(text.matches("enforced").count(), 1, "{text}");
+        let back: TableDef = serde_json::from_str(&text).expect("reads back");
+        assert_eq!(back, def);
+        // Generated names follow the table; others stay.
+        let mut renamed = back;
+        renamed.rename_generated_checks("T", "u");
+        let names: Vec<&str> = renamed.checks.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["u_chk_1", "lazy"]);
+        // Names are unique in a table, whatever their case (3822).
+        renamed.checks[1].name = "U_CHK_1".into();
+        assert!(renamed.validate().is_err());
     }
 }

@@ -25,7 +25,9 @@ pub mod txn;
 
 mod sort;
 
-pub use catalog::{AutoIncrement, ForeignKeyAction, ForeignKeyDef, IndexDef, TableDef, ViewDef};
+pub use catalog::{
+    AutoIncrement, CheckDef, ForeignKeyAction, ForeignKeyDef, IndexDef, TableDef, ViewDef,
+};
 pub use recovery::RecoveryReport;
 pub use scan::{BatchStream, ParallelScan, ParallelScanStats, Predicate};
 pub use secondary::{IndexScan, IndexScanStats};

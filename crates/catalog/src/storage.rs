@@ -875,6 +875,8 @@ impl Storage {
                 fk.name = format!("{new_name}_ibfk_{n}");
             }
         }
+        // So do generated CHECK constraint names (`name_chk_2`), as in MySQL.
+        def.rename_generated_checks(name, new_name);
         // Trees opened afresh, so that their names (in errors) are the new ones.
         let mut new = self.open_table(new_db, def.clone(), None)?;
         new.inherit_counters(&old);

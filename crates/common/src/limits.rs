@@ -162,6 +162,12 @@ pub const INDEX_BUILD_ROWS_MAX: usize = 200_000_000;
 /// The SQL text of one column's DEFAULT expression, as the catalog stores it.
 pub const COLUMN_DEFAULT_TEXT_BYTES_MAX: usize = 64 << 10;
 
+/// CHECK constraints per table (MySQL sets no number of its own; every row a
+/// statement writes evaluates each enforced one), and the SQL text of one
+/// constraint's condition as the catalog stores it.
+pub const CHECKS_PER_TABLE_MAX: usize = 256;
+pub const CHECK_CLAUSE_TEXT_BYTES_MAX: usize = 64 << 10;
+
 /// The SELECT text of one view, as the catalog stores it.
 pub const VIEW_DEFINITION_BYTES_MAX: usize = 1 << 20;
 

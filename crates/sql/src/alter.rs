@@ -33,6 +33,15 @@
 //! BIGINT` is its 1054 and allowed here.) `ALGORITHM = ..` and `LOCK = ..` are
 //! accepted and ignored: which of the two paths runs depends only on the change.
 //!
+//! CHECK constraints ([`crate::checks`]) are added, dropped (`DROP CHECK`, `DROP
+//! CONSTRAINT`) and switched on or off (`ALTER CHECK c [NOT] ENFORCED`) in the draft
+//! like the rest. Rows are checked against them before the change is made: on a
+//! rebuild every copied row against every enforced constraint (MySQL's COPY does
+//! so), in place the existing rows against the constraints the statement adds or
+//! enforces; a row that fails is 3819 and the table stays as it was. A column a
+//! constraint uses cannot be renamed or dropped (3959), except that dropping the one
+//! column a constraint uses drops the constraint too.
+//!
 //! Affected rows: the rows copied when a column's type changed (MySQL 8 copies the
 //! table then, ALGORITHM=COPY, and reports them), else 0.
 
@@ -59,7 +68,7 @@ pub(crate) fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Res
     // A temporary table changes in its session's hidden database (`temporary.rs`).
     let temporary = session.is_temporary(&db, &name);
     let storage_db = session.storage_database(&db, &name);
-    let mut draft = Draft::new(table.def());
+    let mut draft = Draft::new(table.def(), (!temporary).then(|| storage_db.clone()));
     let mut auto_increment = None;
     let mut rename = None;
     let mut foreign_keys = Vec::new();
@@ -113,6 +122,18 @@ pub(crate) fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Res
         if taken {
             return Err(Error::TableExists(new_name.clone()));
         }
+        // The draft's CHECK constraints under the new name must not meet another
+        // table's in the target database (3822).
+        let mut renamed = draft.def.clone();
+        renamed.rename_generated_checks(&name, new_name);
+        let skip = if *new_db == db { name.as_str() } else { "" };
+        if let Some(c) = renamed
+            .checks
+            .iter()
+            .find(|c| crate::checks::name_taken(session, new_db, skip, &c.name))
+        {
+            return Err(crate::checks::duplicate_name(&c.name));
+        }
     }
     // Referenced columns of this table: a dropped one is 1829; a renamed one is
     // renamed in the foreign keys that reference it, after the change (MySQL 8).
@@ -124,7 +145,8 @@ pub(crate) fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Res
     if !temporary && session.variables().hot().foreign_key_checks {
         crate::foreign_keys::check_altered_table(&storage, &storage_db, &draft.def, &renamed)?;
     }
-    let affected = draft.execute(&storage, &storage_db, &name)?;
+    let checks = draft.rows_checks(session, &table)?;
+    let affected = draft.execute(&storage, &storage_db, &name, checks.as_ref(), session)?;
     if !renamed.is_empty() {
         crate::foreign_keys::rename_referenced_columns(&storage, &storage_db, &name, &renamed)?;
     }
@@ -168,6 +190,9 @@ struct ColumnExtras {
 /// The table's definition as the statement's operations so far leave it.
 struct Draft<'t> {
     old: &'t TableDef,
+    /// The database whose CHECK constraint names the table's must differ from;
+    /// `None` for a temporary table.
+    checks_db: Option<String>,
     /// Columns, primary key, indexes (an index kept from the old table keeps its file
     /// id; a new or changed one has file id 0), AUTO_INCREMENT and the table's
     /// COMMENT.
@@ -179,10 +204,11 @@ struct Draft<'t> {
 }
 
 impl<'t> Draft<'t> {
-    fn new(old: &'t TableDef) -> Draft<'t> {
+    fn new(old: &'t TableDef, checks_db: Option<String>) -> Draft<'t> {
         let width = old.columns.len();
         Draft {
             old,
+            checks_db,
             def: old.clone(),
             extras: (0..width)
                 .map(|c| ColumnExtras {
@@ -214,7 +240,7 @@ impl<'t> Draft<'t> {
                 ..
             } => column_names
                 .iter()
-                .try_for_each(|c| self.drop_column(&c.value, *if_exists)),
+                .try_for_each(|c| self.drop_column(session, &c.value, *if_exists)),
             Op::ModifyColumn {
                 col_name,
                 data_type,
@@ -248,6 +274,7 @@ impl<'t> Draft<'t> {
             } => {
                 let position = self.position(&old_column_name.value)?;
                 self.check_free_name(&new_column_name.value, Some(position))?;
+                self.check_rename(session, position, &new_column_name.value)?;
                 self.def.columns[position].name = new_column_name.value.clone();
                 Ok(())
             }
@@ -290,9 +317,13 @@ impl<'t> Draft<'t> {
                         .map(|n| n.value.clone());
                     self.add_index(name, &u.columns, true)
                 }
+                TableConstraint::Check(c) => {
+                    let spec = crate::checks::CheckSpec::table_level(c);
+                    self.add_checks(session, vec![spec])
+                }
                 // A temporary table's (the others are taken in `alter_table`): ignored,
-                // as CHECK is (not enforced, as before MySQL 8.0.16).
-                TableConstraint::ForeignKey(_) | TableConstraint::Check(_) => Ok(()),
+                // as InnoDB's temporary tables have no foreign keys.
+                TableConstraint::ForeignKey(_) => Ok(()),
                 other => Err(unsupported(format!("ALTER TABLE ADD {other}"))),
             },
             Op::DropForeignKey { name, .. } => {
@@ -310,6 +341,50 @@ impl<'t> Draft<'t> {
                     })?;
                 // The index it used stays, as in MySQL.
                 self.def.foreign_keys.remove(position);
+                Ok(())
+            }
+            // `DROP CHECK c` (see `parse::special::alter_table`).
+            Op::DropProjection { name, .. } => {
+                let at = self
+                    .check_position(&name.value)
+                    .ok_or_else(|| crate::checks::not_found(&name.value))?;
+                self.def.checks.remove(at);
+                Ok(())
+            }
+            // `ALTER CHECK c [NOT] ENFORCED` (see `parse::special::alter_table`).
+            Op::EnableRule { name } | Op::DisableRule { name } => {
+                let at = self
+                    .check_position(&name.value)
+                    .ok_or_else(|| crate::checks::not_found(&name.value))?;
+                self.def.checks[at].enforced = matches!(op, Op::EnableRule { .. });
+                Ok(())
+            }
+            // MySQL 8.0.19's `DROP CONSTRAINT c`: a CHECK constraint, a foreign key
+            // or a unique index of that name.
+            Op::DropConstraint {
+                name, if_exists, ..
+            } => {
+                if let Some(at) = self.check_position(&name.value) {
+                    self.def.checks.remove(at);
+                } else if let Some(at) = self
+                    .def
+                    .foreign_keys
+                    .iter()
+                    .position(|fk| fk.name.eq_ignore_ascii_case(&name.value))
+                {
+                    self.def.foreign_keys.remove(at);
+                } else if let Some(at) = self
+                    .index_position(&name.value)
+                    .filter(|&at| self.def.indexes[at].unique)
+                {
+                    self.def.indexes.remove(at);
+                } else if !*if_exists {
+                    return Err(Error::sql(
+                        3940,
+                        "HY000",
+                        format!("Constraint '{}' does not exist.", name.value),
+                    ));
+                }
                 Ok(())
             }
             Op::DropIndex { name } => {
@@ -421,6 +496,66 @@ impl<'t> Draft<'t> {
         Ok(())
     }
 
+    fn check_position(&self, name: &str) -> Option<usize> {
+        self.def
+            .checks
+            .iter()
+            .position(|c| c.name.eq_ignore_ascii_case(name))
+    }
+
+    /// Adds CHECK constraints over the draft's columns as they are now.
+    fn add_checks(
+        &mut self,
+        session: &mut Session,
+        specs: Vec<crate::checks::CheckSpec>,
+    ) -> Result<()> {
+        let db = self.checks_db.clone();
+        crate::checks::add_checks(session, db.as_deref(), &mut self.def, specs)
+    }
+
+    /// 3959 if a CHECK constraint uses column `position`, which is being renamed to
+    /// `new_name` (a change of name only in letter case is no rename).
+    fn check_rename(&self, session: &Session, position: usize, new_name: &str) -> Result<()> {
+        let old_name = &self.def.columns[position].name;
+        if old_name.eq_ignore_ascii_case(new_name) {
+            return Ok(());
+        }
+        for check in &self.def.checks {
+            let used = crate::checks::clause_columns(session, &self.def, &check.clause)?;
+            if used.contains(&position) {
+                return Err(crate::checks::column_in_use(&check.name, old_name));
+            }
+        }
+        Ok(())
+    }
+
+    /// The enforced CHECK constraints the rows must be checked against before the
+    /// change: all of them when rows are copied (a column's type may have changed),
+    /// else those the statement adds or enforces; `None` when there are none.
+    fn rows_checks(
+        &self,
+        session: &Session,
+        table: &tarn_catalog::Table,
+    ) -> Result<Option<crate::checks::TableChecks>> {
+        let mut def = self.finished();
+        let rebuild = self.rows_change();
+        def.checks.retain(|c| {
+            c.enforced
+                && (rebuild
+                    || !self
+                        .old
+                        .checks
+                        .iter()
+                        .any(|o| o.enforced && o.name == c.name && o.clause == c.clause))
+        });
+        let checks = crate::checks::TableChecks::bind(session, &def)?;
+        if let (Some(checks), false) = (&checks, rebuild) {
+            crate::checks::check_existing_rows(session, table, checks)?;
+            return Ok(None);
+        }
+        Ok(checks)
+    }
+
     fn index_position(&self, name: &str) -> Option<usize> {
         self.def
             .indexes
@@ -460,13 +595,14 @@ impl<'t> Draft<'t> {
         if spec.unique {
             self.add_unique_on(at);
         }
+        self.add_checks(session, spec.checks)?;
         if let Some(position) = position {
             self.move_column(at, position)?;
         }
         Ok(())
     }
 
-    fn drop_column(&mut self, name: &str, if_exists: bool) -> Result<()> {
+    fn drop_column(&mut self, session: &Session, name: &str, if_exists: bool) -> Result<()> {
         let Ok(position) = self.def.column_index(name) else {
             if if_exists {
                 return Ok(());
@@ -503,6 +639,23 @@ impl<'t> Draft<'t> {
                     self.def.columns[position].name, fk.name
                 ),
             ));
+        }
+        // A CHECK constraint that uses only this column goes with it; one that uses
+        // others too keeps the column (MySQL 8).
+        let mut dropped_checks = Vec::new();
+        for (i, check) in self.def.checks.iter().enumerate() {
+            let used = crate::checks::clause_columns(session, &self.def, &check.clause)?;
+            if used == [position] {
+                dropped_checks.push(i);
+            } else if used.contains(&position) {
+                return Err(crate::checks::column_in_use(
+                    &check.name,
+                    &self.def.columns[position].name,
+                ));
+            }
+        }
+        for i in dropped_checks.into_iter().rev() {
+            self.def.checks.remove(i);
         }
         if self
             .def
@@ -542,6 +695,7 @@ impl<'t> Draft<'t> {
     ) -> Result<()> {
         let at = self.position(&old_name.value)?;
         self.check_free_name(&new_name.value, Some(at))?;
+        self.check_rename(session, at, &new_name.value)?;
         let column_def = ast::ColumnDef {
             name: new_name.clone(),
             data_type: data_type.clone(),
@@ -602,6 +756,8 @@ impl<'t> Draft<'t> {
         if spec.unique {
             self.add_unique_on(at);
         }
+        let checks = std::mem::take(&mut spec.checks);
+        self.add_checks(session, checks)?;
         if let Some(position) = position {
             self.move_column(at, position)?;
         }
@@ -751,8 +907,16 @@ impl<'t> Draft<'t> {
                 })
     }
 
-    /// Changes the table `db.name` to the draft; returns the affected rows.
-    fn execute(&self, storage: &tarn_catalog::Storage, db: &str, name: &str) -> Result<u64> {
+    /// Changes the table `db.name` to the draft; returns the affected rows. When
+    /// rows are copied, each copied row must pass `checks` (3819).
+    fn execute(
+        &self,
+        storage: &tarn_catalog::Storage,
+        db: &str,
+        name: &str,
+        checks: Option<&crate::checks::TableChecks>,
+        session: &Session,
+    ) -> Result<u64> {
         let new_def = self.finished();
         if new_def == *self.old {
             return Ok(0);
@@ -781,13 +945,18 @@ impl<'t> Draft<'t> {
             .iter()
             .any(|c| matches!(c, Conversion::Old { retype: true, .. }));
         let rows = Cell::new(0u64);
+        let checker = checks.map(|c| c.checker(session.fn_context()));
         storage.rebuild_table(db, name, new_def, &mut |number, row| {
             rows.set(rows.get().max(number));
             let mut row: Vec<Option<Value>> = row.into_iter().map(Some).collect();
-            conversions
+            let new: Vec<Value> = conversions
                 .iter()
                 .map(|c| c.apply(&mut row, number))
-                .collect()
+                .collect::<Result<_>>()?;
+            if let Some(checker) = &checker {
+                checker.check(&new)?;
+            }
+            Ok(new)
         })?;
         Ok(if retyped { rows.get() } else { 0 })
     }

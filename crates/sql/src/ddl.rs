@@ -8,8 +8,9 @@
 //! [`crate::ddl_types`] says; DEFAULT expressions are kept as SQL text in the catalog
 //! and checked here by binding them once; AUTO_INCREMENT follows MySQL's rules (one
 //! per table, an integer column that leads a key). FOREIGN KEY clauses are checked and
-//! turned into definitions by [`crate::foreign_keys`]; DROP TABLE and TRUNCATE of a
-//! referenced parent are refused here (3730, 1701) while `foreign_key_checks` is on.
+//! turned into definitions by [`crate::foreign_keys`], CHECK clauses by
+//! [`crate::checks`]; DROP TABLE and TRUNCATE of a referenced parent are refused here
+//! (3730, 1701) while `foreign_key_checks` is on.
 
 use sqlparser::ast::{self, ColumnOption, TableConstraint};
 use tarn_catalog::catalog::{AutoIncrement, ViewDef};
@@ -162,6 +163,7 @@ pub fn execute(
                 if session.is_temporary(&db, &old) {
                     return Err(crate::temporary::unsupported("RENAME TABLE"));
                 }
+                crate::checks::check_rename(session, &db, &old, &new_db, &new)?;
                 session
                     .engine()
                     .storage()
@@ -561,6 +563,9 @@ pub(crate) struct ColumnSpec {
     pub(crate) primary: bool,
     pub(crate) unique: bool,
     pub(crate) auto_increment: bool,
+    /// Its CHECK clauses (`[CONSTRAINT [name]] CHECK (..)`), which may name only
+    /// this column.
+    pub(crate) checks: Vec<crate::checks::CheckSpec>,
 }
 
 /// A COMMENT of a column (`table` false) or a table, checked against MySQL's
@@ -703,6 +708,7 @@ pub(crate) fn column_spec(session: &mut Session, def: &ast::ColumnDef) -> Result
     let mut primary = false;
     let mut unique = false;
     let mut auto_increment = false;
+    let mut checks = Vec::new();
     for option in &def.options {
         match &option.option {
             ColumnOption::Null => nullable = true,
@@ -767,10 +773,14 @@ pub(crate) fn column_spec(session: &mut Session, def: &ast::ColumnDef) -> Result
             // A column-level REFERENCES is parsed and ignored, as InnoDB ignores it
             // (only the table-level FOREIGN KEY clause makes a constraint).
             ColumnOption::ForeignKey(_) => {}
-            // A column-level CHECK is accepted and not enforced, as the table-level
-            // one is (see `table_def`). ORMs write it: Django's PositiveIntegerField
-            // is `integer UNSIGNED NOT NULL CHECK (`col` >= 0)`.
-            ColumnOption::Check(_) => {}
+            // A column-level CHECK: kept with the table-level ones (`crate::checks`).
+            // ORMs write it: Django's PositiveIntegerField is
+            // `integer UNSIGNED NOT NULL CHECK (`col` >= 0)`.
+            ColumnOption::Check(c) => checks.push(crate::checks::CheckSpec::column_level(
+                option.name.as_ref(),
+                c,
+                &def.name.value,
+            )),
             ColumnOption::DialectSpecific(tokens) => {
                 let text: String = tokens
                     .iter()
@@ -802,6 +812,7 @@ pub(crate) fn column_spec(session: &mut Session, def: &ast::ColumnDef) -> Result
         primary,
         unique,
         auto_increment,
+        checks,
     })
 }
 
@@ -863,8 +874,27 @@ fn create_table(session: &mut Session, create: &ast::CreateTable) -> Result<Quer
         if let Some(a) = &mut def.auto_increment {
             a.start = 1;
         }
-        // As MySQL: LIKE copies indexes but not foreign keys.
+        // As MySQL: LIKE copies indexes but not foreign keys, and CHECK constraints
+        // under names generated for the new table, in the order of their names.
         def.foreign_keys.clear();
+        def.checks
+            .sort_by_cached_key(|c| (c.name.to_lowercase(), c.name.clone()));
+        for (i, check) in def.checks.iter_mut().enumerate() {
+            check.name = format!(
+                "{name}{}{}",
+                tarn_catalog::catalog::GENERATED_CHECK_INFIX,
+                i + 1
+            );
+        }
+        if !create.temporary {
+            let taken = def
+                .checks
+                .iter()
+                .find(|c| crate::checks::name_taken(session, &db, &name, &c.name));
+            if let Some(c) = taken {
+                return Err(crate::checks::duplicate_name(&c.name));
+            }
+        }
         return finish_create(session, &db, def, create);
     }
     if let Some(query) = &create.query {
@@ -893,8 +923,10 @@ pub(crate) fn table_def(
     let mut auto = None;
     let mut unique_columns = Vec::new();
     let mut foreign_keys = Vec::new();
+    let mut checks = Vec::new();
     for (i, c) in create.columns.iter().enumerate() {
-        let spec = column_spec(session, c)?;
+        let mut spec = column_spec(session, c)?;
+        checks.append(&mut spec.checks);
         if columns
             .iter()
             .any(|x: &Column| x.name.eq_ignore_ascii_case(&spec.column.name))
@@ -969,9 +1001,7 @@ pub(crate) fn table_def(
                 indexes.push(named_index(&columns, &indexes, name, cols, false));
             }
             TableConstraint::ForeignKey(fk) => foreign_keys.push(fk),
-            TableConstraint::Check(_) => {
-                // Accepted and not enforced (as MySQL before 8.0.16); recorded nowhere.
-            }
+            TableConstraint::Check(c) => checks.push(crate::checks::CheckSpec::table_level(c)),
             other => return Err(unsupported(format!("table constraint {other}"))),
         }
     }
@@ -998,6 +1028,8 @@ pub(crate) fn table_def(
             start: table_option_auto_increment(create)?.unwrap_or(1),
         });
     }
+    let checks_db = (!create.temporary).then_some(db);
+    crate::checks::add_checks(session, checks_db, &mut def, checks)?;
     // InnoDB's temporary tables have no foreign keys (MySQL ignores them there too).
     if !create.temporary && !foreign_keys.is_empty() {
         let exists = session.engine().storage().table(db, name).is_ok();

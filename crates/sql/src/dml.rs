@@ -22,6 +22,9 @@
 //!   row an UPDATE (or ON DUPLICATE KEY UPDATE) changes without assigning it.
 //! - UPDATE and DELETE read the rows they change with exclusive locks (a locking
 //!   read), through the access path the planner picks for their WHERE.
+//! - Every row INSERT, REPLACE, ON DUPLICATE KEY UPDATE and UPDATE write must pass
+//!   the table's enforced CHECK constraints, bound once per statement
+//!   ([`crate::checks`]); INSERT IGNORE skips a row that fails with a warning.
 //! - Multi-table UPDATE and DELETE (joins, comma lists, `DELETE .. USING`) are in
 //!   [`multi`]: they read the whole join first, then change each target row once.
 
@@ -38,6 +41,7 @@ use tarn_row::types::{Collation, ColumnType};
 
 use crate::accounts::Privileges;
 use crate::bind::{Binder, Scope, ScopeColumn, object_name};
+use crate::checks::{Checker, TableChecks};
 use crate::chunk::Chunk;
 use crate::exec::{self, ExecContext};
 use crate::expr::Expr;
@@ -87,6 +91,8 @@ pub struct InsertPlan {
     /// evaluated over [the row's columns, converted, then the row's `@variable`
     /// values] and its value converted into its column before the next one runs.
     row_assignments: Vec<(usize, Expr)>,
+    /// The table's enforced CHECK constraints (None: it has none).
+    checks: Option<TableChecks>,
 }
 
 pub struct UpdatePlan {
@@ -94,6 +100,8 @@ pub struct UpdatePlan {
     /// The rows to change (a locking scan, maybe sorted and limited).
     rows: Plan,
     assignments: Vec<(usize, Expr)>,
+    /// The table's enforced CHECK constraints (None: it has none).
+    checks: Option<TableChecks>,
 }
 
 pub struct DeletePlan {
@@ -419,6 +427,7 @@ fn bind_insert(session: &mut Session, insert: &ast::Insert) -> Result<Bound> {
         Some(other) => return Err(unsupported(other)),
     };
     let defaults = defaults(session, &table)?;
+    let checks = TableChecks::bind(session, table.def())?;
     Ok(Bound::Insert(InsertPlan {
         table,
         columns,
@@ -428,6 +437,7 @@ fn bind_insert(session: &mut Session, insert: &ast::Insert) -> Result<Bound> {
         replace: insert.replace_into,
         on_duplicate,
         row_assignments: Vec::new(),
+        checks,
     }))
 }
 
@@ -471,6 +481,7 @@ impl InsertPlan {
             })?;
             row_assignments.push((c, binder.bind_in_scope(e, &scope)?.0));
         }
+        let checks = TableChecks::bind(session, def)?;
         Ok(InsertPlan {
             table,
             columns,
@@ -480,6 +491,7 @@ impl InsertPlan {
             replace,
             on_duplicate: None,
             row_assignments,
+            checks,
         })
     }
 }
@@ -759,10 +771,12 @@ fn bind_update(session: &mut Session, update: &ast::Update) -> Result<Bound> {
         &update.order_by,
         update.limit.as_ref(),
     )?;
+    let checks = TableChecks::bind(session, table.def())?;
     Ok(Bound::Update(UpdatePlan {
         table,
         rows,
         assignments,
+        checks,
     }))
 }
 
@@ -1299,6 +1313,7 @@ pub(crate) fn insert_rows(
     let mut duplicates = 0u64;
     let mut row_count = 0u64;
     let fk = Enforcer::of(session);
+    let checker = p.checks.as_ref().map(|c| c.checker(fn_ctx.clone()));
     for source in rows {
         let source = source?;
         row_count += 1;
@@ -1395,8 +1410,27 @@ pub(crate) fn insert_rows(
             }
         }
         let proposed_auto = auto.map(|c| full[c].clone());
-        let (added, outcome) =
-            insert_one(session, p, fk.as_ref(), tx, params, full, &mut duplicates)?;
+        // CHECK constraints: on the row as it would be written (IGNORE skips it).
+        if let Some(checker) = &checker
+            && let Err(e) = checker.check(&full)
+        {
+            if !p.ignore {
+                return Err(e);
+            }
+            session.add_warning("Warning", e.mysql_code(), e.to_string());
+            last_auto = proposed_auto.unwrap_or(Value::Null);
+            continue;
+        }
+        let (added, outcome) = insert_one(
+            session,
+            p,
+            fk.as_ref(),
+            checker.as_ref(),
+            tx,
+            params,
+            full,
+            &mut duplicates,
+        )?;
         affected += added;
         let (row_auto, row_written) = match outcome {
             RowOutcome::Inserted => {
@@ -1501,6 +1535,7 @@ fn insert_one(
     session: &mut Session,
     p: &InsertPlan,
     fk: Option<&Enforcer>,
+    checker: Option<&Checker>,
     tx: &RefCell<Transaction>,
     params: &[Value],
     row: Vec<Value>,
@@ -1578,6 +1613,15 @@ fn insert_one(
         }
         for (column, value) in on_update {
             updated[column] = value;
+        }
+        if let Some(checker) = checker
+            && let Err(e) = checker.check(&updated)
+        {
+            if !p.ignore {
+                return Err(e);
+            }
+            session.add_warning("Warning", e.mysql_code(), e.to_string());
+            return Ok((0, RowOutcome::Skipped));
         }
         Enforcer::update(
             fk,
@@ -1668,6 +1712,7 @@ fn run_update(
     let on_update = on_update_values(session, table, |c| {
         p.assignments.iter().any(|(assigned, _)| *assigned == c)
     })?;
+    let checker = p.checks.as_ref().map(|c| c.checker(session.fn_context()));
     for chunk in chunks {
         matched += chunk.len() as u64;
         let new_columns = session.with_exec(tx, params, |cx| assign(&chunk, &p.assignments, cx))?;
@@ -1675,7 +1720,16 @@ fn run_update(
             let key = keys.next().expect("a key per matched row");
             let old = chunk.row(i);
             let new: Vec<Value> = new_columns.iter().map(|c| c[i].clone()).collect();
-            if update_row(fk.as_ref(), table, tx, &key, &old, new, &on_update)? {
+            if update_row(
+                fk.as_ref(),
+                checker.as_ref(),
+                table,
+                tx,
+                &key,
+                &old,
+                new,
+                &on_update,
+            )? {
                 changed += 1;
             }
         }
@@ -1685,9 +1739,12 @@ fn run_update(
 
 /// Writes `new` (converted to the column types) over the row `old` at `key`, unless
 /// it changes nothing; whether a row changed. A row that changes takes the
-/// `on_update` values too ([`on_update_values`]).
+/// `on_update` values too ([`on_update_values`]), and must pass the table's CHECK
+/// constraints (`checker`; 3819).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn update_row(
     fk: Option<&Enforcer>,
+    checker: Option<&Checker>,
     table: &Table,
     tx: &RefCell<Transaction>,
     key: &[u8],
@@ -1701,6 +1758,9 @@ pub(crate) fn update_row(
     }
     for (column, value) in on_update {
         new[*column] = value.clone();
+    }
+    if let Some(checker) = checker {
+        checker.check(&new)?;
     }
     Enforcer::update(fk, table, &mut tx.borrow_mut(), key, old, new)
 }
@@ -1791,8 +1851,9 @@ fn run_delete(
     Ok(QueryResult::ok(deleted))
 }
 
-/// A subquery runner for contexts that cannot have subqueries (DEFAULT values).
-struct NoSubqueries;
+/// A subquery runner for contexts that cannot have subqueries (DEFAULT values,
+/// CHECK constraints).
+pub(crate) struct NoSubqueries;
 
 impl crate::subquery::SubqueryRunner for NoSubqueries {
     fn eval(

@@ -10,7 +10,8 @@
 //! 3. [`exec`] runs the [`plan::Plan`] as a tree of operators that pass chunks of
 //!    column vectors ([`chunk::Chunk`]; [`window`] holds window functions' node and
 //!    operator); [`dml`], [`ddl`] and [`alter`] change rows and the catalog inside
-//!    the session's transaction; [`load`] is LOAD DATA LOCAL INFILE; [`maintenance`]
+//!    the session's transaction ([`checks`] defines and enforces CHECK constraints,
+//!    [`foreign_keys`] FOREIGN KEYs); [`load`] is LOAD DATA LOCAL INFILE; [`maintenance`]
 //!    answers ANALYZE, OPTIMIZE, CHECK, CHECKSUM and REPAIR TABLE; [`temporary`]
 //!    keeps each session's temporary tables.
 //!
@@ -27,6 +28,7 @@
 pub mod accounts;
 pub mod alter;
 pub mod bind;
+pub mod checks;
 pub mod chunk;
 pub mod create_select;
 pub mod ddl;

@@ -798,6 +798,19 @@ pub fn create_table_sql(db: &str, def: &TableDef, auto_increment_next: Option<u6
             crate::foreign_keys::constraint_sql(db, def, fk)
         ));
     }
+    // CHECK constraints last, in the order of their names, as MySQL 8 prints them.
+    for check in ordered_checks(def) {
+        lines.push(format!(
+            "  CONSTRAINT {} CHECK ({}){}",
+            quote_identifier(&check.name),
+            check.clause,
+            if check.enforced {
+                ""
+            } else {
+                " /*!80016 NOT ENFORCED */"
+            }
+        ));
+    }
     let auto_increment = match auto_increment_next {
         Some(next) if next > 1 => format!(" AUTO_INCREMENT={next}"),
         _ => String::new(),
@@ -813,6 +826,30 @@ pub fn create_table_sql(db: &str, def: &TableDef, auto_increment_next: Option<u6
         quote_identifier(&def.name),
         lines.join(",\n")
     )
+}
+
+/// A table's CHECK constraints in the order MySQL lists them: by name.
+fn ordered_checks(def: &TableDef) -> Vec<&tarn_catalog::CheckDef> {
+    let mut checks: Vec<&tarn_catalog::CheckDef> = def.checks.iter().collect();
+    checks.sort_by_cached_key(|c| (c.name.to_lowercase(), c.name.clone()));
+    checks
+}
+
+/// `information_schema.CHECK_CONSTRAINTS`: each CHECK constraint with its condition
+/// as MySQL prints it.
+pub(crate) fn check_constraints(cx: &ViewContext) -> Result<Vec<Vec<Value>>> {
+    let mut rows = Vec::new();
+    for (db, table) in all_tables(cx)? {
+        for check in ordered_checks(table.def()) {
+            rows.push(vec![
+                text("def"),
+                text(&db),
+                text(&check.name),
+                text(&check.clause),
+            ]);
+        }
+    }
+    Ok(rows)
 }
 
 /// One column's line in `SHOW CREATE TABLE`.
@@ -1505,23 +1542,27 @@ pub(crate) fn table_constraints_columns() -> Vec<Column> {
     ]
 }
 
-/// `information_schema.TABLE_CONSTRAINTS`: primary keys, unique indexes and foreign
-/// keys (Tarn keeps no CHECK constraints).
+/// `information_schema.TABLE_CONSTRAINTS`: primary keys, unique indexes, foreign
+/// keys and CHECK constraints (`ENFORCED` says whether a CHECK is; the others always
+/// are).
 pub(crate) fn table_constraints(cx: &ViewContext) -> Result<Vec<Vec<Value>>> {
     let mut rows = Vec::new();
     for (db, table) in all_tables(cx)? {
         let def = table.def();
         let mut constraints = Vec::new();
         if !def.primary_key.is_empty() {
-            constraints.push(("PRIMARY", "PRIMARY KEY"));
+            constraints.push(("PRIMARY", "PRIMARY KEY", true));
         }
         for index in ordered_indexes(def).into_iter().filter(|i| i.unique) {
-            constraints.push((index.name.as_str(), "UNIQUE"));
+            constraints.push((index.name.as_str(), "UNIQUE", true));
         }
         for fk in &def.foreign_keys {
-            constraints.push((fk.name.as_str(), "FOREIGN KEY"));
+            constraints.push((fk.name.as_str(), "FOREIGN KEY", true));
         }
-        for (name, kind) in constraints {
+        for check in ordered_checks(def) {
+            constraints.push((check.name.as_str(), "CHECK", check.enforced));
+        }
+        for (name, kind, enforced) in constraints {
             rows.push(vec![
                 text("def"),
                 text(&db),
@@ -1529,7 +1570,7 @@ pub(crate) fn table_constraints(cx: &ViewContext) -> Result<Vec<Vec<Value>>> {
                 text(&db),
                 text(&def.name),
                 text(kind),
-                text("YES"),
+                text(if enforced { "YES" } else { "NO" }),
             ]);
         }
     }

@@ -442,6 +442,9 @@ pub(super) fn run_update(
         let on_update = super::on_update_values(session, table, |c| {
             p.assignments.iter().any(|a| a.target == t && a.column == c)
         })?;
+        // Bound once per table and execution (the plan keeps no bound form).
+        let checks = crate::checks::TableChecks::bind(session, table.def())?;
+        let checker = checks.as_ref().map(|c| c.checker(session.fn_context()));
         // (row, its clustered key) pairs; a table without a primary key may have
         // several rows per entry.
         let keyed: Vec<(usize, Vec<u8>)> = if table.def().primary_key.is_empty() {
@@ -456,6 +459,7 @@ pub(super) fn run_update(
             matched += 1;
             if update_row(
                 fk.as_ref(),
+                checker.as_ref(),
                 table,
                 tx,
                 &key,

@@ -315,7 +315,10 @@ pub(super) fn is_alter_table_keys(tokens: &[TokenWithSpan]) -> bool {
 /// - `RENAME t2` (no TO or AS): `RenameTable { To(t2) }`;
 /// - `DROP KEY k`: `DropIndex { name: k }`;
 /// - `COMMENT [=] 'text'`: `SetTblProperties` with one `SqlOption::Comment` (MySQL
-///   has no TBLPROPERTIES, so in Tarn's trees the variant means this).
+///   has no TBLPROPERTIES, so in Tarn's trees the variant means this);
+/// - `DROP CHECK c`: `DropProjection { name: c }` (MySQL has no projections);
+/// - `ALTER {CHECK | CONSTRAINT} c [NOT] ENFORCED`: `EnableRule { name: c }` or
+///   `DisableRule { name: c }` (MySQL has no rules).
 fn alter_table(p: &mut Parser) -> Result<Statement, ParserError> {
     use sqlparser::ast::{AlterTable, AlterTableOperation, RenameTableNameKind};
     expect_words(p, &["ALTER", "TABLE"])?;
@@ -342,6 +345,19 @@ fn alter_table(p: &mut Parser) -> Result<Statement, ParserError> {
         } else if eat_words(p, &["DROP", "KEY"]) {
             let name = p.parse_identifier()?;
             return Ok(AlterTableOperation::DropIndex { name });
+        } else if eat_words(p, &["DROP", "CHECK"]) {
+            let name = p.parse_identifier()?;
+            return Ok(AlterTableOperation::DropProjection {
+                if_exists: false,
+                name,
+            });
+        } else if eat_words(p, &["ALTER", "CHECK"]) || eat_words(p, &["ALTER", "CONSTRAINT"]) {
+            let name = p.parse_identifier()?;
+            if eat_word(p, "ENFORCED") {
+                return Ok(AlterTableOperation::EnableRule { name });
+            }
+            expect_words(p, &["NOT", "ENFORCED"])?;
+            return Ok(AlterTableOperation::DisableRule { name });
         } else if eat_word(p, "COMMENT") {
             // The table option `COMMENT [=] 'text'` (Django's db_table_comment),
             // which sqlparser does not take in ALTER TABLE.

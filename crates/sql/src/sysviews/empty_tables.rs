@@ -1,10 +1,9 @@
 //! `information_schema` tables for objects Tarn does not have: tablespace files
-//! (`FILES`), triggers (`TRIGGERS`), stored routines (`ROUTINES`, `PARAMETERS`),
-//! events (`EVENTS`) and CHECK constraints (`CHECK_CONSTRAINTS`: a CHECK clause is
-//! accepted and not kept, see `ddl::table_def`). Each has MySQL 8's columns and no
-//! rows, so that tools which ask for these objects (`mysqldump` asks for the first
-//! five, Django's introspection for CHECK constraints) learn that there are none
-//! instead of failing on a missing table.
+//! (`FILES`), triggers (`TRIGGERS`), stored routines (`ROUTINES`, `PARAMETERS`) and
+//! events (`EVENTS`). Each has MySQL 8's columns and no rows, so that tools which ask
+//! for these objects (`mysqldump` asks for all five) learn that there are none
+//! instead of failing on a missing table. The columns of `CHECK_CONSTRAINTS` are
+//! here too; its rows come from the catalog (`sysviews::check_constraints`).
 
 use tarn_common::Result;
 use tarn_row::Value;

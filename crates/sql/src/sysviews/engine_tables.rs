@@ -82,7 +82,7 @@ pub static SYSTEM_TABLES: &[SystemTable] = &[
         IS,
         "CHECK_CONSTRAINTS",
         empty::check_constraints_columns,
-        empty::no_rows,
+        super::check_constraints,
     ),
     system(IS, "COLUMNS", super::columns_columns, super::columns),
     system(IS, "ENGINES", super::engines_columns, super::engines),
