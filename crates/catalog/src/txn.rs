@@ -1005,6 +1005,7 @@ impl Table {
                 key: key.clone(),
                 old_row,
                 added_entries: added.clone(),
+                same_entries: false,
             })?;
             let written = self.write_version(tx, &row, &key, &added, roll_ptr, reuse);
             if let Err(error) = written {
@@ -1113,14 +1114,16 @@ impl Table {
     /// reader that reaches the row wait; these make it wait at the secondary record as
     /// InnoDB's do, and they are what guards a new entry that exists already (left
     /// from an older version, so nothing is inserted and no gap checked): a reader at
-    /// REPEATABLE READ that passed it holds a lock on it.
+    /// REPEATABLE READ that passed it holds a lock on it. Returns whether any entry
+    /// changes.
     fn lock_changed_entries(
         &self,
         tx: &mut Transaction,
         key: &[u8],
         old: &[Value],
         new: Option<&[Value]>,
-    ) -> Result<()> {
+    ) -> Result<bool> {
+        let mut changed = false;
         for index in &self.indexes {
             let (old_entry, _, _) = self.secondary_key(index, old, key)?;
             let new_entry = match new {
@@ -1130,6 +1133,7 @@ impl Table {
             if new_entry.as_ref() == Some(&old_entry) {
                 continue;
             }
+            changed = true;
             for entry in std::iter::once(old_entry).chain(new_entry) {
                 tx.lock_record(
                     index.lock_space(),
@@ -1139,7 +1143,7 @@ impl Table {
                 )?;
             }
         }
-        Ok(())
+        Ok(changed)
     }
 
     /// Writes a new version of the row under `key`: first the secondary entries in
@@ -1204,9 +1208,13 @@ impl Table {
         }
         let old = self.decode_stored(&current)?;
         self.check_unique(tx, &row, key, Some(&old))?;
-        self.lock_changed_entries(tx, key, &old, Some(&row))?;
+        let entries_change = self.lock_changed_entries(tx, key, &old, Some(&row))?;
         loop {
-            let added = self.entries_to_add(&row, key, Some(&old))?;
+            let added = if entries_change {
+                self.entries_to_add(&row, key, Some(&old))?
+            } else {
+                Vec::new()
+            };
             let position = tx.trx.undo_len();
             let roll_ptr = tx.log_undo(UndoRecord {
                 trx_id: tx.id(),
@@ -1216,6 +1224,7 @@ impl Table {
                 key: key.to_vec(),
                 old_row: current.clone(),
                 added_entries: added.clone(),
+                same_entries: !entries_change,
             })?;
             if let Err(error) = self.write_version(tx, &row, key, &added, roll_ptr, true) {
                 self.rollback_to(tx, position)?;
@@ -1282,6 +1291,7 @@ impl Table {
             key: key.to_vec(),
             old_row: current.clone(),
             added_entries: Vec::new(),
+            same_entries: false,
         })?;
         let marked = with_header(
             current,
@@ -1353,12 +1363,16 @@ impl Table {
         record: &UndoRecord,
         logged: &mut Lsn,
     ) -> Result<bool> {
-        // An old version with no overflow values in a table without secondary indexes
-        // leaves nothing behind: dropping its record is all there is to purge (no
-        // lock, no log). This keeps purge ahead of update-heavy loads.
+        // An old version with no overflow values whose secondary entries are all the
+        // new version's too (a table without secondary indexes, or a change to no
+        // indexed column) leaves nothing behind: dropping its record is all there is
+        // to purge (no lock, no log). This keeps purge ahead of update-heavy loads.
         let frees_chains =
             record.kind == UndoKind::Update && self.layout.view(&record.old_row)?.has_external();
-        if record.kind == UndoKind::Update && self.indexes.is_empty() && !frees_chains {
+        if record.kind == UndoKind::Update
+            && (self.indexes.is_empty() || record.same_entries)
+            && !frees_chains
+        {
             return Ok(true);
         }
         let outcome = ctx.locks.lock_record(

@@ -538,6 +538,7 @@ mod tests {
             key: key.to_vec(),
             old_row: vec![0; 20],
             added_entries: Vec::new(),
+            same_entries: false,
         }
     }
 

@@ -62,6 +62,12 @@ pub struct UndoRecord {
     /// removes exactly these (whether or not the row change itself happened before a
     /// crash). Entries it did not add existed before, for older versions, and stay.
     pub added_entries: Vec<(u32, Vec<u8>)>,
+    /// For an `Update`: the new version has the same secondary entries as the old one
+    /// (no indexed column changed), so purging the change has no entry to remove.
+    /// Known when the change is made; false where it is not known (a record rebuilt
+    /// from the log, which [`UndoRecord::encode`] does not carry it into), which only
+    /// costs purge the work of finding out.
+    pub same_entries: bool,
 }
 
 const KIND_INSERT: u8 = 1;
@@ -153,6 +159,7 @@ impl UndoRecord {
             key,
             old_row,
             added_entries,
+            same_entries: false,
         })
     }
 }
@@ -240,6 +247,7 @@ mod tests {
             key: b"k1".to_vec(),
             old_row: b"old row bytes".to_vec(),
             added_entries: vec![(20, b"e1".to_vec()), (21, b"entry2".to_vec())],
+            same_entries: false,
         };
         let mut out = Vec::new();
         record.encode(&mut out);
