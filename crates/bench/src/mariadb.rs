@@ -34,6 +34,9 @@ pub struct MariaDbConfig {
     /// default.
     pub secure_file_priv: Option<PathBuf>,
     pub max_connections: u32,
+    /// TLS: the certificate and key files (`ssl_cert`, `ssl_key`; the certificate is
+    /// also `ssl_ca`); `None`: no TLS.
+    pub tls: Option<(PathBuf, PathBuf)>,
 }
 
 impl MariaDbConfig {
@@ -44,6 +47,7 @@ impl MariaDbConfig {
             log_file_bytes: None,
             secure_file_priv: None,
             max_connections: 512,
+            tls: None,
         }
     }
 }
@@ -161,6 +165,13 @@ impl MariaDb {
         }
         if let Some(bytes) = config.log_file_bytes {
             command.arg(format!("--innodb-log-file-size={bytes}"));
+        }
+        if let Some((cert, key)) = &config.tls {
+            // The certificate is self-signed, and also the client's: MariaDB asks
+            // clients for theirs and checks it against `ssl_ca`.
+            command.arg(format!("--ssl-cert={}", cert.display()));
+            command.arg(format!("--ssl-key={}", key.display()));
+            command.arg(format!("--ssl-ca={}", cert.display()));
         }
         let log = config.dir.join("mariadbd.log");
         let process = ChildServer::spawn("mariadbd", command, port, &log, None)?;

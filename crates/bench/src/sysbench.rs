@@ -20,6 +20,11 @@
 //!    transactions per second, the 95th percentile latency and the ignored errors. A
 //!    run that sysbench ends with an error fails the bench.
 //!
+//! With `--tls` both servers present one self-signed certificate generated into
+//! `<dir>/tls` (Tarn through `ssl_cert`/`ssl_key`, MariaDB through `--ssl-cert` and
+//! `--ssl-key`) and sysbench connects with `--mysql-ssl=on` from that directory, where
+//! libmariadb looks for its files ([`TlsFiles`]).
+//!
 //! # Figures
 //! - `tarn_tps`, `mariadb_tps`: sysbench's transactions per second;
 //!   `tarn_p95_ms`, `mariadb_p95_ms`: its 95th percentile transaction latency.
@@ -82,6 +87,8 @@ pub struct SysbenchBenchOptions {
     pub table_size: u64,
     pub tarn: bool,
     pub mariadb: bool,
+    /// Both servers over TLS (`--mysql-ssl=on`), with one self-signed certificate.
+    pub tls: bool,
 }
 
 impl SysbenchBenchOptions {
@@ -105,6 +112,7 @@ impl SysbenchBenchOptions {
             },
             tarn: true,
             mariadb: true,
+            tls: false,
         }
     }
 
@@ -207,6 +215,9 @@ struct Target {
     port: u16,
     user: &'static str,
     password: &'static str,
+    /// Over TLS: the directory holding the files `--mysql-ssl=on` reads from its
+    /// working directory ([`TlsFiles`]).
+    tls: Option<PathBuf>,
 }
 
 impl Target {
@@ -227,6 +238,9 @@ impl Target {
             .stderr(Stdio::piped());
         if !self.password.is_empty() {
             command.arg(format!("--mysql-password={}", self.password));
+        }
+        if let Some(dir) = &self.tls {
+            command.arg("--mysql-ssl=on").current_dir(dir);
         }
         command
     }
@@ -282,6 +296,8 @@ pub struct SysbenchConfig {
     pub buffer_pool_bytes: u64,
     pub redo_log_bytes: u64,
     pub flush_log_at_commit: u32,
+    /// Both servers were reached over TLS (`--tls`).
+    pub tls: bool,
     pub data_dir: String,
     pub data_dir_kept: bool,
     pub sysbench_version: Option<String>,
@@ -364,6 +380,45 @@ fn run_server(
     Ok(results)
 }
 
+/// The certificate both servers present over TLS, and the files sysbench's
+/// `--mysql-ssl=on` reads from its working directory: `cacert.pem` (the certificate
+/// it trusts: the servers' own, self-signed) and `client-cert.pem` /
+/// `client-key.pem` (which libmariadb loads, and sends only if a server asks; neither
+/// does, so they are the same pair).
+struct TlsFiles {
+    dir: PathBuf,
+    cert: PathBuf,
+    key: PathBuf,
+}
+
+impl TlsFiles {
+    fn create(dir: &std::path::Path) -> Result<TlsFiles> {
+        let source = tarn_server::tls::CertificateSource::Generated {
+            dir: dir.to_path_buf(),
+        };
+        tarn_server::tls::server_config(&source)
+            .map_err(|e| BenchError::Options(format!("generating a certificate: {e}")))?;
+        let cert = dir.join(tarn_server::tls::GENERATED_CERT_FILE);
+        let key = dir.join(tarn_server::tls::GENERATED_KEY_FILE);
+        for (from, to) in [
+            (&cert, "cacert.pem"),
+            (&cert, "client-cert.pem"),
+            (&key, "client-key.pem"),
+        ] {
+            let to = dir.join(to);
+            std::fs::copy(from, &to).map_err(|source| BenchError::Os {
+                what: format!("copying '{}' to '{}'", from.display(), to.display()),
+                source,
+            })?;
+        }
+        Ok(TlsFiles {
+            dir: dir.to_path_buf(),
+            cert,
+            key,
+        })
+    }
+}
+
 /// Microseconds of `cpu` per transaction; `None` for a run without any.
 fn us_per_tx(cpu: std::time::Duration, transactions: f64) -> Option<f64> {
     (transactions > 0.0).then(|| cpu.as_secs_f64() * 1e6 / transactions)
@@ -395,6 +450,11 @@ pub fn run(options: &SysbenchBenchOptions, output: &Output) -> Result<SysbenchRe
     let pool = settings.buffer_pool_size_bytes;
     let redo = settings.log_file_size_bytes * u64::from(settings.log_files);
     let mut notes = Vec::new();
+    let tls = if options.tls {
+        Some(TlsFiles::create(&workdir.path().join("tls"))?)
+    } else {
+        None
+    };
 
     let mut tarn_results = Vec::new();
     if options.tarn {
@@ -404,14 +464,15 @@ pub fn run(options: &SysbenchBenchOptions, output: &Output) -> Result<SysbenchRe
             source,
         })?;
         output.progress("starting tarn serve ...");
-        let mut server = TarnServer::start(
-            &dir,
-            settings,
-            &[
-                format!("buffer_pool_size={pool}"),
-                "flush_log_at_commit=1".to_string(),
-            ],
-        )?;
+        let mut extra = vec![
+            format!("buffer_pool_size={pool}"),
+            "flush_log_at_commit=1".to_string(),
+        ];
+        if let Some(tls) = &tls {
+            extra.push(format!("ssl_cert={}", tls.cert.display()));
+            extra.push(format!("ssl_key={}", tls.key.display()));
+        }
+        let mut server = TarnServer::start(&dir, settings, &extra)?;
         let mut client = server.connect(None)?;
         create_database(&mut client, "tarn")?;
         client.quit();
@@ -421,6 +482,7 @@ pub fn run(options: &SysbenchBenchOptions, output: &Output) -> Result<SysbenchRe
             pid: server.pid(),
             user: crate::server::TARN_USER,
             password: crate::server::TARN_PASSWORD,
+            tls: tls.as_ref().map(|t| t.dir.clone()),
         };
         tarn_results = run_server(&target, options, &workloads, output)?;
         server.stop();
@@ -439,6 +501,7 @@ pub fn run(options: &SysbenchBenchOptions, output: &Output) -> Result<SysbenchRe
         config.log_file_bytes = Some(redo);
         config.max_connections =
             (options.threads.iter().copied().max().unwrap_or(1) as u32 + 32).max(151);
+        config.tls = tls.as_ref().map(|t| (t.cert.clone(), t.key.clone()));
         output.progress("starting MariaDB ...");
         let mut server = MariaDb::start(&config)?;
         mariadb_version = Some(server.version().to_string());
@@ -451,6 +514,7 @@ pub fn run(options: &SysbenchBenchOptions, output: &Output) -> Result<SysbenchRe
             pid: server.pid(),
             user: mariadb::USER,
             password: mariadb::PASSWORD,
+            tls: tls.as_ref().map(|t| t.dir.clone()),
         };
         mariadb_results = run_server(&target, options, &workloads, output)?;
         server.stop();
@@ -520,6 +584,7 @@ pub fn run(options: &SysbenchBenchOptions, output: &Output) -> Result<SysbenchRe
         buffer_pool_bytes: pool,
         redo_log_bytes: redo,
         flush_log_at_commit: 1,
+        tls: options.tls,
         data_dir: workdir.path().display().to_string(),
         data_dir_kept: !workdir.is_temporary(),
         sysbench_version: Some(version),
@@ -536,8 +601,11 @@ pub fn run(options: &SysbenchBenchOptions, output: &Output) -> Result<SysbenchRe
 pub fn table(report: &SysbenchReport) -> TextTable {
     let mut table = TextTable::new(
         format!(
-            "sysbench, {} tables x {} rows, {} s per run, durable commits",
-            report.config.tables, report.config.table_size, report.config.time_s
+            "sysbench, {} tables x {} rows, {} s per run, durable commits{}",
+            report.config.tables,
+            report.config.table_size,
+            report.config.time_s,
+            if report.config.tls { ", over TLS" } else { "" }
         ),
         &[
             "workload",
@@ -673,5 +741,23 @@ Latency (ms):
         );
         options.workloads = vec!["bulk".into()];
         assert!(options.validated_workloads().is_err());
+    }
+
+    /// `--tls`: the servers' pair, and the three files sysbench reads beside it.
+    #[test]
+    fn tls_files_are_the_servers_certificate_for_sysbench() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = TlsFiles::create(dir.path()).unwrap();
+        let cert = std::fs::read(&files.cert).unwrap();
+        assert!(String::from_utf8_lossy(&cert).contains("BEGIN CERTIFICATE"));
+        assert_eq!(std::fs::read(dir.path().join("cacert.pem")).unwrap(), cert);
+        assert_eq!(
+            std::fs::read(dir.path().join("client-cert.pem")).unwrap(),
+            cert
+        );
+        assert_eq!(
+            std::fs::read(dir.path().join("client-key.pem")).unwrap(),
+            std::fs::read(&files.key).unwrap()
+        );
     }
 }

@@ -10,7 +10,7 @@
 //! tarn [--set name=value]... bench locks [--quick] [--json] [--data-dir DIR] [--seconds S] ...
 //! tarn [--set name=value]... bench tpch [--quick] [--json] [--data-dir DIR] [--sf SF] [--threads 1,2] [--queries 1,3,6] ...
 //! tarn [--set name=value]... bench wire [--quick] [--json] [--data-dir DIR] [--sf SF] [--threads 1,2] [--client lean|mariadb] [--no-mariadb] ...
-//! tarn [--set name=value]... bench sysbench [--quick] [--json] [--data-dir DIR] [--threads 1,8,32,128] [--workloads point_select,...] [--time-s S] ...
+//! tarn [--set name=value]... bench sysbench [--quick] [--json] [--data-dir DIR] [--threads 1,8,32,128] [--workloads point_select,...] [--time-s S] [--tls] ...
 //! ```
 //!
 //! Every command starts from `Settings::default()`, applies each `--set name=value` in
@@ -282,6 +282,10 @@ struct SysbenchArgs {
     /// Skip Tarn (measure MariaDB only).
     #[arg(long)]
     no_tarn: bool,
+
+    /// Reach both servers over TLS (one self-signed certificate for both).
+    #[arg(long)]
+    tls: bool,
 }
 
 /// Options every bench takes (see the `tarn_bench` crate docs for the conventions).
@@ -963,6 +967,7 @@ fn run_bench(bench: BenchCommand, settings: Settings) -> Result<(), Failure> {
             }
             options.mariadb = !args.no_mariadb;
             options.tarn = !args.no_tarn;
+            options.tls = args.tls;
             tarn_bench::sysbench::run_and_print(&options, &output)?;
             Ok(())
         }
