@@ -831,6 +831,39 @@ mod tests {
     /// enforced one is stored without its flag, a NOT ENFORCED one with it, and both
     /// read back as they were.
     #[test]
+    fn generated_columns_are_optional_in_the_file_and_round_trip() {
+        let int = tarn_row::ColumnType::Int { unsigned: false };
+        let columns = vec![Column::new("a", int, true), Column::new("c", int, true)];
+        let old = serde_json::to_string(&TableDef::new("t", columns, &[])).expect("json");
+        assert!(!old.contains("generated"), "{old}");
+        let mut def: TableDef = serde_json::from_str(&old).expect("an old definition loads");
+        assert!(!def.is_generated(1));
+        def.column_generated = vec![
+            None,
+            Some(GeneratedColumn {
+                expr: "(`a` + 1)".into(),
+                stored: false,
+            }),
+        ];
+        def.validate().expect("valid");
+        let text = serde_json::to_string(&def).expect("serialises");
+        assert!(!text.contains("stored"), "VIRTUAL is the default: {text}");
+        let back: TableDef = serde_json::from_str(&text).expect("reads back");
+        assert_eq!(back, def);
+        assert!(back.is_generated(1) && !back.is_generated(0));
+        // One entry per column, and no empty expression.
+        let mut bad = back.clone();
+        bad.column_generated.pop();
+        assert!(bad.validate().is_err());
+        let mut bad = back;
+        bad.column_generated[1] = Some(GeneratedColumn {
+            expr: String::new(),
+            stored: true,
+        });
+        assert!(bad.validate().is_err());
+    }
+
+    #[test]
     fn checks_are_optional_in_the_file_and_round_trip() {
         let column = Column::new("a", tarn_row::ColumnType::Int { unsigned: false }, true);
         let old = serde_json::to_string(&TableDef::new("t", vec![column], &[])).expect("json");

@@ -100,6 +100,8 @@ pub(crate) fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Res
     }
     let added = foreign_keys.len();
     if added > 0 {
+        // The constraints' checks read the columns' generation as the draft has it.
+        draft.def.column_generated = draft.finished().column_generated;
         crate::foreign_keys::add_constraints(session, &storage_db, &mut draft.def, &foreign_keys)?;
         let new = &draft.def.foreign_keys[draft.def.foreign_keys.len() - added..];
         if session.variables().hot().foreign_key_checks {
