@@ -25,6 +25,16 @@
 //! - Every row INSERT, REPLACE, ON DUPLICATE KEY UPDATE and UPDATE write must pass
 //!   the table's enforced CHECK constraints, bound once per statement
 //!   ([`crate::checks`]); INSERT IGNORE skips a row that fails with a warning.
+//! - Generated columns ([`crate::generated`]) are computed on every row written,
+//!   after the other columns are converted and before CHECK constraints and
+//!   indexes see it; a value other than DEFAULT written into one is 3105.
+//! - UPDATE IGNORE and DELETE IGNORE (single and multi-table) make the errors of one
+//!   row that MySQL's IGNORE makes warnings (a duplicate key, a CHECK constraint, a
+//!   foreign key: [`ignoring`]) skip that row: what its change had done, cascades
+//!   included, is taken back to the undo position taken before it
+//!   (`Storage::rollback_to_position`), and it does not count as affected. UPDATE
+//!   IGNORE converts values as INSERT IGNORE does (the nearest value, with a
+//!   warning).
 //! - Multi-table UPDATE and DELETE (joins, comma lists, `DELETE .. USING`) are in
 //!   [`multi`]: they read the whole join first, then change each target row once.
 
@@ -1874,7 +1884,7 @@ fn run_update(
             }
         }
     }
-    update_result(session, matched, changed)
+    update_result(session, matched, changed, p.ignore)
 }
 
 /// What UPDATE needs to write a row of one table besides the row, made once per
@@ -2014,8 +2024,14 @@ pub(crate) fn on_update_values(
 }
 
 /// An UPDATE's answer: rows changed, or matched for CLIENT_FOUND_ROWS clients.
-fn update_result(session: &Session, matched: u64, changed: u64) -> Result<QueryResult> {
-    check_divisions_by_zero(session, false)?;
+/// Division by zero is an error in strict mode, a warning under IGNORE.
+fn update_result(
+    session: &Session,
+    matched: u64,
+    changed: u64,
+    ignore: bool,
+) -> Result<QueryResult> {
+    check_divisions_by_zero(session, ignore)?;
     Ok(QueryResult::Ok {
         affected_rows: if session.found_rows { matched } else { changed },
         last_insert_id: 0,

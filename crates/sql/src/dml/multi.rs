@@ -503,7 +503,7 @@ pub(super) fn run_update(
             }
         }
     }
-    update_result(session, matched, updated)
+    update_result(session, matched, updated, p.ignore)
 }
 
 pub(super) fn run_delete(
