@@ -163,13 +163,29 @@ fn definitions_are_checked_with_mysql_8_numbers() {
         1221,
         "Incorrect usage of DEFAULT and generated column",
     );
-    // A STORED one may be the primary key.
+    // A STORED one may be the primary key; the column options after AS.
     run(
         &mut s,
-        "CREATE TABLE k (a INT NOT NULL, c INT AS (a * 2) STORED PRIMARY KEY)",
+        "CREATE TABLE k (a INT NOT NULL, c INT AS (a * 2) STORED PRIMARY KEY, \
+         u INT GENERATED ALWAYS AS (a + 100) VIRTUAL NULL UNIQUE KEY COMMENT 'u', \
+         w INT AS (-a) NOT NULL UNIQUE)",
     );
     run(&mut s, "INSERT INTO k (a) VALUES (1), (2)");
     assert_eq!(lines(&mut s, "SELECT c FROM k WHERE c = 4"), ["4"]);
+    assert_eq!(
+        lines(&mut s, "SELECT a, u, w FROM k WHERE u = 101"),
+        ["1 101 -1"]
+    );
+    let create = show_create(&mut s, "k");
+    assert!(
+        create.contains(
+            "  `u` int GENERATED ALWAYS AS ((`a` + 100)) VIRTUAL COMMENT 'u',\n  \
+             `w` int GENERATED ALWAYS AS (-(`a`)) VIRTUAL NOT NULL,\n"
+        ),
+        "{create}"
+    );
+    run(&mut s, "CREATE TABLE k2 (a INT, c INT AS (a) STORED KEY)");
+    assert!(show_create(&mut s, "k2").contains("PRIMARY KEY (`c`)"));
 }
 
 #[test]
