@@ -9,15 +9,16 @@
 //!
 //! Fields added after the first format carry `#[serde(default)]`, so a catalog written
 //! by an older build loads unchanged (and the format number stays 1): column defaults,
-//! AUTO_INCREMENT, foreign keys, ON UPDATE clauses, comments and CHECK constraints on
+//! AUTO_INCREMENT, foreign keys, ON UPDATE clauses, comments, CHECK constraints and
+//! generated columns on
 //! [`TableDef`], views and statistics on [`CatalogData`].
 //!
 //! # Invariants
 //! 1. Every table and index owns one data file; file ids are never reused.
 //! 2. Database and table names are stored as given; the SQL layer applies
 //!    `lower_case_table_names` before it calls the catalog.
-//! 3. A table's `column_defaults`, `column_on_update` and `column_comments` are each
-//!    empty or have one entry per column; its
+//! 3. A table's `column_defaults`, `column_on_update`, `column_comments` and
+//!    `column_generated` are each empty or have one entry per column; its
 //!    AUTO_INCREMENT column is an integer column without a DEFAULT that leads the
 //!    primary key or some index (MySQL's rule, error 1075).
 //! 4. Views live in databases that exist, and no view has the name of a table of its
@@ -132,6 +133,25 @@ pub struct TableDef {
     /// before CHECK constraints were kept.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub checks: Vec<CheckDef>,
+    /// Each column's generation (`AS (expr) VIRTUAL | STORED`), `None` for a column
+    /// without one; empty when no column has one. Absent in catalogs written before
+    /// generated columns existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub column_generated: Vec<Option<GeneratedColumn>>,
+}
+
+/// How a generated column gets its value: `expr` over the row's other columns. Rows
+/// store the value whether the column was declared VIRTUAL or STORED (so indexes on
+/// it need nothing more); `stored` is what the user wrote, for SHOW CREATE TABLE and
+/// information_schema.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GeneratedColumn {
+    /// The expression as SQL text in the form MySQL prints it (`(`a` + `b`)`), naming
+    /// columns by name; the SQL layer parses and evaluates it.
+    pub expr: String,
+    /// STORED (true) or VIRTUAL (false, MySQL's default).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stored: bool,
 }
 
 /// A CHECK constraint: rows for which `clause` is false are refused while it is
@@ -248,6 +268,7 @@ impl TableDef {
             column_comments: Vec::new(),
             comment: String::new(),
             checks: Vec::new(),
+            column_generated: Vec::new(),
         }
     }
 
@@ -292,6 +313,16 @@ impl TableDef {
     /// Column `column`'s COMMENT, empty if it has none.
     pub fn column_comment(&self, column: usize) -> &str {
         self.column_comments.get(column).map_or("", String::as_str)
+    }
+
+    /// Column `column`'s generation, if it is a generated column.
+    pub fn column_generated(&self, column: usize) -> Option<&GeneratedColumn> {
+        self.column_generated.get(column).and_then(Option::as_ref)
+    }
+
+    /// Whether column `column` is a generated column.
+    pub fn is_generated(&self, column: usize) -> bool {
+        self.column_generated(column).is_some()
     }
 
     /// The position of column `name` (case-insensitive, as MySQL column names are).
@@ -440,6 +471,7 @@ impl TableDef {
             ("column defaults", self.column_defaults.len()),
             ("ON UPDATE clauses", self.column_on_update.len()),
             ("column comments", self.column_comments.len()),
+            ("generated columns", self.column_generated.len()),
         ] {
             if len != 0 && len != self.columns.len() {
                 return Err(Error::InvalidDefinition(format!(
@@ -453,6 +485,18 @@ impl TableDef {
         for (column, default) in self.columns.iter().zip(&self.column_defaults) {
             if default.as_ref().is_some_and(|d| d.len() > max) {
                 return Err(invalid_default(&column.name));
+            }
+        }
+        for (column, generated) in self.columns.iter().zip(&self.column_generated) {
+            if generated.as_ref().is_some_and(|g| {
+                g.expr.is_empty()
+                    || g.expr.len() > tarn_common::limits::GENERATED_COLUMN_TEXT_BYTES_MAX
+            }) {
+                return Err(Error::InvalidDefinition(format!(
+                    "the expression of generated column '{}' is empty or longer than {} bytes",
+                    column.name,
+                    tarn_common::limits::GENERATED_COLUMN_TEXT_BYTES_MAX
+                )));
             }
         }
         Ok(())
@@ -786,6 +830,39 @@ mod tests {
     /// A table written before CHECK constraints were kept loads without any; an
     /// enforced one is stored without its flag, a NOT ENFORCED one with it, and both
     /// read back as they were.
+    #[test]
+    fn generated_columns_are_optional_in_the_file_and_round_trip() {
+        let int = tarn_row::ColumnType::Int { unsigned: false };
+        let columns = vec![Column::new("a", int, true), Column::new("c", int, true)];
+        let old = serde_json::to_string(&TableDef::new("t", columns, &[])).expect("json");
+        assert!(!old.contains("generated"), "{old}");
+        let mut def: TableDef = serde_json::from_str(&old).expect("an old definition loads");
+        assert!(!def.is_generated(1));
+        def.column_generated = vec![
+            None,
+            Some(GeneratedColumn {
+                expr: "(`a` + 1)".into(),
+                stored: false,
+            }),
+        ];
+        def.validate().expect("valid");
+        let text = serde_json::to_string(&def).expect("serialises");
+        assert!(!text.contains("stored"), "VIRTUAL is the default: {text}");
+        let back: TableDef = serde_json::from_str(&text).expect("reads back");
+        assert_eq!(back, def);
+        assert!(back.is_generated(1) && !back.is_generated(0));
+        // One entry per column, and no empty expression.
+        let mut bad = back.clone();
+        bad.column_generated.pop();
+        assert!(bad.validate().is_err());
+        let mut bad = back;
+        bad.column_generated[1] = Some(GeneratedColumn {
+            expr: String::new(),
+            stored: true,
+        });
+        assert!(bad.validate().is_err());
+    }
+
     #[test]
     fn checks_are_optional_in_the_file_and_round_trip() {
         let column = Column::new("a", tarn_row::ColumnType::Int { unsigned: false }, true);

@@ -26,7 +26,8 @@ pub mod txn;
 mod sort;
 
 pub use catalog::{
-    AutoIncrement, CheckDef, ForeignKeyAction, ForeignKeyDef, IndexDef, TableDef, ViewDef,
+    AutoIncrement, CheckDef, ForeignKeyAction, ForeignKeyDef, GeneratedColumn, IndexDef, TableDef,
+    ViewDef,
 };
 pub use recovery::RecoveryReport;
 pub use scan::{BatchStream, ParallelScan, ParallelScanStats, Predicate};

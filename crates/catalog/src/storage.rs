@@ -393,6 +393,19 @@ impl Storage {
         self.undo_after(tx, position, false)
     }
 
+    /// Where the changes of `tx` end now: a point [`Storage::rollback_to_position`]
+    /// takes them back to (the start of one row's change, which UPDATE IGNORE and
+    /// DELETE IGNORE take back when the row fails a check).
+    pub fn undo_position(&self, tx: &Transaction) -> usize {
+        tx.trx.undo_len()
+    }
+
+    /// Takes back the changes of `tx` made after `position` (from
+    /// [`Storage::undo_position`] in the current statement); the transaction goes on.
+    pub fn rollback_to_position(&self, tx: &mut Transaction, position: usize) -> Result<()> {
+        self.undo_after(tx, position, false)
+    }
+
     /// ROLLBACK TO SAVEPOINT `name`.
     pub fn rollback_to_savepoint(&self, tx: &mut Transaction, name: &str) -> Result<()> {
         let position = tx.trx.savepoint_position(name)?;

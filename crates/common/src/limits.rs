@@ -168,6 +168,10 @@ pub const COLUMN_DEFAULT_TEXT_BYTES_MAX: usize = 64 << 10;
 pub const CHECKS_PER_TABLE_MAX: usize = 256;
 pub const CHECK_CLAUSE_TEXT_BYTES_MAX: usize = 64 << 10;
 
+/// The SQL text of one generated column's expression as the catalog stores it (every
+/// row a statement writes evaluates it).
+pub const GENERATED_COLUMN_TEXT_BYTES_MAX: usize = 64 << 10;
+
 /// The SELECT text of one view, as the catalog stores it.
 pub const VIEW_DEFINITION_BYTES_MAX: usize = 1 << 20;
 

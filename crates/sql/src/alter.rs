@@ -100,6 +100,8 @@ pub(crate) fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Res
     }
     let added = foreign_keys.len();
     if added > 0 {
+        // The constraints' checks read the columns' generation as the draft has it.
+        draft.def.column_generated = draft.finished().column_generated;
         crate::foreign_keys::add_constraints(session, &storage_db, &mut draft.def, &foreign_keys)?;
         let new = &draft.def.foreign_keys[draft.def.foreign_keys.len() - added..];
         if session.variables().hot().foreign_key_checks {
@@ -145,6 +147,7 @@ pub(crate) fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Res
     if !temporary && session.variables().hot().foreign_key_checks {
         crate::foreign_keys::check_altered_table(&storage, &storage_db, &draft.def, &renamed)?;
     }
+    crate::generated::check_definition(session, &draft.finished())?;
     let checks = draft.rows_checks(session, &table)?;
     let affected = draft.execute(&storage, &storage_db, &name, checks.as_ref(), session)?;
     if !renamed.is_empty() {
@@ -185,6 +188,7 @@ struct ColumnExtras {
     on_update: Option<String>,
     /// Empty for none.
     comment: String,
+    generated: Option<tarn_catalog::GeneratedColumn>,
 }
 
 /// The table's definition as the statement's operations so far leave it.
@@ -215,6 +219,7 @@ impl<'t> Draft<'t> {
                     default: old.column_default(c).map(str::to_string),
                     on_update: old.column_on_update(c).map(str::to_string),
                     comment: old.column_comment(c).to_string(),
+                    generated: old.column_generated(c).cloned(),
                 })
                 .collect(),
             sources: (0..width).map(Source::Old).collect(),
@@ -520,6 +525,7 @@ impl<'t> Draft<'t> {
         if old_name.eq_ignore_ascii_case(new_name) {
             return Ok(());
         }
+        crate::generated::check_no_dependents(session, &self.finished(), position)?;
         for check in &self.def.checks {
             let used = crate::checks::clause_columns(session, &self.def, &check.clause)?;
             if used.contains(&position) {
@@ -589,6 +595,7 @@ impl<'t> Draft<'t> {
             default: spec.default,
             on_update: spec.on_update,
             comment: spec.comment,
+            generated: spec.generated,
         });
         self.sources.push(Source::Fill(fill));
         let at = self.def.columns.len() - 1;
@@ -640,6 +647,7 @@ impl<'t> Draft<'t> {
                 ),
             ));
         }
+        crate::generated::check_no_dependents(session, &self.finished(), position)?;
         // A CHECK constraint that uses only this column goes with it; one that uses
         // others too keeps the column (MySQL 8).
         let mut dropped_checks = Vec::new();
@@ -752,6 +760,7 @@ impl<'t> Draft<'t> {
             default: spec.default,
             on_update: spec.on_update,
             comment: spec.comment,
+            generated: spec.generated.take(),
         };
         if spec.unique {
             self.add_unique_on(at);
@@ -881,13 +890,31 @@ impl<'t> Draft<'t> {
         } else {
             Vec::new()
         };
+        def.column_generated = if self.extras.iter().any(|e| e.generated.is_some()) {
+            self.extras.iter().map(|e| e.generated.clone()).collect()
+        } else {
+            Vec::new()
+        };
         def
     }
 
     /// True when stored rows must change: a column added, dropped or moved, or given
     /// another type, nullability or collation (the row format and index order depend
-    /// on them).
+    /// on them), or a generated column added or given another expression (its values
+    /// are computed on the copy).
     fn rows_change(&self) -> bool {
+        let generation_changed = self.extras.iter().zip(&self.sources).any(|(e, s)| {
+            let old = match s {
+                Source::Old(i) => self.old.column_generated(*i),
+                Source::Fill(_) => None,
+            };
+            e.generated.as_ref().map(|g| &g.expr) != old.map(|g| &g.expr)
+        });
+        generation_changed || self.rows_change_by_columns()
+    }
+
+    /// [`Draft::rows_change`] for the columns alone.
+    fn rows_change_by_columns(&self) -> bool {
         self.sources.len() != self.old.columns.len()
             || self
                 .sources
@@ -929,7 +956,13 @@ impl<'t> Draft<'t> {
             .sources
             .iter()
             .zip(&new_def.columns)
-            .map(|(source, column)| match source {
+            .enumerate()
+            .map(|(j, (source, column))| match source {
+                // Computed below, once the row's other columns are converted.
+                _ if new_def.is_generated(j) => Conversion::Fill {
+                    value: Value::Null,
+                    column: Column::new(column.name.clone(), column.ty, true),
+                },
                 Source::Old(i) => Conversion::Old {
                     position: *i,
                     column: column.clone(),
@@ -945,14 +978,22 @@ impl<'t> Draft<'t> {
             .iter()
             .any(|c| matches!(c, Conversion::Old { retype: true, .. }));
         let rows = Cell::new(0u64);
-        let checker = checks.map(|c| c.checker(session.fn_context()));
+        let functions = session.fn_context();
+        let checker = checks.map(|c| c.checker(functions.clone()));
+        let generated = crate::generated::TableGenerated::bind(session, &new_def)?;
+        let columns = new_def.columns.clone();
         storage.rebuild_table(db, name, new_def, &mut |number, row| {
             rows.set(rows.get().max(number));
             let mut row: Vec<Option<Value>> = row.into_iter().map(Some).collect();
-            let new: Vec<Value> = conversions
+            let mut new: Vec<Value> = conversions
                 .iter()
                 .map(|c| c.apply(&mut row, number))
                 .collect::<Result<_>>()?;
+            if let Some(generated) = &generated {
+                generated.fill(&mut new, &functions, &mut |c, value| {
+                    convert_copied(value, &columns[c], true, number)
+                })?;
+            }
             if let Some(checker) = &checker {
                 checker.check(&new)?;
             }
@@ -992,33 +1033,39 @@ impl Conversion {
             ),
             Conversion::Fill { value, column } => (value.clone(), column, true),
         };
-        if value.is_null() {
-            if !column.nullable {
-                // MySQL 8 in strict mode (MariaDB says 1265 "Data truncated" here).
-                return Err(Error::sql(1138, "22004", "Invalid use of NULL value"));
-            }
-            return Ok(Value::Null);
-        }
-        if !retype {
-            return Ok(value);
-        }
-        cast::to_column_at(value, column.ty, column.collation, &column.name, number).map_err(|e| {
-            if e.mysql_code() == 1406 && !matches!(column.ty, ColumnType::Bit { .. }) {
-                // A string cut short: ALTER TABLE's copy says "truncated", not "too
-                // long" as INSERT does (a BIT too narrow is "too long" in both).
-                Error::sql(
-                    1265,
-                    "01000",
-                    format!(
-                        "Data truncated for column '{}' at row {number}",
-                        column.name
-                    ),
-                )
-            } else {
-                e
-            }
-        })
+        convert_copied(value, column, retype, number)
     }
+}
+
+/// Converts `value` of the `number`th copied row into `column` (only checks NULL
+/// unless `retype`), with ALTER TABLE's errors.
+fn convert_copied(value: Value, column: &Column, retype: bool, number: u64) -> Result<Value> {
+    if value.is_null() {
+        if !column.nullable {
+            // MySQL 8 in strict mode (MariaDB says 1265 "Data truncated" here).
+            return Err(Error::sql(1138, "22004", "Invalid use of NULL value"));
+        }
+        return Ok(Value::Null);
+    }
+    if !retype {
+        return Ok(value);
+    }
+    cast::to_column_at(value, column.ty, column.collation, &column.name, number).map_err(|e| {
+        if e.mysql_code() == 1406 && !matches!(column.ty, ColumnType::Bit { .. }) {
+            // A string cut short: ALTER TABLE's copy says "truncated", not "too
+            // long" as INSERT does (a BIT too narrow is "too long" in both).
+            Error::sql(
+                1265,
+                "01000",
+                format!(
+                    "Data truncated for column '{}' at row {number}",
+                    column.name
+                ),
+            )
+        } else {
+            e
+        }
+    })
 }
 
 /// A column DEFAULT's value for `column`, or 1067 if it has none of the column's type.

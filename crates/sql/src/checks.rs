@@ -243,7 +243,7 @@ pub(crate) fn check_rename(
 }
 
 /// The scope a constraint of `def` is bound in: the table's columns.
-fn scope_of(def: &TableDef) -> Scope {
+pub(crate) fn scope_of(def: &TableDef) -> Scope {
     Scope {
         columns: def
             .columns
@@ -262,7 +262,7 @@ fn scope_of(def: &TableDef) -> Scope {
 }
 
 /// The positions of the columns of `def` a bound condition reads.
-fn columns_read(e: &Expr) -> Vec<usize> {
+pub(crate) fn columns_read(e: &Expr) -> Vec<usize> {
     let mut out = Vec::new();
     e.visit(&mut |node| {
         if let Expr::Column(c) = node
@@ -294,7 +294,29 @@ fn validate(
     e: &ast::Expr,
     column: Option<&str>,
 ) -> Result<()> {
-    check_tokens(name, &e.to_string())?;
+    check_tokens(&e.to_string(), |found| match found {
+        Disallowed::Variable => Error::sql(
+            3816,
+            "HY000",
+            format!(
+                "An expression of a check constraint '{name}' cannot refer to a user or system \
+                 variable."
+            ),
+        ),
+        Disallowed::Subquery => Error::sql(
+            3815,
+            "HY000",
+            format!("An expression of a check constraint '{name}' contains disallowed function."),
+        ),
+        Disallowed::Function(shown) => Error::sql(
+            3814,
+            "HY000",
+            format!(
+                "An expression of a check constraint '{name}' contains disallowed function: \
+                 {shown}."
+            ),
+        ),
+    })?;
     if !is_truth_valued(e) {
         return Err(Error::sql(
             3812,
@@ -390,9 +412,21 @@ const DISALLOWED_FUNCTIONS: &[(&str, &str, bool)] = &[
     ("BENCHMARK", "benchmark", false),
 ];
 
-/// Variables (3816), subqueries (3815) and disallowed functions (3814) in the text
-/// of condition `text` of constraint `name`, found among its tokens.
-fn check_tokens(name: &str, text: &str) -> Result<()> {
+/// What an expression that must be a function of its row's columns alone (a CHECK
+/// condition, a generated column) may not hold; each caller has its own error.
+pub(crate) enum Disallowed<'a> {
+    /// A user or system variable.
+    Variable,
+    /// A subquery.
+    Subquery,
+    /// A function whose value its arguments do not fix, by the name MySQL's message
+    /// gives it.
+    Function(&'a str),
+}
+
+/// Variables, subqueries and disallowed functions in the expression text `text`,
+/// found among its tokens; the first is the error `error` makes of it.
+pub(crate) fn check_tokens(text: &str, error: impl Fn(Disallowed) -> Error) -> Result<()> {
     let dialect = MySqlDialect {};
     let tokens = Tokenizer::new(&dialect, text)
         .tokenize()
@@ -407,23 +441,10 @@ fn check_tokens(name: &str, text: &str) -> Result<()> {
             continue;
         }
         if w.value.starts_with('@') {
-            return Err(Error::sql(
-                3816,
-                "HY000",
-                format!(
-                    "An expression of a check constraint '{name}' cannot refer to a user or \
-                     system variable."
-                ),
-            ));
+            return Err(error(Disallowed::Variable));
         }
         if w.keyword == Keyword::SELECT {
-            return Err(Error::sql(
-                3815,
-                "HY000",
-                format!(
-                    "An expression of a check constraint '{name}' contains disallowed function."
-                ),
-            ));
+            return Err(error(Disallowed::Subquery));
         }
         // A qualified name (`t.now`) is a column, not a function.
         if i > 0 && matches!(tokens[i - 1], Token::Period) {
@@ -434,14 +455,7 @@ fn check_tokens(name: &str, text: &str) -> Result<()> {
             .iter()
             .find(|(f, _, bare)| w.value.eq_ignore_ascii_case(f) && (called || *bare));
         if let Some((_, shown, _)) = found {
-            return Err(Error::sql(
-                3814,
-                "HY000",
-                format!(
-                    "An expression of a check constraint '{name}' contains disallowed \
-                     function: {shown}."
-                ),
-            ));
+            return Err(error(Disallowed::Function(shown)));
         }
     }
     Ok(())

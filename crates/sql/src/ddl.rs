@@ -566,6 +566,8 @@ pub(crate) struct ColumnSpec {
     /// Its CHECK clauses (`[CONSTRAINT [name]] CHECK (..)`), which may name only
     /// this column.
     pub(crate) checks: Vec<crate::checks::CheckSpec>,
+    /// `[GENERATED ALWAYS] AS (expr) [VIRTUAL | STORED]` ([`crate::generated`]).
+    pub(crate) generated: Option<tarn_catalog::GeneratedColumn>,
 }
 
 /// A COMMENT of a column (`table` false) or a table, checked against MySQL's
@@ -709,8 +711,21 @@ pub(crate) fn column_spec(session: &mut Session, def: &ast::ColumnDef) -> Result
     let mut unique = false;
     let mut auto_increment = false;
     let mut checks = Vec::new();
+    let mut generated = None;
     for option in &def.options {
         match &option.option {
+            ColumnOption::Generated {
+                generation_expr: Some(e),
+                generation_expr_mode,
+                sequence_options: None,
+                ..
+            } => {
+                generated = Some(crate::generated::spec(
+                    &def.name.value,
+                    e,
+                    *generation_expr_mode,
+                )?);
+            }
             ColumnOption::Null => nullable = true,
             ColumnOption::NotNull => nullable = false,
             ColumnOption::Default(e) => {
@@ -813,6 +828,7 @@ pub(crate) fn column_spec(session: &mut Session, def: &ast::ColumnDef) -> Result
         unique,
         auto_increment,
         checks,
+        generated,
     })
 }
 
@@ -924,8 +940,10 @@ pub(crate) fn table_def(
     let mut unique_columns = Vec::new();
     let mut foreign_keys = Vec::new();
     let mut checks = Vec::new();
+    let mut generated = Vec::new();
     for (i, c) in create.columns.iter().enumerate() {
         let mut spec = column_spec(session, c)?;
+        generated.push(spec.generated.take());
         checks.append(&mut spec.checks);
         if columns
             .iter()
@@ -972,6 +990,7 @@ pub(crate) fn table_def(
             defaults.push(None);
             on_update.push(None);
             comments.push(String::new());
+            generated.push(None);
             columns.push(column);
         }
     }
@@ -1021,6 +1040,9 @@ pub(crate) fn table_def(
     if comments.iter().any(|c| !c.is_empty()) {
         def.column_comments = comments;
     }
+    if generated.iter().any(Option::is_some) {
+        def.column_generated = generated;
+    }
     def.comment = table_option_comment(create, name)?;
     if let Some(column) = auto {
         def.auto_increment = Some(AutoIncrement {
@@ -1028,6 +1050,7 @@ pub(crate) fn table_def(
             start: table_option_auto_increment(create)?.unwrap_or(1),
         });
     }
+    crate::generated::check_definition(session, &def)?;
     let checks_db = (!create.temporary).then_some(db);
     crate::checks::add_checks(session, checks_db, &mut def, checks)?;
     // InnoDB's temporary tables have no foreign keys (MySQL ignores them there too).

@@ -25,6 +25,16 @@
 //! - Every row INSERT, REPLACE, ON DUPLICATE KEY UPDATE and UPDATE write must pass
 //!   the table's enforced CHECK constraints, bound once per statement
 //!   ([`crate::checks`]); INSERT IGNORE skips a row that fails with a warning.
+//! - Generated columns ([`crate::generated`]) are computed on every row written,
+//!   after the other columns are converted and before CHECK constraints and
+//!   indexes see it; a value other than DEFAULT written into one is 3105.
+//! - UPDATE IGNORE and DELETE IGNORE (single and multi-table) make the errors of one
+//!   row that MySQL's IGNORE makes warnings (a duplicate key, a CHECK constraint, a
+//!   foreign key: [`ignoring`]) skip that row: what its change had done, cascades
+//!   included, is taken back to the undo position taken before it
+//!   (`Storage::rollback_to_position`), and it does not count as affected. UPDATE
+//!   IGNORE converts values as INSERT IGNORE does (the nearest value, with a
+//!   warning).
 //! - Multi-table UPDATE and DELETE (joins, comma lists, `DELETE .. USING`) are in
 //!   [`multi`]: they read the whole join first, then change each target row once.
 
@@ -46,6 +56,7 @@ use crate::chunk::Chunk;
 use crate::exec::{self, ExecContext};
 use crate::expr::Expr;
 use crate::foreign_keys::Enforcer;
+use crate::generated::TableGenerated;
 use crate::limits::INSERT_ROWS_MAX;
 use crate::parse::{Parsed, Statement};
 use crate::plan::{OutputColumn, Plan, SortKey};
@@ -93,6 +104,8 @@ pub struct InsertPlan {
     row_assignments: Vec<(usize, Expr)>,
     /// The table's enforced CHECK constraints (None: it has none).
     checks: Option<TableChecks>,
+    /// The table's generated columns (None: it has none).
+    generated: Option<TableGenerated>,
 }
 
 pub struct UpdatePlan {
@@ -102,11 +115,17 @@ pub struct UpdatePlan {
     assignments: Vec<(usize, Expr)>,
     /// The table's enforced CHECK constraints (None: it has none).
     checks: Option<TableChecks>,
+    /// The table's generated columns (None: it has none).
+    generated: Option<TableGenerated>,
+    /// UPDATE IGNORE ([`ignoring`]).
+    ignore: bool,
 }
 
 pub struct DeletePlan {
     table: Arc<Table>,
     rows: Plan,
+    /// DELETE IGNORE ([`ignoring`]).
+    ignore: bool,
 }
 
 impl Bound {
@@ -326,8 +345,13 @@ fn bind_insert(session: &mut Session, insert: &ast::Insert) -> Result<Bound> {
                 return Err(unsupported("tuple assignment"));
             };
             let n = object_name(n).pop().unwrap_or_default();
-            columns.push(position(&n)?);
-            row.push(binder.bind_constant(&a.value)?.0);
+            let p = position(&n)?;
+            columns.push(p);
+            row.push(if is_default(&a.value) && def.is_generated(p) {
+                default_marker()
+            } else {
+                binder.bind_constant(&a.value)?.0
+            });
         }
         InsertSource::Values(vec![row])
     } else {
@@ -362,18 +386,10 @@ fn bind_insert(session: &mut Session, insert: &ast::Insert) -> Result<Bound> {
                     }
                     let mut bound = Vec::with_capacity(row.len());
                     for e in row {
-                        bound.push(match e {
-                            ast::Expr::Identifier(id)
-                                if id.value.eq_ignore_ascii_case("default")
-                                    && id.quote_style.is_none() =>
-                            {
-                                Expr::Function {
-                                    name: "__DEFAULT".into(),
-                                    args: vec![],
-                                    collation: Collation::CaseInsensitive,
-                                }
-                            }
-                            e => binder.bind_constant(e)?.0,
+                        bound.push(if is_default(e) {
+                            default_marker()
+                        } else {
+                            binder.bind_constant(e)?.0
                         });
                     }
                     rows.push(bound);
@@ -419,8 +435,19 @@ fn bind_insert(session: &mut Session, insert: &ast::Insert) -> Result<Bound> {
                     return Err(unsupported("tuple assignment"));
                 };
                 let n = object_name(n).pop().unwrap_or_default();
+                let column = position(&n)?;
+                if def.is_generated(column) {
+                    // `c = DEFAULT` leaves a generated column to its expression.
+                    if is_default(&a.value) {
+                        continue;
+                    }
+                    return Err(crate::generated::value_not_allowed(
+                        &def.columns[column].name,
+                        &def.name,
+                    ));
+                }
                 let value = proposed.rewrite(&a.value);
-                out.push((position(&n)?, binder.bind_in_scope(&value, &scope)?.0));
+                out.push((column, binder.bind_in_scope(&value, &scope)?.0));
             }
             Some(out)
         }
@@ -428,6 +455,7 @@ fn bind_insert(session: &mut Session, insert: &ast::Insert) -> Result<Bound> {
     };
     let defaults = defaults(session, &table)?;
     let checks = TableChecks::bind(session, table.def())?;
+    let generated = TableGenerated::bind(session, table.def())?;
     Ok(Bound::Insert(InsertPlan {
         table,
         columns,
@@ -438,7 +466,23 @@ fn bind_insert(session: &mut Session, insert: &ast::Insert) -> Result<Bound> {
         on_duplicate,
         row_assignments: Vec::new(),
         checks,
+        generated,
     }))
+}
+
+/// Whether `e` is the keyword DEFAULT (as a value of INSERT or an assignment).
+fn is_default(e: &ast::Expr) -> bool {
+    matches!(e, ast::Expr::Identifier(id)
+        if id.value.eq_ignore_ascii_case("default") && id.quote_style.is_none())
+}
+
+/// What a source row's DEFAULT binds to: [`run_insert`] reads it as "no value".
+fn default_marker() -> Expr {
+    Expr::Function {
+        name: "__DEFAULT".into(),
+        args: vec![],
+        collation: Collation::CaseInsensitive,
+    }
 }
 
 impl InsertPlan {
@@ -479,9 +523,13 @@ impl InsertPlan {
                     format!("Unknown column '{name}' in 'field list'"),
                 )
             })?;
+            if def.is_generated(c) {
+                return Err(crate::generated::value_not_allowed(name, &def.name));
+            }
             row_assignments.push((c, binder.bind_in_scope(e, &scope)?.0));
         }
         let checks = TableChecks::bind(session, def)?;
+        let generated = TableGenerated::bind(session, def)?;
         Ok(InsertPlan {
             table,
             columns,
@@ -492,6 +540,7 @@ impl InsertPlan {
             on_duplicate: None,
             row_assignments,
             checks,
+            generated,
         })
     }
 }
@@ -760,6 +809,16 @@ fn bind_update(session: &mut Session, update: &ast::Update) -> Result<Bound> {
                 format!("Unknown column '{n}' in 'field list'"),
             )
         })?;
+        if table.def().is_generated(column) {
+            // `SET c = DEFAULT` leaves a generated column to its expression.
+            if is_default(&a.value) {
+                continue;
+            }
+            return Err(crate::generated::value_not_allowed(
+                &table.def().columns[column].name,
+                &table.def().name,
+            ));
+        }
         let (e, _) = Binder::new(session).bind_in_scope(&a.value, &scope)?;
         assignments.push((column, e));
     }
@@ -772,11 +831,14 @@ fn bind_update(session: &mut Session, update: &ast::Update) -> Result<Bound> {
         update.limit.as_ref(),
     )?;
     let checks = TableChecks::bind(session, table.def())?;
+    let generated = TableGenerated::bind(session, table.def())?;
     Ok(Bound::Update(UpdatePlan {
         table,
         rows,
         assignments,
         checks,
+        generated,
+        ignore: crate::parse::update_ignores(update),
     }))
 }
 
@@ -799,7 +861,11 @@ fn bind_delete(session: &mut Session, delete: &ast::Delete) -> Result<Bound> {
         &delete.order_by,
         delete.limit.as_ref(),
     )?;
-    Ok(Bound::Delete(DeletePlan { table, rows }))
+    Ok(Bound::Delete(DeletePlan {
+        table,
+        rows,
+        ignore: crate::parse::delete_ignores(delete),
+    }))
 }
 
 /// SELECT SQL_CALC_FOUND_ROWS: on the first SELECT of the statement (MySQL allows
@@ -985,10 +1051,20 @@ fn convert_row(table: &Table, row: Vec<Value>) -> Result<Vec<Value>> {
 }
 
 /// [`convert_row`] for the `row_number`th row of a statement (errors name it).
+/// Generated columns are left as they are: [`TableGenerated::fill`] gives them their
+/// values afterwards.
 fn convert_row_at(table: &Table, row: Vec<Value>, row_number: u64) -> Result<Vec<Value>> {
+    let def = table.def();
     row.into_iter()
-        .zip(&table.def().columns)
-        .map(|(v, c)| convert_value_at(table, c, v, row_number))
+        .zip(&def.columns)
+        .enumerate()
+        .map(|(i, (v, c))| {
+            if def.is_generated(i) {
+                Ok(v)
+            } else {
+                convert_value_at(table, c, v, row_number)
+            }
+        })
         .collect()
 }
 
@@ -1032,10 +1108,43 @@ fn convert_row_ignoring(
     row: Vec<Value>,
     row_number: u64,
 ) -> Result<Vec<Value>> {
+    let def = table.def();
     row.into_iter()
-        .zip(&table.def().columns)
-        .map(|(v, c)| convert_value_ignoring(session, table, c, v, row_number))
+        .zip(&def.columns)
+        .enumerate()
+        .map(|(i, (v, c))| {
+            if def.is_generated(i) {
+                Ok(v)
+            } else {
+                convert_value_ignoring(session, table, c, v, row_number)
+            }
+        })
         .collect()
+}
+
+/// Computes the generated columns of `row` (converted otherwise) with `generated`,
+/// converting each value as the statement converts (IGNORE: the nearest value the
+/// column holds, with a warning).
+fn fill_generated(
+    session: &mut Session,
+    generated: Option<&TableGenerated>,
+    functions: &crate::scalar::FnContext,
+    table: &Table,
+    row: &mut [Value],
+    ignore: bool,
+    row_number: u64,
+) -> Result<()> {
+    let Some(generated) = generated else {
+        return Ok(());
+    };
+    let columns = &table.def().columns;
+    generated.fill(row, functions, &mut |c, v| {
+        if ignore {
+            convert_value_ignoring(session, table, &columns[c], v, row_number)
+        } else {
+            convert_value_at(table, &columns[c], v, row_number)
+        }
+    })
 }
 
 /// Converts one value of the `row_number`th row to column `c`'s type as
@@ -1329,6 +1438,14 @@ pub(crate) fn insert_rows(
         let mut full = Vec::with_capacity(width);
         for (c, given) in row.into_iter().enumerate() {
             let column = &def.columns[c];
+            if def.is_generated(c) {
+                // Only DEFAULT; the value is computed once the row is converted.
+                if given.is_some() {
+                    return Err(crate::generated::value_not_allowed(&column.name, &def.name));
+                }
+                full.push(Value::Null);
+                continue;
+            }
             let value = match given {
                 Some(v) => v,
                 None => match &p.defaults[c] {
@@ -1395,13 +1512,22 @@ pub(crate) fn insert_rows(
                 }
             }
         }
-        let full = if converted {
+        let mut full = if converted {
             full
         } else if p.ignore {
             convert_row_ignoring(session, table, full, row_number)?
         } else {
             convert_row_at(table, full, row_number)?
         };
+        fill_generated(
+            session,
+            p.generated.as_ref(),
+            &fn_ctx,
+            table,
+            &mut full,
+            p.ignore,
+            row_number,
+        )?;
         if let Some(c) = auto {
             if let Some(v) = cast::to_i64(&full[c]) {
                 if v > 0 {
@@ -1490,6 +1616,9 @@ fn assign_row(
     let auto = table.auto_increment_column();
     let convert = |session: &mut Session, c: usize, v: Value| {
         let column = &def.columns[c];
+        if def.is_generated(c) {
+            return Ok(v);
+        }
         let v = if v.is_null() && auto == Some(c) {
             implicit_default(column.ty).unwrap_or(Value::Int(0))
         } else {
@@ -1607,12 +1736,33 @@ fn insert_one(
             Ok(())
         })?;
         let mut updated = convert_row(table, updated)?;
+        let functions = session.fn_context();
+        fill_generated(
+            session,
+            p.generated.as_ref(),
+            &functions,
+            table,
+            &mut updated,
+            false,
+            1,
+        )?;
         let updated_auto = table.auto_increment_column().map(|c| updated[c].clone());
         if rows_equal(&updated, &existing) {
             return Ok((0, RowOutcome::Unchanged(updated_auto)));
         }
-        for (column, value) in on_update {
-            updated[column] = value;
+        if !on_update.is_empty() {
+            for (column, value) in on_update {
+                updated[column] = value;
+            }
+            fill_generated(
+                session,
+                p.generated.as_ref(),
+                &functions,
+                table,
+                &mut updated,
+                false,
+                1,
+            )?;
         }
         if let Some(checker) = checker
             && let Err(e) = checker.check(&updated)
@@ -1712,57 +1862,129 @@ fn run_update(
     let on_update = on_update_values(session, table, |c| {
         p.assignments.iter().any(|(assigned, _)| *assigned == c)
     })?;
-    let checker = p.checks.as_ref().map(|c| c.checker(session.fn_context()));
+    let functions = session.fn_context();
+    let checker = p.checks.as_ref().map(|c| c.checker(functions.clone()));
+    let rules = RowUpdate {
+        fk: fk.as_ref(),
+        checker: checker.as_ref(),
+        generated: p.generated.as_ref(),
+        functions: &functions,
+        on_update: &on_update,
+        ignore: p.ignore,
+    };
     for chunk in chunks {
-        matched += chunk.len() as u64;
         let new_columns = session.with_exec(tx, params, |cx| assign(&chunk, &p.assignments, cx))?;
         for i in 0..chunk.len() {
+            matched += 1;
             let key = keys.next().expect("a key per matched row");
             let old = chunk.row(i);
             let new: Vec<Value> = new_columns.iter().map(|c| c[i].clone()).collect();
-            if update_row(
-                fk.as_ref(),
-                checker.as_ref(),
-                table,
-                tx,
-                &key,
-                &old,
-                new,
-                &on_update,
-            )? {
+            if update_row(session, &rules, table, tx, &key, &old, new, matched)? {
                 changed += 1;
             }
         }
     }
-    update_result(session, matched, changed)
+    update_result(session, matched, changed, p.ignore)
 }
 
-/// Writes `new` (converted to the column types) over the row `old` at `key`, unless
-/// it changes nothing; whether a row changed. A row that changes takes the
-/// `on_update` values too ([`on_update_values`]), and must pass the table's CHECK
-/// constraints (`checker`; 3819).
+/// What UPDATE needs to write a row of one table besides the row, made once per
+/// statement and table.
+pub(crate) struct RowUpdate<'a> {
+    pub fk: Option<&'a Enforcer>,
+    /// The table's enforced CHECK constraints.
+    pub checker: Option<&'a Checker<'a>>,
+    /// The table's generated columns.
+    pub generated: Option<&'a TableGenerated>,
+    pub functions: &'a crate::scalar::FnContext,
+    /// What a changed row takes for its ON UPDATE columns ([`on_update_values`]).
+    pub on_update: &'a [(usize, Value)],
+    /// UPDATE IGNORE: conversions clamp with a warning, and a row that fails a
+    /// check is skipped with one ([`ignoring`]).
+    pub ignore: bool,
+}
+
+/// Whether IGNORE makes error `e` of one row's change a warning that skips the row,
+/// as MySQL does: a duplicate key (1062), a CHECK constraint (3819), a foreign key
+/// (1451 for a parent with children, 1452 for a child without a parent).
+fn ignorable(e: &Error) -> bool {
+    matches!(e.mysql_code(), 1062 | 3819 | 1451 | 1452)
+}
+
+/// Runs `change`, one row's change in `tx`. Without `ignore` its result is returned
+/// as it is. With `ignore`, an error IGNORE skips ([`ignorable`]) takes back what the
+/// change did so far (cascaded changes included) and becomes a warning, and the
+/// result is `None`.
+pub(crate) fn ignoring<T>(
+    session: &mut Session,
+    tx: &RefCell<Transaction>,
+    ignore: bool,
+    change: impl FnOnce() -> Result<T>,
+) -> Result<Option<T>> {
+    if !ignore {
+        return change().map(Some);
+    }
+    let storage = session.engine().storage().clone();
+    let position = storage.undo_position(&tx.borrow());
+    match change() {
+        Ok(v) => Ok(Some(v)),
+        Err(e) if ignorable(&e) => {
+            storage.rollback_to_position(&mut tx.borrow_mut(), position)?;
+            session.add_warning("Warning", e.mysql_code(), e.to_string());
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Writes `new` (converted to the column types, generated columns computed) over
+/// the row `old` at `key`, the `row_number`th the statement matched, unless it
+/// changes nothing; whether a row changed. A row that changes takes the ON UPDATE
+/// values too, and must pass the table's CHECK constraints (3819) and foreign keys;
+/// under IGNORE a row that fails is skipped with a warning.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn update_row(
-    fk: Option<&Enforcer>,
-    checker: Option<&Checker>,
+    session: &mut Session,
+    rules: &RowUpdate,
     table: &Table,
     tx: &RefCell<Transaction>,
     key: &[u8],
     old: &[Value],
     new: Vec<Value>,
-    on_update: &[(usize, Value)],
+    row_number: u64,
 ) -> Result<bool> {
-    let mut new = convert_row(table, new)?;
+    let mut new = if rules.ignore {
+        convert_row_ignoring(session, table, new, row_number)?
+    } else {
+        convert_row(table, new)?
+    };
+    let fill = |session: &mut Session, row: &mut [Value]| {
+        fill_generated(
+            session,
+            rules.generated,
+            rules.functions,
+            table,
+            row,
+            rules.ignore,
+            row_number,
+        )
+    };
+    fill(session, &mut new)?;
     if rows_equal(&new, old) {
         return Ok(false);
     }
-    for (column, value) in on_update {
-        new[*column] = value.clone();
+    if !rules.on_update.is_empty() {
+        for (column, value) in rules.on_update {
+            new[*column] = value.clone();
+        }
+        fill(session, &mut new)?;
     }
-    if let Some(checker) = checker {
-        checker.check(&new)?;
-    }
-    Enforcer::update(fk, table, &mut tx.borrow_mut(), key, old, new)
+    let changed = ignoring(session, tx, rules.ignore, || {
+        if let Some(checker) = rules.checker {
+            checker.check(&new)?;
+        }
+        Enforcer::update(rules.fk, table, &mut tx.borrow_mut(), key, old, new)
+    })?;
+    Ok(changed.unwrap_or(false))
 }
 
 /// The columns of `table` with `ON UPDATE CURRENT_TIMESTAMP[(fsp)]` that an update
@@ -1802,8 +2024,14 @@ pub(crate) fn on_update_values(
 }
 
 /// An UPDATE's answer: rows changed, or matched for CLIENT_FOUND_ROWS clients.
-fn update_result(session: &Session, matched: u64, changed: u64) -> Result<QueryResult> {
-    check_divisions_by_zero(session, false)?;
+/// Division by zero is an error in strict mode, a warning under IGNORE.
+fn update_result(
+    session: &Session,
+    matched: u64,
+    changed: u64,
+    ignore: bool,
+) -> Result<QueryResult> {
+    check_divisions_by_zero(session, ignore)?;
     Ok(QueryResult::Ok {
         affected_rows: if session.found_rows { matched } else { changed },
         last_insert_id: 0,
@@ -1844,7 +2072,10 @@ fn run_delete(
     let mut deleted = 0u64;
     let fk = Enforcer::of(session);
     for key in row_keys(table, tx, &rows)? {
-        if Enforcer::delete(fk.as_ref(), table, &mut tx.borrow_mut(), &key)? {
+        let done = ignoring(session, tx, p.ignore, || {
+            Enforcer::delete(fk.as_ref(), table, &mut tx.borrow_mut(), &key)
+        })?;
+        if done == Some(true) {
             deleted += 1;
         }
     }

@@ -126,6 +126,7 @@ pub(crate) fn add_constraints(
             on_delete: action(c.on_delete, &name)?,
             on_update: action(c.on_update, &name)?,
         };
+        check_generated_columns(session, def, &fk)?;
         let set_null = [fk.on_delete, fk.on_update].contains(&Some(ForeignKeyAction::SetNull));
         if set_null {
             if let Some(&c) = columns.iter().find(|&&c| !def.columns[c].nullable) {
@@ -341,6 +342,45 @@ fn has_children(db: &str, child: &TableDef, fk: &ForeignKeyDef) -> Error {
             failing_constraint(db, child, fk)
         ),
     )
+}
+
+/// A foreign key whose action changes the child's columns (CASCADE, SET NULL) may not
+/// be on a generated column (MySQL's 3104) nor on a column a generated column reads
+/// (1215, as MySQL refuses it for STORED ones; Tarn stores VIRTUAL ones too): the
+/// change a parent cascades is not computed into the generated column.
+fn check_generated_columns(session: &Session, def: &TableDef, fk: &ForeignKeyDef) -> Result<()> {
+    let changing = |a: Option<ForeignKeyAction>| {
+        matches!(
+            a,
+            Some(ForeignKeyAction::Cascade | ForeignKeyAction::SetNull)
+        )
+    };
+    let clause = match (fk.on_update, fk.on_delete) {
+        (Some(a), _) if changing(Some(a)) => format!("ON UPDATE {}", a.sql()),
+        (_, Some(a)) if changing(Some(a)) => format!("ON DELETE {}", a.sql()),
+        _ => return Ok(()),
+    };
+    if fk.columns.iter().any(|&c| def.is_generated(c)) {
+        return Err(Error::sql(
+            3104,
+            "HY000",
+            format!("Cannot define foreign key with {clause} clause on a generated column."),
+        ));
+    }
+    for &c in &fk.columns {
+        if crate::generated::check_no_dependents(session, def, c).is_err() {
+            return Err(Error::sql(
+                1215,
+                "HY000",
+                format!(
+                    "Cannot add foreign key constraint '{}': column '{}' is read by a \
+                     generated column",
+                    fk.name, def.columns[c].name
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The first foreign key (of another table, or of `db.table` itself when

@@ -11,7 +11,7 @@
 //!    column vectors ([`chunk::Chunk`]; [`window`] holds window functions' node and
 //!    operator); [`dml`], [`ddl`] and [`alter`] change rows and the catalog inside
 //!    the session's transaction ([`checks`] defines and enforces CHECK constraints,
-//!    [`foreign_keys`] FOREIGN KEYs); [`load`] is LOAD DATA LOCAL INFILE; [`maintenance`]
+//!    [`foreign_keys`] FOREIGN KEYs, [`generated`] generated columns); [`load`] is LOAD DATA LOCAL INFILE; [`maintenance`]
 //!    answers ANALYZE, OPTIMIZE, CHECK, CHECKSUM and REPAIR TABLE; [`temporary`]
 //!    keeps each session's temporary tables.
 //!
@@ -38,6 +38,7 @@ pub mod engine;
 pub mod exec;
 pub mod expr;
 pub mod foreign_keys;
+pub mod generated;
 pub mod json;
 pub mod limits;
 pub mod load;

@@ -436,12 +436,20 @@ fn unquote(s: &str) -> Option<String> {
     Some(out)
 }
 
-/// `SHOW COLUMNS`' `Extra`: `auto_increment`, or MySQL 8's `DEFAULT_GENERATED` for a
+/// `SHOW COLUMNS`' `Extra`: `auto_increment`, `VIRTUAL GENERATED` or `STORED
+/// GENERATED` for a generated column, or MySQL 8's `DEFAULT_GENERATED` for a
 /// DEFAULT of the current time and `on update CURRENT_TIMESTAMP[(fsp)]` for an ON
 /// UPDATE clause (both, space-separated, when the column has both).
 fn column_extra(def: &TableDef, column: usize) -> String {
     if def.auto_increment.is_some_and(|a| a.column == column) {
         return "auto_increment".into();
+    }
+    if let Some(generated) = def.column_generated(column) {
+        return if generated.stored {
+            "STORED GENERATED".into()
+        } else {
+            "VIRTUAL GENERATED".into()
+        };
     }
     let generated = def.column_default(column).is_some_and(is_current_timestamp);
     match (generated, def.column_on_update(column)) {
@@ -634,6 +642,9 @@ struct DescribedColumn {
     default: Value,
     extra: String,
     comment: String,
+    /// A generated column's expression (information_schema's
+    /// GENERATION_EXPRESSION), empty for other columns.
+    generation: String,
 }
 
 /// A column of a system table or a view: typed by its expression, nullable, with no
@@ -650,6 +661,7 @@ fn computed_column(name: String, ty: SqlType) -> DescribedColumn {
         default: Value::Null,
         extra: String::new(),
         comment: String::new(),
+        generation: String::new(),
     }
 }
 
@@ -684,6 +696,9 @@ fn describe_columns(cx: &ViewContext, db: &str, table_name: &str) -> Result<Vec<
             default: default_shown(def.column_default(i)),
             extra: column_extra(def, i),
             comment: def.column_comment(i).to_string(),
+            generation: def
+                .column_generated(i)
+                .map_or(String::new(), |g| g.expr.clone()),
         })
         .collect())
 }
@@ -862,6 +877,26 @@ fn column_definition(def: &TableDef, i: usize) -> String {
     );
     if column.ty.has_collation() && column.collation == Collation::Binary {
         line.push_str(" COLLATE utf8mb4_bin");
+    }
+    // MySQL's form: `c` int GENERATED ALWAYS AS ((`a` + `b`)) VIRTUAL [NOT NULL]
+    // [COMMENT ..], without DEFAULT.
+    if let Some(generated) = def.column_generated(i) {
+        line.push_str(" GENERATED ALWAYS AS (");
+        line.push_str(&generated.expr);
+        line.push_str(if generated.stored {
+            ") STORED"
+        } else {
+            ") VIRTUAL"
+        });
+        if !column.nullable {
+            line.push_str(" NOT NULL");
+        }
+        let comment = def.column_comment(i);
+        if !comment.is_empty() {
+            line.push_str(" COMMENT ");
+            line.push_str(&quoted_comment(comment));
+        }
+        return line;
     }
     let is_timestamp = matches!(column.ty, ColumnType::Timestamp { .. });
     if !column.nullable {
@@ -1446,7 +1481,7 @@ pub(crate) fn columns(cx: &ViewContext) -> Result<Vec<Vec<Value>>> {
                 text(&c.extra),
                 text("select,insert,update,references"),
                 text(&c.comment),
-                text(""),
+                text(&c.generation),
                 Value::Null,
             ]);
             rows.push(row);

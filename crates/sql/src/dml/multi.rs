@@ -42,7 +42,7 @@ use tarn_catalog::{RowLock, Table, Transaction, WaitPolicy};
 use tarn_common::{Error, Result};
 use tarn_row::Value;
 
-use super::{Bound, primary_key_values, update_result, update_row};
+use super::{Bound, RowUpdate, ignoring, primary_key_values, update_result, update_row};
 use crate::accounts::Privileges;
 use crate::bind::{Binder, Scope, object_name};
 use crate::chunk::Chunk;
@@ -65,6 +65,8 @@ pub struct MultiUpdatePlan {
     rows: Plan,
     targets: Vec<Target>,
     assignments: Vec<Assignment>,
+    /// UPDATE IGNORE (`super::ignoring`).
+    ignore: bool,
 }
 
 /// `SET rel.column = expr`: `target` indexes the plan's targets, `offset` is the
@@ -79,6 +81,8 @@ struct Assignment {
 pub struct MultiDeletePlan {
     rows: Plan,
     targets: Vec<Target>,
+    /// DELETE IGNORE (`super::ignoring`).
+    ignore: bool,
 }
 
 impl MultiUpdatePlan {
@@ -204,6 +208,19 @@ pub(super) fn bind_update(session: &mut Session, update: &ast::Update) -> Result
         session.check_table(Privileges::UPDATE, &db, &name)?;
         *lock = RowLock::Exclusive;
         let table = table.clone();
+        let column = position - offset;
+        if table.def().is_generated(column) {
+            // `SET c = DEFAULT` leaves a generated column to its expression.
+            if matches!(&a.value, ast::Expr::Identifier(id)
+                if id.value.eq_ignore_ascii_case("default") && id.quote_style.is_none())
+            {
+                continue;
+            }
+            return Err(crate::generated::value_not_allowed(
+                &table.def().columns[column].name,
+                &table.def().name,
+            ));
+        }
         let target = add_target(&mut targets, &table, offset);
         let (expr, _) = Binder::new(session).bind_in_scope(&a.value, &scope)?;
         assignments.push(Assignment {
@@ -219,6 +236,7 @@ pub(super) fn bind_update(session: &mut Session, update: &ast::Update) -> Result
         rows,
         targets,
         assignments,
+        ignore: crate::parse::update_ignores(update),
     }))
 }
 
@@ -310,7 +328,11 @@ pub(super) fn bind_delete(session: &mut Session, delete: &ast::Delete) -> Result
     }
     lock_the_rest(&mut block.relations);
     let rows = crate::planner::plan_block(block, scope.columns.len())?;
-    Ok(Bound::MultiDelete(MultiDeletePlan { rows, targets }))
+    Ok(Bound::MultiDelete(MultiDeletePlan {
+        rows,
+        targets,
+        ignore: crate::parse::delete_ignores(delete),
+    }))
 }
 
 /// A target row as the join found it: its key (or, for a table without a primary
@@ -444,7 +466,17 @@ pub(super) fn run_update(
         })?;
         // Bound once per table and execution (the plan keeps no bound form).
         let checks = crate::checks::TableChecks::bind(session, table.def())?;
-        let checker = checks.as_ref().map(|c| c.checker(session.fn_context()));
+        let generated = crate::generated::TableGenerated::bind(session, table.def())?;
+        let functions = session.fn_context();
+        let checker = checks.as_ref().map(|c| c.checker(functions.clone()));
+        let rules = RowUpdate {
+            fk: fk.as_ref(),
+            checker: checker.as_ref(),
+            generated: generated.as_ref(),
+            functions: &functions,
+            on_update: &on_update,
+            ignore: p.ignore,
+        };
         // (row, its clustered key) pairs; a table without a primary key may have
         // several rows per entry.
         let keyed: Vec<(usize, Vec<u8>)> = if table.def().primary_key.is_empty() {
@@ -458,20 +490,20 @@ pub(super) fn run_update(
         for (i, key) in keyed {
             matched += 1;
             if update_row(
-                fk.as_ref(),
-                checker.as_ref(),
+                session,
+                &rules,
                 table,
                 tx,
                 &key,
                 &rows[i].old,
                 rows[i].new.clone(),
-                &on_update,
+                matched,
             )? {
                 updated += 1;
             }
         }
     }
-    update_result(session, matched, updated)
+    update_result(session, matched, updated, p.ignore)
 }
 
 pub(super) fn run_delete(
@@ -508,7 +540,10 @@ pub(super) fn run_delete(
             ids
         };
         for key in keys {
-            if Enforcer::delete(fk.as_ref(), table, &mut tx.borrow_mut(), &key)? {
+            let done = ignoring(session, tx, p.ignore, || {
+                Enforcer::delete(fk.as_ref(), table, &mut tx.borrow_mut(), &key)
+            })?;
+            if done == Some(true) {
                 deleted += 1;
             }
         }

@@ -42,6 +42,10 @@
 //!    (so that it takes a character set and collation); in an UPDATE, the first
 //!    comma of a table list `UPDATE t1, t2 SET ..` becomes FROM
 //!    (`special::rewrite_update_table_list`), as sqlparser reads only joins there;
+//!    the modifiers `LOW_PRIORITY`, `QUICK` and `IGNORE` after UPDATE and DELETE are
+//!    taken out (`special::take_dml_modifiers`; sqlparser reads the first as a table
+//!    name) and the parsed statement is marked when IGNORE was there
+//!    ([`update_ignores`], [`delete_ignores`]);
 //!    JSON_VALUE's `.. ON EMPTY` / `.. ON ERROR` clauses become arguments of an
 //!    internal call (`json_value.rs`);
 //!    and a SELECT's `INTO @a, ..` clause is taken out of the tokens (`into.rs`), the
@@ -374,6 +378,15 @@ fn parse_statement(text: &str) -> Result<Statement> {
         [_, second, ..] if explained && second == "UPDATE" => Some(1),
         _ => None,
     };
+    let delete_at = match words.as_slice() {
+        [first, ..] if first == "DELETE" => Some(0),
+        [_, second, ..] if explained && second == "DELETE" => Some(1),
+        _ => None,
+    };
+    let ignore = match update_at.or(delete_at) {
+        Some(verb_at) => special::take_dml_modifiers(&mut tokens, verb_at),
+        None => false,
+    };
     if let Some(update_at) = update_at {
         special::rewrite_update_table_list(&mut tokens, update_at).map_err(|at| {
             let offset = byte_offset(text, at.line as usize, at.column as usize);
@@ -418,10 +431,13 @@ fn parse_statement(text: &str) -> Result<Statement> {
     if let Some(form) = form {
         return special::parse(form, &mut parser).map_err(|e| parser_error(text, e));
     }
-    let statement = parser
+    let mut statement = parser
         .parse_statement()
         .and_then(|s| special::expect_end(&parser).map(|()| s))
         .map_err(|e| parser_error(text, e))?;
+    if ignore {
+        mark_ignore(&mut statement);
+    }
     check_supported(&statement, text)?;
     match into {
         Some(variables) if matches!(statement, ast::Statement::Query(_)) => {
@@ -433,6 +449,41 @@ fn parse_statement(text: &str) -> Result<Statement> {
         Some(_) => Err(syntax_error_near(text, 1)),
         None => Ok(Statement::Sql(Box::new(statement))),
     }
+}
+
+/// The hint that marks a DELETE as `DELETE IGNORE` ([`delete_ignores`]). The
+/// pre-pass drops every optimizer hint a statement is written with, so only
+/// [`mark_ignore`] puts one here.
+const IGNORE_HINT_PREFIX: &str = "tarn_ignore";
+
+/// Marks the UPDATE or DELETE (maybe under EXPLAIN) that was written with IGNORE:
+/// sqlparser's UPDATE has a conflict clause, whose `OR IGNORE` (SQLite's UPDATE OR
+/// IGNORE: skip rows that would break a constraint) means what MySQL's IGNORE does;
+/// its DELETE has no such field, so a hint of Tarn's own stands for it.
+fn mark_ignore(statement: &mut ast::Statement) {
+    match statement {
+        ast::Statement::Explain { statement, .. } => mark_ignore(statement),
+        ast::Statement::Update(update) => update.or = Some(ast::SqliteOnConflict::Ignore),
+        ast::Statement::Delete(delete) => delete.optimizer_hints.push(ast::OptimizerHint {
+            prefix: IGNORE_HINT_PREFIX.into(),
+            text: "IGNORE".into(),
+            style: ast::OptimizerHintStyle::MultiLine,
+        }),
+        _ => {}
+    }
+}
+
+/// Whether an UPDATE was written `UPDATE [LOW_PRIORITY] IGNORE`.
+pub(crate) fn update_ignores(update: &ast::Update) -> bool {
+    matches!(update.or, Some(ast::SqliteOnConflict::Ignore))
+}
+
+/// Whether a DELETE was written `DELETE [LOW_PRIORITY] [QUICK] IGNORE`.
+pub(crate) fn delete_ignores(delete: &ast::Delete) -> bool {
+    delete
+        .optimizer_hints
+        .iter()
+        .any(|h| h.prefix == IGNORE_HINT_PREFIX)
 }
 
 /// Bounds the depth of the tree sqlparser will build (see

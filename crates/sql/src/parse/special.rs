@@ -500,6 +500,51 @@ pub(super) fn rewrite_update_table_list(
     Ok(())
 }
 
+/// The modifiers after `UPDATE` (`LOW_PRIORITY`, `IGNORE`) or `DELETE`
+/// (`LOW_PRIORITY`, `QUICK`, `IGNORE`), the `verb_at`th word of the statement: turns
+/// them into whitespace, since sqlparser would read the first as a table name, and
+/// says whether IGNORE was among them. LOW_PRIORITY and QUICK change nothing in
+/// Tarn (InnoDB ignores them too). A modifier may appear once, in any order, as
+/// MySQL's grammar for DELETE allows.
+pub(super) fn take_dml_modifiers(tokens: &mut [TokenWithSpan], verb_at: usize) -> bool {
+    let mut words = tokens
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| !matches!(t.token, Token::Whitespace(_)));
+    let Some((verb, verb_token)) = words.nth(verb_at) else {
+        return false;
+    };
+    let delete =
+        matches!(&verb_token.token, Token::Word(w) if w.value.eq_ignore_ascii_case("DELETE"));
+    let allowed: &[&str] = if delete {
+        &["LOW_PRIORITY", "QUICK", "IGNORE"]
+    } else {
+        &["LOW_PRIORITY", "IGNORE"]
+    };
+    let mut seen: Vec<&str> = Vec::new();
+    let mut taken = Vec::new();
+    for (i, t) in tokens.iter().enumerate().skip(verb + 1) {
+        match &t.token {
+            Token::Whitespace(_) => continue,
+            Token::Word(w) if w.quote_style.is_none() => {
+                let Some(m) = allowed
+                    .iter()
+                    .find(|m| w.value.eq_ignore_ascii_case(m) && !seen.contains(m))
+                else {
+                    break;
+                };
+                seen.push(m);
+                taken.push(i);
+            }
+            _ => break,
+        }
+    }
+    for i in taken {
+        tokens[i].token = Token::Whitespace(sqlparser::tokenizer::Whitespace::Space);
+    }
+    seen.contains(&"IGNORE")
+}
+
 /// `FLUSH [LOCAL | NO_WRITE_TO_BINLOG] {TABLE | TABLES} [t [, t ..]] [WITH READ LOCK]`
 fn flush_tables(p: &mut Parser) -> Result<Statement, ParserError> {
     expect_word(p, "FLUSH")?;

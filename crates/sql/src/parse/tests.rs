@@ -1134,3 +1134,41 @@ fn lock_tables_and_table_maintenance_forms() {
     assert_eq!(code, 1064);
     assert!(message.contains("near 'FROM t2 SET a = 1'"), "{message}");
 }
+
+#[test]
+fn update_and_delete_modifiers() {
+    fn one(sql: &str) -> ast::Statement {
+        match parse_one(sql).expect(sql).statement {
+            Statement::Sql(s) => *s,
+            other => panic!("{sql}: {other:?}"),
+        }
+    }
+    // The modifiers are no table name; a quoted `ignore` is one.
+    for (sql, ignore, table) in [
+        ("UPDATE IGNORE t SET a = 1", true, "t"),
+        ("UPDATE LOW_PRIORITY IGNORE t SET a = 1", true, "t"),
+        ("update low_priority t, u SET t.a = 1", false, "t"),
+        ("UPDATE `ignore` SET a = 1", false, "`ignore`"),
+    ] {
+        let ast::Statement::Update(u) = one(sql) else {
+            panic!("{sql}")
+        };
+        assert_eq!(update_ignores(&u), ignore, "{sql}");
+        assert_eq!(u.table.relation.to_string(), table, "{sql}");
+    }
+    for (sql, ignore) in [
+        ("DELETE IGNORE FROM t", true),
+        ("DELETE LOW_PRIORITY QUICK IGNORE FROM t WHERE a = 1", true),
+        ("DELETE QUICK FROM t", false),
+        ("DELETE IGNORE t FROM t JOIN u ON t.a = u.a", true),
+    ] {
+        let ast::Statement::Delete(d) = one(sql) else {
+            panic!("{sql}")
+        };
+        assert_eq!(delete_ignores(&d), ignore, "{sql}");
+    }
+    let ast::Statement::Explain { statement, .. } = one("EXPLAIN UPDATE IGNORE t SET a = 1") else {
+        panic!("EXPLAIN")
+    };
+    assert!(matches!(*statement, ast::Statement::Update(ref u) if update_ignores(u)));
+}
