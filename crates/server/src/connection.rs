@@ -853,7 +853,11 @@ async fn command_loop(
     if !quit {
         engine.note_client_aborted();
     }
-    let _ = writer.shutdown().await;
+    // Over TLS this sends what the session still holds, then close_notify: bounded,
+    // since a client that stopped reading must not keep the session (and its locks).
+    let write_timeout =
+        Duration::from_secs(session_u64(&conn.session, "net_write_timeout", 60).max(1));
+    let _ = tokio::time::timeout(write_timeout, writer.shutdown()).await;
     tokio::task::spawn_blocking(move || drop(conn));
 }
 

@@ -321,6 +321,7 @@ impl Runners {
             None => (None, end),
             Some(Ok(session)) => (Some(session.into_inner()), end),
             Some(Err(_)) => {
+                debug_assert!(false, "a connection's TLS session is still shared");
                 tracing::error!("runners: a connection's TLS session is still shared");
                 (None, HandBack::Close)
             }

@@ -61,6 +61,11 @@ impl Write for Nonblocking<'_> {
         self.0.try_write(buf)
     }
 
+    /// rustls hands its queued records over as one vector: one `writev` for them all.
+    fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+        self.0.try_write_vectored(bufs)
+    }
+
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
     }
@@ -181,10 +186,12 @@ impl<'a> PatientWriter<'a> {
     }
 }
 
-impl Write for PatientWriter<'_> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+impl PatientWriter<'_> {
+    /// Runs `write` until it writes something or fails otherwise than by waiting a
+    /// tick, announcing the wait once.
+    fn patiently(&mut self, mut write: impl FnMut() -> io::Result<usize>) -> io::Result<usize> {
         loop {
-            match (&mut &*self.socket).write(buf) {
+            match write() {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e)
                     if matches!(
@@ -200,6 +207,19 @@ impl Write for PatientWriter<'_> {
                 other => return other,
             }
         }
+    }
+}
+
+impl Write for PatientWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let socket = self.socket;
+        self.patiently(|| (&mut &*socket).write(buf))
+    }
+
+    /// rustls hands its queued records over as one vector: one `writev` for them all.
+    fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+        let socket = self.socket;
+        self.patiently(|| (&mut &*socket).write_vectored(bufs))
     }
 
     fn flush(&mut self) -> io::Result<()> {
@@ -251,13 +271,12 @@ pub fn read_blocking(
         }
         tls.read_tls(&mut Raw(&mut read_raw))?;
         let processed = tls.process_new_packets();
-        if tls.wants_write() {
-            // An alert, or an answer to what came: best effort (the client may be gone).
-            let mut out = PatientWriter::new(socket);
-            while tls.wants_write() {
-                if !matches!(tls.write_tls(&mut out), Ok(n) if n > 0) {
-                    break;
-                }
+        // An alert, or an answer to what came: best effort, a tick at most per
+        // attempt (the socket's write timeout), since the client may be gone or not
+        // reading; what stays queued goes with the next answer.
+        while tls.wants_write() {
+            if !matches!(tls.write_tls(&mut &*socket), Ok(n) if n > 0) {
+                break;
             }
         }
         processed.map_err(tls_failure)?;
