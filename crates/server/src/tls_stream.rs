@@ -184,9 +184,7 @@ impl<'a> PatientWriter<'a> {
             announced: false,
         }
     }
-}
 
-impl PatientWriter<'_> {
     /// Runs `write` until it writes something or fails otherwise than by waiting a
     /// tick, announcing the wait once.
     fn patiently(&mut self, mut write: impl FnMut() -> io::Result<usize>) -> io::Result<usize> {
