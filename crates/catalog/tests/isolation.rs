@@ -992,7 +992,7 @@ fn committers_help_purge_once_the_backlog_passes_its_bound() {
 /// consistent either way.
 #[test]
 fn purging_a_change_to_no_indexed_column_logs_nothing() {
-    let (_dir, storage, _t) = setup();
+    let (_dir, storage, first) = setup();
     let t = storage
         .create_table(
             "db",
@@ -1017,7 +1017,15 @@ fn purging_a_change_to_no_indexed_column_logs_nothing() {
     storage.commit(tx).unwrap();
     assert!(storage.wait_for_purge(std::time::Duration::from_secs(10)));
     let records = || storage.txn_context().wal.stats().records;
+    // An open view holds the changes back from purge until their log records are
+    // counted; without it the purge thread may finish before the count.
+    let hold_purge = || {
+        let mut reader = storage.begin(Some(RepeatableRead), true);
+        assert_eq!(v_of(&first, &mut reader, 1), Some(10));
+        reader
+    };
     // Only c changes.
+    let reader = hold_purge();
     for round in 1..=5 {
         let mut tx = storage.begin(None, false);
         for id in 1..=rows {
@@ -1027,6 +1035,8 @@ fn purging_a_change_to_no_indexed_column_logs_nothing() {
         storage.commit(tx).unwrap();
     }
     let before = records();
+    assert!(storage.txn_context().sys.purge_queued() > 0);
+    storage.commit(reader).unwrap();
     assert!(storage.wait_for_purge(std::time::Duration::from_secs(10)));
     assert_eq!(
         records(),
@@ -1035,6 +1045,7 @@ fn purging_a_change_to_no_indexed_column_logs_nothing() {
     );
     assert_eq!(t.verify_consistency().unwrap(), rows as u64);
     // k changes: each old entry is purged, with a PURGED record.
+    let reader = hold_purge();
     let mut tx = storage.begin(None, false);
     for id in 1..=rows {
         t.update_tx(&mut tx, &[int(id)], vec![int(id), int(id + 100), int(9)])
@@ -1042,6 +1053,8 @@ fn purging_a_change_to_no_indexed_column_logs_nothing() {
     }
     storage.commit(tx).unwrap();
     let before = records();
+    assert!(storage.txn_context().sys.purge_queued() > 0);
+    storage.commit(reader).unwrap();
     assert!(storage.wait_for_purge(std::time::Duration::from_secs(10)));
     assert!(
         records() >= before + rows as u64,
