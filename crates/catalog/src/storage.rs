@@ -1487,6 +1487,12 @@ impl Storage {
     pub fn checkpoint(&self) -> Result<()> {
         recovery::checkpoint(&self.ctx, &self.pool, true)
     }
+
+    /// Forces everything logged so far to disk (FLUSH LOGS): afterwards every
+    /// committed transaction survives a crash, whatever `flush_log_at_commit` says.
+    pub fn flush_log(&self) -> Result<()> {
+        self.ctx.wal.flush_to(self.ctx.wal.current_lsn())
+    }
 }
 
 impl Drop for Storage {

@@ -1110,6 +1110,7 @@ impl Conn {
                     .packets(|b| packet::put(b, text.as_bytes()));
             }
             command::FIELD_LIST => self.field_list(body),
+            command::REFRESH => self.refresh(body),
             command::PROCESS_KILL => match Reader::new(body).u32() {
                 Ok(target) => match self.session.engine().kill(target as u64, true) {
                     Ok(()) => self.ok(),
@@ -1163,6 +1164,25 @@ impl Conn {
             _ => self.err(&Error::sql(1047, "08S01", "Unknown command")),
         }
         Flow::Continue
+    }
+
+    /// COM_REFRESH: the FLUSH statements its flag byte names
+    /// ([`crate::protocol::REFRESH_FLAGS`]), in order; the first to fail is the
+    /// answer.
+    fn refresh(&mut self, body: &[u8]) {
+        let flags = match Reader::new(body).u8() {
+            Ok(flags) => flags,
+            Err(m) => return self.err(&malformed(m)),
+        };
+        for (bit, statement) in crate::protocol::REFRESH_FLAGS {
+            let Some(statement) = statement.filter(|_| flags & bit != 0) else {
+                continue;
+            };
+            if let Err(e) = self.session.execute(statement) {
+                return self.err(&e);
+            }
+        }
+        self.ok();
     }
 
     /// Ends one statement's answer: rows' terminator, OK or ERR.

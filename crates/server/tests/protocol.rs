@@ -450,6 +450,32 @@ fn a_query_returns_typed_rows_and_status_flags() {
     expect_err(c.query("SELECT * FROM nowhere.t"), 1146);
 }
 
+/// COM_REFRESH (`mysqldump --flush-logs`, `mysqladmin flush-*`) runs the FLUSH
+/// statements its flags name: the ones Tarn has are OK, the others the error their
+/// statement gives, and a missing flag byte is a malformed packet.
+#[test]
+fn com_refresh_runs_the_flush_statements_its_flags_name() {
+    let server = start(&[]);
+    let mut c = Client::root(server.address);
+    // REFRESH_GRANT, _LOG, _TABLES, _HOSTS, _THREADS, and all of them.
+    for flags in [1u8, 2, 4, 8, 32, 1 | 2 | 4 | 8 | 32] {
+        c.command(&[0x07, flags]);
+        assert!(
+            matches!(c.reply(), Reply::Ok { .. }),
+            "COM_REFRESH {flags:#x}"
+        );
+    }
+    // REFRESH_STATUS: FLUSH STATUS is not supported, and its error is the answer,
+    // also after a flag that worked.
+    for flags in [16u8, 2 | 16] {
+        c.command(&[0x07, flags]);
+        expect_err(c.reply(), 1235);
+    }
+    c.command(&[0x07]);
+    expect_err(c.reply(), 1047);
+    assert!(matches!(c.query("SELECT 1"), Reply::Rows { .. }));
+}
+
 #[test]
 fn multi_statements_set_more_results_and_stop_at_the_first_error() {
     let server = start(&[]);

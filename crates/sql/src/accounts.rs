@@ -15,8 +15,13 @@
 //!
 //! `bootstrap` creates both tables the first time an engine opens a data directory
 //! without them, with the one account `root`@`localhost` (empty password, ALL
-//! PRIVILEGES WITH GRANT OPTION). An existing `mysql.user` is never refilled: a server
-//! whose accounts were all dropped stays so.
+//! PRIVILEGES WITH GRANT OPTION). Existing tables are never refilled: a server whose
+//! accounts were all dropped stays so. A session with global CREATE USER may drop
+//! the tables and create them again with their own definition
+//! ([`check_account_table_def`]), as a restore of `mysqldump --all-databases` does;
+//! if the server starts while one is missing, `bootstrap` creates it and makes sure
+//! of `root`@`localhost` and its global grant as on a fresh start. Nothing alters,
+//! truncates, renames or re-indexes them (MySQL's 3554).
 //!
 //! ## Password hashes
 //!
@@ -539,13 +544,19 @@ pub(crate) fn bootstrap(storage: &Storage) -> Result<()> {
         }
     }
     let tables = storage.tables(SYSTEM_DATABASE)?;
-    if !tables.iter().any(|t| t == GRANTS_TABLE) {
-        storage.create_table(SYSTEM_DATABASE, grants_table_def())?;
+    let mut created = false;
+    for def in [user_table_def(), grants_table_def()] {
+        if !tables.contains(&def.name) {
+            storage.create_table(SYSTEM_DATABASE, def)?;
+            created = true;
+        }
     }
-    if tables.iter().any(|t| t == USER_TABLE) {
+    if !created {
         return Ok(());
     }
-    let user = storage.create_table(SYSTEM_DATABASE, user_table_def())?;
+    // A fresh data directory, or one whose account table was dropped (by a restore
+    // that did not finish): root@localhost is there, with every privilege.
+    let user = storage.table(SYSTEM_DATABASE, USER_TABLE)?;
     let grants = storage.table(SYSTEM_DATABASE, GRANTS_TABLE)?;
     let mut tx = storage.begin(None, false);
     let root = Account {
@@ -554,12 +565,24 @@ pub(crate) fn bootstrap(storage: &Storage) -> Result<()> {
         plugin: AuthPlugin::NativePassword,
         stored_hash: None,
     };
-    let written = user.insert_tx(&mut tx, user_row(&root)).and_then(|()| {
-        grants.insert_tx(
-            &mut tx,
-            grant_row(&root.user, &root.host, "", "", Privileges::ALL_GLOBAL, true),
-        )
-    });
+    let root_grant = grant_row(&root.user, &root.host, "", "", Privileges::ALL_GLOBAL, true);
+    let mut written = Ok(());
+    for (table, row) in [(&user, user_row(&root)), (&grants, root_grant)] {
+        let key: Vec<Value> = table
+            .def()
+            .primary_key
+            .iter()
+            .map(|&c| row[c].clone())
+            .collect();
+        written = match table.get_tx(&mut tx, &key, tarn_catalog::RowLock::None) {
+            Ok(Some(_)) => Ok(()),
+            Ok(None) => table.insert_tx(&mut tx, row),
+            Err(e) => Err(e),
+        };
+        if written.is_err() {
+            break;
+        }
+    }
     match written {
         Ok(()) => storage.commit(tx),
         Err(e) => {
@@ -567,6 +590,49 @@ pub(crate) fn bootstrap(storage: &Storage) -> Result<()> {
             Err(e)
         }
     }
+}
+
+/// Whether `db`.`table` is one of the two account tables.
+pub(crate) fn is_account_table(db: &str, table: &str) -> bool {
+    db == SYSTEM_DATABASE && (table == USER_TABLE || table == GRANTS_TABLE)
+}
+
+/// A CREATE TABLE of an account table (a restore of `mysqldump --all-databases`
+/// drops and creates both) must give it exactly its built-in columns and primary
+/// key, and nothing that could refuse an account statement's rows (indexes aside):
+/// the cache reads the rows by position. Anything else is MySQL's 3554.
+pub(crate) fn check_account_table_def(db: &str, def: &TableDef) -> Result<()> {
+    if !is_account_table(db, &def.name) {
+        return Ok(());
+    }
+    let expected = if def.name == USER_TABLE {
+        user_table_def()
+    } else {
+        grants_table_def()
+    };
+    let same_columns = def.columns.len() == expected.columns.len()
+        && def.columns.iter().zip(&expected.columns).all(|(a, b)| {
+            a.name.eq_ignore_ascii_case(&b.name)
+                && a.ty == b.ty
+                && a.nullable == b.nullable
+                && a.collation == b.collation
+        });
+    if same_columns
+        && def.primary_key == expected.primary_key
+        && def.checks.is_empty()
+        && def.foreign_keys.is_empty()
+        && def.column_generated.iter().all(Option::is_none)
+    {
+        return Ok(());
+    }
+    Err(Error::sql(
+        3554,
+        "HY000",
+        format!(
+            "Access to system table '{db}.{}' is rejected: it can only be created as SHOW CREATE TABLE shows it",
+            def.name
+        ),
+    ))
 }
 
 fn grant_row(

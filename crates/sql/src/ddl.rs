@@ -188,8 +188,9 @@ pub fn execute(
 /// The privileges a DDL statement needs, checked before it changes anything: CREATE
 /// and DROP on the database or table, INDEX for indexes, ALTER for ALTER TABLE,
 /// DROP for TRUNCATE; RENAME needs ALTER and DROP on the old name and CREATE and
-/// INSERT on the new one. No one may drop, alter, truncate or rename the account
-/// tables, or drop the `mysql` database.
+/// INSERT on the new one. Dropping or creating an account table also needs global
+/// CREATE USER; no one may alter, truncate, rename or re-index them, or drop the
+/// `mysql` database.
 pub(crate) fn check_privileges(session: &Session, statement: &ast::Statement) -> Result<()> {
     use ast::Statement as S;
     let table = |name: &ast::ObjectName, needed: Privileges| -> Result<()> {
@@ -206,6 +207,14 @@ pub(crate) fn check_privileges(session: &Session, statement: &ast::Statement) ->
     let structural = |name: &ast::ObjectName| -> Result<()> {
         let (db, table) = Binder::new(session).table_ref(name)?;
         protect_account_table(&db, &table)
+    };
+    // Dropping or creating an account table is managing accounts (see `accounts.rs`).
+    let account_table_replaced = |name: &ast::ObjectName| -> Result<()> {
+        let (db, table) = Binder::new(session).table_ref(name)?;
+        if crate::accounts::is_account_table(&db, &table) {
+            session.require_global(Privileges::CREATE_USER, "CREATE USER")?;
+        }
+        Ok(())
     };
     match statement {
         S::CreateDatabase { db_name, .. }
@@ -238,7 +247,7 @@ pub(crate) fn check_privileges(session: &Session, statement: &ast::Statement) ->
                 session.check_database(Privileges::DROP, &db)
             }),
             ast::ObjectType::Table => names.iter().try_for_each(|n| {
-                structural(n)?;
+                account_table_replaced(n)?;
                 table(n, Privileges::DROP)
             }),
             ast::ObjectType::View => names.iter().try_for_each(|n| {
@@ -258,6 +267,7 @@ pub(crate) fn check_privileges(session: &Session, statement: &ast::Statement) ->
             if create.temporary {
                 table(&create.name, Privileges::CREATE)?;
             } else {
+                account_table_replaced(&create.name)?;
                 base_table(&create.name, Privileges::CREATE)?;
             }
             if let Some(
@@ -308,11 +318,11 @@ pub(crate) fn check_privileges(session: &Session, statement: &ast::Statement) ->
     }
 }
 
-/// The account tables' definitions are fixed: dropping or reshaping them would lock
-/// every account out (MySQL's 3554).
+/// The account tables' definitions are fixed: reshaping them would lock every
+/// account out (MySQL's 3554). (Dropping and creating them again is allowed: see
+/// `accounts.rs`.)
 fn protect_account_table(db: &str, table: &str) -> Result<()> {
-    use crate::accounts::{GRANTS_TABLE, SYSTEM_DATABASE, USER_TABLE};
-    if db == SYSTEM_DATABASE && (table == USER_TABLE || table == GRANTS_TABLE) {
+    if crate::accounts::is_account_table(db, table) {
         return Err(Error::sql(
             3554,
             "HY000",
@@ -1118,6 +1128,7 @@ pub(crate) fn finish_create(
     if create.temporary {
         return crate::temporary::create(session, db, def, create.if_not_exists);
     }
+    crate::accounts::check_account_table_def(db, &def)?;
     let if_not_exists = create.if_not_exists;
     let name = def.name.clone();
     match session.engine().storage().create_table(db, def) {

@@ -102,11 +102,12 @@ pub struct Engine {
 impl Engine {
     /// Opens (or creates) the data directory `settings` name and recovers it.
     /// Creates the account tables on first open (with `root`@`localhost`) and loads
-    /// them.
+    /// them, and MySQL's (empty) log tables (`log_tables.rs`).
     pub fn open(settings: &Settings) -> Result<Arc<Engine>> {
         let storage = Arc::new(Storage::open(settings)?);
         let engine = Engine::new(storage);
         crate::accounts::bootstrap(engine.storage())?;
+        crate::log_tables::bootstrap(engine.storage())?;
         engine.reload_accounts()?;
         Ok(engine)
     }
@@ -120,6 +121,9 @@ impl Engine {
             crate::accounts::bootstrap(engine.storage()).and_then(|()| engine.reload_accounts())
         {
             tracing::error!("the account tables could not be opened: {e}");
+        }
+        if let Err(e) = crate::log_tables::bootstrap(engine.storage()) {
+            tracing::error!("mysql.general_log and mysql.slow_log could not be created: {e}");
         }
         engine
     }

@@ -42,6 +42,7 @@ pub mod generated;
 pub mod json;
 pub mod limits;
 pub mod load;
+pub mod log_tables;
 pub mod maintenance;
 pub mod parallel;
 pub mod parse;

@@ -1100,8 +1100,13 @@ impl Session {
                 }
                 Ok(QueryResult::ok(0))
             }
-            // No table cache to flush, no global read lock (see `Statement::FlushTables`).
-            Statement::FlushTables { .. } => Ok(QueryResult::ok(0)),
+            // No table cache to flush, no global read lock (see `Statement::FlushTables`),
+            // no host cache (`Statement::FlushHosts`).
+            Statement::FlushTables { .. } | Statement::FlushHosts => Ok(QueryResult::ok(0)),
+            Statement::FlushLogs => {
+                self.engine.storage().flush_log()?;
+                Ok(QueryResult::ok(0))
+            }
             Statement::Shutdown => {
                 self.require_global(Privileges::CREATE_USER, "SHUTDOWN")?;
                 self.engine.request_shutdown()?;

@@ -505,11 +505,31 @@ pub fn special(session: &mut Session, statement: &Statement) -> Result<QueryResu
             let rows = (sysviews::show_stored_objects_columns(*kind), Vec::new());
             filtered(session, rows, filter.as_ref())
         }
+        // Tarn writes no binary log: MySQL's answers with `log_bin` off.
+        Statement::ShowBinaryLogStatus => {
+            let text = |name| OutputColumn::new(name, SqlType::TEXT, false);
+            let columns = vec![
+                text("File"),
+                OutputColumn::new("Position", SqlType::UInt { bits: 64 }, false),
+                text("Binlog_Do_DB"),
+                text("Binlog_Ignore_DB"),
+                text("Executed_Gtid_Set"),
+            ];
+            Ok(QueryResult::rows(columns, Vec::new()))
+        }
+        Statement::ShowBinaryLogs => Err(Error::sql(
+            1381,
+            "HY000",
+            "You are not using binary logging",
+        )),
         Statement::ShowEngines => {
             let rows = sysviews::show_engines();
             filtered(session, rows, None)
         }
-        Statement::ShowCreateDatabase { name, .. } => {
+        Statement::ShowCreateDatabase {
+            name,
+            if_not_exists,
+        } => {
             let db = session.normalize_table_name(name);
             if crate::temporary::is_hidden_database(&db)
                 || !session.engine().storage().databases().contains(&db)
@@ -524,9 +544,16 @@ pub fn special(session: &mut Session, statement: &Statement) -> Result<QueryResu
                 columns,
                 vec![vec![
                     Value::Bytes(db.clone().into_bytes()),
+                    // With IF NOT EXISTS the statement says so in a versioned comment,
+                    // as MySQL's does: mysqldump --all-databases copies this text into
+                    // the dump, which must then restore over `mysql`, which exists.
                     Value::Bytes(
-                        format!("CREATE DATABASE `{db}` /*!40100 DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_0900_ai_ci */")
-                            .into_bytes(),
+                        format!(
+                            "CREATE DATABASE {}{} /*!40100 DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_0900_ai_ci */",
+                            if *if_not_exists { "/*!32312 IF NOT EXISTS*/ " } else { "" },
+                            sysviews::quote_identifier(&db)
+                        )
+                        .into_bytes(),
                     ),
                 ]],
             ))

@@ -584,6 +584,11 @@ fn mariadb_dump_restore() -> Result<(), Failed> {
             "--events",
             "dumptest",
         ],
+        &["--lock-all-tables", "--flush-logs", "dumptest"],
+        // Every database, `mysql` too: the restore drops and recreates the account
+        // tables, and mariadb-dump reads the structure of mysql.general_log and
+        // mysql.slow_log.
+        &["--all-databases", "--flush-privileges"],
     ];
     for options in cases {
         let dump_bytes = mariadb_tool_bytes(&dump_tool, source.port, options, None, true)?;
@@ -611,8 +616,10 @@ fn mariadb_dump_restore() -> Result<(), Failed> {
             None,
             true,
         )?;
-        // A dump of `--databases` creates and enters the database itself.
-        let whole_database = options.contains(&"--databases");
+        // A dump of `--databases` (or all of them) creates and enters each database
+        // itself.
+        let whole_database =
+            options.contains(&"--databases") || options.contains(&"--all-databases");
         if !whole_database {
             mariadb_tool(
                 &mariadb,
@@ -646,6 +653,46 @@ fn mariadb_dump_restore() -> Result<(), Failed> {
             )
             .into());
         }
+    }
+    // The accounts came with the last dump: a source account logs in to the target.
+    mariadb_tool(
+        &mariadb,
+        source.port,
+        &[
+            "-e",
+            "CREATE USER dumper IDENTIFIED BY 'pw'; GRANT SELECT ON dumptest.* TO dumper",
+        ],
+        None,
+        true,
+    )?;
+    let all = mariadb_tool_bytes(&dump_tool, source.port, &["--all-databases"], None, true)?;
+    let file = scratch.path().join("all.sql");
+    std::fs::write(&file, &all)?;
+    mariadb_tool(&mariadb, target.port, &[], Some(&file), true)?;
+    mariadb_tool(
+        &mariadb,
+        target.port,
+        &["-e", "FLUSH PRIVILEGES"],
+        None,
+        true,
+    )?;
+    let counted = Command::new(&*mariadb)
+        .args([
+            "-h",
+            "127.0.0.1",
+            "-P",
+            &target.port.to_string(),
+            "--skip-ssl",
+        ])
+        .args(["-u", "dumper", "-ppw", "-N", "-B", "-e"])
+        .arg("SELECT COUNT(*) FROM dumptest.items")
+        .output()?;
+    if String::from_utf8_lossy(&counted.stdout).trim() != "5" {
+        return Err(format!(
+            "the restored account could not read the restored table: {}",
+            String::from_utf8_lossy(&counted.stderr)
+        )
+        .into());
     }
     // The restored counter continues where the source's was.
     let next = mariadb_tool(

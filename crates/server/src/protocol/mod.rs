@@ -79,6 +79,7 @@ pub mod command {
     pub const INIT_DB: u8 = 0x02;
     pub const QUERY: u8 = 0x03;
     pub const FIELD_LIST: u8 = 0x04;
+    pub const REFRESH: u8 = 0x07;
     pub const SHUTDOWN: u8 = 0x08;
     pub const STATISTICS: u8 = 0x09;
     pub const PROCESS_INFO: u8 = 0x0a;
@@ -95,6 +96,21 @@ pub mod command {
     pub const STMT_FETCH: u8 = 0x1c;
     pub const RESET_CONNECTION: u8 = 0x1f;
 }
+
+/// COM_REFRESH's flag bits, and the FLUSH statement each stands for (`None`: a
+/// cache Tarn does not have, so nothing to do). The deprecated command is what
+/// `mysqldump --flush-logs` and `mysqladmin flush-*` send.
+pub const REFRESH_FLAGS: [(u8, Option<&str>); 8] = [
+    (1, Some("FLUSH PRIVILEGES")),
+    (1 << 1, Some("FLUSH LOGS")),
+    (1 << 2, Some("FLUSH TABLES")),
+    (1 << 3, Some("FLUSH HOSTS")),
+    (1 << 4, Some("FLUSH STATUS")),
+    // The thread cache: Tarn's connections have no threads to cache.
+    (1 << 5, None),
+    (1 << 6, Some("RESET REPLICA")),
+    (1 << 7, Some("RESET MASTER")),
+];
 
 /// Column types on the wire (`enum_field_types`).
 pub mod column_type {

@@ -208,6 +208,17 @@ pub enum Statement {
     /// no table cache to flush and no global read lock: both are accepted without
     /// effect (a consistent dump comes from a snapshot, `--single-transaction`).
     FlushTables { with_read_lock: bool },
+    /// `FLUSH [LOCAL | NO_WRITE_TO_BINLOG] [BINARY | ENGINE | ERROR | GENERAL | RELAY
+    /// | SLOW] LOGS`: Tarn's one log is the redo log, which this forces to disk.
+    FlushLogs,
+    /// `FLUSH [LOCAL | NO_WRITE_TO_BINLOG] HOSTS`: Tarn keeps no host cache (no
+    /// host is ever blocked for failed connects), so there is nothing to clear.
+    FlushHosts,
+    /// `SHOW MASTER STATUS` / `SHOW BINARY LOG STATUS`: Tarn writes no binary log,
+    /// so MySQL's columns and no row, as MySQL with `log_bin` off answers.
+    ShowBinaryLogStatus,
+    /// `SHOW {BINARY | MASTER} LOGS`: error 1381, as MySQL with `log_bin` off.
+    ShowBinaryLogs,
     /// `SHUTDOWN`: asks the server to stop, as SIGTERM does (global CREATE USER, which
     /// stands for MySQL's SHUTDOWN privilege).
     Shutdown,

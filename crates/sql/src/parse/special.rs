@@ -45,6 +45,14 @@ pub(super) enum Form {
     Do,
     Xa,
     FlushTables,
+    /// `FLUSH [LOCAL | NO_WRITE_TO_BINLOG] [kind] LOGS`
+    FlushLogs,
+    /// `FLUSH [LOCAL | NO_WRITE_TO_BINLOG] HOSTS`
+    FlushHosts,
+    /// `SHOW MASTER STATUS`, `SHOW BINARY LOG STATUS`
+    ShowBinaryLogStatus,
+    /// `SHOW {BINARY | MASTER} LOGS`
+    ShowBinaryLogs,
     Shutdown,
     ShowStoredObjects,
     /// `ALTER TABLE t {DISABLE | ENABLE} KEYS`, found by [`is_alter_table_keys`]
@@ -96,6 +104,12 @@ pub(super) fn classify(words: &[String]) -> Option<Form> {
         | ["SHOW", "GRANTS", ..]
         | ["FLUSH", "PRIVILEGES", ..] => Form::Account,
         ["FLUSH", "TABLE" | "TABLES", ..] => Form::FlushTables,
+        ["FLUSH", rest @ ..] if flush_target(rest) == ["HOSTS"] => Form::FlushHosts,
+        ["FLUSH", rest @ ..] if is_flush_logs(rest) => Form::FlushLogs,
+        ["SHOW", "MASTER", "STATUS"] | ["SHOW", "BINARY", "LOG", "STATUS"] => {
+            Form::ShowBinaryLogStatus
+        }
+        ["SHOW", "BINARY" | "MASTER", "LOGS"] => Form::ShowBinaryLogs,
         ["SHUTDOWN"] => Form::Shutdown,
         [
             "FLUSH",
@@ -231,6 +245,37 @@ pub(super) fn parse(form: Form, p: &mut Parser) -> Result<Statement, ParserError
         }
         Form::Xa => unreachable!("XA is rejected before parsing"),
         Form::FlushTables => flush_tables(p)?,
+        Form::FlushLogs => {
+            flush_prefix(p)?;
+            for kind in ["BINARY", "ENGINE", "ERROR", "GENERAL", "RELAY", "SLOW"] {
+                if eat_word(p, kind) {
+                    break;
+                }
+            }
+            expect_word(p, "LOGS")?;
+            Statement::FlushLogs
+        }
+        Form::FlushHosts => {
+            flush_prefix(p)?;
+            expect_word(p, "HOSTS")?;
+            Statement::FlushHosts
+        }
+        Form::ShowBinaryLogStatus => {
+            expect_word(p, "SHOW")?;
+            if !eat_word(p, "MASTER") {
+                expect_words(p, &["BINARY", "LOG"])?;
+            }
+            expect_word(p, "STATUS")?;
+            Statement::ShowBinaryLogStatus
+        }
+        Form::ShowBinaryLogs => {
+            expect_word(p, "SHOW")?;
+            if !eat_word(p, "BINARY") {
+                expect_word(p, "MASTER")?;
+            }
+            expect_word(p, "LOGS")?;
+            Statement::ShowBinaryLogs
+        }
         Form::Shutdown => {
             expect_word(p, "SHUTDOWN")?;
             Statement::Shutdown
@@ -545,12 +590,39 @@ pub(super) fn take_dml_modifiers(tokens: &mut [TokenWithSpan], verb_at: usize) -
     seen.contains(&"IGNORE")
 }
 
-/// `FLUSH [LOCAL | NO_WRITE_TO_BINLOG] {TABLE | TABLES} [t [, t ..]] [WITH READ LOCK]`
-fn flush_tables(p: &mut Parser) -> Result<Statement, ParserError> {
+/// The words of a FLUSH statement after `FLUSH` and its optional `LOCAL` /
+/// `NO_WRITE_TO_BINLOG`.
+fn flush_target<'a>(words: &'a [&'a str]) -> &'a [&'a str] {
+    match words {
+        ["LOCAL" | "NO_WRITE_TO_BINLOG", rest @ ..] => rest,
+        rest => rest,
+    }
+}
+
+/// `[BINARY | ENGINE | ERROR | GENERAL | RELAY | SLOW] LOGS` (after [`flush_target`]).
+fn is_flush_logs(words: &[&str]) -> bool {
+    matches!(
+        flush_target(words),
+        ["LOGS"]
+            | [
+                "BINARY" | "ENGINE" | "ERROR" | "GENERAL" | "RELAY" | "SLOW",
+                "LOGS"
+            ]
+    )
+}
+
+/// `FLUSH [LOCAL | NO_WRITE_TO_BINLOG]`
+fn flush_prefix(p: &mut Parser) -> Result<(), ParserError> {
     expect_word(p, "FLUSH")?;
     if !eat_word(p, "LOCAL") {
         eat_word(p, "NO_WRITE_TO_BINLOG");
     }
+    Ok(())
+}
+
+/// `FLUSH [LOCAL | NO_WRITE_TO_BINLOG] {TABLE | TABLES} [t [, t ..]] [WITH READ LOCK]`
+fn flush_tables(p: &mut Parser) -> Result<Statement, ParserError> {
+    flush_prefix(p)?;
     if !eat_word(p, "TABLES") {
         expect_word(p, "TABLE")?;
     }
