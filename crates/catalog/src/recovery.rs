@@ -466,7 +466,7 @@ pub(crate) fn checkpoint_loop(ctx: &TxnContext, pool: &BufferPool, stop: &Atomic
 
 /// Purge: removes what committed transactions left behind once no view needs it.
 pub(crate) fn purge_loop(ctx: &TxnContext, state: &Mutex<State>, stop: &AtomicBool) {
-    let purger = ctx.locks.register(PURGER_TRX_ID);
+    let purger = ctx.locks.register_brief(PURGER_TRX_ID);
     while !stop.load(Ordering::Acquire) {
         match purge_round(ctx, state, &purger, PURGE_ROUND_ITEMS) {
             Ok(Round::Progress) => {}

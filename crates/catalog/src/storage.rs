@@ -329,7 +329,7 @@ impl Storage {
     /// One purge round of at most `PURGE_HELP_ITEMS` transactions by this thread.
     fn help_purge(&self) {
         let id = recovery::PURGER_TRX_ID + 1 + self.purge_helpers.fetch_add(1, Ordering::Relaxed);
-        let purger = self.ctx.locks.register(id);
+        let purger = self.ctx.locks.register_brief(id);
         if let Err(error) =
             recovery::purge_round(&self.ctx, &self.state, &purger, limits::PURGE_HELP_ITEMS)
         {

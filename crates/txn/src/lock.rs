@@ -46,6 +46,10 @@
 //! first anyway). So the MySQL manual's deadlock example (A holds S, B waits for X, A
 //! asks for X) grants A at once here, where the manual shows a deadlock: deliberate.
 //!
+//! NOWAIT and SKIP LOCKED requests fail or skip where a request would wait, except
+//! when only brief holders block them ([`LockManager::register_brief`]: purge, which
+//! holds a row for a moment and never waits): then they wait, as for a latch.
+//!
 //! # Structure
 //!
 //! The lock table is split into [`LOCK_TABLE_SHARDS`] shards by a hash of the name;
@@ -509,6 +513,16 @@ impl LockManager {
         Arc::new(LockTrx::new(trx_id, None))
     }
 
+    /// [`LockManager::register`] for a background holder that takes locks only
+    /// without waiting and keeps them for a moment (purge, which locks a row while it
+    /// removes its old version). A NOWAIT or SKIP LOCKED request that only such
+    /// holders block waits for them, as for a latch: the row is not locked by any
+    /// transaction, so it must neither fail (3572) nor be skipped. Waiting cannot
+    /// deadlock, since a brief holder never waits.
+    pub fn register_brief(&self, trx_id: u64) -> Arc<LockTrx> {
+        Arc::new(LockTrx::new_brief(trx_id))
+    }
+
     /// [`LockManager::register`] for a transaction whose waits end when its running
     /// statement must stop: with error 1317 once `interrupt` is killed (KILL QUERY, a
     /// client that went away), with error 3024 once its deadline passes
@@ -741,8 +755,13 @@ impl LockManager {
             shard.counters.granted_immediately += 1;
             return Ok(Attempt::Done(LockOutcome::Granted));
         }
+        // Brief holders never wait (so waiting for one cannot deadlock).
+        let brief = wait != WaitPolicy::Wait
+            && !trx.is_brief()
+            && queue.blocked_only_by_brief(trx.id(), missing, queue.waiting.len());
         match wait {
             WaitPolicy::Wait => {}
+            _ if brief => {}
             WaitPolicy::NoWait => {
                 shard.counters.nowait_failures += 1;
                 return Err(Error::LockNowait);

@@ -144,6 +144,22 @@ impl Queue {
         found
     }
 
+    /// Whether every trx a request for `mode` by `trx_id` would wait for (see
+    /// [`Queue::visit_blockers`]) is a brief holder.
+    pub(crate) fn blocked_only_by_brief(
+        &self,
+        trx_id: u64,
+        mode: Mode,
+        waiting_before: usize,
+    ) -> bool {
+        let mut only_brief = true;
+        self.visit_blockers(trx_id, mode, waiting_before, |trx| {
+            only_brief = trx.is_brief();
+            only_brief
+        });
+        only_brief
+    }
+
     /// The distinct trx ids the request waits for, and the first of them (the one its
     /// CATS weight is credited to; a granted holder when there is one).
     pub(crate) fn blockers(

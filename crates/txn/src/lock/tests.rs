@@ -899,3 +899,54 @@ fn random_operations_keep_the_invariants() {
     assert!(outcomes.iter().all(|&n| n > 0), "{outcomes:?}");
     drain(&m, trxs.into_iter().zip(pending).collect());
 }
+
+/// A NOWAIT or SKIP LOCKED request that only a brief holder (purge) blocks waits for
+/// it instead of failing or skipping; one that a transaction blocks still fails or
+/// skips at once; and a brief holder's own request never waits.
+#[test]
+fn nowait_and_skip_locked_wait_for_brief_holders_only() {
+    let m = manager(LockScheduling::Fifo);
+    let purger = m.register_brief(1000);
+    let (a, b) = (m.register(1), m.register(2));
+    lock(&m, &purger, b"k", X_RECORD);
+    for (policy, trx) in [(WaitPolicy::NoWait, &a), (WaitPolicy::SkipLocked, &b)] {
+        match m
+            .request_record(trx, INDEX, b"k", S_RECORD, policy)
+            .expect("queued")
+        {
+            Attempt::Waiting(pending) => {
+                // The purger's release grants it.
+                m.release_all(&purger);
+                assert_eq!(complete(&m, trx, pending).unwrap(), LockOutcome::Granted);
+            }
+            Attempt::Done(outcome) => panic!("{policy:?} got {outcome:?}, expected a wait"),
+        }
+        m.release_all(trx);
+        lock(&m, &purger, b"k", X_RECORD);
+    }
+    m.release_all(&purger);
+    // A transaction's lock: NOWAIT fails, SKIP LOCKED skips, the purger skips too.
+    lock(&m, &a, b"k", X_RECORD);
+    assert!(matches!(
+        m.lock_record(&b, INDEX, b"k", S_RECORD, WaitPolicy::NoWait),
+        Err(Error::LockNowait)
+    ));
+    for trx in [&b, &purger] {
+        assert_eq!(
+            m.lock_record(trx, INDEX, b"k", X_RECORD, WaitPolicy::SkipLocked)
+                .unwrap(),
+            LockOutcome::Skipped
+        );
+    }
+    m.release_all(&a);
+    // Another brief holder's lock: a brief requester skips rather than waits.
+    let helper = m.register_brief(1001);
+    lock(&m, &helper, b"k", X_RECORD);
+    assert_eq!(
+        m.lock_record(&purger, INDEX, b"k", X_RECORD, WaitPolicy::SkipLocked)
+            .unwrap(),
+        LockOutcome::Skipped
+    );
+    m.release_all(&helper);
+    m.check_invariants();
+}

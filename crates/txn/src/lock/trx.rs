@@ -61,12 +61,17 @@ pub struct LockTrx {
     /// re-arms it between statements. It also carries the owner's session's lock wait
     /// timeout ([`LockTrx::wait_timeout`]).
     interrupt: Option<Arc<StatementInterrupt>>,
+    /// A background holder (purge) that keeps its locks for a moment and never waits:
+    /// NOWAIT and SKIP LOCKED requests wait for it rather than fail or skip (see
+    /// [`crate::lock::LockManager::register_brief`]).
+    brief: bool,
 }
 
 impl LockTrx {
     pub(crate) fn new(id: u64, interrupt: Option<Arc<StatementInterrupt>>) -> LockTrx {
         LockTrx {
             interrupt,
+            brief: false,
             id,
             work: AtomicU64::new(0),
             weight: AtomicU64::new(1),
@@ -77,8 +82,20 @@ impl LockTrx {
         }
     }
 
+    /// A brief holder's lock state (see `brief`).
+    pub(crate) fn new_brief(id: u64) -> LockTrx {
+        LockTrx {
+            brief: true,
+            ..LockTrx::new(id, None)
+        }
+    }
+
     pub fn id(&self) -> u64 {
         self.id
+    }
+
+    pub(crate) fn is_brief(&self) -> bool {
+        self.brief
     }
 
     /// Adds to the work done (rows changed); the deadlock victim is the trx in the
