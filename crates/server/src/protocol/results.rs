@@ -233,7 +233,17 @@ fn put_bit_bytes(out: &mut Vec<u8>, n: u64, len_bits: u8) {
 /// A ColumnDefinition41 packet for `column`: schema, table and name as the client
 /// sees them, and the stored table and column it comes from (empty for expressions).
 pub fn column_definition(out: &mut Vec<u8>, column: &OutputColumn) {
-    let w = wire_type(&column.ty, column.nullable);
+    let mut w = wire_type(&column.ty, column.nullable);
+    // A `tinyint(1)` column keeps its display width on the wire, as in MySQL
+    // (Connector/J reads TINY of length 1 as a boolean).
+    if column.tinyint1
+        && matches!(
+            column.ty,
+            SqlType::Int { bits: 8 } | SqlType::UInt { bits: 8 }
+        )
+    {
+        w.length = 1;
+    }
     let start = begin(out);
     put_lenenc_bytes(out, b"def");
     let (schema, org_table, org_name) = match &column.origin {
@@ -263,6 +273,7 @@ pub fn parameter_definition(out: &mut Vec<u8>) {
         origin: None,
         ty: SqlType::TEXT,
         nullable: true,
+        tinyint1: false,
     };
     column_definition(out, &column);
 }
