@@ -3,8 +3,9 @@
 //! Column types on the wire come from the result column's [`SqlType`], and rows are
 //! encoded from the same type, so a binary row always has the width its column
 //! definition announced (an `INT` column is `LONG`, 4 bytes; an expression is
-//! `LONGLONG`). Row encoders append whole packets to a buffer with a zero sequence
-//! byte (see [`super::packet`]).
+//! `LONGLONG`); only a stored `tinyint(1)` column's length differs from its type's
+//! (1, not 4: `OutputColumn::tinyint1`). Row encoders append whole packets to a
+//! buffer with a zero sequence byte (see [`super::packet`]).
 
 use std::io::Write;
 
