@@ -9,16 +9,17 @@
 //!
 //! Fields added after the first format carry `#[serde(default)]`, so a catalog written
 //! by an older build loads unchanged (and the format number stays 1): column defaults,
-//! AUTO_INCREMENT, foreign keys, ON UPDATE clauses, comments, CHECK constraints and
-//! generated columns on
+//! AUTO_INCREMENT, foreign keys, ON UPDATE clauses, comments, CHECK constraints,
+//! generated columns and `tinyint(1)` marks on
 //! [`TableDef`], views and statistics on [`CatalogData`].
 //!
 //! # Invariants
 //! 1. Every table and index owns one data file; file ids are never reused.
 //! 2. Database and table names are stored as given; the SQL layer applies
 //!    `lower_case_table_names` before it calls the catalog.
-//! 3. A table's `column_defaults`, `column_on_update`, `column_comments` and
-//!    `column_generated` are each empty or have one entry per column; its
+//! 3. A table's `column_defaults`, `column_on_update`, `column_comments`,
+//!    `column_generated` and `column_tinyint1` are each empty or have one entry per
+//!    column, and only TINYINT columns are marked `tinyint(1)`; its
 //!    AUTO_INCREMENT column is an integer column without a DEFAULT that leads the
 //!    primary key or some index (MySQL's rule, error 1075).
 //! 4. Views live in databases that exist, and no view has the name of a table of its
@@ -138,6 +139,13 @@ pub struct TableDef {
     /// generated columns existed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub column_generated: Vec<Option<GeneratedColumn>>,
+    /// Whether each column was declared `tinyint(1)`, BOOL or BOOLEAN (signed or
+    /// unsigned); empty when no column was. MySQL 8.0.19+ drops every integer
+    /// display width but this one, which it keeps and shows (`tinyint(1)`) because
+    /// ORMs and drivers read it as a boolean; [`tarn_row::ColumnType`] has no display
+    /// width, so the mark is kept here. Absent in catalogs written before it was kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub column_tinyint1: Vec<bool>,
 }
 
 /// How a generated column gets its value: `expr` over the row's other columns. Rows
@@ -269,6 +277,7 @@ impl TableDef {
             comment: String::new(),
             checks: Vec::new(),
             column_generated: Vec::new(),
+            column_tinyint1: Vec::new(),
         }
     }
 
@@ -323,6 +332,11 @@ impl TableDef {
     /// Whether column `column` is a generated column.
     pub fn is_generated(&self, column: usize) -> bool {
         self.column_generated(column).is_some()
+    }
+
+    /// Whether column `column` is a `tinyint(1)` (declared so, or BOOL / BOOLEAN).
+    pub fn is_tinyint1(&self, column: usize) -> bool {
+        self.column_tinyint1.get(column).copied().unwrap_or(false)
     }
 
     /// The position of column `name` (case-insensitive, as MySQL column names are).
@@ -472,12 +486,21 @@ impl TableDef {
             ("ON UPDATE clauses", self.column_on_update.len()),
             ("column comments", self.column_comments.len()),
             ("generated columns", self.column_generated.len()),
+            ("tinyint(1) marks", self.column_tinyint1.len()),
         ] {
             if len != 0 && len != self.columns.len() {
                 return Err(Error::InvalidDefinition(format!(
                     "table '{}' has {len} {what} for {} columns",
                     self.name,
                     self.columns.len()
+                )));
+            }
+        }
+        for (column, &tinyint1) in self.columns.iter().zip(&self.column_tinyint1) {
+            if tinyint1 && !matches!(column.ty, tarn_row::ColumnType::TinyInt { .. }) {
+                return Err(Error::InvalidDefinition(format!(
+                    "column '{}' is marked tinyint(1) but is not a TINYINT",
+                    column.name
                 )));
             }
         }
@@ -861,6 +884,31 @@ mod tests {
             stored: true,
         });
         assert!(bad.validate().is_err());
+    }
+
+    /// A table written before `tinyint(1)` marks were kept loads without any; the
+    /// marks round-trip, and only a TINYINT column may carry one.
+    #[test]
+    fn tinyint1_marks_are_optional_in_the_file_and_round_trip() {
+        let tiny = tarn_row::ColumnType::TinyInt { unsigned: true };
+        let int = tarn_row::ColumnType::Int { unsigned: false };
+        let columns = vec![Column::new("a", int, true), Column::new("b", tiny, true)];
+        let old = serde_json::to_string(&TableDef::new("t", columns, &[])).expect("json");
+        assert!(!old.contains("tinyint1"), "{old}");
+        let mut def: TableDef = serde_json::from_str(&old).expect("an old definition loads");
+        assert!(!def.is_tinyint1(0) && !def.is_tinyint1(1));
+        def.column_tinyint1 = vec![false, true];
+        def.validate().expect("valid");
+        let back: TableDef =
+            serde_json::from_str(&serde_json::to_string(&def).expect("json")).expect("reads");
+        assert_eq!(back, def);
+        assert!(back.is_tinyint1(1) && !back.is_tinyint1(0));
+        let mut bad = back.clone();
+        bad.column_tinyint1.pop();
+        assert!(bad.validate().is_err(), "one entry per column");
+        let mut bad = back;
+        bad.column_tinyint1[0] = true;
+        assert!(bad.validate().is_err(), "an INT is not a tinyint(1)");
     }
 
     #[test]

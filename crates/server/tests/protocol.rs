@@ -848,6 +848,56 @@ fn enum_set_and_bit_columns_are_described_and_sent_as_mysql_does() {
     );
 }
 
+/// A `tinyint(1)` (or BOOL) column selected as it is, also through `*` or a derived
+/// table, is TINY of length 1 (Connector/J maps that to Boolean), as in MySQL; another
+/// TINYINT, or an expression over a tinyint(1), is length 4.
+#[test]
+fn tinyint1_columns_are_described_with_length_1() {
+    const BINARY_CHARSET: u16 = 63;
+    let server = start(&[]);
+    let mut c = Client::root(server.address);
+    c.query("CREATE DATABASE d");
+    let created =
+        c.query("CREATE TABLE d.t (id INT PRIMARY KEY, a TINYINT(1), b BOOL, e TINYINT(4))");
+    assert!(matches!(created, Reply::Ok { .. }), "{created:?}");
+    let inserted = c.query("INSERT INTO d.t VALUES (1, 1, 0, 7)");
+    assert!(matches!(inserted, Reply::Ok { .. }), "{inserted:?}");
+    for sql in [
+        "SELECT a, b, e, IF(a, a, a) FROM d.t",
+        "SELECT a, b, e, IF(a, a, a) FROM d.t WHERE id + 0 = 1",
+        "SELECT x.a, x.b, x.e, IF(a, a, a) FROM (SELECT * FROM d.t) AS x",
+    ] {
+        let (definitions, rows) = query_definitions(&mut c, sql);
+        let lengths: Vec<(u8, u16, u32)> = definitions
+            .iter()
+            .map(|&(ty, charset, length, _)| (ty, charset, length))
+            .collect();
+        assert_eq!(
+            lengths,
+            [
+                (column_type::TINY, BINARY_CHARSET, 1),
+                (column_type::TINY, BINARY_CHARSET, 1),
+                (column_type::TINY, BINARY_CHARSET, 4),
+                (column_type::TINY, BINARY_CHARSET, 4),
+            ],
+            "{sql}"
+        );
+        assert_eq!(
+            cells(&rows[0]),
+            [
+                Some("1".into()),
+                Some("0".into()),
+                Some("7".into()),
+                Some("1".into())
+            ],
+            "{sql}"
+        );
+    }
+    let (definitions, _) = query_definitions(&mut c, "SELECT * FROM d.t");
+    let lengths: Vec<u32> = definitions.iter().map(|d| d.2).collect();
+    assert_eq!(lengths, [11, 1, 1, 4]);
+}
+
 /// The rows of `reply`, which must be a result set.
 fn rows_of(reply: Reply) -> Vec<Vec<u8>> {
     match reply {

@@ -9,7 +9,8 @@
 //!
 //! - **in place** (`Storage::alter_in_place`) when every stored row stays as it is:
 //!   columns renamed, DEFAULTs set or dropped, AUTO_INCREMENT taken off or put on a
-//!   column, members appended to an ENUM or SET without changing its width
+//!   column, a TINYINT made `tinyint(1)` or not (`TableDef::column_tinyint1`),
+//!   members appended to an ENUM or SET without changing its width
 //!   (`ColumnType::stores_like`), indexes renamed, dropped, or added (built from the
 //!   rows);
 //! - **rebuild** (`Storage::rebuild_table`) when rows change: columns added, dropped,
@@ -189,6 +190,8 @@ struct ColumnExtras {
     /// Empty for none.
     comment: String,
     generated: Option<tarn_catalog::GeneratedColumn>,
+    /// Declared `tinyint(1)`, BOOL or BOOLEAN (`TableDef::column_tinyint1`).
+    tinyint1: bool,
 }
 
 /// The table's definition as the statement's operations so far leave it.
@@ -201,7 +204,8 @@ struct Draft<'t> {
     /// id; a new or changed one has file id 0), AUTO_INCREMENT and the table's
     /// COMMENT.
     def: TableDef,
-    /// One DEFAULT, ON UPDATE and COMMENT per column of `def`.
+    /// One DEFAULT, ON UPDATE, COMMENT, generation and `tinyint(1)` mark per column
+    /// of `def`.
     extras: Vec<ColumnExtras>,
     /// One source per column of `def`.
     sources: Vec<Source>,
@@ -220,6 +224,7 @@ impl<'t> Draft<'t> {
                     on_update: old.column_on_update(c).map(str::to_string),
                     comment: old.column_comment(c).to_string(),
                     generated: old.column_generated(c).cloned(),
+                    tinyint1: old.is_tinyint1(c),
                 })
                 .collect(),
             sources: (0..width).map(Source::Old).collect(),
@@ -596,6 +601,7 @@ impl<'t> Draft<'t> {
             on_update: spec.on_update,
             comment: spec.comment,
             generated: spec.generated,
+            tinyint1: spec.tinyint1,
         });
         self.sources.push(Source::Fill(fill));
         let at = self.def.columns.len() - 1;
@@ -761,6 +767,7 @@ impl<'t> Draft<'t> {
             on_update: spec.on_update,
             comment: spec.comment,
             generated: spec.generated.take(),
+            tinyint1: spec.tinyint1,
         };
         if spec.unique {
             self.add_unique_on(at);
@@ -892,6 +899,11 @@ impl<'t> Draft<'t> {
         };
         def.column_generated = if self.extras.iter().any(|e| e.generated.is_some()) {
             self.extras.iter().map(|e| e.generated.clone()).collect()
+        } else {
+            Vec::new()
+        };
+        def.column_tinyint1 = if self.extras.iter().any(|e| e.tinyint1) {
+            self.extras.iter().map(|e| e.tinyint1).collect()
         } else {
             Vec::new()
         };

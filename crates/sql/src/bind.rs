@@ -116,6 +116,8 @@ pub struct ScopeColumn {
     pub name: String,
     pub ty: SqlType,
     pub nullable: bool,
+    /// A stored `tinyint(1)` column ([`OutputColumn::tinyint1`]).
+    pub tinyint1: bool,
     /// The right side's copy of a USING / NATURAL join column: reachable only by its
     /// qualified name, and left out of `*` (MySQL shows the joined column once).
     pub hidden: bool,
@@ -143,6 +145,7 @@ impl Scope {
                     name: c.name.clone(),
                     ty: c.ty,
                     nullable: c.nullable,
+                    tinyint1: c.tinyint1,
                     hidden: false,
                     using_first: false,
                     key: None,
@@ -708,6 +711,7 @@ impl<'c> Binder<'c> {
                 let source = &scope.columns[*c];
                 column.table = source.table.clone();
                 column.nullable = source.nullable;
+                column.tinyint1 = source.tinyint1;
                 if alias.is_none() {
                     column.name = source.name.clone();
                 }
@@ -1368,12 +1372,14 @@ impl<'c> Binder<'c> {
                     .def()
                     .columns
                     .iter()
-                    .map(|c| OutputColumn {
+                    .enumerate()
+                    .map(|(i, c)| OutputColumn {
                         name: c.name.clone(),
                         table: Some(alias_name.clone()),
                         origin: Some((db.clone(), table_name.clone(), c.name.clone())),
                         ty: SqlType::of_column(c.ty, c.collation),
                         nullable: c.nullable,
+                        tinyint1: table.def().is_tinyint1(i),
                     })
                     .collect();
                 push_scope(scope, &columns)?;
@@ -3113,6 +3119,7 @@ fn push_scope(scope: &mut Scope, columns: &[OutputColumn]) -> Result<()> {
         name: c.name.clone(),
         ty: c.ty,
         nullable: c.nullable,
+        tinyint1: c.tinyint1,
         hidden: false,
         using_first: false,
         key: None,

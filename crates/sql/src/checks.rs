@@ -248,11 +248,13 @@ pub(crate) fn scope_of(def: &TableDef) -> Scope {
         columns: def
             .columns
             .iter()
-            .map(|c| ScopeColumn {
+            .enumerate()
+            .map(|(i, c)| ScopeColumn {
                 table: Some(def.name.clone()),
                 name: c.name.clone(),
                 ty: SqlType::of_column(c.ty, c.collation),
                 nullable: c.nullable,
+                tinyint1: def.is_tinyint1(i),
                 hidden: false,
                 using_first: false,
                 key: None,

@@ -3,9 +3,10 @@
 //! The new table has the declared columns, then a column for each selected column
 //! not declared, typed by its expression (`SqlType::to_column`: a VARCHAR(10)
 //! column stays VARCHAR(10), `UPPER(v)` too, `COUNT(*)` is a BIGINT), nullable as
-//! the expression is. A declared column of a selected name takes the selected
-//! values, with its declared type. Keys come from the declarations
-//! (`CREATE TABLE t (PRIMARY KEY (id)) SELECT ...`).
+//! the expression is; a `tinyint(1)` column selected as it is stays `tinyint(1)`
+//! (`OutputColumn::tinyint1`), as in MySQL. A declared column of a selected name
+//! takes the selected values, with its declared type. Keys come from the
+//! declarations (`CREATE TABLE t (PRIMARY KEY (id)) SELECT ...`).
 //!
 //! The rows are then inserted by an `INSERT INTO t (selected names) SELECT ...` bound
 //! and run as any INSERT (strict conversions, duplicate keys: 1062) and committed.
@@ -15,7 +16,7 @@
 
 use sqlparser::ast;
 use tarn_common::{Error, Result};
-use tarn_row::types::Column;
+use tarn_row::types::{Column, ColumnType};
 
 use crate::bind::Binder;
 use crate::session::{QueryResult, Session};
@@ -29,11 +30,11 @@ pub(crate) fn create_table_select(
     query: &ast::Query,
 ) -> Result<QueryResult> {
     let plan = Binder::new(session).bind_statement_query(query)?;
-    let mut selected: Vec<Column> = Vec::new();
+    let mut selected: Vec<(Column, bool)> = Vec::new();
     for c in plan.columns() {
         if selected
             .iter()
-            .any(|s| s.name.eq_ignore_ascii_case(&c.name))
+            .any(|(s, _)| s.name.eq_ignore_ascii_case(&c.name))
         {
             return Err(Error::sql(
                 1060,
@@ -42,9 +43,11 @@ pub(crate) fn create_table_select(
             ));
         }
         let (ty, collation) = c.ty.to_column();
-        selected.push(Column::new(c.name.clone(), ty, c.nullable).with_collation(collation));
+        let tinyint1 = c.tinyint1 && matches!(ty, ColumnType::TinyInt { .. });
+        let column = Column::new(c.name.clone(), ty, c.nullable).with_collation(collation);
+        selected.push((column, tinyint1));
     }
-    let names: Vec<String> = selected.iter().map(|c| c.name.clone()).collect();
+    let names: Vec<String> = selected.iter().map(|(c, _)| c.name.clone()).collect();
     let def = crate::ddl::table_def(session, create, db, name, selected)?;
     let warnings_before = session.warnings().len();
     crate::ddl::finish_create(session, db, def, create)?;

@@ -578,6 +578,8 @@ pub(crate) struct ColumnSpec {
     pub(crate) checks: Vec<crate::checks::CheckSpec>,
     /// `[GENERATED ALWAYS] AS (expr) [VIRTUAL | STORED]` ([`crate::generated`]).
     pub(crate) generated: Option<tarn_catalog::GeneratedColumn>,
+    /// Declared `tinyint(1)`, BOOL or BOOLEAN ([`crate::ddl_types::is_tinyint1`]).
+    pub(crate) tinyint1: bool,
 }
 
 /// A COMMENT of a column (`table` false) or a table, checked against MySQL's
@@ -839,6 +841,7 @@ pub(crate) fn column_spec(session: &mut Session, def: &ast::ColumnDef) -> Result
         auto_increment,
         checks,
         generated,
+        tinyint1: crate::ddl_types::is_tinyint1(&def.data_type),
     })
 }
 
@@ -931,14 +934,14 @@ fn create_table(session: &mut Session, create: &ast::CreateTable) -> Result<Quer
 }
 
 /// The definition CREATE TABLE `create` gives table `name`: its declared columns,
-/// then `selected` (the columns of CREATE TABLE ... SELECT that are not declared),
-/// then its keys.
+/// then `selected` (the columns of CREATE TABLE ... SELECT that are not declared,
+/// each with whether it is a `tinyint(1)`), then its keys.
 pub(crate) fn table_def(
     session: &mut Session,
     create: &ast::CreateTable,
     db: &str,
     name: &str,
-    selected: Vec<Column>,
+    selected: Vec<(Column, bool)>,
 ) -> Result<TableDef> {
     let mut columns = Vec::new();
     let mut defaults = Vec::new();
@@ -951,6 +954,7 @@ pub(crate) fn table_def(
     let mut foreign_keys = Vec::new();
     let mut checks = Vec::new();
     let mut generated = Vec::new();
+    let mut tinyint1 = Vec::new();
     for (i, c) in create.columns.iter().enumerate() {
         let mut spec = column_spec(session, c)?;
         generated.push(spec.generated.take());
@@ -990,9 +994,10 @@ pub(crate) fn table_def(
         defaults.push(spec.default);
         on_update.push(spec.on_update);
         comments.push(spec.comment);
+        tinyint1.push(spec.tinyint1);
         columns.push(spec.column);
     }
-    for column in selected {
+    for (column, is_tinyint1) in selected {
         if !columns
             .iter()
             .any(|c| c.name.eq_ignore_ascii_case(&column.name))
@@ -1001,6 +1006,7 @@ pub(crate) fn table_def(
             on_update.push(None);
             comments.push(String::new());
             generated.push(None);
+            tinyint1.push(is_tinyint1);
             columns.push(column);
         }
     }
@@ -1052,6 +1058,9 @@ pub(crate) fn table_def(
     }
     if generated.iter().any(Option::is_some) {
         def.column_generated = generated;
+    }
+    if tinyint1.contains(&true) {
+        def.column_tinyint1 = tinyint1;
     }
     def.comment = table_option_comment(create, name)?;
     if let Some(column) = auto {

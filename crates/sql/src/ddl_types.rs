@@ -192,6 +192,20 @@ fn bit_len(column: &str, len: Option<u64>) -> Result<u8> {
     }
 }
 
+/// Whether a definition type is `tinyint(1)` (signed or unsigned), BOOL or BOOLEAN:
+/// the one integer display width MySQL 8.0.19+ keeps and shows
+/// (`TableDef::column_tinyint1`). Every other width (`tinyint(4)`, `int(11)`) is
+/// dropped, as there.
+pub fn is_tinyint1(ty: &DataType) -> bool {
+    matches!(
+        ty,
+        DataType::TinyInt(Some(1))
+            | DataType::TinyIntUnsigned(Some(1))
+            | DataType::Bool
+            | DataType::Boolean
+    )
+}
+
 /// The column type (and collation, for strings) of column `column`'s definition type.
 pub fn column_type(column: &str, ty: &DataType) -> Result<(ColumnType, Collation)> {
     use ColumnType as C;

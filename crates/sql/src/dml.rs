@@ -216,11 +216,13 @@ fn table_scope(table: &Table, alias: &str) -> Scope {
             .def()
             .columns
             .iter()
-            .map(|c| ScopeColumn {
+            .enumerate()
+            .map(|(i, c)| ScopeColumn {
                 table: Some(alias.to_string()),
                 name: c.name.clone(),
                 ty: SqlType::of_column(c.ty, c.collation),
                 nullable: c.nullable,
+                tinyint1: table.def().is_tinyint1(i),
                 hidden: false,
                 using_first: false,
                 key: None,
@@ -234,12 +236,14 @@ pub(crate) fn table_columns(table: &Table, alias: &str) -> Vec<OutputColumn> {
         .def()
         .columns
         .iter()
-        .map(|c| OutputColumn {
+        .enumerate()
+        .map(|(i, c)| OutputColumn {
             name: c.name.clone(),
             table: Some(alias.to_string()),
             origin: None,
             ty: SqlType::of_column(c.ty, c.collation),
             nullable: c.nullable,
+            tinyint1: table.def().is_tinyint1(i),
         })
         .collect()
 }
@@ -509,6 +513,7 @@ impl InsertPlan {
             name: crate::bind::row_variable_column(v),
             ty: SqlType::TEXT,
             nullable: true,
+            tinyint1: false,
             hidden: false,
             using_first: false,
             key: None,

@@ -38,6 +38,11 @@ pub struct OutputColumn {
     pub origin: Option<(String, String, String)>,
     pub ty: SqlType,
     pub nullable: bool,
+    /// A stored `tinyint(1)` column passed through unchanged (a column reference,
+    /// also through a derived table; `TableDef::column_tinyint1`): as in MySQL, its
+    /// column definition has length 1, not 4, and CREATE TABLE ... SELECT keeps it
+    /// `tinyint(1)`.
+    pub tinyint1: bool,
 }
 
 impl OutputColumn {
@@ -48,6 +53,7 @@ impl OutputColumn {
             origin: None,
             ty,
             nullable,
+            tinyint1: false,
         }
     }
 }

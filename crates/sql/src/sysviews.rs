@@ -275,6 +275,22 @@ pub fn type_name(ty: ColumnType) -> String {
     }
 }
 
+/// Column `column`'s type as SHOW CREATE TABLE, SHOW COLUMNS and
+/// information_schema.COLUMNS.COLUMN_TYPE print it: [`type_name`], but with the
+/// display width MySQL 8.0.19+ keeps for `tinyint(1)` (`tinyint(1) unsigned`).
+fn column_type_name(def: &TableDef, column: usize) -> String {
+    match def.columns[column].ty {
+        ColumnType::TinyInt { unsigned } if def.is_tinyint1(column) => {
+            if unsigned {
+                "tinyint(1) unsigned".into()
+            } else {
+                "tinyint(1)".into()
+            }
+        }
+        ty => type_name(ty),
+    }
+}
+
 /// An ENUM or SET member as MySQL quotes it in a type: `'it''s'`, `'a\\b'`.
 fn quote_member(member: &str) -> String {
     format!("'{}'", member.replace('\\', "\\\\").replace('\'', "''"))
@@ -689,7 +705,7 @@ fn describe_columns(cx: &ViewContext, db: &str, table_name: &str) -> Result<Vec<
         .map(|(i, c)| DescribedColumn {
             name: c.name.clone(),
             ty: c.ty,
-            type_name: type_name(c.ty),
+            type_name: column_type_name(def, i),
             collation: collation_name(c.ty, c.collation),
             nullable: c.nullable,
             key: column_key(def, i),
@@ -873,7 +889,7 @@ fn column_definition(def: &TableDef, i: usize) -> String {
     let mut line = format!(
         "  {} {}",
         quote_identifier(&column.name),
-        type_name(column.ty)
+        column_type_name(def, i)
     );
     if column.ty.has_collation() && column.collation == Collation::Binary {
         line.push_str(" COLLATE utf8mb4_bin");

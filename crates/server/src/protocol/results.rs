@@ -3,8 +3,9 @@
 //! Column types on the wire come from the result column's [`SqlType`], and rows are
 //! encoded from the same type, so a binary row always has the width its column
 //! definition announced (an `INT` column is `LONG`, 4 bytes; an expression is
-//! `LONGLONG`). Row encoders append whole packets to a buffer with a zero sequence
-//! byte (see [`super::packet`]).
+//! `LONGLONG`); only a stored `tinyint(1)` column's length differs from its type's
+//! (1, not 4: `OutputColumn::tinyint1`). Row encoders append whole packets to a
+//! buffer with a zero sequence byte (see [`super::packet`]).
 
 use std::io::Write;
 
@@ -233,7 +234,17 @@ fn put_bit_bytes(out: &mut Vec<u8>, n: u64, len_bits: u8) {
 /// A ColumnDefinition41 packet for `column`: schema, table and name as the client
 /// sees them, and the stored table and column it comes from (empty for expressions).
 pub fn column_definition(out: &mut Vec<u8>, column: &OutputColumn) {
-    let w = wire_type(&column.ty, column.nullable);
+    let mut w = wire_type(&column.ty, column.nullable);
+    // A `tinyint(1)` column keeps its display width on the wire, as in MySQL
+    // (Connector/J reads TINY of length 1 as a boolean).
+    if column.tinyint1
+        && matches!(
+            column.ty,
+            SqlType::Int { bits: 8 } | SqlType::UInt { bits: 8 }
+        )
+    {
+        w.length = 1;
+    }
     let start = begin(out);
     put_lenenc_bytes(out, b"def");
     let (schema, org_table, org_name) = match &column.origin {
@@ -263,6 +274,7 @@ pub fn parameter_definition(out: &mut Vec<u8>) {
         origin: None,
         ty: SqlType::TEXT,
         nullable: true,
+        tinyint1: false,
     };
     column_definition(out, &column);
 }
