@@ -876,7 +876,7 @@ fn local_infile_request(conn: &Conn, payload: &[u8]) -> Option<String> {
     if !crate::text::first_word_is(&text, "LOAD") || !conn.session.local_infile_enabled() {
         return None;
     }
-    let first = tarn_sql::parse::parse_each(&text)
+    let first = tarn_sql::parse::parse_each_in(&text, conn.session.parse_mode())
         .into_iter()
         .next()?
         .ok()?;
@@ -1236,13 +1236,9 @@ impl Conn {
 
     fn query(&mut self, body: &[u8]) {
         let sql = crate::text::query_text(body);
-        let statements = tarn_sql::parse::parse_each(&sql);
-        if statements.len() > 1 && self.capabilities & caps::MULTI_STATEMENTS == 0 {
-            let second = statements[1]
-                .as_ref()
-                .map(|p| p.text.clone())
-                .unwrap_or_default();
-            let near: String = second.chars().take(80).collect();
+        let mut batch = tarn_sql::parse::Batch::new(&sql, self.session.parse_mode());
+        if batch.len() > 1 && self.capabilities & caps::MULTI_STATEMENTS == 0 {
+            let near: String = batch.text(1).chars().take(80).collect();
             self.err(&Error::sql(
                 1064,
                 "42000",
@@ -1252,15 +1248,17 @@ impl Conn {
             ));
             return;
         }
-        let count = statements.len();
+        let count = batch.len();
         let threads = self.send_threads();
-        for (i, parsed) in statements.into_iter().enumerate() {
+        let mut i = 0;
+        while let Some(parsed) = batch.next(self.session.parse_mode()) {
+            i += 1;
             let status = self.status();
             self.stream
                 .lock()
                 .start_statement(RowFormat::Text, threads, status);
             let result = parsed.and_then(|p| self.session.execute_parsed(&p));
-            if !self.finish_statement(result, RowFormat::Text, i + 1 < count) {
+            if !self.finish_statement(result, RowFormat::Text, i < count) {
                 return;
             }
         }

@@ -88,6 +88,10 @@ pub trait BindContext {
     fn only_full_group_by(&self) -> bool {
         false
     }
+    /// sql_mode has PIPES_AS_CONCAT: `||` is CONCAT (else OR).
+    fn pipes_as_concat(&self) -> bool {
+        false
+    }
     /// [`BindContext::table`] for a table a view's query names: always the base
     /// table, never a session's temporary table of that name (as in MySQL, a view
     /// reads base tables only).
@@ -2518,6 +2522,9 @@ impl<'c> Binder<'c> {
         es: &ExprScope,
     ) -> Result<(Expr, SqlType)> {
         use BinaryOperator as B;
+        if *op == B::StringConcat && self.cx.pipes_as_concat() {
+            return self.bind_function("CONCAT", &[left.clone(), right.clone()], es);
+        }
         // date ± INTERVAL n unit
         if matches!(op, B::Plus | B::Minus) {
             if let ast::Expr::Interval(interval) = right {
@@ -2621,7 +2628,7 @@ impl<'c> Binder<'c> {
             B::Or => (Expr::Or(Box::new(l), Box::new(r)), SqlType::BOOL),
             B::Xor => (Expr::Xor(Box::new(l), Box::new(r)), SqlType::BOOL),
             B::StringConcat => (
-                // `||` is OR in MySQL's default sql_mode.
+                // `||` is OR in MySQL's default sql_mode (PIPES_AS_CONCAT: above).
                 Expr::Or(Box::new(l), Box::new(r)),
                 SqlType::BOOL,
             ),

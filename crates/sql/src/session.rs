@@ -719,7 +719,8 @@ impl Session {
     /// syntax error included) to `each`; stops when `each` returns false. Statements
     /// after the one that failed run only if `each` says to go on (`--force`).
     pub fn execute_each(&mut self, sql: &str, each: &mut dyn FnMut(Result<QueryResult>) -> bool) {
-        for parsed in parse::parse_each(sql) {
+        let mut batch = parse::Batch::new(sql, self.parse_mode());
+        while let Some(parsed) = batch.next(self.parse_mode()) {
             let result = match parsed {
                 Ok(parsed) => self.run_statement(&parsed, &[], None),
                 Err(e) => {
@@ -733,6 +734,13 @@ impl Session {
         }
     }
 
+    /// How this session's `sql_mode` reads a client's text (ANSI_QUOTES).
+    pub fn parse_mode(&self) -> parse::ParseMode {
+        parse::ParseMode {
+            ansi_quotes: self.vars.hot().ansi_quotes,
+        }
+    }
+
     /// Runs one statement of [`crate::parse::parse_each`]'s output (the server runs
     /// multi-statements this way, to see the session between them).
     pub fn execute_parsed(&mut self, parsed: &Parsed) -> Result<QueryResult> {
@@ -742,7 +750,7 @@ impl Session {
     /// Prepares one statement; returns its id. At most `max_prepared_stmt_count`
     /// statements are prepared at once in the whole server (1461), as in MySQL.
     pub fn prepare(&mut self, sql: &str) -> Result<u32> {
-        let parsed = parse::parse_one(sql)?;
+        let parsed = parse::parse_one_in(sql, self.parse_mode())?;
         if !preparable(&parsed.statement) {
             return Err(Error::sql(
                 1295,
@@ -1810,6 +1818,10 @@ impl BindContext for Session {
 
     fn only_full_group_by(&self) -> bool {
         self.vars.hot().only_full_group_by
+    }
+
+    fn pipes_as_concat(&self) -> bool {
+        self.vars.hot().pipes_as_concat
     }
 
     fn statement_text(&self) -> Option<String> {

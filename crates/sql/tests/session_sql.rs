@@ -581,3 +581,26 @@ fn shutdown_needs_the_privilege_and_a_server() {
     rows(&mut root, "SHUTDOWN");
     assert!(asked.load(std::sync::atomic::Ordering::SeqCst));
 }
+
+/// A `SET sql_mode` inside a batch changes how the statements after it read
+/// (ANSI_QUOTES), as MySQL parses each statement when it runs it.
+#[test]
+fn a_batch_reads_each_statement_in_the_sql_mode_of_its_turn() {
+    let (_dir, engine) = engine();
+    let mut s = engine.session("root", "localhost");
+    setup(&mut s);
+    assert_eq!(
+        texts(
+            &mut s,
+            "SET sql_mode = 'ANSI_QUOTES'; SELECT \"a\" FROM \"t\" ORDER BY a"
+        ),
+        vec!["1", "2"]
+    );
+    assert_eq!(
+        texts(
+            &mut s,
+            "SET sql_mode = DEFAULT; SELECT \"a\" FROM t ORDER BY a"
+        ),
+        vec!["a", "a"]
+    );
+}

@@ -303,16 +303,36 @@ pub enum ShowFilter {
     Where(ast::Expr),
 }
 
+/// How a client's text is read: the `sql_mode` flags that change tokens. Text Tarn
+/// stored itself (views, CHECK and generated-column expressions, defaults) is always
+/// read with the default, since it is stored in canonical form (identifiers in
+/// backquotes).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ParseMode {
+    /// ANSI_QUOTES: `"x"` is an identifier, not a string.
+    pub ansi_quotes: bool,
+}
+
 /// Splits `sql` into statements (`;`-separated, aware of quotes and comments; a
 /// trailing `;` is fine) and parses each.
 pub fn parse(sql: &str) -> Result<Vec<Parsed>> {
-    parse_each(sql).into_iter().collect()
+    parse_in(sql, ParseMode::default())
+}
+
+/// [`parse`] with `mode`.
+pub fn parse_in(sql: &str, mode: ParseMode) -> Result<Vec<Parsed>> {
+    parse_each_in(sql, mode).into_iter().collect()
 }
 
 /// Splits `sql` into statements and parses each on its own: a statement with a syntax
 /// error is an `Err` in its place, and the statements before it still parse (a script
 /// runs up to its first bad statement, as the mysql client runs one).
 pub fn parse_each(sql: &str) -> Vec<Result<Parsed>> {
+    parse_each_in(sql, ParseMode::default())
+}
+
+/// [`parse_each`] with `mode`.
+pub fn parse_each_in(sql: &str, mode: ParseMode) -> Vec<Result<Parsed>> {
     if sql.len() > SQL_TEXT_BYTES_MAX {
         return vec![Err(Error::sql(
             1153,
@@ -324,7 +344,7 @@ pub fn parse_each(sql: &str) -> Vec<Result<Parsed>> {
     let mut parsed: Vec<Result<Parsed>> = pieces
         .into_iter()
         .filter(|p| !p.text.is_empty())
-        .map(parse_piece)
+        .map(|piece| parse_piece(piece, mode))
         .collect();
     if parsed.is_empty() {
         if sql.trim().is_empty() {
@@ -339,9 +359,71 @@ pub fn parse_each(sql: &str) -> Vec<Result<Parsed>> {
     parsed
 }
 
+/// The statements of a batch (COM_QUERY's multi-statements, a script), each handed
+/// out parsed as the session's `sql_mode` reads text when its turn comes: a `SET
+/// sql_mode` in the batch changes how the statements after it read (ANSI_QUOTES), as
+/// in MySQL, which parses each statement when it runs it. The split into statements
+/// does not depend on the mode (double quotes delimit either way), so a re-parse
+/// keeps every statement's place.
+pub struct Batch {
+    sql: String,
+    mode: ParseMode,
+    statements: Vec<Option<Result<Parsed>>>,
+    next: usize,
+}
+
+impl Batch {
+    pub fn new(sql: &str, mode: ParseMode) -> Batch {
+        Batch {
+            sql: sql.to_string(),
+            mode,
+            statements: parse_each_in(sql, mode).into_iter().map(Some).collect(),
+            next: 0,
+        }
+    }
+
+    /// The number of statements.
+    pub fn len(&self) -> usize {
+        self.statements.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.statements.is_empty()
+    }
+
+    /// The text of statement `i` (empty if it did not parse, or was handed out).
+    pub fn text(&self, i: usize) -> &str {
+        match self.statements.get(i) {
+            Some(Some(Ok(parsed))) => &parsed.text,
+            _ => "",
+        }
+    }
+
+    /// The next statement, parsed with `mode` (the session's now).
+    pub fn next(&mut self, mode: ParseMode) -> Option<Result<Parsed>> {
+        if self.next >= self.statements.len() {
+            return None;
+        }
+        if mode != self.mode {
+            self.mode = mode;
+            self.statements = parse_each_in(&self.sql, mode)
+                .into_iter()
+                .map(Some)
+                .collect();
+        }
+        self.next += 1;
+        self.statements[self.next - 1].take()
+    }
+}
+
 /// Exactly one statement (a second one is an error): what COM_STMT_PREPARE uses.
 pub fn parse_one(sql: &str) -> Result<Parsed> {
-    let mut parsed = parse(sql)?;
+    parse_one_in(sql, ParseMode::default())
+}
+
+/// [`parse_one`] with `mode`.
+pub fn parse_one_in(sql: &str, mode: ParseMode) -> Result<Parsed> {
+    let mut parsed = parse_in(sql, mode)?;
     if parsed.len() > 1 {
         let second = &parsed[1].text;
         return Err(syntax_error_near(second, 1));
@@ -349,14 +431,14 @@ pub fn parse_one(sql: &str) -> Result<Parsed> {
     Ok(parsed.swap_remove(0))
 }
 
-fn parse_piece(piece: scan::Piece) -> Result<Parsed> {
+fn parse_piece(piece: scan::Piece, mode: ParseMode) -> Result<Parsed> {
     if piece.assignment_outside_set {
         return Err(unsupported("the ':=' assignment outside SET"));
     }
     if piece.nth_value_from_last {
         return Err(unsupported("FROM LAST"));
     }
-    let statement = parse_statement(&piece.text)?;
+    let statement = parse_statement(&piece.text, mode)?;
     Ok(Parsed {
         statement,
         text: piece.text,
@@ -364,12 +446,25 @@ fn parse_piece(piece: scan::Piece) -> Result<Parsed> {
     })
 }
 
-fn parse_statement(text: &str) -> Result<Statement> {
+fn parse_statement(text: &str, mode: ParseMode) -> Result<Statement> {
     let dialect = MySqlDialect {};
     let mut tokens = Tokenizer::new(&dialect, text)
         .with_unescape(true)
         .tokenize_with_location()
         .map_err(|e| syntax_error(text, &e.to_string()))?;
+    if mode.ansi_quotes {
+        // A backquoted identifier from here on: the statement's AST, and any text
+        // rendered from it (a view's), name it as MySQL's canonical form does.
+        for t in &mut tokens {
+            if let Token::DoubleQuotedString(name) = &mut t.token {
+                t.token = Token::Word(sqlparser::tokenizer::Word {
+                    value: std::mem::take(name),
+                    quote_style: Some('`'),
+                    keyword: sqlparser::keywords::Keyword::NoKeyword,
+                });
+            }
+        }
+    }
     check_depth(&tokens)?;
     let words = special::leading_words(&tokens, 4);
     let form = if special::is_alter_table_keys(&tokens) {
