@@ -33,7 +33,9 @@ pub use recovery::RecoveryReport;
 pub use scan::{BatchStream, ParallelScan, ParallelScanStats, Predicate};
 pub use secondary::{IndexScan, IndexScanStats};
 pub use stats::{AnalyzeOptions, ColumnStats, IndexStats, TableStats};
-pub use storage::{CheckOutcome, ChildForeignKey, CommitTicket, ReferencedBy, Storage};
+pub use storage::{
+    CheckOutcome, ChildForeignKey, CommitTicket, ReferencedBy, Storage, TableLockHolder,
+};
 pub use table::{RowCursor, SecondaryIndex, Table};
 pub use tarn_txn::lock::WaitPolicy;
 pub use txn::{RowLock, Snapshot, Transaction, TxnContext};

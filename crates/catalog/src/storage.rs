@@ -16,6 +16,7 @@ use std::time::Duration;
 use parking_lot::{Mutex, RwLock};
 use tarn_btree::{Redo, Tree};
 use tarn_buffer::{BufferPool, PoolConfig};
+use tarn_common::StatementInterrupt;
 use tarn_common::latch::LatchRegistry;
 use tarn_common::limits::{self, DATABASES_MAX, TABLES_PER_DATABASE_MAX};
 use tarn_common::settings::{IsolationLevel, Settings, setting_name, setting_spec};
@@ -76,6 +77,8 @@ pub struct Storage {
     background: Vec<JoinHandle<()>>,
     /// Purge rounds run by committers (each takes its own lock-manager id from it).
     purge_helpers: AtomicU64,
+    /// Table lock holders made so far (each takes its own lock-manager id from it).
+    table_lock_holders: AtomicU64,
     /// Every foreign key by the table it references, rebuilt from the catalog by each
     /// DDL that can change a foreign key or a table's name
     /// ([`Storage::refresh_foreign_keys`]).
@@ -137,6 +140,7 @@ impl Storage {
             stop: Arc::new(AtomicBool::new(false)),
             background: Vec::new(),
             purge_helpers: AtomicU64::new(0),
+            table_lock_holders: AtomicU64::new(0),
             referenced_by: RwLock::new(Arc::default()),
             any_foreign_keys: AtomicBool::new(false),
         };
@@ -1488,10 +1492,74 @@ impl Storage {
         recovery::checkpoint(&self.ctx, &self.pool, true)
     }
 
+    /// A holder of whole-table locks for LOCK TABLES and FLUSH TABLES WITH READ LOCK,
+    /// for the session whose statements `interrupt` stops (a kill ends its waits).
+    /// It is no transaction: it changes nothing and holds no log back, so a session
+    /// may keep its tables locked for as long as it likes.
+    pub fn table_lock_holder(&self, interrupt: Arc<StatementInterrupt>) -> TableLockHolder {
+        let id = TABLE_LOCK_HOLDER_ID_MIN + self.table_lock_holders.fetch_add(1, Ordering::Relaxed);
+        TableLockHolder {
+            lock: self.ctx.locks.register_interruptible(id, interrupt),
+            ctx: self.ctx.clone(),
+        }
+    }
+
+    /// `holder` takes a whole-table lock on each table (S for READ, X for WRITE), in
+    /// table id order so that two holders cannot deadlock each other. Each waits as
+    /// any lock request does: for the transactions that hold an intention lock on the
+    /// table (every writer and locking reader, to its end), up to the lock wait
+    /// timeout (1205). While held, other transactions' writes and locking reads of
+    /// the table wait (with WRITE, their S locks too); consistent reads never wait, as
+    /// in InnoDB. The session's own statements share the holder's locks
+    /// ([`Transaction::share_locks_of`]). Dropping `holder` releases them all.
+    pub fn lock_whole_tables(
+        &self,
+        holder: &TableLockHolder,
+        tables: &[(Arc<Table>, bool)],
+    ) -> Result<()> {
+        let mut order: Vec<(u32, bool)> = tables
+            .iter()
+            .map(|(table, write)| (table.table_id(), *write))
+            .collect();
+        order.sort_unstable();
+        // One request per table: WRITE wins over READ of the same table.
+        order.dedup_by(|later, earlier| {
+            let same = later.0 == earlier.0;
+            if same {
+                earlier.1 |= later.1;
+            }
+            same
+        });
+        for (table_id, write) in order {
+            let mode = if write { TableMode::X } else { TableMode::S };
+            self.ctx
+                .locks
+                .lock_table(&holder.lock, table_id, mode, crate::WaitPolicy::Wait)?;
+        }
+        Ok(())
+    }
+
     /// Forces everything logged so far to disk (FLUSH LOGS): afterwards every
     /// committed transaction survives a crash, whatever `flush_log_at_commit` says.
     pub fn flush_log(&self) -> Result<()> {
         self.ctx.wal.flush_to(self.ctx.wal.current_lsn())
+    }
+}
+
+/// The lock-manager ids of table lock holders start here: far above any real
+/// transaction id and below the purge threads' ([`recovery::PURGER_TRX_ID`]).
+const TABLE_LOCK_HOLDER_ID_MIN: u64 = u64::MAX >> 20;
+
+/// A session's whole-table locks (LOCK TABLES, FLUSH TABLES WITH READ LOCK; see
+/// [`Storage::lock_whole_tables`]), released when it is dropped.
+pub struct TableLockHolder {
+    pub(crate) lock: Arc<tarn_txn::lock::LockTrx>,
+    ctx: Arc<TxnContext>,
+}
+
+impl Drop for TableLockHolder {
+    fn drop(&mut self) {
+        self.ctx.locks.release_all(&self.lock);
     }
 }
 

@@ -174,6 +174,10 @@ impl TxnContext {
 pub struct Transaction {
     pub trx: Trx,
     lock: Option<Arc<LockTrx>>,
+    /// `lock` is another transaction's, a LOCK TABLES holder's
+    /// ([`Transaction::share_locks_of`]): the locks this one takes stay with the
+    /// holder, and its end releases none of them.
+    shares_locks: bool,
     /// Ends this transaction's lock waits with error 1317 or 3024 when the waiting
     /// statement must stop (see [`Transaction::set_interrupt`]).
     interrupt: Option<Arc<StatementInterrupt>>,
@@ -185,6 +189,7 @@ impl Transaction {
         Transaction {
             trx: ctx.sys.begin(isolation, read_only),
             lock: None,
+            shares_locks: false,
             interrupt: None,
             ctx,
         }
@@ -215,9 +220,26 @@ impl Transaction {
         self.trx.isolation
     }
 
+    /// Takes and holds its locks as `holder` (a LOCK TABLES holder, see
+    /// `Storage::lock_whole_tables`): the holder's whole-table locks never block it,
+    /// and what it locks is released with the holder's, not at its own end, so a
+    /// session's statements under LOCK TABLES run as its holder. Call before the first
+    /// lock, after [`Transaction::set_interrupt`].
+    pub fn share_locks_of(&mut self, holder: &crate::TableLockHolder) {
+        debug_assert!(self.lock.is_none(), "share_locks_of after the first lock");
+        self.lock = Some(holder.lock.clone());
+        self.shares_locks = true;
+    }
+
     /// The transaction's lock handle (its id assigned on first use).
     fn lock_handle(&mut self) -> Result<Arc<LockTrx>> {
         if let Some(lock) = &self.lock {
+            if self.shares_locks && self.trx.id() == 0 {
+                // The holder's handle; the transaction still needs its own id.
+                self.ctx
+                    .sys
+                    .assign_id(&mut self.trx, self.ctx.wal.current_lsn())?;
+            }
             return Ok(lock.clone());
         }
         let id = self
@@ -236,8 +258,11 @@ impl Transaction {
         self.lock.as_ref()
     }
 
+    /// The lock handle whose locks end with this transaction (none if it shares a
+    /// holder's).
     pub(crate) fn take_lock_handle(&mut self) -> Option<Arc<LockTrx>> {
-        self.lock.take()
+        let lock = self.lock.take();
+        lock.filter(|_| !self.shares_locks)
     }
 
     pub(crate) fn into_trx(self) -> Trx {

@@ -54,6 +54,7 @@ pub mod show;
 pub mod subquery;
 pub mod sysvars;
 pub mod sysviews;
+pub mod table_locks;
 pub mod temporary;
 pub mod types;
 pub mod user_locks;

@@ -220,6 +220,8 @@ pub struct Session {
     tx: Option<Transaction>,
     /// The transaction was opened by BEGIN / START TRANSACTION.
     tx_explicit: bool,
+    /// LOCK TABLES / FLUSH TABLES WITH READ LOCK (`table_locks.rs`).
+    pub(crate) table_locks: Option<crate::table_locks::TableLocks>,
     next_tx: NextTransaction,
     last_insert_id: u64,
     warnings: Vec<Warning>,
@@ -342,6 +344,7 @@ impl Session {
             tx: None,
             tx_explicit: false,
             next_tx: NextTransaction::default(),
+            table_locks: None,
             last_insert_id: 0,
             warnings: Vec::new(),
             prepared: HashMap::new(),
@@ -486,7 +489,15 @@ impl Session {
         if self.temporary.contains(db, table) {
             return Ok(());
         }
+        if let Some(locks) = &self.table_locks {
+            locks.check_access(needed, db, table)?;
+        }
         self.check_base_table(needed, db, table)
+    }
+
+    /// The session's statement interrupt (its kill flag and lock wait timeout).
+    pub(crate) fn interrupt(&self) -> Arc<tarn_common::StatementInterrupt> {
+        self.entry.cancel.clone()
     }
 
     /// [`Session::check_table`] for the base table `db.table`, whether or not the
@@ -591,6 +602,7 @@ impl Session {
         if let Some(tx) = self.tx.take() {
             let _ = self.engine.storage().rollback(tx);
         }
+        self.table_locks = None;
         crate::temporary::drop_all(self);
         self.engine.user_locks.release_all(self.entry.id);
         self.vars = SystemVariables::session_from(&self.engine.globals.read());
@@ -853,6 +865,11 @@ impl Session {
             (p.parsed.clone(), p.bound.clone())
         };
         self.refresh_grants();
+        if let (Some(locks), Some(p)) = (&self.table_locks, self.prepared.get(&id)) {
+            for access in &p.accesses {
+                locks.check_access(access.privileges, &access.db, &access.table)?;
+            }
+        }
         if bound.is_some() && !self.identity.internal {
             let p = self.prepared.get(&id).expect("looked up above");
             for access in &p.accesses {
@@ -1072,6 +1089,8 @@ impl Session {
                 consistent_snapshot,
             } => {
                 self.commit_implicitly()?;
+                // Beginning a transaction releases the table locks, as in MySQL.
+                self.table_locks = None;
                 self.begin(*read_only, true)?;
                 if *consistent_snapshot {
                     if let Some(tx) = self.tx.as_mut() {
@@ -1096,20 +1115,12 @@ impl Session {
             Statement::TableMaintenance { op, tables, quick } => {
                 crate::maintenance::execute(self, *op, tables, *quick)
             }
-            // No table locks (see `Statement::LockTables`): each table must exist.
-            Statement::LockTables { tables } => {
-                for name in tables {
-                    let (db, table) = Binder::new(self).table_ref(name)?;
-                    self.check_table(Privileges::SELECT, &db, &table)?;
-                    let is_view = matches!(self.engine.storage().view(&db, &table), Ok(Some(_)));
-                    if !is_view {
-                        crate::bind::BindContext::table(self, &db, &table)?;
-                    }
-                }
-                Ok(QueryResult::ok(0))
-            }
-            // No table cache to flush, no global read lock (see `Statement::FlushTables`),
-            // no host cache (`Statement::FlushHosts`).
+            Statement::LockTables { tables } => crate::table_locks::lock_tables(self, tables),
+            Statement::FlushTables {
+                with_read_lock: true,
+            } => crate::table_locks::lock_all_for_read(self),
+            // No table cache to flush (see `Statement::FlushTables`), no host cache
+            // (`Statement::FlushHosts`).
             Statement::FlushTables { .. } | Statement::FlushHosts => Ok(QueryResult::ok(0)),
             Statement::FlushLogs => {
                 self.engine.storage().flush_log()?;
@@ -1155,6 +1166,7 @@ impl Session {
             }
             S::StartTransaction { .. } => {
                 self.commit_implicitly()?;
+                self.table_locks = None;
                 self.begin(None, true)?;
                 Ok(QueryResult::ok(0))
             }
@@ -1222,7 +1234,7 @@ impl Session {
             S::Explain {
                 statement, analyze, ..
             } => self.explain(statement, *analyze, params),
-            S::UnlockTables => Ok(QueryResult::ok(0)),
+            S::UnlockTables => crate::table_locks::unlock_tables(self),
             S::ShowDatabases { .. }
             | S::ShowSchemas { .. }
             | S::ShowTables { .. }
@@ -1235,6 +1247,9 @@ impl Session {
             | S::ShowCollation { .. }
             | S::ExplainTable { .. } => crate::show::show(self, statement),
             _ => {
+                if self.table_locks.is_some() && !crate::temporary::keeps_transaction(statement) {
+                    return Err(crate::table_locks::ddl_refused());
+                }
                 crate::ddl::check_privileges(self, statement)?;
                 if !crate::temporary::keeps_transaction(statement) {
                     self.commit_implicitly()?;
@@ -1299,6 +1314,9 @@ impl Session {
             .unwrap_or(self.vars.hot().transaction_read_only);
         let mut tx = self.engine.storage().begin(Some(isolation), read_only);
         tx.set_interrupt(self.entry.cancel.clone());
+        if let Some(locks) = &self.table_locks {
+            tx.share_locks_of(&locks.holder);
+        }
         self.tx = Some(tx);
         self.tx_explicit = explicit;
         Ok(())

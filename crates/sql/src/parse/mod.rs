@@ -205,8 +205,8 @@ pub enum Statement {
     /// REVOKE, SHOW GRANTS, FLUSH PRIVILEGES (`accounts.rs`).
     Account(crate::accounts::AccountStatement),
     /// `FLUSH [LOCAL | NO_WRITE_TO_BINLOG] TABLES [t, ..] [WITH READ LOCK]`. Tarn has
-    /// no table cache to flush and no global read lock: both are accepted without
-    /// effect (a consistent dump comes from a snapshot, `--single-transaction`).
+    /// no table cache to flush; WITH READ LOCK takes the global read lock
+    /// (`table_locks.rs`).
     FlushTables { with_read_lock: bool },
     /// `FLUSH [LOCAL | NO_WRITE_TO_BINLOG] [BINARY | ENGINE | ERROR | GENERAL | RELAY
     /// | SLOW] LOGS`: Tarn's one log is the redo log, which this forces to disk.
@@ -239,9 +239,11 @@ pub enum Statement {
     /// `LOAD DATA [LOCAL] INFILE ...` (`load.rs`).
     LoadData(Box<LoadData>),
     /// `LOCK {TABLE | TABLES} t [[AS] alias] {READ [LOCAL] | [LOW_PRIORITY] WRITE}, ..`
-    /// (sqlparser's takes no `db.t`). Tarn has no table locks: accepted without effect
-    /// once every table is found, as mysqldump's restores need.
-    LockTables { tables: Vec<ast::ObjectName> },
+    /// (sqlparser's takes no `db.t`): each table with whether it is locked for WRITE
+    /// (see `table_locks.rs`).
+    LockTables {
+        tables: Vec<(ast::ObjectName, bool)>,
+    },
     /// `OPTIMIZE / CHECK / CHECKSUM / REPAIR TABLE t [, t ..] [options]`; `quick` is
     /// true when the options name QUICK (what CHECKSUM TABLE answers depends on it).
     TableMaintenance {

@@ -447,13 +447,15 @@ fn lock_tables(p: &mut Parser) -> Result<Statement, ParserError> {
         if eat_word(p, "AS") || !is_lock_word(p) {
             p.parse_identifier()?;
         }
-        if eat_word(p, "READ") {
+        let write = if eat_word(p, "READ") {
             eat_word(p, "LOCAL");
+            false
         } else {
             eat_word(p, "LOW_PRIORITY");
             expect_word(p, "WRITE")?;
-        }
-        Ok(table)
+            true
+        };
+        Ok((table, write))
     })?;
     Ok(Statement::LockTables { tables })
 }

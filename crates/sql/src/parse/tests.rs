@@ -1066,15 +1066,18 @@ fn load_data_keeps_its_options() {
 fn lock_tables_and_table_maintenance_forms() {
     let names = |text: &str| -> Vec<String> {
         match statement(text) {
-            Statement::LockTables { tables } => tables.iter().map(ToString::to_string).collect(),
+            Statement::LockTables { tables } => tables
+                .iter()
+                .map(|(t, write)| format!("{t} {}", if *write { "WRITE" } else { "READ" }))
+                .collect(),
             other => panic!("{text}: {other:?}"),
         }
     };
-    assert_eq!(names("LOCK TABLES db.u WRITE"), ["db.u"]);
-    assert_eq!(names("LOCK TABLE t READ"), ["t"]);
+    assert_eq!(names("LOCK TABLES db.u WRITE"), ["db.u WRITE"]);
+    assert_eq!(names("LOCK TABLE t READ"), ["t READ"]);
     assert_eq!(
         names("lock tables t AS x READ, `db`.`u` y READ LOCAL, v LOW_PRIORITY WRITE, w write"),
-        ["t", "`db`.`u`", "v", "w"]
+        ["t READ", "`db`.`u` READ", "v WRITE", "w WRITE"]
     );
     assert_eq!(error("LOCK TABLES t").0, 1064);
     assert_eq!(error("LOCK TABLES t READ WRITE").0, 1064);

@@ -1,0 +1,160 @@
+//! LOCK TABLES, UNLOCK TABLES and FLUSH TABLES WITH READ LOCK.
+//!
+//! A session's table locks are whole-table locks in the lock manager, held by a
+//! [`TableLockHolder`] of the session's own (`Storage::lock_whole_tables`): READ is
+//! a table S lock, WRITE a table X lock, and FLUSH TABLES WITH READ LOCK an S lock on
+//! every table there is. Every writer and locking reader holds an intention lock on
+//! its table to its transaction's end, so:
+//!
+//! - taking the locks waits for the other sessions' transactions that wrote (or
+//!   locked rows of) the tables to end, up to the lock wait timeout (1205);
+//! - while they are held, other sessions' writes (and, under WRITE, locking reads)
+//!   of those tables wait; DDL of them waits too (it takes the table's X lock);
+//! - the session's own statements share the holder's locks
+//!   (`Transaction::share_locks_of`), so they never wait for them, and the row locks
+//!   they take stay until UNLOCK TABLES (harmless: no one else may change the
+//!   tables meanwhile).
+//!
+//! The session itself may not write a table it locked for READ (1099), nor anything
+//! under the global read lock (1223), and runs no DDL while it holds table locks
+//! (1192), since DDL takes its own exclusive lock and would wait for the session's.
+//!
+//! Where Tarn departs from MySQL: consistent (non-locking) reads never wait for table
+//! locks, as in InnoDB, so another session's plain SELECT reads a WRITE-locked table
+//! as of its last commit; and a session holding table locks may still reach tables it
+//! did not lock (MySQL refuses, 1100), which then stay locked by it until UNLOCK
+//! TABLES. Views and temporary tables named in LOCK TABLES are checked, not locked.
+//!
+//! Invariant: `Session::table_locks` is `Some` exactly while the session holds table
+//! locks; every transaction the session begins meanwhile shares its holder, and the
+//! holder is dropped (its locks released) by UNLOCK TABLES, START TRANSACTION, a new
+//! LOCK TABLES, a reset, or the session's end.
+
+use tarn_catalog::TableLockHolder;
+use tarn_common::{Error, Result};
+
+use crate::accounts::Privileges;
+use crate::bind::Binder;
+use crate::session::{QueryResult, Session};
+use sqlparser::ast;
+
+/// What a session holds (see the module docs).
+pub(crate) struct TableLocks {
+    pub(crate) holder: TableLockHolder,
+    /// LOCK TABLES: each table's (database, name, locked for WRITE).
+    tables: Vec<(String, String, bool)>,
+    /// FLUSH TABLES WITH READ LOCK.
+    global_read: bool,
+}
+
+impl TableLocks {
+    /// Whether the session may use `db`.`table` with privileges `needed`: a write
+    /// (INSERT, UPDATE, DELETE) of a READ-locked table is 1099, any write under the
+    /// global read lock 1223.
+    pub(crate) fn check_access(&self, needed: Privileges, db: &str, table: &str) -> Result<()> {
+        let writes = Privileges::INSERT
+            .union(Privileges::UPDATE)
+            .union(Privileges::DELETE);
+        if !needed.intersects(writes) {
+            return Ok(());
+        }
+        if self.global_read {
+            return Err(Error::sql(
+                1223,
+                "HY000",
+                "Can't execute the query because you have a conflicting read lock",
+            ));
+        }
+        let read_locked = self
+            .tables
+            .iter()
+            .any(|(d, t, write)| !write && d == db && t.eq_ignore_ascii_case(table));
+        if read_locked {
+            return Err(Error::sql(
+                1099,
+                "HY000",
+                format!("Table '{table}' was locked with a READ lock and can't be updated"),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The refusal of DDL while the session holds table locks.
+pub(crate) fn ddl_refused() -> Error {
+    Error::sql(
+        1192,
+        "HY000",
+        "Can't execute the given command because you have active locked tables or an active transaction",
+    )
+}
+
+/// `LOCK TABLES t {READ | WRITE}, ..`: commits the open transaction, releases the
+/// session's table locks, and takes the new ones (all or none).
+pub(crate) fn lock_tables(
+    session: &mut Session,
+    tables: &[(ast::ObjectName, bool)],
+) -> Result<QueryResult> {
+    session.commit_implicitly()?;
+    session.table_locks = None;
+    let storage = session.engine().storage().clone();
+    let mut names = Vec::new();
+    let mut handles = Vec::new();
+    for (name, write) in tables {
+        let (db, table) = Binder::new(session).table_ref(name)?;
+        session.check_table(Privileges::SELECT, &db, &table)?;
+        if matches!(storage.view(&db, &table), Ok(Some(_))) {
+            continue;
+        }
+        crate::bind::BindContext::table(session, &db, &table)?;
+        if crate::temporary::is_hidden_database(&session.storage_database(&db, &table)) {
+            continue;
+        }
+        handles.push((storage.table(&db, &table)?, *write));
+        names.push((db, table, *write));
+    }
+    let holder = storage.table_lock_holder(session.interrupt());
+    storage.lock_whole_tables(&holder, &handles)?;
+    session.table_locks = Some(TableLocks {
+        holder,
+        tables: names,
+        global_read: false,
+    });
+    Ok(QueryResult::ok(0))
+}
+
+/// `FLUSH TABLES WITH READ LOCK`: commits the open transaction and read-locks every
+/// table of every database.
+pub(crate) fn lock_all_for_read(session: &mut Session) -> Result<QueryResult> {
+    session.commit_implicitly()?;
+    session.table_locks = None;
+    let storage = session.engine().storage().clone();
+    let mut handles = Vec::new();
+    for db in storage.databases() {
+        if crate::temporary::is_hidden_database(&db) {
+            continue;
+        }
+        for table in storage.tables(&db)? {
+            handles.push((storage.table(&db, &table)?, false));
+        }
+    }
+    let holder = storage.table_lock_holder(session.interrupt());
+    storage.lock_whole_tables(&holder, &handles)?;
+    session.table_locks = Some(TableLocks {
+        holder,
+        tables: Vec::new(),
+        global_read: true,
+    });
+    Ok(QueryResult::ok(0))
+}
+
+/// `UNLOCK TABLES`: with table locks held, commits the open transaction and
+/// releases them (as MySQL does); without, does nothing.
+pub(crate) fn unlock_tables(session: &mut Session) -> Result<QueryResult> {
+    if session.table_locks.is_some() {
+        let committed = session.commit();
+        session.table_locks = None;
+        committed?;
+    }
+    Ok(QueryResult::ok(0))
+}
