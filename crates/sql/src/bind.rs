@@ -3,8 +3,8 @@
 //! It resolves every name against the catalog (1146 unknown table, 1054 unknown
 //! column, 1052 ambiguous column), types every expression ([`SqlType`]) and builds the
 //! logical shape of a query: FROM (as relations and join conditions, which
-//! [`crate::planner`] orders and gives access paths), WHERE, GROUP BY with HAVING and
-//! aggregates, window functions (`bind/window.rs`), the select list, DISTINCT,
+//! [`crate::planner`] orders and gives access paths), WHERE, GROUP BY (and WITH ROLLUP,
+//! with `GROUPING()`) with HAVING and aggregates, window functions (`bind/window.rs`), the select list, DISTINCT,
 //! ORDER BY and LIMIT, UNION, subqueries, and the common table expressions of WITH
 //! clauses ([`cte`]).
 //!
@@ -186,6 +186,8 @@ struct AggState {
     input: Scope,
     /// Group expressions' texts and bound forms.
     group_texts: Vec<String>,
+    /// Per group expression, the select alias GROUP BY named it by, if any.
+    group_aliases: Vec<Option<String>>,
     group: Vec<(Expr, SqlType)>,
     /// `WITH ROLLUP`: the aggregate's output has a flag column per key between the
     /// keys and the aggregates ([`Plan::Aggregate`]).
@@ -644,6 +646,7 @@ impl<'c> Binder<'c> {
             RefCell::new(AggState {
                 input: scope.clone(),
                 group_texts: Vec::new(),
+                group_aliases: Vec::new(),
                 group: Vec::new(),
                 rollup,
                 aggs: Vec::new(),
@@ -688,6 +691,12 @@ impl<'c> Binder<'c> {
                     (e, _) => e,
                 })?;
                 let mut s = state.borrow_mut();
+                // A select alias, for GROUPING(alias).
+                let alias = match g {
+                    ast::Expr::Identifier(id) if target != *g => Some(id.value.clone()),
+                    _ => None,
+                };
+                s.group_aliases.push(alias);
                 s.group_texts.push(target.to_string());
                 s.group.push(bound);
             }
@@ -1750,7 +1759,19 @@ impl<'c> Binder<'c> {
             };
             // The GROUP BY expression with the same text, else the same bound form.
             let text = arg.to_string();
-            let mut position = state.borrow().group_texts.iter().position(|t| *t == text);
+            let mut position = {
+                let s = state.borrow();
+                s.group_texts.iter().position(|t| *t == text).or_else(|| {
+                    let ast::Expr::Identifier(id) = arg else {
+                        return None;
+                    };
+                    s.group_aliases.iter().position(|alias| {
+                        alias
+                            .as_deref()
+                            .is_some_and(|a| a.eq_ignore_ascii_case(&id.value))
+                    })
+                })
+            };
             if position.is_none() && !has_aggregate(arg) {
                 let input = state.borrow().input.clone();
                 let inner = ExprScope::plain(&input, es.outer, es.correlated);
