@@ -3,10 +3,10 @@
 //! It resolves every name against the catalog (1146 unknown table, 1054 unknown
 //! column, 1052 ambiguous column), types every expression ([`SqlType`]) and builds the
 //! logical shape of a query: FROM (as relations and join conditions, which
-//! [`crate::planner`] orders and gives access paths), WHERE, GROUP BY (and WITH ROLLUP,
-//! with `GROUPING()`) with HAVING and aggregates, window functions (`bind/window.rs`), the select list, DISTINCT,
-//! ORDER BY and LIMIT, UNION, subqueries, and the common table expressions of WITH
-//! clauses ([`cte`]).
+//! [`crate::planner`] orders and gives access paths), WHERE, GROUP BY (WITH ROLLUP
+//! too, with `GROUPING()`) with HAVING and aggregates, window functions
+//! (`bind/window.rs`), the select list, DISTINCT, ORDER BY and LIMIT, UNION,
+//! subqueries, and the common table expressions of WITH clauses ([`cte`]).
 //!
 //! MySQL rules it follows:
 //! - column names are case-insensitive; table names and aliases compare as stored
