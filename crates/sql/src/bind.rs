@@ -3,10 +3,10 @@
 //! It resolves every name against the catalog (1146 unknown table, 1054 unknown
 //! column, 1052 ambiguous column), types every expression ([`SqlType`]) and builds the
 //! logical shape of a query: FROM (as relations and join conditions, which
-//! [`crate::planner`] orders and gives access paths), WHERE, GROUP BY with HAVING and
-//! aggregates, window functions (`bind/window.rs`), the select list, DISTINCT,
-//! ORDER BY and LIMIT, UNION, subqueries, and the common table expressions of WITH
-//! clauses ([`cte`]).
+//! [`crate::planner`] orders and gives access paths), WHERE, GROUP BY (WITH ROLLUP
+//! too, with `GROUPING()`) with HAVING and aggregates, window functions
+//! (`bind/window.rs`), the select list, DISTINCT, ORDER BY and LIMIT, UNION,
+//! subqueries, and the common table expressions of WITH clauses ([`cte`]).
 //!
 //! MySQL rules it follows:
 //! - column names are case-insensitive; table names and aliases compare as stored
@@ -36,7 +36,7 @@ use tarn_row::decimal::Decimal;
 use tarn_row::types::Collation;
 
 use crate::expr::{CmpOp, Expr};
-use crate::limits::NESTING_DEPTH_MAX;
+use crate::limits::{GROUPING_ARGS_MAX, NESTING_DEPTH_MAX};
 use crate::plan::{AggCall, ConcatSpec, JoinKind, OutputColumn, Plan, SortKey};
 use crate::planner::{FromRelation, LeftJoin, QueryBlock};
 use crate::scalar::agg::{self, AggFunc};
@@ -190,9 +190,25 @@ struct AggState {
     input: Scope,
     /// Group expressions' texts and bound forms.
     group_texts: Vec<String>,
+    /// Per group expression, the select alias GROUP BY named it by, if any.
+    group_aliases: Vec<Option<String>>,
     group: Vec<(Expr, SqlType)>,
+    /// `WITH ROLLUP`: the aggregate's output has a flag column per key between the
+    /// keys and the aggregates ([`Plan::Aggregate`]).
+    rollup: bool,
     aggs: Vec<AggCall>,
     agg_texts: Vec<String>,
+}
+
+impl AggState {
+    /// The aggregate output's column of aggregate 0.
+    fn agg_base(&self) -> usize {
+        if self.rollup {
+            2 * self.group.len()
+        } else {
+            self.group.len()
+        }
+    }
 }
 
 /// Where an expression is bound.
@@ -618,13 +634,12 @@ impl<'c> Binder<'c> {
 
         // The select list, with aggregation if there is any.
         let items = self.expand_wildcards(select, &scope)?;
-        let group_exprs: &[ast::Expr] = match &select.group_by {
-            ast::GroupByExpr::Expressions(exprs, modifiers) => {
-                if !modifiers.is_empty() {
-                    return Err(unsupported("GROUP BY modifiers (WITH ROLLUP)"));
-                }
-                exprs
-            }
+        let (group_exprs, rollup): (&[ast::Expr], bool) = match &select.group_by {
+            ast::GroupByExpr::Expressions(exprs, modifiers) => match modifiers.as_slice() {
+                [] => (exprs, false),
+                [ast::GroupByWithModifier::Rollup] if !exprs.is_empty() => (exprs, true),
+                [other, ..] => return Err(unsupported(format!("GROUP BY ... {other}"))),
+            },
             ast::GroupByExpr::All(_) => return Err(unsupported("GROUP BY ALL")),
         };
         let aggregated = !group_exprs.is_empty()
@@ -635,7 +650,9 @@ impl<'c> Binder<'c> {
             RefCell::new(AggState {
                 input: scope.clone(),
                 group_texts: Vec::new(),
+                group_aliases: Vec::new(),
                 group: Vec::new(),
+                rollup,
                 aggs: Vec::new(),
                 agg_texts: Vec::new(),
             })
@@ -678,6 +695,12 @@ impl<'c> Binder<'c> {
                     (e, _) => e,
                 })?;
                 let mut s = state.borrow_mut();
+                // A select alias, for GROUPING(alias).
+                let alias = match g {
+                    ast::Expr::Identifier(id) if target != *g => Some(id.value.clone()),
+                    _ => None,
+                };
+                s.group_aliases.push(alias);
                 s.group_texts.push(target.to_string());
                 s.group.push(bound);
             }
@@ -825,6 +848,13 @@ impl<'c> Binder<'c> {
                 .zip(&state.group_texts)
                 .map(|((_, ty), text)| OutputColumn::new(text.clone(), *ty, true))
                 .collect();
+            if state.rollup {
+                // One flag per key (1 where it is rolled up), read by GROUPING().
+                for text in &state.group_texts {
+                    let name = format!("grouping({text})");
+                    agg_columns.push(OutputColumn::new(name, SqlType::BIGINT, false));
+                }
+            }
             for (call, text) in state.aggs.iter().zip(&state.agg_texts) {
                 let ty = agg::agg_return_type(call.func, call.arg_type);
                 agg_columns.push(OutputColumn::new(text.clone(), ty, true));
@@ -833,6 +863,7 @@ impl<'c> Binder<'c> {
                 input: Box::new(plan),
                 group: state.group.into_iter().map(|(e, _)| e).collect(),
                 aggs: state.aggs,
+                rollup: state.rollup,
                 columns: agg_columns,
             };
         }
@@ -1592,7 +1623,7 @@ impl<'c> Binder<'c> {
                     s.aggs.len() - 1
                 }
             };
-            return Ok((Expr::Column(s.group.len() + position), ty));
+            return Ok((Expr::Column(s.agg_base() + position), ty));
         }
         if let Some(c) = es.scope.resolve(table, name)? {
             let column = &es.scope.columns[c];
@@ -1670,6 +1701,9 @@ impl<'c> Binder<'c> {
             }
             if let ast::Expr::Function(f) = e {
                 let name = object_name(&f.name).join(".").to_ascii_uppercase();
+                if name == "GROUPING" && f.over.is_none() {
+                    return self.bind_grouping(f, state, es);
+                }
                 if let Some(func) = aggregate_function(&name).filter(|_| f.over.is_none()) {
                     // No window function inside an aggregate's arguments.
                     let windows =
@@ -1680,7 +1714,103 @@ impl<'c> Binder<'c> {
                 }
             }
         }
+        if let ast::Expr::Function(f) = e
+            && f.over.is_none()
+            && object_name(&f.name)
+                .join(".")
+                .eq_ignore_ascii_case("GROUPING")
+        {
+            // Outside a grouped query's select list, HAVING and ORDER BY (WHERE, an
+            // aggregate's argument, a query without GROUP BY), as in MySQL.
+            return Err(invalid_group_function());
+        }
         self.bind_expr_node(e, es)
+    }
+
+    /// `GROUPING(e1, ..., ek)` in a `GROUP BY ... WITH ROLLUP` query: a bitmask with
+    /// bit `k - 1 - i` set where `ei` is rolled up, read from the aggregate's flag
+    /// columns ([`Plan::Aggregate`]). Each argument must be a GROUP BY expression
+    /// (3602); without ROLLUP the function is refused as MySQL does (1111).
+    fn bind_grouping(
+        &mut self,
+        f: &ast::Function,
+        state: &RefCell<AggState>,
+        es: &ExprScope,
+    ) -> Result<(Expr, SqlType)> {
+        if !state.borrow().rollup {
+            return Err(invalid_group_function());
+        }
+        let FunctionArguments::List(list) = &f.args else {
+            return Err(wrong_args("grouping"));
+        };
+        if list.args.is_empty() || !list.clauses.is_empty() || list.duplicate_treatment.is_some() {
+            return Err(wrong_args("grouping"));
+        }
+        if list.args.len() > GROUPING_ARGS_MAX {
+            return Err(Error::sql(
+                3601,
+                "HY000",
+                format!(
+                    "Too many arguments for function grouping: {}; maximum allowed is                      {GROUPING_ARGS_MAX}",
+                    list.args.len()
+                ),
+            ));
+        }
+        let mut mask: Option<Expr> = None;
+        for (i, arg) in list.args.iter().enumerate() {
+            let FunctionArg::Unnamed(FunctionArgExpr::Expr(arg)) = arg else {
+                return Err(wrong_args("grouping"));
+            };
+            // The GROUP BY expression with the same text, else the same bound form.
+            let text = arg.to_string();
+            let mut position = {
+                let s = state.borrow();
+                s.group_texts.iter().position(|t| *t == text).or_else(|| {
+                    let ast::Expr::Identifier(id) = arg else {
+                        return None;
+                    };
+                    s.group_aliases.iter().position(|alias| {
+                        alias
+                            .as_deref()
+                            .is_some_and(|a| a.eq_ignore_ascii_case(&id.value))
+                    })
+                })
+            };
+            if position.is_none() && !has_aggregate(arg) {
+                let input = state.borrow().input.clone();
+                let inner = ExprScope::plain(&input, es.outer, es.correlated);
+                let (bound, _) = self.bind_expr(arg, &inner)?;
+                position = state
+                    .borrow()
+                    .group
+                    .iter()
+                    .position(|(g, _)| same_expr(g, &bound));
+            }
+            let Some(g) = position else {
+                return Err(Error::sql(
+                    3602,
+                    "HY000",
+                    format!(
+                        "Argument #{} of GROUPING function is not in GROUP BY",
+                        i + 1
+                    ),
+                ));
+            };
+            let flag = Expr::Column(state.borrow().group.len() + g);
+            mask = Some(match mask {
+                None => flag,
+                Some(high) => Expr::Arith {
+                    op: ArithOp::Add,
+                    left: Box::new(Expr::Arith {
+                        op: ArithOp::Mul,
+                        left: Box::new(high),
+                        right: Box::new(Expr::Literal(Value::Int(2))),
+                    }),
+                    right: Box::new(flag),
+                },
+            });
+        }
+        Ok((mask.expect("one argument at least"), SqlType::BIGINT))
     }
 
     fn bind_aggregate(
@@ -1744,7 +1874,7 @@ impl<'c> Binder<'c> {
             }
         };
         let ty = agg::agg_return_type(func, arg_type);
-        Ok((Expr::Column(s.group.len() + position), ty))
+        Ok((Expr::Column(s.agg_base() + position), ty))
     }
 
     /// `GROUP_CONCAT([DISTINCT] expr [, expr ...] [ORDER BY expr [ASC | DESC], ...]
@@ -1835,7 +1965,7 @@ impl<'c> Binder<'c> {
                 s.aggs.len() - 1
             }
         };
-        Ok((Expr::Column(s.group.len() + position), ty))
+        Ok((Expr::Column(s.agg_base() + position), ty))
     }
 
     fn bind_expr_node(&mut self, e: &ast::Expr, es: &ExprScope) -> Result<(Expr, SqlType)> {
@@ -3099,6 +3229,11 @@ impl SelectExt for ast::Select {
     }
 }
 
+/// MySQL's ER_INVALID_GROUP_FUNC_USE.
+fn invalid_group_function() -> Error {
+    Error::sql(1111, "HY000", "Invalid use of group function")
+}
+
 fn wrong_args(name: &str) -> Error {
     Error::sql(
         1582,
@@ -3253,6 +3388,7 @@ fn intersect_or_except(left: Plan, right: Plan, intersect: bool) -> Result<Plan>
         input: Box::new(union),
         group: (0..width).map(Expr::Column).collect(),
         aggs: vec![max_of(width), max_of(width + 1)],
+        rollup: false,
         columns: agg_columns,
     };
     let is = |column: usize, value: i64| Expr::Compare {

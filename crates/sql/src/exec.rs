@@ -325,6 +325,7 @@ fn open_serial(plan: &Plan, needed: Option<Vec<bool>>) -> Result<Box<dyn Operato
             input,
             group,
             aggs,
+            rollup,
             columns,
         } => {
             let mut below = needing_none(input);
@@ -342,6 +343,7 @@ fn open_serial(plan: &Plan, needed: Option<Vec<bool>>) -> Result<Box<dyn Operato
                 group,
                 collations: group_collations(columns, group.len()),
                 aggs,
+                rollup: *rollup,
                 output: None,
             })
         }
@@ -1285,6 +1287,8 @@ struct AggregateOp<'p> {
     /// The collation each group key compares strings under.
     collations: Vec<Collation>,
     aggs: &'p [AggCall],
+    /// `WITH ROLLUP`: the super-aggregate rows too ([`Plan::Aggregate`]).
+    rollup: bool,
     output: Option<std::vec::IntoIter<Chunk>>,
 }
 
@@ -1395,12 +1399,31 @@ impl AggregateOp<'_> {
         Ok(())
     }
 
+    /// Reads the whole input into groups, then returns their rows.
+    ///
+    /// With `rollup` and `n` keys every row folds into `n + 1` groups, one per
+    /// level: level 0 groups by all the keys, level `l` by the first `n - l` (so
+    /// level `n` is the grand total). Recomputing each level from the input rows,
+    /// rather than merging finer groups, keeps every aggregate exact (COUNT(DISTINCT),
+    /// AVG, GROUP_CONCAT do not merge); every level's groups are charged to the
+    /// statement's memory budget as the finest level's are. The finest groups then
+    /// leave sorted by their keys, each followed by the super-aggregate rows of the
+    /// prefixes it is the last of, as MySQL emits them.
     fn run(&mut self, cx: &ExecContext) -> Result<Vec<Chunk>> {
         let mut input = self.input.take().expect("aggregation runs once");
-        let mut groups: Vec<Group> = Vec::new();
+        let n = self.group.len();
+        let levels = if self.rollup { n + 1 } else { 1 };
+        let mut groups: Vec<Vec<Group>> = (0..levels).map(|_| Vec::new()).collect();
+        // Per finest group with rollup: its group at each coarser level (1..=n).
+        let mut parents: Vec<Vec<usize>> = Vec::new();
         // foldhash rather than SipHash, as for DISTINCT: the keys are whole group keys.
-        let mut index: HashMap<Vec<u8>, usize, foldhash::fast::RandomState> = HashMap::default();
+        let mut index: Vec<HashMap<Vec<u8>, usize, foldhash::fast::RandomState>> =
+            (0..levels).map(|_| HashMap::default()).collect();
         let ecx = cx.eval_cx();
+        let mut key = Vec::new();
+        // Where each key column's bytes end in `key`: a level's key is a prefix.
+        let mut key_ends = Vec::with_capacity(n);
+        let mut found = Vec::with_capacity(levels);
         while let Some(chunk) = input.next(cx)? {
             cx.cancel.check()?;
             let keys = self
@@ -1413,48 +1436,102 @@ impl AggregateOp<'_> {
                 .iter()
                 .map(|a| eval_agg_args(a, &chunk, &ecx))
                 .collect::<Result<Vec<_>>>()?;
-            let mut key = Vec::new();
             for row in 0..chunk.len() {
                 // Without GROUP BY every row folds into the one group: no key to hash.
-                if self.group.is_empty() && !groups.is_empty() {
-                    self.fold_row(&mut groups[0], &args, row, cx)?;
+                if n == 0 && !groups[0].is_empty() {
+                    self.fold_row(&mut groups[0][0], &args, row, cx)?;
                     continue;
                 }
                 key.clear();
+                key_ends.clear();
                 for (k, &collation) in keys.iter().zip(&self.collations) {
                     join_key(&k[row], collation, &mut key);
                     key.push(0xFE);
+                    key_ends.push(key.len());
                 }
-                let g = match index.get(&key) {
-                    Some(&g) => g,
-                    None => {
-                        cx.memory.charge(key.len() + 64 + self.aggs.len() * 64)?;
-                        groups.push(
-                            self.new_group(keys.iter().map(|k| k[row].clone()).collect(), cx),
-                        );
-                        index.insert(key.clone(), groups.len() - 1);
-                        groups.len() - 1
-                    }
-                };
-                self.fold_row(&mut groups[g], &args, row, cx)?;
+                found.clear();
+                for level in 0..levels {
+                    let prefix = &key[..(n - level).checked_sub(1).map_or(0, |c| key_ends[c])];
+                    let g = match index[level].get(prefix) {
+                        Some(&g) => g,
+                        None => {
+                            cx.memory.charge(prefix.len() + 64 + self.aggs.len() * 64)?;
+                            // A coarser level's row takes its keys from a finest group.
+                            let group_keys = if level == 0 {
+                                keys.iter().map(|k| k[row].clone()).collect()
+                            } else {
+                                Vec::new()
+                            };
+                            groups[level].push(self.new_group(group_keys, cx));
+                            index[level].insert(prefix.to_vec(), groups[level].len() - 1);
+                            groups[level].len() - 1
+                        }
+                    };
+                    self.fold_row(&mut groups[level][g], &args, row, cx)?;
+                    found.push(g);
+                }
+                if self.rollup && found[0] == parents.len() {
+                    cx.memory.charge(n * 8)?;
+                    parents.push(found[1..].to_vec());
+                }
             }
         }
-        if groups.is_empty() && self.group.is_empty() {
-            groups.push(self.new_group(Vec::new(), cx));
+        if groups[0].is_empty() && n == 0 {
+            groups[0].push(self.new_group(Vec::new(), cx));
         }
-        let width = self.group.len() + self.aggs.len();
-        let mut rows = Vec::with_capacity(groups.len());
         let mut rows_before = vec![0; self.aggs.len()];
-        for g in groups {
-            let mut row = g.keys;
-            agg::finish_group(&g.accumulators, &mut rows_before, &mut row)?;
-            rows.push(row);
+        if !self.rollup {
+            let mut rows = Vec::with_capacity(groups[0].len());
+            for g in groups.swap_remove(0) {
+                let mut row = g.keys;
+                agg::finish_group(&g.accumulators, &mut rows_before, &mut row)?;
+                rows.push(row);
+            }
+            return Ok(Self::chunks(rows, n + self.aggs.len()));
         }
-        Ok(if rows.is_empty() {
+        // WITH ROLLUP: the finest groups in key order (NULLs first, as ORDER BY).
+        let finest = &groups[0];
+        let mut order: Vec<usize> = (0..finest.len()).collect();
+        order.sort_by(|&a, &b| {
+            let (a, b) = (&finest[a].keys, &finest[b].keys);
+            a.iter()
+                .zip(b)
+                .zip(&self.collations)
+                .map(|((x, y), &collation)| compare::sort_cmp(x, y, collation))
+                .find(|o| o.is_ne())
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+        let mut rows = Vec::with_capacity(order.len() * 2);
+        for (position, &g) in order.iter().enumerate() {
+            let mut row = finest[g].keys.clone();
+            row.extend((0..n).map(|_| Value::Int(0)));
+            agg::finish_group(&finest[g].accumulators, &mut rows_before, &mut row)?;
+            rows.push(row);
+            // The prefixes this group is the last of, longest first.
+            let next = order.get(position + 1);
+            for level in 1..=n {
+                let parent = parents[g][level - 1];
+                if next.is_some_and(|&h| parents[h][level - 1] == parent) {
+                    break;
+                }
+                let kept = n - level;
+                let mut row = finest[g].keys[..kept].to_vec();
+                row.extend((kept..n).map(|_| Value::Null));
+                row.extend((0..n).map(|i| Value::Int(i64::from(i >= kept))));
+                let accumulators = &groups[level][parent].accumulators;
+                agg::finish_group(accumulators, &mut rows_before, &mut row)?;
+                rows.push(row);
+            }
+        }
+        Ok(Self::chunks(rows, 2 * n + self.aggs.len()))
+    }
+
+    fn chunks(rows: Vec<Vec<Value>>, width: usize) -> Vec<Chunk> {
+        if rows.is_empty() {
             Vec::new()
         } else {
             Chunk::from_rows(rows, width).split()
-        })
+        }
     }
 }
 

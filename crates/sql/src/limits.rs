@@ -28,6 +28,10 @@ pub const WARNINGS_MAX: usize = 1024;
 /// Subquery nesting and view expansion depth.
 pub const NESTING_DEPTH_MAX: usize = 32;
 
+/// Arguments of one `GROUPING()` call (MySQL's limit: its result is a bitmask of one
+/// bit per argument in a 64-bit integer); more is error 3601.
+pub const GROUPING_ARGS_MAX: usize = 64;
+
 /// `cte_max_recursion_depth`'s default (MySQL's): the runs of a recursive CTE's
 /// recursive part one statement may make before error 3636. The variable may raise
 /// it to 2^32 - 1; [`RECURSIVE_CTE_HELD_ROWS_MAX`] and the memory bound still apply.

@@ -195,6 +195,7 @@ pub fn describe(plan: &Plan) -> String {
             input,
             group,
             aggs,
+            rollup: false,
             columns,
         } if group.iter().all(parallel_safe)
             && aggs
@@ -262,6 +263,7 @@ pub fn open_parallel<'p>(
             input,
             group,
             aggs,
+            rollup: false,
             columns,
         } if group.iter().all(parallel_safe)
             && aggs

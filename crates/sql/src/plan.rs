@@ -226,10 +226,17 @@ pub enum Plan {
         filter: Option<Expr>,
         columns: Vec<OutputColumn>,
     },
+    /// Hash aggregation: one output row per group, the group keys followed by the
+    /// aggregates. With `rollup` (`GROUP BY ... WITH ROLLUP`) the keys are followed by
+    /// one BIGINT flag per key (1 where the key is rolled up, read by `GROUPING()`),
+    /// then the aggregates; after each group's last row (groups sorted by the keys)
+    /// come the super-aggregate rows of the prefixes it ends, with the rolled-up keys
+    /// NULL, and the grand total last (see `exec::AggregateOp::run`).
     Aggregate {
         input: Box<Plan>,
         group: Vec<Expr>,
         aggs: Vec<AggCall>,
+        rollup: bool,
         columns: Vec<OutputColumn>,
     },
     Sort {
@@ -409,9 +416,15 @@ impl Plan {
                 }
             }
             Plan::IndexJoin { kind, .. } => format!("Index nested loop join ({kind:?})"),
-            Plan::Aggregate { group, aggs, .. } => format!(
-                "Hash aggregate ({} group keys, {} aggregates)",
+            Plan::Aggregate {
+                group,
+                aggs,
+                rollup,
+                ..
+            } => format!(
+                "Hash aggregate ({} group keys{}, {} aggregates)",
                 group.len(),
+                if *rollup { " with rollup" } else { "" },
                 aggs.len()
             ),
             Plan::Sort { keys, .. } => format!("Sort ({} keys)", keys.len()),

@@ -91,6 +91,7 @@ fn grouped_form(plan: &Plan) -> Option<(Plan, Vec<usize>)> {
         input: scan,
         group,
         aggs,
+        rollup: false,
         columns: agg_columns,
     } = &**input
     else {
@@ -178,6 +179,7 @@ fn grouped_form(plan: &Plan) -> Option<(Plan, Vec<usize>)> {
         input: Box::new(scan),
         group: keys.iter().map(|(x, _)| Expr::Column(*x)).collect(),
         aggs: aggs.clone(),
+        rollup: false,
         columns: group_columns.clone(),
     };
     let mut project_exprs: Vec<Expr> = (0..width).map(Expr::Column).collect();

@@ -953,3 +953,93 @@ fn group_concat_in_a_parallel_pipeline_agrees_with_the_definition() {
         format!("Row {cut_row} was cut by GROUP_CONCAT()")
     );
 }
+
+#[test]
+fn rollup_over_a_large_table_agrees_with_the_definition_and_is_bounded() {
+    let (_dir, engine) = engine();
+    let mut a = engine.session("root", "localhost");
+    a.execute("CREATE DATABASE t; USE t; CREATE TABLE big (id INT PRIMARY KEY, g1 INT NOT NULL, g2 INT, v INT NOT NULL)")
+        .expect("creates");
+    // Past PARALLEL_MIN_ROWS, where a plain GROUP BY runs as a parallel pipeline; a
+    // ROLLUP must not. g2 is NULL in some rows (a real NULL group).
+    const ROWS: i64 = 40_000;
+    let g2 = |id: i64| (id % 11 != 0).then_some(id % 3);
+    let v = |id: i64| (id * 7919) % 1000;
+    for start in (0..ROWS).step_by(2000) {
+        let values: Vec<String> = (start..start + 2000)
+            .map(|id| {
+                let g2 = g2(id).map_or("NULL".to_string(), |g| g.to_string());
+                format!("({id}, {}, {g2}, {})", id % 5, v(id))
+            })
+            .collect();
+        a.execute(&format!("INSERT INTO big VALUES {}", values.join(",")))
+            .expect("loads");
+    }
+    // The expected rows: groups in key order (NULL first), each group of g1 followed
+    // by its subtotal, the grand total last; (g1, g2, grouping, count, sum, distinct).
+    let mut expected = Vec::new();
+    let stats = |ids: Vec<i64>| {
+        let mut distinct: Vec<i64> = ids.iter().map(|&id| v(id) % 10).collect();
+        distinct.sort_unstable();
+        distinct.dedup();
+        let sum: i64 = ids.iter().map(|&id| v(id)).sum();
+        (ids.len() as i64, sum, distinct.len() as i64)
+    };
+    for g1 in 0..5 {
+        for key in [None, Some(0), Some(1), Some(2)] {
+            let ids = (0..ROWS)
+                .filter(|&id| id % 5 == g1 && g2(id) == key)
+                .collect();
+            let (c, s, d) = stats(ids);
+            let key = key.map_or(Value::Null, Value::Int);
+            expected.push(vec![
+                Value::Int(g1),
+                key,
+                Value::Int(0),
+                Value::Int(c),
+                Value::Int(s),
+                Value::Int(d),
+            ]);
+        }
+        let (c, s, d) = stats((0..ROWS).filter(|&id| id % 5 == g1).collect());
+        expected.push(vec![
+            Value::Int(g1),
+            Value::Null,
+            Value::Int(1),
+            Value::Int(c),
+            Value::Int(s),
+            Value::Int(d),
+        ]);
+    }
+    let (c, s, d) = stats((0..ROWS).collect());
+    expected.push(vec![
+        Value::Null,
+        Value::Null,
+        Value::Int(3),
+        Value::Int(c),
+        Value::Int(s),
+        Value::Int(d),
+    ]);
+    let got: Vec<Vec<Value>> = rows(
+        &mut a,
+        "SELECT g1, g2, GROUPING(g1, g2), COUNT(*), SUM(v), COUNT(DISTINCT v % 10) FROM big GROUP BY g1, g2 WITH ROLLUP",
+    )
+    .into_iter()
+    .map(|r| {
+        r.iter()
+            .map(|x| match x {
+                Value::Null => Value::Null,
+                x => Value::Int(tarn_sql::scalar::cast::to_i64(x).expect("an integer")),
+            })
+            .collect()
+    })
+    .collect();
+    assert_eq!(got, expected);
+    // Every level's groups count against the statement's memory bound.
+    a.execute("SET query_memory_max_bytes = 1048576")
+        .expect("sets 1 MiB");
+    let e = a
+        .execute("SELECT id, v, COUNT(*) FROM big GROUP BY id, v WITH ROLLUP")
+        .expect_err("40,000 groups on two levels need more than 1 MiB");
+    assert_eq!(e.mysql_code(), 1038, "{e}");
+}

@@ -100,7 +100,7 @@ impl Binder<'_> {
                 s.aggs.len() - 1
             }
         };
-        Ok((Expr::Column(s.group.len() + position), SqlType::Json))
+        Ok((Expr::Column(s.agg_base() + position), SqlType::Json))
     }
 
     /// `JSON_...(args)`: a JSON scalar function (`upper` is its uppercase name).
