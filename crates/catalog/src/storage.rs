@@ -1536,6 +1536,11 @@ impl Storage {
                 .locks
                 .lock_table(&holder.lock, table_id, mode, crate::WaitPolicy::Wait)?;
         }
+        // DDL that replaced a table's files (a rebuild, TRUNCATE) while this waited
+        // left its handle stale, and the lock on a table id no one uses (1412).
+        for (table, _) in tables {
+            table.check_current()?;
+        }
         Ok(())
     }
 

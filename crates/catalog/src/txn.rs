@@ -178,6 +178,15 @@ pub struct Transaction {
     /// ([`Transaction::share_locks_of`]): the locks this one takes stay with the
     /// holder, and its end releases none of them.
     shares_locks: bool,
+    /// With `shares_locks`: the lock spaces (a table's and its indexes') whose record
+    /// locks the holder's whole-table lock already covers, with whether it is X
+    /// (covering every record lock) or S (covering shared ones); found once per table
+    /// by [`Table::lock_table_tx`]. No other transaction can hold a record lock there,
+    /// so this one takes none, and a long restore under LOCK TABLES WRITE does not
+    /// fill the lock table.
+    covered_spaces: Vec<(u32, bool)>,
+    /// The tables whose coverage was looked up (covered or not).
+    coverage_checked: Vec<u32>,
     /// Ends this transaction's lock waits with error 1317 or 3024 when the waiting
     /// statement must stop (see [`Transaction::set_interrupt`]).
     interrupt: Option<Arc<StatementInterrupt>>,
@@ -190,6 +199,8 @@ impl Transaction {
             trx: ctx.sys.begin(isolation, read_only),
             lock: None,
             shares_locks: false,
+            covered_spaces: Vec::new(),
+            coverage_checked: Vec::new(),
             interrupt: None,
             ctx,
         }
@@ -288,7 +299,37 @@ impl Transaction {
         wait: WaitPolicy,
     ) -> Result<LockOutcome> {
         let lock = self.lock_handle()?;
+        if self.shares_locks {
+            let covered = self.covered_spaces.iter().find(|(s, _)| *s == index_id);
+            if let Some(&(_, exclusive)) = covered {
+                if exclusive || (mode.shared && mode.kind != RecordLockKind::InsertIntention) {
+                    return Ok(LockOutcome::Granted);
+                }
+            }
+        }
         self.ctx.locks.lock_record(&lock, index_id, key, mode, wait)
+    }
+
+    /// With a shared holder: records, once per table, whether the holder's table
+    /// lock covers `table`'s record locks (see `covered_spaces`).
+    fn note_coverage(&mut self, table: &Table) {
+        let table_id = table.table_id();
+        if !self.shares_locks || self.coverage_checked.contains(&table_id) {
+            return;
+        }
+        self.coverage_checked.push(table_id);
+        let Some(lock) = &self.lock else { return };
+        let exclusive = if self.ctx.locks.holds_table(lock, table_id, TableMode::X) {
+            true
+        } else if self.ctx.locks.holds_table(lock, table_id, TableMode::S) {
+            false
+        } else {
+            return;
+        };
+        self.covered_spaces.push((table_id, exclusive));
+        for index in &table.indexes {
+            self.covered_spaces.push((index.lock_space(), exclusive));
+        }
     }
 
     pub(crate) fn lock_table(&mut self, table_id: u32, mode: TableMode) -> Result<()> {
@@ -535,6 +576,7 @@ impl Table {
     /// for it fails here (1412) instead of using the files it replaced.
     fn lock_table_tx(&self, tx: &mut Transaction, mode: TableMode) -> Result<()> {
         tx.lock_table(self.table_id(), mode)?;
+        tx.note_coverage(self);
         self.check_current()
     }
 

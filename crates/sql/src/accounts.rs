@@ -18,10 +18,13 @@
 //! PRIVILEGES WITH GRANT OPTION). Existing tables are never refilled: a server whose
 //! accounts were all dropped stays so. A session with global CREATE USER may drop
 //! the tables and create them again with their own definition
-//! ([`check_account_table_def`]), as a restore of `mysqldump --all-databases` does;
-//! if the server starts while one is missing, `bootstrap` creates it and makes sure
-//! of `root`@`localhost` and its global grant as on a fresh start. Nothing alters,
-//! truncates, renames or re-indexes them (MySQL's 3554).
+//! ([`check_account_table_def`]), as a restore of `mysqldump --all-databases` does.
+//! If the server starts while `mysql.user` is missing, `bootstrap` creates it with
+//! `root`@`localhost` and makes sure of root's global grant, as on a fresh start; a
+//! missing `mysql.grants` alone comes back empty (no one is made a superuser
+//! silently; `tarn sql` on the data directory can grant). Nothing alters, truncates,
+//! renames or re-indexes them, and no view or renamed table takes their names
+//! (MySQL's 3554).
 //!
 //! ## Password hashes
 //!
@@ -544,17 +547,23 @@ pub(crate) fn bootstrap(storage: &Storage) -> Result<()> {
         }
     }
     let tables = storage.tables(SYSTEM_DATABASE)?;
-    let mut created = false;
+    let mut created_user = false;
     for def in [user_table_def(), grants_table_def()] {
         if !tables.contains(&def.name) {
+            if def.name == GRANTS_TABLE && tables.iter().any(|t| t == USER_TABLE) {
+                tracing::error!(
+                    "mysql.grants was missing and is created empty: no account has a privilege \
+                     now. Grant them offline with `tarn sql --data-dir <dir> -e \"GRANT ...\"`."
+                );
+            }
+            created_user |= def.name == USER_TABLE;
             storage.create_table(SYSTEM_DATABASE, def)?;
-            created = true;
         }
     }
-    if !created {
+    if !created_user {
         return Ok(());
     }
-    // A fresh data directory, or one whose account table was dropped (by a restore
+    // A fresh data directory, or one whose accounts table was dropped (by a restore
     // that did not finish): root@localhost is there, with every privilege.
     let user = storage.table(SYSTEM_DATABASE, USER_TABLE)?;
     let grants = storage.table(SYSTEM_DATABASE, GRANTS_TABLE)?;
@@ -910,6 +919,14 @@ pub(crate) fn execute(session: &mut Session, statement: &AccountStatement) -> Re
             return Ok(QueryResult::ok(0));
         }
         _ => {}
+    }
+    // The statement writes mysql.*: refused under the global read lock (1223), and
+    // under LOCK TABLES unless the account tables are locked (1100).
+    if let Some(locks) = &session.table_locks {
+        for table in [USER_TABLE, GRANTS_TABLE] {
+            locks.check_listed(SYSTEM_DATABASE, table)?;
+            locks.check_access(Privileges::INSERT, SYSTEM_DATABASE, table)?;
+        }
     }
     check_statement(session, statement)?;
     session.commit_implicitly()?;

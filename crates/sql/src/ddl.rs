@@ -291,6 +291,7 @@ pub(crate) fn check_privileges(session: &Session, statement: &ast::Statement) ->
                     let target = match table_name {
                         ast::RenameTableNameKind::As(n) | ast::RenameTableNameKind::To(n) => n,
                     };
+                    structural(target)?;
                     table(&alter.name, Privileges::DROP)?;
                     base_table(target, Privileges::CREATE.union(Privileges::INSERT))?;
                 }
@@ -298,6 +299,7 @@ pub(crate) fn check_privileges(session: &Session, statement: &ast::Statement) ->
             Ok(())
         }
         S::CreateView(view) => {
+            structural(&view.name)?;
             let mut needed = Privileges::CREATE;
             if view.or_replace {
                 needed = needed.union(Privileges::DROP);

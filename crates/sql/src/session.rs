@@ -489,8 +489,14 @@ impl Session {
         if self.temporary.contains(db, table) {
             return Ok(());
         }
-        if let Some(locks) = &self.table_locks {
-            locks.check_access(needed, db, table)?;
+        // Under LOCK TABLES only CREATE TEMPORARY TABLE asks for CREATE here (other
+        // DDL is refused first): a new temporary table need not be locked.
+        if let Some(locks) = self
+            .table_locks
+            .as_ref()
+            .filter(|_| needed != Privileges::CREATE)
+        {
+            locks.check_listed(db, table)?;
         }
         self.check_base_table(needed, db, table)
     }
@@ -503,6 +509,9 @@ impl Session {
     /// [`Session::check_table`] for the base table `db.table`, whether or not the
     /// session has a temporary table of that name (a view's tables).
     pub(crate) fn check_base_table(&self, needed: Privileges, db: &str, table: &str) -> Result<()> {
+        if let Some(locks) = &self.table_locks {
+            locks.check_access(needed, db, table)?;
+        }
         if self.identity.internal {
             return Ok(());
         }
@@ -1111,6 +1120,13 @@ impl Session {
                 }
                 Ok(QueryResult::ok(0))
             }
+            // Rebuilds and checks take the table's exclusive lock, which would wait
+            // for the session's own table locks.
+            Statement::AnalyzeTable { .. } | Statement::TableMaintenance { .. }
+                if self.table_locks.is_some() =>
+            {
+                Err(crate::table_locks::ddl_refused())
+            }
             Statement::AnalyzeTable { tables } => crate::maintenance::analyze(self, tables),
             Statement::TableMaintenance { op, tables, quick } => {
                 crate::maintenance::execute(self, *op, tables, *quick)
@@ -1123,6 +1139,7 @@ impl Session {
             // (`Statement::FlushHosts`).
             Statement::FlushTables { .. } | Statement::FlushHosts => Ok(QueryResult::ok(0)),
             Statement::FlushLogs => {
+                self.require_global(Privileges::CREATE_USER, "RELOAD")?;
                 self.engine.storage().flush_log()?;
                 Ok(QueryResult::ok(0))
             }

@@ -217,7 +217,7 @@ pub fn quote_identifier(name: &str) -> String {
     format!("`{}`", name.replace('`', "``"))
 }
 
-fn is_system_database(db: &str) -> bool {
+pub(crate) fn is_system_database(db: &str) -> bool {
     db.eq_ignore_ascii_case(INFORMATION_SCHEMA) || db.eq_ignore_ascii_case(PERFORMANCE_SCHEMA)
 }
 

@@ -19,11 +19,19 @@
 //! under the global read lock (1223), and runs no DDL while it holds table locks
 //! (1192), since DDL takes its own exclusive lock and would wait for the session's.
 //!
+//! Under LOCK TABLES a statement may name only the tables and views locked, the
+//! session's temporary tables and the system schemas (1100), so its record locks are
+//! all on locked tables, where the holder's table lock covers them: the sharing
+//! transactions take none there (`Transaction::lock_record`), and a long restore
+//! does not fill the lock table. READ needs SELECT, WRITE also a right to change the
+//! table (INSERT, UPDATE or DELETE), and FLUSH TABLES WITH READ LOCK global CREATE
+//! USER (Tarn's stand-in for MySQL's RELOAD).
+//!
 //! Where Tarn departs from MySQL: consistent (non-locking) reads never wait for table
 //! locks, as in InnoDB, so another session's plain SELECT reads a WRITE-locked table
-//! as of its last commit; and a session holding table locks may still reach tables it
-//! did not lock (MySQL refuses, 1100), which then stay locked by it until UNLOCK
-//! TABLES. Views and temporary tables named in LOCK TABLES are checked, not locked.
+//! as of its last commit. A view named in LOCK TABLES is listed but its tables are
+//! not locked. DROP TABLE and RENAME TABLE of another session do not wait for table
+//! locks, and FLUSH TABLES WITH READ LOCK does not cover tables created after it.
 //!
 //! Invariant: `Session::table_locks` is `Some` exactly while the session holds table
 //! locks; every transaction the session begins meanwhile shares its holder, and the
@@ -48,6 +56,25 @@ pub(crate) struct TableLocks {
 }
 
 impl TableLocks {
+    /// Whether a statement of the session may name `db`.`table`: under LOCK TABLES
+    /// only the tables (and views) it locked, and the system schemas (1100).
+    pub(crate) fn check_listed(&self, db: &str, table: &str) -> Result<()> {
+        let listed = self.global_read
+            || crate::sysviews::is_system_database(db)
+            || self
+                .tables
+                .iter()
+                .any(|(d, t, _)| d == db && t.eq_ignore_ascii_case(table));
+        if listed {
+            return Ok(());
+        }
+        Err(Error::sql(
+            1100,
+            "HY000",
+            format!("Table '{table}' was not locked with LOCK TABLES"),
+        ))
+    }
+
     /// Whether the session may use `db`.`table` with privileges `needed`: a write
     /// (INSERT, UPDATE, DELETE) of a READ-locked table is 1099, any write under the
     /// global read lock 1223.
@@ -103,14 +130,23 @@ pub(crate) fn lock_tables(
     for (name, write) in tables {
         let (db, table) = Binder::new(session).table_ref(name)?;
         session.check_table(Privileges::SELECT, &db, &table)?;
-        if matches!(storage.view(&db, &table), Ok(Some(_))) {
-            continue;
+        if *write {
+            // WRITE keeps everyone else from changing the table: it takes a right to
+            // change it.
+            let may_write = [Privileges::INSERT, Privileges::UPDATE, Privileges::DELETE]
+                .into_iter()
+                .any(|p| session.check_table(p, &db, &table).is_ok());
+            if !may_write {
+                session.check_table(Privileges::UPDATE, &db, &table)?;
+            }
         }
-        crate::bind::BindContext::table(session, &db, &table)?;
-        if crate::temporary::is_hidden_database(&session.storage_database(&db, &table)) {
-            continue;
+        let is_view = matches!(storage.view(&db, &table), Ok(Some(_)));
+        if !is_view {
+            crate::bind::BindContext::table(session, &db, &table)?;
+            if !crate::temporary::is_hidden_database(&session.storage_database(&db, &table)) {
+                handles.push((storage.table(&db, &table)?, *write));
+            }
         }
-        handles.push((storage.table(&db, &table)?, *write));
         names.push((db, table, *write));
     }
     let holder = storage.table_lock_holder(session.interrupt());
@@ -126,6 +162,9 @@ pub(crate) fn lock_tables(
 /// `FLUSH TABLES WITH READ LOCK`: commits the open transaction and read-locks every
 /// table of every database.
 pub(crate) fn lock_all_for_read(session: &mut Session) -> Result<QueryResult> {
+    // It stops every writer: MySQL's RELOAD, for which Tarn asks global CREATE USER
+    // (as for SHUTDOWN).
+    session.require_global(Privileges::CREATE_USER, "RELOAD")?;
     session.commit_implicitly()?;
     session.table_locks = None;
     let storage = session.engine().storage().clone();

@@ -604,3 +604,33 @@ fn a_batch_reads_each_statement_in_the_sql_mode_of_its_turn() {
         vec!["a", "a"]
     );
 }
+
+/// Under LOCK TABLES t WRITE the session's statements take no record locks on t (the
+/// holder's table X lock covers them), so a long restore does not fill the lock
+/// table; UNLOCK TABLES releases everything, and the table lock then no longer
+/// stops other sessions.
+#[test]
+fn statements_under_lock_tables_write_take_no_record_locks() {
+    let (_dir, engine) = engine();
+    let mut s = engine.session("root", "localhost");
+    setup(&mut s);
+    rows(
+        &mut s,
+        "CREATE TABLE big (id INT PRIMARY KEY, k INT, KEY (k))",
+    );
+    let entries = || engine.storage().txn_context().locks.stats().entries;
+    rows(&mut s, "LOCK TABLES big WRITE, t READ");
+    let locked = entries();
+    for id in 0..500 {
+        rows(&mut s, &format!("INSERT INTO big VALUES ({id}, {id})"));
+    }
+    rows(&mut s, "UPDATE big SET k = k + 1 WHERE id < 100");
+    rows(&mut s, "DELETE FROM big WHERE id >= 400");
+    rows(&mut s, "SELECT * FROM t FOR SHARE");
+    assert_eq!(entries(), locked, "record locks piled up under LOCK TABLES");
+    rows(&mut s, "UNLOCK TABLES");
+    assert_eq!(entries(), 0);
+    let mut other = engine.session("root", "localhost");
+    assert_eq!(texts(&mut other, "SELECT COUNT(*) FROM d.big"), vec!["400"]);
+    rows(&mut other, "INSERT INTO d.big VALUES (1000, 1)");
+}

@@ -580,6 +580,18 @@ impl LockManager {
         })
     }
 
+    /// True if `trx` holds table `table_id` in `mode` or a stronger one (X covers
+    /// all). Takes one shard latch.
+    pub fn holds_table(&self, trx: &Arc<LockTrx>, table_id: u32, mode: TableMode) -> bool {
+        let name = LockRef::Table(table_id);
+        let mut shard = self.shards[name.shard_index()].lock();
+        shard.queues.get_mut(name).is_some_and(|queue| {
+            Mode::table(mode)
+                .missing_from(queue.granted_mode(trx.id()))
+                .is_empty()
+        })
+    }
+
     /// True if `trx` holds a lock of any mode on record `key` of `index_id` (so a
     /// caller can tell a lock it is about to take from one it already had). Only
     /// `trx`'s own calls change what it holds, so the answer stands until it next
