@@ -11,7 +11,8 @@
 //! by an older build loads unchanged (and the format number stays 1): column defaults,
 //! AUTO_INCREMENT, foreign keys, ON UPDATE clauses, comments, CHECK constraints,
 //! generated columns and `tinyint(1)` marks on
-//! [`TableDef`], views and statistics on [`CatalogData`].
+//! [`TableDef`], key prefix lengths on [`IndexDef`], views and statistics on
+//! [`CatalogData`].
 //!
 //! # Invariants
 //! 1. Every table and index owns one data file; file ids are never reused.
@@ -64,6 +65,14 @@ pub struct IndexDef {
     /// Assigned by the catalog when the index is created.
     #[serde(default)]
     pub file_id: u32,
+    /// MySQL's key prefix lengths (`KEY k (name(10))`): empty when every key part is
+    /// a whole column, else one per column, 0 for a whole column and N for the first
+    /// N characters (text types) or bytes (binary types) of a string column. An
+    /// index with a prefix part is lossy: its entries hold the truncated values
+    /// ([`IndexDef::prefix_len`], `Table::secondary_key`), so a read through it must
+    /// re-check the row, and it neither covers nor orders by the whole column.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prefix_lens: Vec<u32>,
 }
 
 impl IndexDef {
@@ -73,6 +82,42 @@ impl IndexDef {
             columns: columns.to_vec(),
             unique,
             file_id: 0,
+            prefix_lens: Vec::new(),
+        }
+    }
+
+    /// The index with key prefix lengths, one per column (0: the whole column); kept
+    /// empty when none is a prefix.
+    pub fn with_prefix_lens(mut self, prefix_lens: Vec<u32>) -> IndexDef {
+        self.prefix_lens = if prefix_lens.iter().all(|&n| n == 0) {
+            Vec::new()
+        } else {
+            prefix_lens
+        };
+        self
+    }
+
+    /// The prefix length of key part `part` (a position in `columns`), None for a
+    /// whole column.
+    pub fn prefix_len(&self, part: usize) -> Option<u32> {
+        self.prefix_lens.get(part).copied().filter(|&n| n > 0)
+    }
+
+    /// True when some key part is a prefix: the index is lossy.
+    pub fn has_prefix(&self) -> bool {
+        !self.prefix_lens.is_empty()
+    }
+
+    /// Takes column `position` out of the key (its prefix length with it).
+    pub fn remove_column(&mut self, position: usize) {
+        if let Some(part) = self.columns.iter().position(|&c| c == position) {
+            self.columns.remove(part);
+            if !self.prefix_lens.is_empty() {
+                self.prefix_lens.remove(part);
+            }
+            if self.prefix_lens.iter().all(|&n| n == 0) {
+                self.prefix_lens.clear();
+            }
         }
     }
 }
@@ -370,7 +415,7 @@ impl TableDef {
                 return bad(format!("duplicate column name '{}'", column.name));
             }
         }
-        self.check_key_columns("PRIMARY", &self.primary_key)?;
+        self.check_key_columns("PRIMARY", &self.primary_key, None)?;
         for &c in &self.primary_key {
             if self.columns[c].nullable {
                 return bad(format!(
@@ -397,12 +442,36 @@ impl TableDef {
             if index.columns.is_empty() {
                 return bad(format!("index '{}' has no columns", index.name));
             }
-            self.check_key_columns(&index.name, &index.columns)?;
+            self.check_key_columns(&index.name, &index.columns, Some(index))?;
+            self.check_prefix_lens(index)?;
         }
         self.validate_defaults()?;
         self.validate_foreign_keys()?;
         self.validate_checks()?;
         self.validate_auto_increment()
+    }
+
+    /// An index's prefix lengths: none, or one per column, and a prefix only on a
+    /// string column (the SQL layer refuses the rest with MySQL's 1089 first).
+    fn check_prefix_lens(&self, index: &IndexDef) -> Result<()> {
+        if !index.prefix_lens.is_empty() && index.prefix_lens.len() != index.columns.len() {
+            return Err(Error::InvalidDefinition(format!(
+                "index '{}' has {} prefix lengths for {} columns",
+                index.name,
+                index.prefix_lens.len(),
+                index.columns.len()
+            )));
+        }
+        for (part, &c) in index.columns.iter().enumerate() {
+            let ty = self.columns[c].ty;
+            if index.prefix_len(part).is_some() && !(ty.is_text() || ty.is_binary_string()) {
+                return Err(Error::InvalidDefinition(format!(
+                    "index '{}' has a prefix of column '{}', which is not a string",
+                    index.name, self.columns[c].name
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// At most `CHECKS_PER_TABLE_MAX` CHECK constraints, with distinct non-empty
@@ -448,7 +517,7 @@ impl TableDef {
     /// index of this table that starts with them (the SQL layer adds one if needed).
     fn validate_foreign_keys(&self) -> Result<()> {
         for fk in &self.foreign_keys {
-            self.check_key_columns(&fk.name, &fk.columns)?;
+            self.check_key_columns(&fk.name, &fk.columns, None)?;
             if fk.columns.len() != fk.ref_columns.len() || fk.columns.is_empty() {
                 return Err(Error::InvalidDefinition(format!(
                     "foreign key '{}' has {} columns and references {}",
@@ -474,9 +543,11 @@ impl TableDef {
         if !columns.is_empty() && leads(&self.primary_key) {
             return Some("PRIMARY");
         }
+        // A prefix part cannot serve: lookups through it find rows to re-check, and
+        // MySQL does not take it for a foreign key either.
         self.indexes
             .iter()
-            .find(|i| leads(&i.columns))
+            .find(|i| leads(&i.columns) && (0..columns.len()).all(|p| i.prefix_len(p).is_none()))
             .map(|i| i.name.as_str())
     }
 
@@ -552,7 +623,15 @@ impl TableDef {
         Ok(())
     }
 
-    fn check_key_columns(&self, index: &str, columns: &[usize]) -> Result<()> {
+    /// Checks the columns of a key: `prefixed` is the secondary index they belong to
+    /// (None for the primary key, which takes no prefixes), whose prefix parts may be
+    /// TEXT or BLOB columns.
+    fn check_key_columns(
+        &self,
+        index: &str,
+        columns: &[usize],
+        prefixed: Option<&IndexDef>,
+    ) -> Result<()> {
         for (i, &c) in columns.iter().enumerate() {
             if c >= self.columns.len() {
                 return Err(Error::InvalidDefinition(format!(
@@ -566,7 +645,7 @@ impl TableDef {
                     self.columns[c].name
                 )));
             }
-            if self.columns[c].ty.is_lob() {
+            if self.columns[c].ty.is_lob() && prefixed.is_none_or(|p| p.prefix_len(i).is_none()) {
                 return Err(Error::InvalidDefinition(format!(
                     "BLOB/TEXT column '{}' used in key '{index}' without a key length",
                     self.columns[c].name

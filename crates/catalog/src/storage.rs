@@ -1286,7 +1286,10 @@ impl Storage {
         }
         for index in new_def.indexes.iter().filter(|i| i.file_id != 0) {
             let kept = old_def.indexes.iter().any(|o| {
-                o.file_id == index.file_id && o.columns == index.columns && o.unique == index.unique
+                o.file_id == index.file_id
+                    && o.columns == index.columns
+                    && o.unique == index.unique
+                    && o.prefix_lens == index.prefix_lens
             });
             if !kept
                 || new_def

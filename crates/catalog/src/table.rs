@@ -7,7 +7,11 @@
 //! - Secondary entries are `encode_key(index columns) ++ encode_key(primary key) ->
 //!   empty`: the primary key makes every entry unique, and is how a secondary lookup
 //!   finds its row. A unique index checks the index-column prefix before inserting
-//!   (NULLs never conflict, as in MySQL).
+//!   (NULLs never conflict, as in MySQL). A key prefix part (`KEY k (name(10))`)
+//!   holds the column's value cut to its prefix ([`prefix_of`]), both in entries and
+//!   in the bounds a range read encodes ([`SecondaryIndex::key_bounds`], which widens
+//!   them to every row sharing the prefix): a unique prefix index keeps prefixes
+//!   unique, and a read through a prefix index returns a superset to re-check.
 //! - Values longer than a quarter page live on overflow pages of the clustered file.
 //!
 //! # Invariants
@@ -102,6 +106,21 @@ impl SecondaryIndex {
     /// Columns of the index itself (without the primary key suffix).
     pub fn column_count(&self) -> usize {
         self.def.columns.len()
+    }
+
+    /// The values `row` has in this index's key parts: each column's value, a prefix
+    /// part's cut to its length ([`prefix_of`]). What entries are encoded from, and
+    /// what a duplicate-key error shows (MySQL shows the prefix too).
+    pub fn key_values(&self, row: &[Value]) -> Vec<Value> {
+        self.def
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(part, &c)| match self.def.prefix_len(part) {
+                Some(len) => prefix_of(self.key_types[part].0, len, &row[c]),
+                None => row[c].clone(),
+            })
+            .collect()
     }
 
     /// The primary key part of an entry's key.
@@ -534,7 +553,7 @@ impl Table {
         row: &[Value],
         pk_key: &[u8],
     ) -> Result<(Vec<u8>, usize, bool)> {
-        let values: Vec<Value> = index.def.columns.iter().map(|&c| row[c].clone()).collect();
+        let values = index.key_values(row);
         let has_null = values.iter().any(Value::is_null);
         let mut key = Vec::new();
         encode_key(&index.key_types[..index.column_count()], &values, &mut key)?;
@@ -567,8 +586,7 @@ impl Table {
             if let Some((found, _)) = cursor.next_entry()?
                 && found.starts_with(&prefix)
             {
-                let values: Vec<Value> =
-                    index.def.columns.iter().map(|&c| row[c].clone()).collect();
+                let values = index.key_values(row);
                 return Err(self.duplicate(&index.def.name, &values));
             }
         }
@@ -799,8 +817,7 @@ impl Table {
             let pk = index.primary_key_of(duplicate)?;
             return Err(match self.get_by_key(pk)? {
                 Some(row) => {
-                    let values: Vec<Value> =
-                        index.def.columns.iter().map(|&c| row[c].clone()).collect();
+                    let values = index.key_values(&row);
                     self.duplicate(&index.def.name, &values)
                 }
                 None => Error::DuplicateKey {
@@ -923,8 +940,52 @@ impl SecondaryIndex {
         lower: Bound<Vec<Value>>,
         upper: Bound<Vec<Value>>,
     ) -> Result<(tarn_btree::Bound, tarn_btree::Bound)> {
-        key_bounds(&self.key_types[..self.column_count()], lower, upper)
+        let types = &self.key_types[..self.column_count()];
+        if !self.def.has_prefix() {
+            return key_bounds(types, lower, upper);
+        }
+        // Entries hold prefixes: a bound cut to them, and taken inclusive, holds every
+        // entry whose row may lie within the values' bound (cutting keeps the order,
+        // and rows sharing a prefix tie), so the range is a superset that the caller
+        // re-checks against the rows.
+        let cut = |values: Vec<Value>| -> Vec<Value> {
+            values
+                .into_iter()
+                .enumerate()
+                .map(|(part, v)| match self.def.prefix_len(part) {
+                    Some(len) => prefix_of(types[part].0, len, &v),
+                    None => v,
+                })
+                .collect()
+        };
+        let widen = |bound: Bound<Vec<Value>>| match bound {
+            Bound::Included(v) | Bound::Excluded(v) => Bound::Included(cut(v)),
+            Bound::Unbounded => Bound::Unbounded,
+        };
+        key_bounds(types, widen(lower), widen(upper))
     }
+}
+
+/// The first `len` characters (text types) or bytes (binary types) of a string
+/// `value` of type `ty`: what a key prefix part holds. Text counts UTF-8 characters
+/// by their lead bytes, so a byte that is not UTF-8 counts as one character. Other
+/// values are returned as they are.
+pub fn prefix_of(ty: ColumnType, len: u32, value: &Value) -> Value {
+    let Value::Bytes(bytes) = value else {
+        return value.clone();
+    };
+    let len = len as usize;
+    let end = if ty.is_text() {
+        bytes
+            .iter()
+            .enumerate()
+            .filter(|&(_, b)| b & 0xC0 != 0x80)
+            .nth(len)
+            .map_or(bytes.len(), |(at, _)| at)
+    } else {
+        bytes.len().min(len)
+    };
+    Value::Bytes(bytes[..end].to_vec())
 }
 
 /// Byte bounds for value bounds on a key prefix. Encoded column values always start

@@ -1701,8 +1701,7 @@ impl Table {
                 }
                 let other = self.decode_stored(&bytes)?;
                 if self.secondary_key(index, &other, &other_pk)?.0[..prefix_len] == prefix[..] {
-                    let values: Vec<Value> =
-                        index.def.columns.iter().map(|&c| row[c].clone()).collect();
+                    let values = index.key_values(row);
                     return Err(self.duplicate(&index.def.name, &values));
                 }
             }

@@ -56,7 +56,7 @@ use tarn_row::Value;
 use tarn_row::types::{Column, ColumnType};
 
 use crate::bind::{BindContext, Binder};
-use crate::ddl::{column_spec, index_columns, named_index, unsupported};
+use crate::ddl::{column_spec, index_key_parts, named_index, unsupported};
 use crate::scalar::cast;
 use crate::session::{QueryResult, Session};
 
@@ -192,6 +192,38 @@ struct ColumnExtras {
     generated: Option<tarn_catalog::GeneratedColumn>,
     /// Declared `tinyint(1)`, BOOL or BOOLEAN (`TableDef::column_tinyint1`).
     tinyint1: bool,
+}
+
+/// Key prefixes after MODIFY or CHANGE, as MySQL 8 refits them: a prefix of a
+/// column that is no longer a string, or at least as long as its new CHAR, VARCHAR,
+/// BINARY or VARBINARY length, becomes the whole column (and its index is built
+/// anew). A TEXT or BLOB column left without a prefix is refused by the catalog.
+fn fit_prefixes(def: &mut TableDef) {
+    for index in &mut def.indexes {
+        if !index.has_prefix() {
+            continue;
+        }
+        let mut lens = index.prefix_lens.clone();
+        for (part, &c) in index.columns.iter().enumerate() {
+            let ty = def.columns[c].ty;
+            let column_len = match ty {
+                ColumnType::Char { len } | ColumnType::VarChar { len } => Some(len),
+                ColumnType::Binary { len_bytes } | ColumnType::VarBinary { len_bytes } => {
+                    Some(len_bytes)
+                }
+                _ => None,
+            };
+            let string = ty.is_text() || ty.is_binary_string();
+            if !string || column_len.is_some_and(|len| lens[part] >= len) {
+                lens[part] = 0;
+            }
+        }
+        let fitted = index.clone().with_prefix_lens(lens);
+        if fitted.prefix_lens != index.prefix_lens {
+            *index = fitted;
+            index.file_id = 0;
+        }
+    }
 }
 
 /// The table's definition as the statement's operations so far leave it.
@@ -682,7 +714,7 @@ impl<'t> Draft<'t> {
         // without columns is dropped. An index that changed is built anew.
         for index in &mut self.def.indexes {
             if index.columns.contains(&position) {
-                index.columns.retain(|&c| c != position);
+                index.remove_column(position);
                 index.file_id = 0;
             }
         }
@@ -786,14 +818,22 @@ impl<'t> Draft<'t> {
         columns: &[ast::IndexColumn],
         unique: bool,
     ) -> Result<()> {
-        let columns = index_columns(&self.def.columns, columns)?;
+        let parts = index_key_parts(&self.def.columns, columns)?;
         if let Some(name) = &name
             && (self.index_position(name).is_some() || name.eq_ignore_ascii_case("PRIMARY"))
         {
             return Err(Error::IndexExists(name.clone()));
         }
-        let index = named_index(&self.def.columns, &self.def.indexes, name, columns, unique);
-        self.def.indexes.push(index);
+        let index = named_index(
+            &self.def.columns,
+            &self.def.indexes,
+            name,
+            parts.columns,
+            unique,
+        );
+        self.def
+            .indexes
+            .push(index.with_prefix_lens(parts.prefix_lens));
         Ok(())
     }
 
@@ -907,6 +947,7 @@ impl<'t> Draft<'t> {
         } else {
             Vec::new()
         };
+        fit_prefixes(&mut def);
         def
     }
 

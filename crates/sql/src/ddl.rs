@@ -17,7 +17,7 @@ use tarn_catalog::catalog::{AutoIncrement, ViewDef};
 use tarn_catalog::{IndexDef, TableDef};
 use tarn_common::{Error, Result};
 use tarn_row::types::Column;
-use tarn_row::types::ColumnType::{Bit, Enum, Set};
+use tarn_row::types::ColumnType::{self, Bit, Enum, Set};
 
 use crate::accounts::Privileges;
 use crate::bind::{Binder, object_name};
@@ -87,12 +87,12 @@ pub fn execute(
                 .as_ref()
                 .map(|n| object_name(n).pop().unwrap_or_default());
             let t = crate::bind::BindContext::table(session, &db, &table)?;
-            let columns = index_columns(&t.def().columns, &create.columns)?;
-            let name = name.unwrap_or_else(|| default_index_name(t.def(), &columns));
+            let parts = index_key_parts(&t.def().columns, &create.columns)?;
+            let name = name.unwrap_or_else(|| default_index_name(t.def(), &parts.columns));
             session.engine().storage().create_index(
                 &session.storage_database(&db, &table),
                 &table,
-                IndexDef::new(&name, &columns, create.unique),
+                parts.index(&name, create.unique),
             )?;
             Ok(QueryResult::ok(0))
         }
@@ -510,15 +510,50 @@ fn default_index_name(def: &TableDef, columns: &[usize]) -> String {
         .expect("a free name exists")
 }
 
+/// The columns of a PRIMARY KEY (positions): whole columns only, so that a
+/// TEXT or BLOB column is 1170 and a prefix (`col(10)`), which Tarn does not take in
+/// a primary key, is 1235.
 pub(crate) fn index_columns(columns: &[Column], list: &[ast::IndexColumn]) -> Result<Vec<usize>> {
-    let mut out = Vec::new();
+    let parts = index_key_parts(columns, list)?;
+    if let Some(part) = parts.prefix_lens.iter().position(|&n| n > 0) {
+        return Err(unsupported(format!(
+            "index key prefix {} in a PRIMARY KEY",
+            list[part].column.expr
+        )));
+    }
+    Ok(parts.columns)
+}
+
+/// The key parts of a secondary index: column positions and, one per column, MySQL's
+/// key prefix lengths (0 for a whole column; all 0 when no part is a prefix).
+pub(crate) struct KeyParts {
+    pub(crate) columns: Vec<usize>,
+    pub(crate) prefix_lens: Vec<u32>,
+}
+
+impl KeyParts {
+    /// The index `name` on these key parts.
+    pub(crate) fn index(self, name: &str, unique: bool) -> IndexDef {
+        IndexDef::new(name, &self.columns, unique).with_prefix_lens(self.prefix_lens)
+    }
+}
+
+/// The key parts of an index as written: `col` or `col(N)` (a prefix of N characters
+/// of a text column, N bytes of a binary one), checked as MySQL 8 checks them:
+/// 1072 for an unknown column, 3152 for JSON, 1391 for N = 0, 1089 for a prefix of a
+/// column that is not a string or N beyond the column's length, 1071 for a prefix
+/// longer than a key may be, and 1170 for a TEXT or BLOB column without a prefix. A
+/// prefix as long as a CHAR, VARCHAR, BINARY or VARBINARY column is the whole column,
+/// as MySQL keeps it.
+pub(crate) fn index_key_parts(columns: &[Column], list: &[ast::IndexColumn]) -> Result<KeyParts> {
+    let mut out = KeyParts {
+        columns: Vec::new(),
+        prefix_lens: Vec::new(),
+    };
     for c in list {
-        let name = match &c.column.expr {
-            ast::Expr::Identifier(i) => i.value.clone(),
-            ast::Expr::Function(f) => {
-                // `col(10)`: a prefix length, which Tarn does not support.
-                return Err(unsupported(format!("index key prefix {f}")));
-            }
+        let (name, prefix_len) = match &c.column.expr {
+            ast::Expr::Identifier(i) => (i.value.clone(), None),
+            ast::Expr::Function(f) => key_prefix_part(f)?,
             other => return Err(unsupported(format!("index on expression {other}"))),
         };
         let position = columns
@@ -531,20 +566,94 @@ pub(crate) fn index_columns(columns: &[Column], list: &[ast::IndexColumn]) -> Re
                     format!("Key column '{name}' doesn't exist in table"),
                 )
             })?;
-        check_json_key(&columns[position])?;
-        if columns[position].ty.is_lob() {
+        let column = &columns[position];
+        check_json_key(column)?;
+        let prefix_len = match prefix_len {
+            Some(len) => checked_prefix_len(column, len)?,
+            None => 0,
+        };
+        if column.ty.is_lob() && prefix_len == 0 {
             return Err(Error::sql(
                 1170,
                 "42000",
                 format!(
                     "BLOB/TEXT column '{}' used in key specification without a key length",
-                    columns[position].name
+                    column.name
                 ),
             ));
         }
-        out.push(position);
+        out.columns.push(position);
+        out.prefix_lens.push(prefix_len);
     }
     Ok(out)
+}
+
+/// The column name and prefix length of a key part written `col(N)`.
+fn key_prefix_part(f: &ast::Function) -> Result<(String, Option<u64>)> {
+    let not_prefix = || unsupported(format!("index on expression {f}"));
+    let [ast::ObjectNamePart::Identifier(name)] = f.name.0.as_slice() else {
+        return Err(not_prefix());
+    };
+    let ast::FunctionArguments::List(list) = &f.args else {
+        return Err(not_prefix());
+    };
+    let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(ast::Expr::Value(value)))] =
+        list.args.as_slice()
+    else {
+        return Err(not_prefix());
+    };
+    let ast::Value::Number(text, _) = &value.value else {
+        return Err(not_prefix());
+    };
+    // A length past u32 is past every column's length: 1089 below.
+    let len = text.parse::<u64>().map_err(|_| not_prefix())?;
+    Ok((name.value.clone(), Some(len)))
+}
+
+/// A prefix of `len` on `column`, as the catalog keeps it: 0 when it is the whole
+/// column, else `len`; or MySQL's error.
+fn checked_prefix_len(column: &Column, len: u64) -> Result<u32> {
+    let ty = column.ty;
+    if len == 0 {
+        return Err(Error::sql(
+            1391,
+            "HY000",
+            format!("Key part '{}' length cannot be 0", column.name),
+        ));
+    }
+    let wrong = || {
+        Error::sql(
+            1089,
+            "HY000",
+            "Incorrect prefix key; the used key part isn't a string, the used length is longer \
+             than the key part, or the storage engine doesn't support unique prefix keys",
+        )
+    };
+    let column_len = match ty {
+        ColumnType::Char { len } | ColumnType::VarChar { len } => Some(u64::from(len)),
+        ColumnType::Binary { len_bytes } | ColumnType::VarBinary { len_bytes } => {
+            Some(u64::from(len_bytes))
+        }
+        _ if ty.is_lob() => None,
+        _ => return Err(wrong()),
+    };
+    if column_len.is_some_and(|column_len| len > column_len) {
+        return Err(wrong());
+    }
+    // utf8mb4: up to 4 bytes a character.
+    let len_bytes = if ty.is_text() { len * 4 } else { len };
+    let key_max_bytes = tarn_row::limits::KEY_LEN_MAX_BYTES;
+    if len_bytes > key_max_bytes as u64 {
+        return Err(Error::sql(
+            1071,
+            "42000",
+            format!("Specified key was too long; max key length is {key_max_bytes} bytes"),
+        ));
+    }
+    if column_len == Some(len) {
+        return Ok(0);
+    }
+    Ok(len as u32)
 }
 
 /// A JSON column cannot be in an index key: ER_JSON_USED_AS_KEY (3152), as MySQL
@@ -1024,18 +1133,20 @@ pub(crate) fn table_def(
                 }
             }
             TableConstraint::Unique(u) => {
-                let cols = index_columns(&columns, &u.columns)?;
+                let parts = index_key_parts(&columns, &u.columns)?;
                 let name = u
                     .name
                     .as_ref()
                     .or(u.index_name.as_ref())
                     .map(|n| n.value.clone());
-                indexes.push(named_index(&columns, &indexes, name, cols, true));
+                let index = named_index(&columns, &indexes, name, parts.columns, true);
+                indexes.push(index.with_prefix_lens(parts.prefix_lens));
             }
             TableConstraint::Index(ix) => {
-                let cols = index_columns(&columns, &ix.columns)?;
+                let parts = index_key_parts(&columns, &ix.columns)?;
                 let name = ix.name.as_ref().map(|n| n.value.clone());
-                indexes.push(named_index(&columns, &indexes, name, cols, false));
+                let index = named_index(&columns, &indexes, name, parts.columns, false);
+                indexes.push(index.with_prefix_lens(parts.prefix_lens));
             }
             TableConstraint::ForeignKey(fk) => foreign_keys.push(fk),
             TableConstraint::Check(c) => checks.push(crate::checks::CheckSpec::table_level(c)),

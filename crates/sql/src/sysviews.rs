@@ -368,7 +368,11 @@ fn primary_columns(def: &TableDef) -> Vec<usize> {
     }
     ordered_indexes(def)
         .into_iter()
-        .find(|index| index.unique && index.columns.iter().all(|&c| !def.columns[c].nullable))
+        .find(|index| {
+            index.unique
+                && !index.has_prefix()
+                && index.columns.iter().all(|&c| !def.columns[c].nullable)
+        })
         .map(|index| index.columns.clone())
         .unwrap_or_default()
 }
@@ -740,15 +744,36 @@ fn show_index_columns() -> Vec<Column> {
     ]
 }
 
-/// One index column: (key name, unique, position from 1, column).
-fn index_entries(def: &TableDef) -> Vec<(&str, bool, usize, usize)> {
+/// One index column: key name, unique, position from 1, column, and its key prefix
+/// length (None for the whole column).
+struct IndexEntry<'d> {
+    key: &'d str,
+    unique: bool,
+    seq: usize,
+    column: usize,
+    prefix_len: Option<u32>,
+}
+
+fn index_entries(def: &TableDef) -> Vec<IndexEntry<'_>> {
     let mut entries = Vec::new();
     for (seq, &column) in def.primary_key.iter().enumerate() {
-        entries.push(("PRIMARY", true, seq + 1, column));
+        entries.push(IndexEntry {
+            key: "PRIMARY",
+            unique: true,
+            seq: seq + 1,
+            column,
+            prefix_len: None,
+        });
     }
     for index in ordered_indexes(def) {
         for (seq, &column) in index.columns.iter().enumerate() {
-            entries.push((index.name.as_str(), index.unique, seq + 1, column));
+            entries.push(IndexEntry {
+                key: index.name.as_str(),
+                unique: index.unique,
+                seq: seq + 1,
+                column,
+                prefix_len: index.prefix_len(seq),
+            });
         }
     }
     entries
@@ -761,17 +786,18 @@ pub fn show_index(cx: &ViewContext, db: &str, table_name: &str) -> Result<Rows> 
     let def = table.def();
     let rows = index_entries(def)
         .into_iter()
-        .map(|(key, unique, seq, column)| {
-            let c = &def.columns[column];
+        .map(|e| {
+            let c = &def.columns[e.column];
             vec![
                 text(&def.name),
-                Value::Int(i64::from(!unique)),
-                text(key),
-                uint(seq as u64),
+                Value::Int(i64::from(!e.unique)),
+                text(e.key),
+                uint(e.seq as u64),
                 text(&c.name),
                 text("A"),
                 Value::Null,
-                Value::Null,
+                e.prefix_len
+                    .map_or(Value::Null, |len| Value::Int(i64::from(len))),
                 Value::Null,
                 text(if c.nullable { "YES" } else { "" }),
                 text("BTREE"),
@@ -820,7 +846,19 @@ pub fn create_table_sql(db: &str, def: &TableDef, auto_increment_next: Option<u6
             "  {}KEY {} ({})",
             if index.unique { "UNIQUE " } else { "" },
             quote_identifier(&index.name),
-            column_list(&index.columns)
+            index
+                .columns
+                .iter()
+                .enumerate()
+                .map(|(part, &c)| {
+                    let name = quote_identifier(&def.columns[c].name);
+                    match index.prefix_len(part) {
+                        Some(len) => format!("{name}({len})"),
+                        None => name,
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(",")
         ));
     }
     for fk in &def.foreign_keys {
@@ -1652,7 +1690,14 @@ pub(crate) fn key_column_usage(cx: &ViewContext) -> Result<Vec<Vec<Value>>> {
     let mut rows = Vec::new();
     for (db, table) in all_tables(cx)? {
         let def = table.def();
-        for (key, unique, seq, column) in index_entries(def) {
+        for IndexEntry {
+            key,
+            unique,
+            seq,
+            column,
+            ..
+        } in index_entries(def)
+        {
             if !unique {
                 continue;
             }
