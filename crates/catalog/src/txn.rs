@@ -301,10 +301,10 @@ impl Transaction {
         let lock = self.lock_handle()?;
         if self.shares_locks {
             let covered = self.covered_spaces.iter().find(|(s, _)| *s == index_id);
-            if let Some(&(_, exclusive)) = covered {
-                if exclusive || (mode.shared && mode.kind != RecordLockKind::InsertIntention) {
-                    return Ok(LockOutcome::Granted);
-                }
+            if let Some(&(_, exclusive)) = covered
+                && (exclusive || (mode.shared && mode.kind != RecordLockKind::InsertIntention))
+            {
+                return Ok(LockOutcome::Granted);
             }
         }
         self.ctx.locks.lock_record(&lock, index_id, key, mode, wait)
