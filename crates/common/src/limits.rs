@@ -296,6 +296,14 @@ pub const LOCK_REQUESTS_MAX: usize = 4 << 20;
 /// (A `max_execution_time` deadline needs no looking: the waiter sleeps until it.)
 pub const LOCK_WAIT_INTERRUPT_CHECK_MS: u64 = 50;
 
+/// How long a NOWAIT or SKIP LOCKED lock request that only brief holders (purge)
+/// block keeps retrying before it fails or skips as its policy says. Purge holds a
+/// row for one page operation; this bounds the wait should a holder be slow.
+pub const LOCK_BRIEF_WAIT_MS: u64 = 1000;
+
+/// The pause between two retries of such a request.
+pub const LOCK_BRIEF_RETRY_US: u64 = 50;
+
 /// `lock_wait_timeout`, in seconds (InnoDB's `innodb_lock_wait_timeout`).
 pub const LOCK_WAIT_TIMEOUT_S_MIN: u32 = 1;
 pub const LOCK_WAIT_TIMEOUT_S_MAX: u32 = 1_073_741_824;

@@ -1236,7 +1236,7 @@ impl Conn {
 
     fn query(&mut self, body: &[u8]) {
         let sql = crate::text::query_text(body);
-        let mut batch = tarn_sql::parse::Batch::new(&sql, self.session.parse_mode());
+        let mut batch = tarn_sql::parse::Batch::new(&sql);
         if batch.len() > 1 && self.capabilities & caps::MULTI_STATEMENTS == 0 {
             let near: String = batch.text(1).chars().take(80).collect();
             self.err(&Error::sql(

@@ -740,7 +740,7 @@ impl Session {
     /// syntax error included) to `each`; stops when `each` returns false. Statements
     /// after the one that failed run only if `each` says to go on (`--force`).
     pub fn execute_each(&mut self, sql: &str, each: &mut dyn FnMut(Result<QueryResult>) -> bool) {
-        let mut batch = parse::Batch::new(sql, self.parse_mode());
+        let mut batch = parse::Batch::new(sql);
         while let Some(parsed) = batch.next(self.parse_mode()) {
             let result = match parsed {
                 Ok(parsed) => self.run_statement(&parsed, &[], None),

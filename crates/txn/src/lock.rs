@@ -48,7 +48,8 @@
 //!
 //! NOWAIT and SKIP LOCKED requests fail or skip where a request would wait, except
 //! when only brief holders block them ([`LockManager::register_brief`]: purge, which
-//! holds a row for a moment and never waits): then they wait, as for a latch.
+//! holds a row for a moment and never waits): then they retry for a moment
+//! (`LOCK_BRIEF_WAIT_MS`), as for a latch, without queueing.
 //!
 //! # Structure
 //!
@@ -437,6 +438,9 @@ pub(crate) struct PendingWait {
 pub(crate) enum Attempt {
     Done(LockOutcome),
     Waiting(PendingWait),
+    /// A NOWAIT or SKIP LOCKED request that only brief holders block: the caller
+    /// retries it (see [`LockManager::register_brief`]).
+    BriefBusy,
 }
 
 /// The lock manager of one engine. See the module docs.
@@ -516,9 +520,10 @@ impl LockManager {
     /// [`LockManager::register`] for a background holder that takes locks only
     /// without waiting and keeps them for a moment (purge, which locks a row while it
     /// removes its old version). A NOWAIT or SKIP LOCKED request that only such
-    /// holders block waits for them, as for a latch: the row is not locked by any
-    /// transaction, so it must neither fail (3572) nor be skipped. Waiting cannot
-    /// deadlock, since a brief holder never waits.
+    /// holders block retries until they are gone (for at most `LOCK_BRIEF_WAIT_MS`),
+    /// as for a latch: the row is not locked by any transaction, so it must neither
+    /// fail (3572) nor be skipped. It never queues, so it cannot end up waiting for a
+    /// transaction, and it cannot deadlock, since a brief holder never waits.
     pub fn register_brief(&self, trx_id: u64) -> Arc<LockTrx> {
         Arc::new(LockTrx::new_brief(trx_id))
     }
@@ -544,9 +549,45 @@ impl LockManager {
         mode: TableMode,
         wait: WaitPolicy,
     ) -> Result<LockOutcome> {
-        match self.request(trx, LockRef::Table(table_id), Mode::table(mode), wait)? {
+        self.until_not_busy(wait, || {
+            self.request(trx, LockRef::Table(table_id), Mode::table(mode), wait)
+        })
+        .and_then(|attempt| self.settle(trx, attempt))
+    }
+
+    /// Runs `request` again while it reports [`Attempt::BriefBusy`], for at most
+    /// `LOCK_BRIEF_WAIT_MS`; then a NOWAIT request fails and a SKIP LOCKED one skips.
+    /// Polling, not queueing: a queued request could be granted later, behind a
+    /// transaction that arrived meanwhile, and then wait for that one.
+    fn until_not_busy(
+        &self,
+        wait: WaitPolicy,
+        mut request: impl FnMut() -> Result<Attempt>,
+    ) -> Result<Attempt> {
+        let deadline =
+            Instant::now() + Duration::from_millis(tarn_common::limits::LOCK_BRIEF_WAIT_MS);
+        loop {
+            match request()? {
+                Attempt::BriefBusy if Instant::now() < deadline => std::thread::sleep(
+                    Duration::from_micros(tarn_common::limits::LOCK_BRIEF_RETRY_US),
+                ),
+                Attempt::BriefBusy => {
+                    return match wait {
+                        WaitPolicy::SkipLocked => Ok(Attempt::Done(LockOutcome::Skipped)),
+                        _ => Err(Error::LockNowait),
+                    };
+                }
+                attempt => return Ok(attempt),
+            }
+        }
+    }
+
+    /// The outcome of an attempt that is not busy: at once, or after its wait.
+    fn settle(&self, trx: &Arc<LockTrx>, attempt: Attempt) -> Result<LockOutcome> {
+        match attempt {
             Attempt::Done(outcome) => Ok(outcome),
             Attempt::Waiting(pending) => self.finish_wait(trx, pending),
+            Attempt::BriefBusy => unreachable!("until_not_busy retries it"),
         }
     }
 
@@ -559,10 +600,8 @@ impl LockManager {
         mode: RecordMode,
         wait: WaitPolicy,
     ) -> Result<LockOutcome> {
-        match self.request_record(trx, index_id, key, mode, wait)? {
-            Attempt::Done(outcome) => Ok(outcome),
-            Attempt::Waiting(pending) => self.finish_wait(trx, pending),
-        }
+        self.until_not_busy(wait, || self.request_record(trx, index_id, key, mode, wait))
+            .and_then(|attempt| self.settle(trx, attempt))
     }
 
     /// True when an insert intention by `trx` on `key` (the next key after the insert
@@ -773,7 +812,7 @@ impl LockManager {
             && queue.blocked_only_by_brief(trx.id(), missing, queue.waiting.len());
         match wait {
             WaitPolicy::Wait => {}
-            _ if brief => {}
+            _ if brief => return Ok(Attempt::BriefBusy),
             WaitPolicy::NoWait => {
                 shard.counters.nowait_failures += 1;
                 return Err(Error::LockNowait);

@@ -361,60 +361,68 @@ pub fn parse_each_in(sql: &str, mode: ParseMode) -> Vec<Result<Parsed>> {
     parsed
 }
 
-/// The statements of a batch (COM_QUERY's multi-statements, a script), each handed
-/// out parsed as the session's `sql_mode` reads text when its turn comes: a `SET
+/// The statements of a batch (COM_QUERY's multi-statements, a script), each parsed
+/// when its turn comes, as the session's `sql_mode` reads text then: a `SET
 /// sql_mode` in the batch changes how the statements after it read (ANSI_QUOTES), as
 /// in MySQL, which parses each statement when it runs it. The split into statements
-/// does not depend on the mode (double quotes delimit either way), so a re-parse
-/// keeps every statement's place.
+/// does not depend on the mode (double quotes delimit either way), so it is done
+/// once, and each statement is parsed once.
 pub struct Batch {
-    sql: String,
-    mode: ParseMode,
-    statements: Vec<Option<Result<Parsed>>>,
+    pieces: Vec<Option<scan::Piece>>,
+    /// What a batch with no statement to split off answers (a text too long, an
+    /// empty query, only comments).
+    whole: Option<Result<Parsed>>,
     next: usize,
 }
 
 impl Batch {
-    pub fn new(sql: &str, mode: ParseMode) -> Batch {
+    pub fn new(sql: &str) -> Batch {
+        let pieces: Vec<scan::Piece> = if sql.len() > SQL_TEXT_BYTES_MAX {
+            Vec::new()
+        } else {
+            scan::split(sql)
+                .into_iter()
+                .filter(|p| !p.text.is_empty())
+                .collect()
+        };
+        let whole = pieces.is_empty().then(|| {
+            parse_each(sql)
+                .into_iter()
+                .next()
+                .unwrap_or_else(|| Err(Error::sql(1065, "42000", "Query was empty")))
+        });
         Batch {
-            sql: sql.to_string(),
-            mode,
-            statements: parse_each_in(sql, mode).into_iter().map(Some).collect(),
+            pieces: pieces.into_iter().map(Some).collect(),
+            whole,
             next: 0,
         }
     }
 
     /// The number of statements.
     pub fn len(&self) -> usize {
-        self.statements.len()
+        self.pieces.len().max(1)
     }
 
     pub fn is_empty(&self) -> bool {
-        self.statements.is_empty()
+        false
     }
 
-    /// The text of statement `i` (empty if it did not parse, or was handed out).
+    /// The text of statement `i` (empty once handed out).
     pub fn text(&self, i: usize) -> &str {
-        match self.statements.get(i) {
-            Some(Some(Ok(parsed))) => &parsed.text,
+        match self.pieces.get(i) {
+            Some(Some(piece)) => &piece.text,
             _ => "",
         }
     }
 
     /// The next statement, parsed with `mode` (the session's now).
     pub fn next(&mut self, mode: ParseMode) -> Option<Result<Parsed>> {
-        if self.next >= self.statements.len() {
-            return None;
+        if let Some(whole) = self.whole.take() {
+            return Some(whole);
         }
-        if mode != self.mode {
-            self.mode = mode;
-            self.statements = parse_each_in(&self.sql, mode)
-                .into_iter()
-                .map(Some)
-                .collect();
-        }
+        let piece = self.pieces.get_mut(self.next)?.take()?;
         self.next += 1;
-        self.statements[self.next - 1].take()
+        Some(parse_piece(piece, mode))
     }
 }
 

@@ -55,6 +55,7 @@ fn enqueue(m: &LockManager, trx: &Arc<LockTrx>, key: &[u8], mode: RecordMode) ->
             pending
         }
         Attempt::Done(outcome) => panic!("trx {} got {outcome:?}, expected a wait", trx.id()),
+        Attempt::BriefBusy => panic!("trx {} got BriefBusy, expected a wait", trx.id()),
     }
 }
 
@@ -890,6 +891,7 @@ fn random_operations_keep_the_invariants() {
                     m.release_all(trx);
                     outcomes[3] += 1;
                 }
+                Ok(Attempt::BriefBusy) => panic!("step {step}: no brief holders here"),
                 Err(error) => panic!("step {step}: {error}"),
             }
         }
@@ -900,31 +902,28 @@ fn random_operations_keep_the_invariants() {
     drain(&m, trxs.into_iter().zip(pending).collect());
 }
 
-/// A NOWAIT or SKIP LOCKED request that only a brief holder (purge) blocks waits for
-/// it instead of failing or skipping; one that a transaction blocks still fails or
-/// skips at once; and a brief holder's own request never waits.
+/// A NOWAIT or SKIP LOCKED request that only a brief holder (purge) blocks retries
+/// until it lets go instead of failing or skipping; one that a transaction blocks
+/// still fails or skips at once; and a brief holder's own request never waits.
 #[test]
 fn nowait_and_skip_locked_wait_for_brief_holders_only() {
-    let m = manager(LockScheduling::Fifo);
+    let m = Arc::new(manager(LockScheduling::Cats));
     let purger = m.register_brief(1000);
     let (a, b) = (m.register(1), m.register(2));
-    lock(&m, &purger, b"k", X_RECORD);
     for (policy, trx) in [(WaitPolicy::NoWait, &a), (WaitPolicy::SkipLocked, &b)] {
-        match m
-            .request_record(trx, INDEX, b"k", S_RECORD, policy)
-            .expect("queued")
-        {
-            Attempt::Waiting(pending) => {
-                // The purger's release grants it.
-                m.release_all(&purger);
-                assert_eq!(complete(&m, trx, pending).unwrap(), LockOutcome::Granted);
-            }
-            Attempt::Done(outcome) => panic!("{policy:?} got {outcome:?}, expected a wait"),
-        }
-        m.release_all(trx);
         lock(&m, &purger, b"k", X_RECORD);
+        let release = {
+            let (m, purger) = (m.clone(), purger.clone());
+            thread::spawn(move || {
+                thread::sleep(Duration::from_millis(30));
+                m.release_all(&purger);
+            })
+        };
+        let outcome = m.lock_record(trx, INDEX, b"k", S_RECORD, policy);
+        release.join().unwrap();
+        assert_eq!(outcome.unwrap(), LockOutcome::Granted, "{policy:?}");
+        m.release_all(trx);
     }
-    m.release_all(&purger);
     // A transaction's lock: NOWAIT fails, SKIP LOCKED skips, the purger skips too.
     lock(&m, &a, b"k", X_RECORD);
     assert!(matches!(
@@ -947,6 +946,13 @@ fn nowait_and_skip_locked_wait_for_brief_holders_only() {
             .unwrap(),
         LockOutcome::Skipped
     );
+    // A brief holder that does not let go: the request gives up after its bound.
+    let started = Instant::now();
+    assert!(matches!(
+        m.lock_record(&a, INDEX, b"k", S_RECORD, WaitPolicy::NoWait),
+        Err(Error::LockNowait)
+    ));
+    assert!(started.elapsed() >= Duration::from_millis(tarn_common::limits::LOCK_BRIEF_WAIT_MS));
     m.release_all(&helper);
     m.check_invariants();
 }
