@@ -149,12 +149,23 @@ pub(crate) fn lock_tables(
         }
         names.push((db, table, *write));
     }
+    take(session, &handles, names, false)
+}
+
+/// Takes the locks on `handles` for a new holder and makes it the session's.
+fn take(
+    session: &mut Session,
+    handles: &[(std::sync::Arc<tarn_catalog::Table>, bool)],
+    tables: Vec<(String, String, bool)>,
+    global_read: bool,
+) -> Result<QueryResult> {
+    let storage = session.engine().storage().clone();
     let holder = storage.table_lock_holder(session.interrupt());
-    storage.lock_whole_tables(&holder, &handles)?;
+    storage.lock_whole_tables(&holder, handles)?;
     session.table_locks = Some(TableLocks {
         holder,
-        tables: names,
-        global_read: false,
+        tables,
+        global_read,
     });
     Ok(QueryResult::ok(0))
 }
@@ -177,14 +188,7 @@ pub(crate) fn lock_all_for_read(session: &mut Session) -> Result<QueryResult> {
             handles.push((storage.table(&db, &table)?, false));
         }
     }
-    let holder = storage.table_lock_holder(session.interrupt());
-    storage.lock_whole_tables(&holder, &handles)?;
-    session.table_locks = Some(TableLocks {
-        holder,
-        tables: Vec::new(),
-        global_read: true,
-    });
-    Ok(QueryResult::ok(0))
+    take(session, &handles, Vec::new(), true)
 }
 
 /// `UNLOCK TABLES`: with table locks held, commits the open transaction and
