@@ -12,6 +12,13 @@ SIGKILL mid-run; the server is restarted on the same data directory, and then
   an id in one transaction), and their full scans, primary-key lookups and k index
   agree (the checks of sysbench_check.py).
 
+Then one more cycle ends in a simulated power loss instead of SIGKILL: the server
+runs with the fault layer armed (TARN_FAULT=crash_sync=N,tear=SEED), which right
+before its Nth fsync puts back the bytes of every write not yet synced (tearing some
+of the last ones) and aborts. A commit acknowledged before its redo record was
+synced is lost there, where SIGKILL (which leaves the OS page cache) would keep it,
+so this cycle checks that the server answers a COMMIT only once it is durable.
+
 After the crash cycles, the server is stopped with SIGTERM (it must exit with status
 0), started again, and everything is checked once more.
 
@@ -48,11 +55,18 @@ class Server:
         self.log_path = log_path
         self.proc = None
 
-    def start(self):
+    def start(self, fault=None):
+        """Starts the server; `fault` arms its fault layer (a TARN_FAULT plan)."""
         log = open(self.log_path, "ab")
-        log.write(f"\n=== crash_check: starting {shlex.join(self.argv)}\n".encode())
+        log.write(f"\n=== crash_check: starting {shlex.join(self.argv)} (TARN_FAULT={fault})\n".encode())
         log.flush()
-        self.proc = subprocess.Popen(self.argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        child_env = dict(os.environ)
+        child_env.pop("TARN_FAULT", None)
+        if fault:
+            child_env["TARN_FAULT"] = fault
+        self.proc = subprocess.Popen(
+            self.argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=child_env
+        )
         log.close()
         # Recovery may take a while: wait until a login works.
         deadline = time.monotonic() + 90
@@ -70,6 +84,18 @@ class Server:
     def kill(self):
         self.proc.send_signal(signal.SIGKILL)
         self.proc.wait()
+
+    def wait_for_abort(self, limit_s):
+        """Waits for the server to abort itself (its fault plan's power loss)."""
+        try:
+            status = self.proc.wait(timeout=limit_s)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            fail(f"the planned power loss did not come within {limit_s} s; the server's log:\n{self.log_tail()}")
+        check(
+            f"the server ended with status {status}, want SIGABRT (the planned power loss); its log:\n{self.log_tail()}",
+            status == -signal.SIGABRT,
+        )
 
     def stop(self):
         self.proc.send_signal(signal.SIGTERM)
@@ -212,7 +238,15 @@ def run():
         ack_log = open(ack_path, "w")
         lock = threading.Lock()
         writers = [Writer(w, w * 1_000_000_000 + 1, seeded_sub(rng), ack_log, lock) for w in range(WRITERS)]
-        for cycle in range(1, cycles + 1):
+        # The last cycle ends in a power loss; the ones before in SIGKILL.
+        for cycle in range(1, cycles + 2):
+            power_loss = cycle == cycles + 1
+            if power_loss:
+                # A few hundred syncs in: past the restart's recovery, within seconds
+                # of writing (every group commit syncs the log).
+                sync = rng.randrange(300, 1500)
+                server.stop()
+                server.start(fault=f"crash_sync={sync},tear={rng.randrange(1, 1 << 31)}")
             e = env()
             bench = subprocess.Popen(
                 [
@@ -234,13 +268,16 @@ def run():
             for t in threads:
                 t.start()
             delay = rng.uniform(1.5, 3.5)
-            time.sleep(delay)
-            failed = [t for t in threads if t.error is not None]
-            if failed:
-                fail(f"cycle {cycle}: writers failed before the kill: {[str(t.error) for t in failed]}")
-            if bench.poll() is not None:
-                fail(f"cycle {cycle}: sysbench exited before the kill:\n{bench.stdout.read().decode(errors='replace')}")
-            server.kill()
+            if power_loss:
+                server.wait_for_abort(60)
+            else:
+                time.sleep(delay)
+                failed = [t for t in threads if t.error is not None]
+                if failed:
+                    fail(f"cycle {cycle}: writers failed before the kill: {[str(t.error) for t in failed]}")
+                if bench.poll() is not None:
+                    fail(f"cycle {cycle}: sysbench exited before the kill:\n{bench.stdout.read().decode(errors='replace')}")
+                server.kill()
             for t in threads:
                 t.stop_flag = True
                 t.join(timeout=30)
@@ -252,7 +289,8 @@ def run():
                 bench.wait()
             writers = threads
             acked_now = sum(len(w.acked) for w in writers)
-            print(f"crash_check: cycle {cycle}: killed after {delay:.1f}s, {acked_now} transactions acknowledged in all", flush=True)
+            how = "power loss" if power_loss else f"killed after {delay:.1f}s"
+            print(f"crash_check: cycle {cycle}: {how}, {acked_now} transactions acknowledged in all", flush=True)
             check(f"cycle {cycle}: no transaction was acknowledged (the writers got nowhere)", acked_now > cycle * 5)
             server.start()
             verify(writers, rng, f"after crash {cycle}")
@@ -261,7 +299,7 @@ def run():
         server.start()
         total = verify(writers, rng, "after a clean restart")
         server.stop()
-        print(f"crash_check: {total} acknowledged transactions all present after {cycles} crashes", flush=True)
+        print(f"crash_check: {total} acknowledged transactions all present after {cycles} kills and a power loss", flush=True)
     finally:
         if server.proc is not None and server.proc.poll() is None:
             server.proc.kill()

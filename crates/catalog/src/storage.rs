@@ -318,11 +318,25 @@ impl Storage {
     /// stale index entries (the LinkBench-like bench at 256 clients on pmem: 50k
     /// transactions behind). Writers that help keep purge in step with writing.
     pub fn commit(&self, tx: Transaction) -> Result<()> {
+        self.commit_deferred(tx)?.wait()
+    }
+
+    /// [`Storage::commit`] up to its wait for the log: the changes are visible, the
+    /// locks released and purge helped, and the ticket says when the client may be
+    /// told. The server holds a commit's answer back on it without holding a thread
+    /// (`tarn_server::runners`).
+    pub fn commit_deferred(&self, tx: Transaction) -> Result<CommitTicket> {
         let ticket = self.commit_nowait(tx)?;
         if self.ctx.sys.purge_queued() > limits::PURGE_HELP_BACKLOG_TRX {
             self.help_purge();
         }
-        ticket.wait()
+        Ok(ticket)
+    }
+
+    /// Calls `hook` each time the redo log's written or durable frontier moves (see
+    /// `Wal::set_progress_hook`); `None` removes it.
+    pub fn set_log_progress_hook(&self, hook: Option<tarn_wal::ProgressHook>) {
+        self.ctx.wal.set_progress_hook(hook);
     }
 
     /// Purge rounds committing threads have run to help the purge thread.
@@ -1606,6 +1620,11 @@ impl CommitTicket {
             Some((wal, lsn)) => wal.commit_ready(*lsn),
             None => Ok(true),
         }
+    }
+
+    /// True if the commit changed nothing: it needs no wait at all.
+    pub fn is_empty(&self) -> bool {
+        self.wal.is_none()
     }
 
     /// Blocks until the commit may be acknowledged.

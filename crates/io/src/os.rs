@@ -204,6 +204,66 @@ impl Epoll {
     }
 }
 
+/// A Linux eventfd: a counter other threads raise to wake whoever waits on it in an
+/// [`Epoll`] set. Non-blocking: [`EventFd::clear`] never waits, and a raise never
+/// blocks (the counter would have to reach 2^64 - 2 first).
+pub struct EventFd {
+    fd: std::os::fd::OwnedFd,
+}
+
+impl EventFd {
+    pub fn new() -> std::io::Result<EventFd> {
+        use std::os::fd::FromRawFd;
+        // SAFETY: no pointers are passed; a non-negative result is a new descriptor
+        // that nothing else owns.
+        let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: `fd` was just returned by eventfd and is owned by no one else.
+        let fd = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) };
+        Ok(EventFd { fd })
+    }
+
+    /// Makes the eventfd readable (an epoll set holding it reports it).
+    pub fn raise(&self) {
+        use std::os::fd::AsRawFd;
+        let one: u64 = 1;
+        // SAFETY: the kernel reads exactly 8 bytes from `one`, which lives for the
+        // call, and the descriptor is open while `self` lives. A failed write
+        // (only EAGAIN at a saturated counter) leaves the eventfd readable anyway.
+        let _ = unsafe {
+            libc::write(
+                self.fd.as_raw_fd(),
+                (&one as *const u64).cast(),
+                std::mem::size_of::<u64>(),
+            )
+        };
+    }
+
+    /// Makes it quiet again (resets the counter), never waiting.
+    pub fn clear(&self) {
+        use std::os::fd::AsRawFd;
+        let mut count: u64 = 0;
+        // SAFETY: the kernel writes at most 8 bytes into `count`, which lives for the
+        // call; the descriptor is open while `self` lives. EAGAIN (already quiet) is
+        // the only expected failure and needs nothing done.
+        let _ = unsafe {
+            libc::read(
+                self.fd.as_raw_fd(),
+                (&mut count as *mut u64).cast(),
+                std::mem::size_of::<u64>(),
+            )
+        };
+    }
+}
+
+impl std::os::fd::AsFd for EventFd {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+}
+
 fn timeval_duration(time: libc::timeval) -> Duration {
     Duration::from_secs(time.tv_sec.max(0) as u64)
         + Duration::from_micros(time.tv_usec.max(0) as u64)
@@ -235,5 +295,23 @@ mod tests {
             x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
         }
         assert!(process_cpu_time() > before, "{x}");
+    }
+
+    #[test]
+    fn a_raised_eventfd_is_reported_once_per_arming_until_cleared() {
+        let epoll = Epoll::new().unwrap();
+        let event = EventFd::new().unwrap();
+        epoll.arm(&event, 7, true).unwrap();
+        assert_eq!(epoll.wait_one(Duration::ZERO).unwrap(), None);
+        event.raise();
+        event.raise();
+        assert_eq!(epoll.wait_one(Duration::ZERO).unwrap(), Some(7));
+        // One-shot: quiet until armed again, and then reported again while raised.
+        assert_eq!(epoll.wait_one(Duration::ZERO).unwrap(), None);
+        epoll.arm(&event, 7, false).unwrap();
+        assert_eq!(epoll.wait_one(Duration::ZERO).unwrap(), Some(7));
+        event.clear();
+        epoll.arm(&event, 7, false).unwrap();
+        assert_eq!(epoll.wait_one(Duration::ZERO).unwrap(), None);
     }
 }

@@ -12,6 +12,16 @@
 //! watches the socket: a client that closes it stops the statement (KILL QUERY),
 //! which releases its locks through statement rollback.
 //!
+//! A commit is acknowledged only once the log has made it durable (as
+//! `flush_log_at_commit` asks), but no thread sleeps for that: sessions defer their
+//! commits' waits (`Session::set_defer_commit_acks`), and at the end of a command
+//! whose commit is not yet durable the runner holds the whole answer back and goes
+//! on to other connections ([`Ran::Committing`], `Runners::hold_for_commit`). A
+//! statement that follows a commit in the same command waits for it first
+//! (`Session::run_statement`), so no byte after a commit's OK leaves before the
+//! commit is durable. A command run on a statement thread waits for its commit
+//! there ([`Conn::command`]).
+//!
 //! Errors that break the protocol (a wrong sequence number, a packet over
 //! `max_allowed_packet`, a malformed handshake) end the connection with an ERR
 //! packet where the protocol allows one; they never reach the engine or other
@@ -27,7 +37,7 @@ use parking_lot::Mutex;
 use rustls::ServerConnection;
 use tarn_common::{Error, Result};
 use tarn_sql::accounts::{Account, AuthPlugin};
-use tarn_sql::{QueryResult, Session};
+use tarn_sql::{CommitTicket, QueryResult, Session};
 
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
@@ -302,10 +312,19 @@ fn runner_socket(socket: &std::net::TcpStream) -> std::io::Result<std::net::TcpS
     socket.try_clone()
 }
 
-/// Runs `job`'s commands while its client has sent them: None once it has sent
-/// nothing more (the runner parks the job), else how the connection goes back to
-/// its network task.
-pub(crate) fn run_job(job: &mut Job) -> Option<HandBack> {
+/// How [`run_job`] left a job.
+pub(crate) enum Ran {
+    /// The client has sent nothing more: park it.
+    Quiet,
+    /// The last command's answer is buffered, not sent: it commits, and the log has
+    /// not made the commit durable yet. Send it once the ticket is ready.
+    Committing(CommitTicket),
+    /// The connection goes back to its network task.
+    End(HandBack),
+}
+
+/// Runs `job`'s commands while its client has sent them, and says how it stopped.
+pub(crate) fn run_job(job: &mut Job) -> Ran {
     let net_read_timeout = Duration::from_secs(job.conn.shared.net_read_timeout_s());
     loop {
         let seq = match job.command.take() {
@@ -315,10 +334,10 @@ pub(crate) fn run_job(job: &mut Job) -> Option<HandBack> {
                 if job.input.buffer().is_empty() {
                     job.input.get_mut().patience = None;
                     match std::io::BufRead::fill_buf(&mut job.input) {
-                        Ok([]) => return Some(HandBack::Close),
+                        Ok([]) => return Ran::End(HandBack::Close),
                         Ok(_) => {}
-                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return None,
-                        Err(_) => return Some(HandBack::Close),
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Ran::Quiet,
+                        Err(_) => return Ran::End(HandBack::Close),
                     }
                 }
                 // The rest of the packet may take up to net_read_timeout per read.
@@ -338,16 +357,16 @@ pub(crate) fn run_job(job: &mut Job) -> Option<HandBack> {
                         out.output.err(&err);
                         let _ = out.output.flush();
                     }
-                    return Some(HandBack::Close);
+                    return Ran::End(HandBack::Close);
                 }
                 match job.payload.first() {
-                    Some(&command::QUIT) => return Some(HandBack::Quit),
+                    Some(&command::QUIT) => return Ran::End(HandBack::Quit),
                     // Whatever the client sent after these goes back with them: the
                     // network task authenticates (COM_CHANGE_USER) or asks for the
                     // file (`receive_local_file`).
                     Some(&command::CHANGE_USER) => {
                         let ahead = job.input.buffer().to_vec();
-                        return Some(HandBack::Deferred(
+                        return Ran::End(HandBack::Deferred(
                             std::mem::take(&mut job.payload),
                             seq,
                             ahead,
@@ -357,7 +376,7 @@ pub(crate) fn run_job(job: &mut Job) -> Option<HandBack> {
                         if local_infile_request(&job.conn, &job.payload).is_some() =>
                     {
                         let ahead = job.input.buffer().to_vec();
-                        return Some(HandBack::Deferred(
+                        return Ran::End(HandBack::Deferred(
                             std::mem::take(&mut job.payload),
                             seq,
                             ahead,
@@ -376,9 +395,21 @@ pub(crate) fn run_job(job: &mut Job) -> Option<HandBack> {
         if let Some(watched) = &job.watched {
             watched.statement_ended();
         }
+        let closing = flow == Flow::Close || job.conn.session.is_killed();
+        if let Some(ticket) = job.conn.session.take_commit_ticket() {
+            let ready = match ticket.ready() {
+                Ok(false) if !closing => return Ran::Committing(ticket),
+                Ok(false) => ticket.wait(),
+                other => other.map(|_| ()),
+            };
+            if ready.is_err() {
+                // The log failed: the commit's fate is unknown to the client.
+                return Ran::End(HandBack::Close);
+            }
+        }
         let flushed = job.conn.stream.lock().output.flush();
-        if flow == Flow::Close || flushed.is_err() || job.conn.session.is_killed() {
-            return Some(HandBack::Close);
+        if closing || flushed.is_err() {
+            return Ran::End(HandBack::Close);
         }
     }
 }
@@ -547,6 +578,7 @@ async fn handshake(
     let stream_state = Arc::new(Mutex::new(Stream::new(output, shared.encoders.clone())));
     session.set_row_sink(Some(Box::new(ResultSender(stream_state.clone()))));
     session.set_found_rows(client_caps & caps::FOUND_ROWS != 0);
+    session.set_defer_commit_acks(true);
     let conn = Conn {
         shared: shared.clone(),
         session,
@@ -989,6 +1021,7 @@ async fn change_user<S: AsyncRead + AsyncWrite + Unpin + Send>(
     }
     session.set_row_sink(Some(Box::new(ResultSender(conn.stream.clone()))));
     session.set_found_rows(conn.capabilities & caps::FOUND_ROWS != 0);
+    session.set_defer_commit_acks(true);
     let old = std::mem::replace(&mut conn.session, session);
     drop_session(old);
     conn.account = account;
@@ -1037,7 +1070,14 @@ impl Conn {
     /// which the network task writes itself: a small answer never goes through the
     /// output channel (one thread hand-off fewer per statement).
     fn command(&mut self, payload: &[u8]) -> (Flow, Vec<u8>) {
-        let flow = self.dispatch(payload);
+        let mut flow = self.dispatch(payload);
+        if let Some(ticket) = self.session.take_commit_ticket()
+            && ticket.wait().is_err()
+        {
+            // The log failed: the commit's fate is unknown to the client.
+            self.stream.lock().output.buf.clear();
+            flow = Flow::Close;
+        }
         let tail = std::mem::take(&mut self.stream.lock().output.buf);
         (flow, tail)
     }

@@ -27,8 +27,21 @@
 //!   watch thread bounds: it starts a waiter when no job was taken between two of its
 //!   rounds (`WATCH_INTERVAL_MS`) while jobs are parked and none waits, so a ready
 //!   connection waits at most about two rounds behind a busy runner.
+//! - **A commit's answer leaves only once the commit is durable, and no runner sleeps
+//!   for it.** A job whose last command committed, with the log not yet durable
+//!   there, waits in `State::committing` with its answer buffered
+//!   ([`Runners::hold_for_commit`]); the runner goes on to other jobs. The log's
+//!   progress hook raises an eventfd armed in the same epoll set (`COMMIT_TOKEN`)
+//!   while any job is held, and the runner that takes that event sends the answers
+//!   whose tickets are ready and parks their jobs ([`Runners::release_commits`]).
+//!   One group commit thus costs at most one wake-up, where a runner per commit
+//!   sleeping in `commit_wait` cost two context switches per transaction. A held
+//!   job counts as parked for the rules above (a waiter stays while any is held),
+//!   and the watch releases ready ones each round too, so a missed event delays an
+//!   answer by at most `WATCH_INTERVAL_MS`.
 //! - **A job is in exactly one place**: run by one runner, or in `State::parked`
-//!   (armed in epoll), or handed back to its network task. An event whose token is no
+//!   (armed in epoll), or in `State::committing`, or handed back to its network
+//!   task. An event whose token is no
 //!   longer parked (the sweep took the job) is ignored; tokens are never reused.
 //! - **Idle connections hold no thread, and soon no place here**: a job parked
 //!   longer than `RUNNER_PARK_MAX_MS` goes back to its network task, which watches
@@ -37,15 +50,27 @@
 //!   path.
 
 use std::collections::HashMap;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering, fence};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
-use tarn_io::os::Epoll;
+use tarn_io::os::{Epoll, EventFd};
+use tarn_sql::CommitTicket;
 use tarn_sql::sysviews::RunnerStatus;
 
-use crate::connection::{Conn, HandBack};
+use crate::connection::{Conn, HandBack, Ran};
+
+/// The epoll token of the eventfd that says the log moved while commits are held
+/// (connections' tokens count up from 0 and never reach it).
+const COMMIT_TOKEN: u64 = u64::MAX;
+
+/// How the log tells the runners that held commits may be ready.
+struct CommitSignal {
+    event: EventFd,
+    /// Jobs in `State::committing` (read by the log's hook without the lock).
+    held: AtomicUsize,
+}
 
 /// What a job gives back to its network task.
 pub struct Returned {
@@ -100,6 +125,7 @@ impl Job {
 
 pub struct Runners {
     epoll: Epoll,
+    commits: Arc<CommitSignal>,
     state: Mutex<State>,
     /// The runtime whose blocking pool runs the runners.
     runtime: tokio::runtime::Handle,
@@ -111,6 +137,8 @@ pub struct Runners {
 #[derive(Default)]
 struct State {
     parked: HashMap<u64, Job>,
+    /// Jobs whose answer waits for their commit to be durable.
+    committing: Vec<(Job, CommitTicket)>,
     next_token: u64,
     /// Runners in `epoll_wait`.
     waiting: usize,
@@ -125,6 +153,15 @@ struct State {
     /// Runners started by the blocking hook, and by the watch (SHOW STATUS).
     started_for_waits: u64,
     started_for_stalls: u64,
+    /// Jobs ever held in `committing` (SHOW STATUS).
+    held_commits_total: u64,
+}
+
+impl State {
+    /// No job waits for the runners: nothing parked, no commit held.
+    fn idle(&self) -> bool {
+        self.parked.is_empty() && self.committing.is_empty()
+    }
 }
 
 impl Runners {
@@ -132,13 +169,34 @@ impl Runners {
         runtime: tokio::runtime::Handle,
         waiters_max: usize,
     ) -> std::io::Result<Arc<Runners>> {
+        let epoll = Epoll::new()?;
+        let event = EventFd::new()?;
+        epoll.arm(&event, COMMIT_TOKEN, true)?;
         Ok(Arc::new(Runners {
-            epoll: Epoll::new()?,
+            epoll,
+            commits: Arc::new(CommitSignal {
+                event,
+                held: AtomicUsize::new(0),
+            }),
             state: Mutex::new(State::default()),
             runtime,
             waiters_max: waiters_max.max(1),
             park_max: Duration::from_millis(crate::limits::RUNNER_PARK_MAX_MS),
         }))
+    }
+
+    /// What the redo log calls when it moves (`Storage::set_log_progress_hook`):
+    /// raises the runners' commit event while any commit is held. Cheap when none
+    /// is (one load), as it runs on the log writer's path.
+    pub fn log_progress_hook(&self) -> Arc<dyn Fn() + Send + Sync> {
+        let signal = Arc::downgrade(&self.commits);
+        Arc::new(move || {
+            if let Some(signal) = signal.upgrade()
+                && signal.held.load(Ordering::SeqCst) > 0
+            {
+                signal.event.raise();
+            }
+        })
     }
 
     /// Runs `job` on a runner thread, which then goes on to other ready connections.
@@ -156,6 +214,8 @@ impl Runners {
             parked_connections: state.parked.len() as u64,
             started_for_waits: state.started_for_waits,
             started_for_stalls: state.started_for_stalls,
+            held_commits: state.committing.len() as u64,
+            held_commits_total: state.held_commits_total,
         }
     }
 
@@ -171,8 +231,9 @@ impl Runners {
         loop {
             if let Some(mut running) = job.take() {
                 match crate::connection::run_job(&mut running) {
-                    Some(end) => self.hand_back(running, end),
-                    None => self.park(running),
+                    Ran::Quiet => self.park(running),
+                    Ran::Committing(ticket) => self.hold_for_commit(running, ticket),
+                    Ran::End(end) => self.hand_back(running, end),
                 }
             }
             match self.next() {
@@ -186,6 +247,7 @@ impl Runners {
     fn next(&self) -> Option<Job> {
         loop {
             match self.epoll.wait_one(Duration::ZERO) {
+                Ok(Some(COMMIT_TOKEN)) => self.commit_event(),
                 Ok(Some(token)) => {
                     if let Some(job) = self.take(token) {
                         return Some(job);
@@ -200,13 +262,17 @@ impl Runners {
         }
         {
             let mut state = self.state.lock();
-            if state.waiting >= self.waiters_max || state.parked.is_empty() {
+            if state.waiting >= self.waiters_max || state.idle() {
                 return None;
             }
             state.waiting += 1;
         }
         loop {
             match self.epoll.wait_one(self.park_max) {
+                Ok(Some(COMMIT_TOKEN)) => {
+                    self.commit_event();
+                    continue;
+                }
                 Ok(Some(token)) => {
                     let mut state = self.state.lock();
                     if let Some(job) = state.parked.remove(&token) {
@@ -226,7 +292,7 @@ impl Runners {
             // Nothing for a while: end once nothing is parked (the watch's sweep
             // hands quiet connections back).
             let mut state = self.state.lock();
-            if state.parked.is_empty() {
+            if state.idle() {
                 state.waiting -= 1;
                 return None;
             }
@@ -260,6 +326,69 @@ impl Runners {
                 tracing::error!("runners: could not arm a connection's socket: {e}");
                 job.registered = !first;
                 self.hand_back(job, HandBack::Close);
+            }
+        }
+    }
+
+    /// Holds `job`, whose buffered answer must wait for `ticket`, until the log
+    /// moves far enough ([`Runners::release_commits`]).
+    fn hold_for_commit(&self, job: Job, ticket: CommitTicket) {
+        {
+            let mut state = self.state.lock();
+            state.committing.push((job, ticket));
+            state.held_commits_total += 1;
+            self.commits
+                .held
+                .store(state.committing.len(), Ordering::SeqCst);
+        }
+        // The log may have moved before `held` was visible to its hook, which then
+        // raised nothing: look once more (the hook's side fences the same way).
+        fence(Ordering::SeqCst);
+        self.release_commits();
+    }
+
+    /// The commit event: quiets it, re-arms it and releases what is ready.
+    fn commit_event(&self) {
+        self.commits.event.clear();
+        if let Err(e) = self.epoll.arm(&self.commits.event, COMMIT_TOKEN, false) {
+            // The watch still releases held commits every round.
+            tracing::error!("runners: could not re-arm the commit event: {e}");
+        }
+        self.release_commits();
+    }
+
+    /// Sends the answers of held jobs whose commits are durable and parks those
+    /// jobs; closes those whose log failed (the commit's fate is unknown).
+    fn release_commits(&self) {
+        let ready: Vec<(Job, std::result::Result<(), ()>)> = {
+            let mut state = self.state.lock();
+            if state.committing.is_empty() {
+                return;
+            }
+            let mut ready = Vec::new();
+            let mut i = 0;
+            while i < state.committing.len() {
+                match state.committing[i].1.ready() {
+                    Ok(false) => i += 1,
+                    outcome => {
+                        let (job, _) = state.committing.swap_remove(i);
+                        ready.push((job, outcome.map(|_| ()).map_err(|_| ())));
+                    }
+                }
+            }
+            self.commits
+                .held
+                .store(state.committing.len(), Ordering::SeqCst);
+            ready
+        };
+        for (job, outcome) in ready {
+            let sent = outcome.and_then(|()| {
+                let mut stream = job.conn.stream.lock();
+                stream.output.flush().map_err(|_| ())
+            });
+            match sent {
+                Ok(()) => self.park(job),
+                Err(()) => self.hand_back(job, HandBack::Close),
             }
         }
     }
@@ -345,7 +474,7 @@ impl Runners {
     fn start_waiter_if_needed(self: &Arc<Self>, reason: Reason) {
         {
             let mut state = self.state.lock();
-            if state.waiting > 0 || state.starting || state.parked.is_empty() {
+            if state.waiting > 0 || state.starting || state.idle() {
                 return;
             }
             state.starting = true;
@@ -369,6 +498,7 @@ impl Runners {
     /// waiting means every runner is stuck in a long statement: start one.
     pub fn watch_round(self: &Arc<Self>) {
         self.sweep();
+        self.release_commits();
         let stalled = {
             let mut state = self.state.lock();
             let stalled = state.taken == state.taken_at_last_check;

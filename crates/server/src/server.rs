@@ -47,6 +47,9 @@ impl Shared {
     ) -> std::io::Result<Arc<Shared>> {
         let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
         let runners = Runners::new(runtime, cores)?;
+        engine
+            .storage()
+            .set_log_progress_hook(Some(runners.log_progress_hook()));
         let reported = Arc::downgrade(&runners);
         engine.set_runner_report(Box::new(move || {
             reported.upgrade().map(|r| r.status()).unwrap_or_default()

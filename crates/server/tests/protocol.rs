@@ -1260,6 +1260,96 @@ fn many_connections_each_get_their_own_answers(tls: bool) {
     assert!(figures[1].1 >= 1, "{figures:?}");
 }
 
+/// Commits are answered without a runner sleeping for the log
+/// (`tarn_server::runners`, `hold_for_commit`): many clients committing at once each
+/// get their own answer, a statement after a COMMIT in the same command sees it, and
+/// SHOW STATUS counts the answers held for the log and none left held. (That no answer
+/// leaves before its commit is durable is the power-loss cycle of
+/// tests/clients/crash_check.py.)
+#[test]
+fn commits_held_for_the_log_are_each_answered() {
+    commits_held_for_the_log_are_answered(false);
+}
+
+#[test]
+fn commits_held_for_the_log_are_each_answered_over_tls() {
+    commits_held_for_the_log_are_answered(true);
+}
+
+fn commits_held_for_the_log_are_answered(tls: bool) {
+    let server = if tls { start_tls() } else { start(&[]) };
+    let mut admin = Client::root(server.address);
+    admin.query("CREATE DATABASE d");
+    admin.query("CREATE TABLE d.t (client INT, i INT, PRIMARY KEY (client, i))");
+    let clients = 8;
+    let inserts = 40;
+    let threads: Vec<_> = (0..clients)
+        .map(|client| {
+            let address = server.address;
+            std::thread::spawn(move || {
+                let mut c = Client::login_over(address, "root", "", tls).expect("root logs in");
+                for i in 0..inserts {
+                    let sql = if i % 4 == 3 {
+                        // An explicit transaction, and a statement after its COMMIT.
+                        format!(
+                            "BEGIN; INSERT INTO d.t VALUES ({client}, {i}); COMMIT; \
+                             SELECT COUNT(*) FROM d.t WHERE client = {client}"
+                        )
+                    } else {
+                        format!("INSERT INTO d.t VALUES ({client}, {i})")
+                    };
+                    let mut replies = vec![c.query(&sql)];
+                    while more_results(replies.last().unwrap()) {
+                        replies.push(c.reply());
+                    }
+                    match replies.last() {
+                        Some(Reply::Ok { affected_rows, .. }) => assert_eq!(*affected_rows, 1),
+                        Some(Reply::Rows { rows, .. }) => {
+                            assert_eq!(cells(&rows[0]), vec![Some((i + 1).to_string())]);
+                        }
+                        other => panic!("client {client}, insert {i}: {other:?}"),
+                    }
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().expect("a client thread failed");
+    }
+    match admin.query("SELECT COUNT(*) FROM d.t") {
+        Reply::Rows { rows, .. } => {
+            assert_eq!(cells(&rows[0]), vec![Some((clients * inserts).to_string())]);
+        }
+        other => panic!("{other:?}"),
+    }
+    let figures: std::collections::HashMap<String, u64> =
+        match admin.query("SHOW GLOBAL STATUS LIKE 'Tarn_runner_held_commits%'") {
+            Reply::Rows { rows, .. } => rows
+                .iter()
+                .map(|r| {
+                    let cells = cells(r);
+                    (
+                        cells[0].clone().unwrap(),
+                        cells[1].as_deref().unwrap().parse().unwrap(),
+                    )
+                })
+                .collect(),
+            other => panic!("{other:?}"),
+        };
+    assert_eq!(figures["Tarn_runner_held_commits"], 0, "{figures:?}");
+    // Each commit's answer is held unless the log was durable at the end of its
+    // command, which takes the log writer's fsync in between: some were held.
+    assert!(figures["Tarn_runner_held_commits_total"] > 0, "{figures:?}");
+}
+
+/// SERVER_MORE_RESULTS_EXISTS: another reply follows this one.
+fn more_results(reply: &Reply) -> bool {
+    match reply {
+        Reply::Ok { status, .. } | Reply::Rows { status, .. } => status & 8 != 0,
+        Reply::Err { .. } => false,
+    }
+}
+
 /// More statements wait for a row lock than there are runners waiting for work: the
 /// holder's COMMIT must still run (a runner about to sleep in a lock wait hands its
 /// watch for ready connections on), and every waiter then gets the row in turn.

@@ -64,4 +64,5 @@ pub mod workers;
 pub use accounts::{Account, AuthPlugin, native_password_hash, sha2_password_hash};
 pub use engine::Engine;
 pub use session::{EncodedRows, QueryResult, RowEncoder, RowSink, Session};
+pub use tarn_catalog::CommitTicket;
 pub use types::SqlType;

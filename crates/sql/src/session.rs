@@ -220,6 +220,14 @@ pub struct Session {
     tx: Option<Transaction>,
     /// The transaction was opened by BEGIN / START TRANSACTION.
     tx_explicit: bool,
+    /// Commits return before the log makes them durable, leaving the wait to the
+    /// caller ([`Session::set_defer_commit_acks`]).
+    defer_commit_acks: bool,
+    /// The last commit not yet known to be durable (with `defer_commit_acks`). The
+    /// next statement waits for it before it runs, so nothing the session answers
+    /// after a commit can reach the client before the commit is durable, unless the
+    /// caller took the ticket and holds the answer back itself.
+    commit_ticket: Option<tarn_catalog::CommitTicket>,
     /// LOCK TABLES / FLUSH TABLES WITH READ LOCK (`table_locks.rs`).
     pub(crate) table_locks: Option<crate::table_locks::TableLocks>,
     next_tx: NextTransaction,
@@ -343,6 +351,8 @@ impl Session {
             user_vars: HashMap::new(),
             tx: None,
             tx_explicit: false,
+            defer_commit_acks: false,
+            commit_ticket: None,
             next_tx: NextTransaction::default(),
             table_locks: None,
             last_insert_id: 0,
@@ -1017,6 +1027,7 @@ impl Session {
         params: &[Value],
         bound: Option<Arc<crate::dml::Bound>>,
     ) -> Result<QueryResult> {
+        self.settle_commit()?;
         self.engine.questions.fetch_add(1, Ordering::Relaxed);
         self.refresh_grants();
         if !matches!(
@@ -1342,7 +1353,46 @@ impl Session {
     pub fn commit(&mut self) -> Result<()> {
         self.tx_explicit = false;
         match self.tx.take() {
-            Some(tx) => self.engine.storage().commit(tx),
+            Some(tx) => self.commit_tx(tx),
+            None => Ok(()),
+        }
+    }
+
+    /// Commits `tx`, waiting for the log unless commits are deferred: then the
+    /// ticket is kept for [`Session::take_commit_ticket`] (a later commit's ticket
+    /// covers an earlier one: the log becomes durable in order).
+    fn commit_tx(&mut self, tx: Transaction) -> Result<()> {
+        let storage = self.engine.storage();
+        if !self.defer_commit_acks {
+            return storage.commit(tx);
+        }
+        let ticket = storage.commit_deferred(tx)?;
+        if !ticket.is_empty() {
+            self.commit_ticket = Some(ticket);
+        }
+        Ok(())
+    }
+
+    /// With `on`, a commit (COMMIT, an autocommit statement) returns once its
+    /// changes are visible and its locks released, without waiting for the log to
+    /// make it durable; the caller takes the ticket
+    /// ([`Session::take_commit_ticket`]) and must not tell the client before the
+    /// ticket is ready. The server does this so that a thread serving many
+    /// connections runs others meanwhile. A ticket the caller leaves is waited for
+    /// when the next statement begins.
+    pub fn set_defer_commit_acks(&mut self, on: bool) {
+        self.defer_commit_acks = on;
+    }
+
+    /// The commit the last statement left waiting for the log, if any.
+    pub fn take_commit_ticket(&mut self) -> Option<tarn_catalog::CommitTicket> {
+        self.commit_ticket.take()
+    }
+
+    /// Waits for a commit left waiting for the log (see `commit_ticket`).
+    fn settle_commit(&mut self) -> Result<()> {
+        match self.commit_ticket.take() {
+            Some(ticket) => ticket.wait(),
             None => Ok(()),
         }
     }
@@ -1381,7 +1431,7 @@ impl Session {
         match result {
             Ok(value) => {
                 if single {
-                    storage.commit(tx)?;
+                    self.commit_tx(tx)?;
                 } else {
                     tx.end_statement();
                     self.tx = Some(tx);

@@ -88,6 +88,12 @@ pub struct RunnerStatus {
     /// Runners the watch started because none had taken a ready connection for a
     /// round.
     pub started_for_stalls: u64,
+    /// Connections whose answer waits now for their commit to be durable, held
+    /// without a thread.
+    pub held_commits: u64,
+    /// Commits answered that way since start (the others were durable by the end
+    /// of their command).
+    pub held_commits_total: u64,
 }
 
 /// What the views read.

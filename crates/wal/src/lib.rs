@@ -98,4 +98,4 @@ mod wait;
 mod wal;
 
 pub use reader::{LogReader, LogRecord};
-pub use wal::{MultiGuard, Wal, WalStats};
+pub use wal::{MultiGuard, ProgressHook, Wal, WalStats};

@@ -154,7 +154,12 @@ struct Shared {
     recovery_loose_until: u64,
     counters: Counters,
     stats_base: Mutex<WalStats>,
+    /// Called after `written` or `durable` moves ([`Wal::set_progress_hook`]).
+    progress_hook: parking_lot::RwLock<Option<ProgressHook>>,
 }
+
+/// What [`Wal::set_progress_hook`] installs.
+pub type ProgressHook = Arc<dyn Fn() + Send + Sync>;
 
 /// The redo log. See the crate documentation.
 pub struct Wal {
@@ -280,6 +285,7 @@ impl Wal {
             recovery_start: (found.lsn, found.extra),
             counters: Counters::default(),
             stats_base: Mutex::new(WalStats::default()),
+            progress_hook: parking_lot::RwLock::new(None),
             files,
         });
         let thread_shared = Arc::clone(&shared);
@@ -391,6 +397,17 @@ impl Wal {
             2 => s.request(&s.written, &s.write_requested, lsn.0),
             _ => s.request(&s.durable, &s.flush_requested, lsn.0),
         })
+    }
+
+    /// Installs (or with `None` removes) a hook called each time the written or the
+    /// durable frontier moves, by the thread that moved it (the log writer, or on
+    /// pmem and `none` whichever committer stamped), after the frontier's waiters are
+    /// notified. A caller that holds commits back without a thread waiting on each
+    /// (the server's runners: [`Wal::commit_ready`] said not yet) learns here when to
+    /// look again. The hook runs on the log's hot path: it must be quick and must
+    /// not wait for the log.
+    pub fn set_progress_hook(&self, hook: Option<ProgressHook>) {
+        *self.shared.progress_hook.write() = hook;
     }
 
     /// Waits until the log is durable up to `lsn` (the WAL rule for page writes).
@@ -768,6 +785,8 @@ impl Shared {
         self.notify_all_waiters();
         self.notify_space();
         self.wake_writer_now();
+        // Held commits learn of the failure as waiters do.
+        self.after_frontier_moved();
     }
 
     /// True if `[start, end)` may be copied now: the ring holds no unreclaimed log
@@ -812,6 +831,17 @@ impl Shared {
             }
         }
         self.space_waiters.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Runs the progress hook, if one is installed ([`Wal::set_progress_hook`]).
+    fn after_frontier_moved(&self) {
+        // The frontier's store must be visible before the hook's caller reads its own
+        // state (whether anything waits), as that caller makes its waiting entry
+        // visible before it tests the frontier: else each could miss the other.
+        fence(Ordering::SeqCst);
+        if let Some(hook) = &*self.progress_hook.read() {
+            hook();
+        }
     }
 
     fn notify_all_waiters(&self) {
@@ -1014,6 +1044,7 @@ impl Shared {
             }
             self.durable_waiters.notify_range(durable, chunk_end);
             self.notify_space();
+            self.after_frontier_moved();
         }
     }
 
@@ -1158,6 +1189,9 @@ fn write_step(s: &Shared, w: &mut Writer, shutdown: bool, background: Duration) 
             s.durable_waiters.notify_range(durable, written);
             progressed = true;
         }
+    }
+    if progressed {
+        s.after_frontier_moved();
     }
     Ok(progressed)
 }

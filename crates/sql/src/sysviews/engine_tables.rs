@@ -249,6 +249,11 @@ pub fn show_status(cx: &ViewContext) -> Rows {
                 "Tarn_runners_started_for_stalls",
                 runners.started_for_stalls.to_string(),
             ),
+            ("Tarn_runner_held_commits", runners.held_commits.to_string()),
+            (
+                "Tarn_runner_held_commits_total",
+                runners.held_commits_total.to_string(),
+            ),
         ]);
     }
     figures.extend([
