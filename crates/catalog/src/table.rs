@@ -24,7 +24,8 @@
 //! 3. A handle replaced by DDL (an index added or dropped, a rename, a truncate or
 //!    rebuild) or whose table was dropped is retired: every later call fails with
 //!    `TableDefinitionChanged` (1412). A call already past that check when the DDL runs
-//!    is not stopped; metadata locks come with the SQL layer. (Transactional writers
+//!    is not stopped: that would take metadata locks held by every statement (the SQL
+//!    layer's hold DDL off only LOCK TABLES and the global read lock). (Transactional writers
 //!    and locking readers check again once their table lock is granted, so one that
 //!    waited for a truncate's or rebuild's exclusive table lock never writes to the
 //!    files it replaced.)

@@ -346,7 +346,7 @@ fn view_sql(sql: &str, columns: &[String]) -> String {
     format!("SELECT * FROM ({sql}) AS `__view` ({})", names.join(", "))
 }
 
-fn database_name(session: &Session, name: &ast::ObjectName) -> Result<String> {
+pub(crate) fn database_name(session: &Session, name: &ast::ObjectName) -> Result<String> {
     let name = object_name(name).join(".");
     let name = crate::bind::BindContext::normalize_table_name(session, &name);
     // The hidden databases of temporary tables are Tarn's own (`temporary.rs`).

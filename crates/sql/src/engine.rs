@@ -97,6 +97,9 @@ pub struct Engine {
     shutdown_hook: Mutex<Option<Box<dyn Fn() + Send + Sync>>>,
     /// `GET_LOCK`'s locks, held by connection id (`user_locks.rs`).
     pub(crate) user_locks: Arc<crate::user_locks::UserLocks>,
+    /// What keeps DDL off tables under LOCK TABLES and everything under FLUSH
+    /// TABLES WITH READ LOCK, held by connection id (`metadata_locks.rs`).
+    pub(crate) metadata_locks: Arc<crate::metadata_locks::MetadataLocks>,
 }
 
 impl Engine {
@@ -151,6 +154,7 @@ impl Engine {
             prepared_statements: AtomicUsize::new(0),
             next_temporary_namespace: AtomicU64::new(1),
             user_locks: Arc::new(crate::user_locks::UserLocks::new()),
+            metadata_locks: Arc::new(crate::metadata_locks::MetadataLocks::new()),
             shutdown_hook: Mutex::new(None),
         })
     }

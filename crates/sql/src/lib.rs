@@ -44,6 +44,7 @@ pub mod limits;
 pub mod load;
 pub mod log_tables;
 pub mod maintenance;
+pub mod metadata_locks;
 pub mod parallel;
 pub mod parse;
 pub mod plan;

@@ -138,6 +138,13 @@ pub const JSON_DEPTH_MAX: usize = 100;
 /// is error 1206. Each costs its name (at most 256 bytes) and a map slot.
 pub const USER_LOCKS_MAX: usize = 65_536;
 
+/// The most metadata locks (`metadata_locks.rs`) held at once across all sessions,
+/// counting a name once per session holding it; a request past it is error 1206.
+/// LOCK TABLES holds two per table named (the table and its database), so a dump
+/// may lock well over a hundred thousand tables at once. Each costs a name (two
+/// strings of at most 64 characters) and a map slot.
+pub const METADATA_LOCK_HOLDS_MAX: usize = 1 << 20;
+
 /// The longest user-level lock name, in characters (MySQL's limit; longer: 3057).
 pub const USER_LOCK_NAME_CHARS_MAX: usize = 64;
 

@@ -77,6 +77,11 @@ pub(crate) fn execute(
             "optimize",
             Privileges::SELECT.union(Privileges::INSERT),
             |session, db, table| {
+                // A rebuild is DDL: it waits for other sessions' LOCK TABLES of the
+                // table and their global read lock (a temporary table for neither).
+                let _metadata = (!crate::temporary::is_hidden_database(db))
+                    .then(|| crate::metadata_locks::ddl_of_table(session, db, table))
+                    .transpose()?;
                 let storage = session.engine().storage().clone();
                 let def = storage.table(db, table)?.def().clone();
                 storage.rebuild_table(db, table, def, &mut |_, row| Ok(row))?;

@@ -35,7 +35,8 @@
 //! transaction it begins carries to the lock manager) when it starts, is reset, and
 //! sets the variable, never per statement; so `SET [SESSION] innodb_lock_wait_timeout`
 //! applies from the next statement on, in the open transaction too, and `SET GLOBAL`
-//! only to sessions that start later, as in MySQL.
+//! only to sessions that start later, as in MySQL. Its `lock_wait_timeout` bounds
+//! its waits for metadata locks ([`crate::metadata_locks`]), read when a wait begins.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -1282,6 +1283,9 @@ impl Session {
                 if !crate::temporary::keeps_transaction(statement) {
                     self.commit_implicitly()?;
                 }
+                // Waits for other sessions' LOCK TABLES of the statement's tables and
+                // for a global read lock; held to the statement's end.
+                let _metadata = crate::metadata_locks::for_statement(self, statement)?;
                 crate::ddl::execute(self, statement, parsed)
             }
         }

@@ -26,11 +26,11 @@
 //!   global level, and `SET GLOBAL` of either changes it: the engine-wide timeout of
 //!   internal transactions (DDL, purge) and the default of sessions that start
 //!   later. A session's own `innodb_lock_wait_timeout` bounds the lock waits of its
-//!   transactions (`Session` hands it to the lock manager). MySQL's
-//!   `lock_wait_timeout` is the metadata lock timeout (a year by default); Tarn has
-//!   no metadata locks apart from the lock manager's table locks, which the row lock
-//!   timeout already bounds, so a session's `lock_wait_timeout` is kept and shown
-//!   but governs nothing;
+//!   transactions (`Session` hands it to the lock manager). A session's
+//!   `lock_wait_timeout` is, as in MySQL, its metadata lock timeout: how long its
+//!   DDL waits for other sessions' LOCK TABLES and global read lock, and its LOCK
+//!   TABLES and FLUSH TABLES WITH READ LOCK for DDL under way (`metadata_locks.rs`;
+//!   their waits for the lock manager's table locks are row lock waits);
 //! - what the server needs: `bind_address`, `ssl_cert`, `ssl_key`,
 //!   `auto_generate_certs` (read-only, set from the configuration file or the flags
 //!   at start through `Engine::set_global`), `send_threads` and

@@ -7,9 +7,18 @@
 //! its table to its transaction's end, so:
 //!
 //! - taking the locks waits for the other sessions' transactions that wrote (or
-//!   locked rows of) the tables to end, up to the lock wait timeout (1205);
+//!   locked rows of) the tables to end, up to the session's
+//!   `innodb_lock_wait_timeout` (1205);
 //! - while they are held, other sessions' writes (and, under WRITE, locking reads)
-//!   of those tables wait; DDL of them waits too (it takes the table's X lock);
+//!   of those tables wait;
+//! - the session also holds metadata locks ([`crate::metadata_locks`], taken before
+//!   the lock manager's): S on each table it names, or under FLUSH TABLES WITH READ
+//!   LOCK the global S lock; so other sessions' DDL of those tables (DROP, RENAME,
+//!   ALTER, TRUNCATE, CREATE / DROP INDEX), or under the global read lock any DDL,
+//!   CREATE TABLE and CREATE / DROP DATABASE included, waits up to its
+//!   `lock_wait_timeout` (1205), as under MySQL's metadata locks; and taking the
+//!   locks waits for DDL under way, so no table is created or replaced between FLUSH
+//!   TABLES WITH READ LOCK's list of tables and its locks;
 //! - the session's own statements share the holder's locks
 //!   (`Transaction::share_locks_of`), so they never wait for them, and the row locks
 //!   they take stay until UNLOCK TABLES (harmless: no one else may change the
@@ -29,9 +38,8 @@
 //!
 //! Where Tarn departs from MySQL: consistent (non-locking) reads never wait for table
 //! locks, as in InnoDB, so another session's plain SELECT reads a WRITE-locked table
-//! as of its last commit. A view named in LOCK TABLES is listed but its tables are
-//! not locked. DROP TABLE and RENAME TABLE of another session do not wait for table
-//! locks, and FLUSH TABLES WITH READ LOCK does not cover tables created after it.
+//! as of its last commit. A view named in LOCK TABLES is listed (and its name
+//! metadata-locked) but its tables are not locked.
 //!
 //! Invariant: `Session::table_locks` is `Some` exactly while the session holds table
 //! locks; every transaction the session begins meanwhile shares its holder, and the
@@ -43,12 +51,16 @@ use tarn_common::{Error, Result};
 
 use crate::accounts::Privileges;
 use crate::bind::Binder;
+use crate::metadata_locks::MetadataGuard;
 use crate::session::{QueryResult, Session};
 use sqlparser::ast;
 
 /// What a session holds (see the module docs).
 pub(crate) struct TableLocks {
     pub(crate) holder: TableLockHolder,
+    /// What keeps other sessions' DDL off the tables (or, under the global read
+    /// lock, off everything); released after the holder's locks.
+    _metadata: MetadataGuard,
     /// LOCK TABLES: each table's (database, name, locked for WRITE).
     tables: Vec<(String, String, bool)>,
     /// FLUSH TABLES WITH READ LOCK.
@@ -126,7 +138,9 @@ pub(crate) fn lock_tables(
     session.table_locks = None;
     let storage = session.engine().storage().clone();
     let mut names = Vec::new();
-    let mut handles = Vec::new();
+    // The tables and views to take metadata locks on (not temporary tables).
+    let mut shared = Vec::new();
+    let mut locked_tables = Vec::new();
     for (name, write) in tables {
         let (db, table) = Binder::new(session).table_ref(name)?;
         session.check_table(Privileges::SELECT, &db, &table)?;
@@ -141,20 +155,33 @@ pub(crate) fn lock_tables(
             }
         }
         let is_view = matches!(storage.view(&db, &table), Ok(Some(_)));
-        if !is_view {
+        let temporary = !is_view && {
             crate::bind::BindContext::table(session, &db, &table)?;
-            if !crate::temporary::is_hidden_database(&session.storage_database(&db, &table)) {
-                handles.push((storage.table(&db, &table)?, *write));
+            crate::temporary::is_hidden_database(&session.storage_database(&db, &table))
+        };
+        if !temporary {
+            shared.push((db.clone(), table.clone()));
+            if !is_view {
+                locked_tables.push((db.clone(), table.clone(), *write));
             }
         }
         names.push((db, table, *write));
     }
-    take(session, &handles, names, false)
+    // Metadata locks first (waiting for DDL under way), then the tables' handles,
+    // which no DDL replaces any more.
+    let metadata = crate::metadata_locks::lock_tables(session, &shared)?;
+    let handles = locked_tables
+        .into_iter()
+        .map(|(db, table, write)| Ok((storage.table(&db, &table)?, write)))
+        .collect::<Result<Vec<_>>>()?;
+    take(session, metadata, &handles, names, false)
 }
 
-/// Takes the locks on `handles` for a new holder and makes it the session's.
+/// Takes the locks on `handles` for a new holder and makes it the session's, with
+/// the metadata locks taken before.
 fn take(
     session: &mut Session,
+    metadata: MetadataGuard,
     handles: &[(std::sync::Arc<tarn_catalog::Table>, bool)],
     tables: Vec<(String, String, bool)>,
     global_read: bool,
@@ -164,6 +191,7 @@ fn take(
     storage.lock_whole_tables(&holder, handles)?;
     session.table_locks = Some(TableLocks {
         holder,
+        _metadata: metadata,
         tables,
         global_read,
     });
@@ -178,6 +206,9 @@ pub(crate) fn lock_all_for_read(session: &mut Session) -> Result<QueryResult> {
     session.require_global(Privileges::CREATE_USER, "RELOAD")?;
     session.commit_implicitly()?;
     session.table_locks = None;
+    // The global read lock first: it waits for DDL under way, and no table is
+    // created, dropped or replaced after it, so the list below stays whole.
+    let metadata = crate::metadata_locks::global_read_lock(session)?;
     let storage = session.engine().storage().clone();
     let mut handles = Vec::new();
     for db in storage.databases() {
@@ -188,7 +219,7 @@ pub(crate) fn lock_all_for_read(session: &mut Session) -> Result<QueryResult> {
             handles.push((storage.table(&db, &table)?, false));
         }
     }
-    take(session, &handles, Vec::new(), true)
+    take(session, metadata, &handles, Vec::new(), true)
 }
 
 /// `UNLOCK TABLES`: with table locks held, commits the open transaction and

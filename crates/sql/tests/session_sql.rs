@@ -627,10 +627,106 @@ fn statements_under_lock_tables_write_take_no_record_locks() {
     rows(&mut s, "UPDATE big SET k = k + 1 WHERE id < 100");
     rows(&mut s, "DELETE FROM big WHERE id >= 400");
     rows(&mut s, "SELECT * FROM t FOR SHARE");
+    // Purge holds a row's lock for a moment while it removes an old version (of the
+    // rows deleted above): wait for such locks to go, which the statements' own
+    // would not do before UNLOCK TABLES.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while entries() != locked && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
     assert_eq!(entries(), locked, "record locks piled up under LOCK TABLES");
     rows(&mut s, "UNLOCK TABLES");
     assert_eq!(entries(), 0);
     let mut other = engine.session("root", "localhost");
     assert_eq!(texts(&mut other, "SELECT COUNT(*) FROM d.big"), vec!["400"]);
     rows(&mut other, "INSERT INTO d.big VALUES (1000, 1)");
+}
+
+/// Fails the test unless `waiter` is still running 200 ms on (it is to wait for a
+/// lock).
+fn assert_waits<T>(waiter: &std::thread::JoinHandle<T>, what: &str) {
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert!(!waiter.is_finished(), "{what} did not wait");
+}
+
+/// Another session's DDL of a table under LOCK TABLES waits, as for MySQL's
+/// metadata locks: the waiting session's `lock_wait_timeout` bounds the wait (not
+/// its `innodb_lock_wait_timeout`), UNLOCK TABLES lets it through at once, and KILL
+/// QUERY ends a wait under FLUSH TABLES WITH READ LOCK with 1317, leaving the table
+/// as it was. (The timeouts and UNLOCK TABLES are in session/lock_tables.slt too;
+/// a kill needs a second thread.)
+#[test]
+fn ddl_waits_for_another_sessions_table_locks_until_unlock_timeout_or_kill() {
+    use std::time::{Duration, Instant};
+    let (_dir, engine) = engine();
+    let mut a = engine.session("root", "localhost");
+    setup(&mut a);
+    let mut b = engine.session("root", "localhost");
+    rows(
+        &mut b,
+        "USE d; SET SESSION lock_wait_timeout = 1, innodb_lock_wait_timeout = 100",
+    );
+    rows(&mut a, "LOCK TABLES t READ");
+    let started = Instant::now();
+    assert_eq!(code(b.execute("DROP TABLE t")), 1205);
+    let waited = started.elapsed();
+    assert!(
+        waited >= Duration::from_secs(1) && waited < Duration::from_secs(10),
+        "waited {waited:?}, not lock_wait_timeout's second"
+    );
+
+    rows(&mut b, "SET SESSION lock_wait_timeout = 60");
+    let waiter = spawn_run(b, "ALTER TABLE t ADD COLUMN w INT");
+    assert_waits(&waiter, "ALTER TABLE under LOCK TABLES READ");
+    rows(&mut a, "UNLOCK TABLES");
+    let (b, altered) = waiter.join().unwrap();
+    altered.expect("ALTER TABLE runs once the table is unlocked");
+
+    rows(&mut a, "FLUSH TABLES WITH READ LOCK");
+    let b_id = b.connection_id();
+    let started = Instant::now();
+    let waiter = spawn_run(b, "DROP TABLE t");
+    assert_waits(&waiter, "DROP TABLE under FLUSH TABLES WITH READ LOCK");
+    // A statement clears its kill flag when it starts: kill until it ends.
+    while !waiter.is_finished() {
+        engine.kill(b_id, false).unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (mut b, dropped) = waiter.join().unwrap();
+    assert_eq!(dropped.unwrap_err().mysql_code(), 1317);
+    assert!(started.elapsed() < Duration::from_secs(30));
+    assert_eq!(texts(&mut b, "SELECT COUNT(w) + COUNT(*) FROM t"), ["2"]);
+    rows(&mut a, "UNLOCK TABLES");
+    rows(&mut b, "DROP TABLE t");
+}
+
+/// FLUSH TABLES WITH READ LOCK waits for DDL under way (here a TRUNCATE that itself
+/// waits for a transaction with changes in its table), and DDL that comes after
+/// waits for it: no table changes between its list of tables and its locks.
+#[test]
+fn the_global_read_lock_waits_for_ddl_under_way() {
+    let (_dir, engine) = engine();
+    let mut writer = engine.session("root", "localhost");
+    setup(&mut writer);
+    // The TRUNCATE's own wait for the writer is an internal transaction's: the
+    // engine's timeout bounds it, and the test must not race it.
+    rows(&mut writer, "SET GLOBAL innodb_lock_wait_timeout = 60");
+    let truncater = engine.session("root", "localhost");
+    let mut locker = engine.session("root", "localhost");
+    rows(&mut locker, "SET SESSION lock_wait_timeout = 60");
+    rows(&mut writer, "BEGIN; INSERT INTO t VALUES (3)");
+    let truncate = spawn_run(truncater, "TRUNCATE TABLE d.t");
+    assert_waits(&truncate, "TRUNCATE of a table with uncommitted changes");
+    let ftwrl = spawn_run(locker, "FLUSH TABLES WITH READ LOCK");
+    assert_waits(&ftwrl, "FLUSH TABLES WITH READ LOCK during a TRUNCATE");
+    rows(&mut writer, "COMMIT");
+    let (_truncater, truncated) = truncate.join().unwrap();
+    truncated.expect("the TRUNCATE runs once the writer commits");
+    let (mut locker, locked) = ftwrl.join().unwrap();
+    locked.expect("the global read lock follows the TRUNCATE");
+    assert_eq!(texts(&mut locker, "SELECT COUNT(*) FROM d.t"), ["0"]);
+    rows(&mut writer, "SET SESSION lock_wait_timeout = 1");
+    assert_eq!(code(writer.execute("CREATE TABLE d.n (a INT)")), 1205);
+    rows(&mut locker, "UNLOCK TABLES");
+    rows(&mut writer, "CREATE TABLE d.n (a INT)");
 }
