@@ -27,7 +27,7 @@ fn is_word(token: &Token, word: &str) -> bool {
 }
 
 /// The next non-whitespace token's index at or after `i`.
-fn next_significant(tokens: &[TokenWithSpan], mut i: usize) -> Option<usize> {
+pub(super) fn next_significant(tokens: &[TokenWithSpan], mut i: usize) -> Option<usize> {
     while i < tokens.len() {
         if !matches!(tokens[i].token, Token::Whitespace(_)) {
             return Some(i);
@@ -38,7 +38,7 @@ fn next_significant(tokens: &[TokenWithSpan], mut i: usize) -> Option<usize> {
 }
 
 /// The previous non-whitespace token's index before `i`.
-fn previous_significant(tokens: &[TokenWithSpan], i: usize) -> Option<usize> {
+pub(super) fn previous_significant(tokens: &[TokenWithSpan], i: usize) -> Option<usize> {
     (0..i)
         .rev()
         .find(|&j| !matches!(tokens[j].token, Token::Whitespace(_)))
