@@ -268,19 +268,40 @@ pub fn bind(session: &mut Session, statement: &ast::Statement) -> Result<Bound> 
 
 /// The bound DEFAULT expressions of a table.
 fn defaults(session: &mut Session, table: &Table) -> Result<Vec<Option<Expr>>> {
-    let def = table.def();
-    let mut out = Vec::with_capacity(def.columns.len());
-    for i in 0..def.columns.len() {
-        let text = def.column_defaults.get(i).cloned().flatten();
-        out.push(match text {
-            None => None,
-            Some(text) => {
-                let e = parse_expr(&text)?;
-                Some(Binder::new(session).bind_constant(&e)?.0)
-            }
-        })
+    (0..table.def().columns.len())
+        .map(|i| bound_default(session, table, i))
+        .collect()
+}
+
+/// Column `i`'s bound DEFAULT expression, if it has one.
+fn bound_default(session: &mut Session, table: &Table, i: usize) -> Result<Option<Expr>> {
+    match table.def().column_defaults.get(i).cloned().flatten() {
+        None => Ok(None),
+        Some(text) => Ok(Some(
+            Binder::new(session).bind_constant(&parse_expr(&text)?)?.0,
+        )),
     }
-    Ok(out)
+}
+
+/// What `UPDATE .. SET c = DEFAULT` stores: the column's DEFAULT, else NULL where
+/// it may be NULL; else error 1364, as MySQL in strict mode (an ENUM takes its
+/// first member, as INSERT's missing value does).
+fn update_default(session: &mut Session, table: &Table, column: usize) -> Result<Expr> {
+    if let Some(e) = bound_default(session, table, column)? {
+        return Ok(e);
+    }
+    let c = &table.def().columns[column];
+    if c.nullable {
+        return Ok(Expr::Literal(Value::Null));
+    }
+    match c.ty {
+        ColumnType::Enum { .. } => Ok(Expr::Literal(implicit_default(c.ty).unwrap_or(Value::Null))),
+        _ => Err(Error::sql(
+            1364,
+            "HY000",
+            format!("Field '{}' doesn't have a default value", c.name),
+        )),
+    }
 }
 
 /// Parses an SQL expression (a DEFAULT's text).
@@ -824,7 +845,11 @@ fn bind_update(session: &mut Session, update: &ast::Update) -> Result<Bound> {
                 &table.def().name,
             ));
         }
-        let (e, _) = Binder::new(session).bind_in_scope(&a.value, &scope)?;
+        let e = if is_default(&a.value) {
+            update_default(session, &table, column)?
+        } else {
+            Binder::new(session).bind_in_scope(&a.value, &scope)?.0
+        };
         assignments.push((column, e));
     }
     let rows = target_rows(

@@ -47,7 +47,8 @@
 //!    name) and the parsed statement is marked when IGNORE was there
 //!    ([`update_ignores`], [`delete_ignores`]);
 //!    each `BINARY expr` operator becomes `CAST(expr AS BINARY)` of its operand
-//!    alone, as BINARY binds tighter than any other operator (`binary_operator.rs`);
+//!    alone, as BINARY binds tighter than any other operator, and `!expr` becomes
+//!    `(NOT expr)` (`prefix_operators.rs`);
 //!    JSON_VALUE's `.. ON EMPTY` / `.. ON ERROR` clauses become arguments of an
 //!    internal call (`json_value.rs`);
 //!    and a SELECT's `INTO @a, ..` clause is taken out of the tokens (`into.rs`), the
@@ -106,10 +107,10 @@
 //! dropped and walked recursively; the pre-pass is a single forward scan.
 
 mod accounts;
-mod binary_operator;
 mod into;
 mod json_value;
 mod load;
+mod prefix_operators;
 mod scan;
 mod special;
 #[cfg(test)]
@@ -522,8 +523,8 @@ fn parse_statement(text: &str, mode: ParseMode) -> Result<Statement> {
             t.token = Token::make_keyword("DATABASE");
         }
     }
-    if binary_operator::applies(&words) {
-        binary_operator::rewrite(&mut tokens);
+    if prefix_operators::applies(&words) {
+        prefix_operators::rewrite(&mut tokens);
     }
     json_value::rewrite(&mut tokens).map_err(|at| {
         let offset = byte_offset(text, at.line as usize, at.column as usize);

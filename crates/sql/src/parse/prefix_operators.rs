@@ -1,5 +1,10 @@
-//! The `BINARY expr` operator's precedence. In MySQL, BINARY binds tighter than any
-//! other operator (with COLLATE), so `BINARY tok = 'abc'` compares `BINARY tok`
+//! The precedence of MySQL's prefix operators `BINARY expr` and `!expr`, which
+//! sqlparser does not read as MySQL does.
+//!
+//! `!expr` is NOT with the precedence of unary minus, so `!1 + 1` is `(!1) + 1`;
+//! sqlparser has no `!` prefix at all. Each becomes `(NOT operand)`.
+//!
+//! BINARY binds tighter than any other operator (with COLLATE), so `BINARY tok = 'abc'` compares `BINARY tok`
 //! with 'abc', byte for byte. sqlparser reads the rest of the whole expression as
 //! BINARY's operand instead (`BINARY (tok = 'abc')`), which turned a case-sensitive
 //! lookup into a filter that let every row through.
@@ -166,11 +171,24 @@ fn name_end(tokens: &[TokenWithSpan], at: usize) -> Option<usize> {
     Some(end)
 }
 
-/// Turns each BINARY operator into a cast of its operand (see the module
-/// documentation).
+/// Turns each BINARY operator into a cast of its operand, and each `!` into NOT of
+/// its operand (see the module documentation).
 pub(super) fn rewrite(tokens: &mut Vec<TokenWithSpan>) {
     let mut i = 0;
     while i < tokens.len() {
+        if tokens[i].token == Token::ExclamationMark {
+            if let Some(end) =
+                next_significant(tokens, i + 1).and_then(|at| operand_end(tokens, at, 0))
+            {
+                let (first, last) = (tokens[i].span, tokens[end].span);
+                tokens.insert(end + 1, TokenWithSpan::new(Token::RParen, last));
+                tokens[i] = TokenWithSpan::new(Token::make_keyword("NOT"), first);
+                tokens.insert(i, TokenWithSpan::new(Token::LParen, first));
+            }
+            // On into the operand (a `!` or BINARY inside it is rewritten in turn).
+            i += 1;
+            continue;
+        }
         if !word_is(&tokens[i].token, &["BINARY"])
             || !previous_significant(tokens, i)
                 .is_some_and(|p| operand_may_follow(&tokens[p].token))
