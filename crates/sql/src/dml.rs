@@ -1126,17 +1126,84 @@ fn column_label<'a>(table: &Table, c: &'a tarn_row::Column) -> std::borrow::Cow<
     }
 }
 
-/// Converts a row for INSERT IGNORE, which turns what strict mode refuses into a
-/// warning and the nearest value the column can hold, as MySQL does: NULL into a NOT
-/// NULL column is the type's implicit default (1048), a number out of range is
-/// clipped to the range (1264), a string that is not wholly a number is read up to its
-/// numeric prefix (1366), and a string too long is cut (1265). Dates have no zero value
-/// in Tarn, so a bad date stays an error.
-fn convert_row_ignoring(
+/// How a written value that does not fit its column is taken.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Fit {
+    /// Refused with an error (strict mode: `STRICT_TRANS_TABLES` or
+    /// `STRICT_ALL_TABLES`, every Tarn table being transactional).
+    Strict,
+    /// The nearest value the column holds, with a warning (IGNORE, or no strict
+    /// mode; see [`convert_row_leniently`]). `null_to_default`: NULL into a NOT NULL
+    /// column too; else that stays error 1048 (a single-row INSERT outside strict
+    /// mode, as in MySQL).
+    Nearest { null_to_default: bool },
+}
+
+impl Fit {
+    /// How a statement with IGNORE (or not) fits its values in `session`'s sql_mode;
+    /// `many_rows`: outside strict mode NULL into NOT NULL takes the default too
+    /// (a multi-row INSERT, INSERT .. SELECT, UPDATE).
+    pub(crate) fn of(session: &Session, ignore: bool, many_rows: bool) -> Fit {
+        if ignore {
+            Fit::Nearest {
+                null_to_default: true,
+            }
+        } else if session.strict_mode() {
+            Fit::Strict
+        } else {
+            Fit::Nearest {
+                null_to_default: many_rows,
+            }
+        }
+    }
+}
+
+/// Converts a row as `fit` says.
+fn convert_row_fitting(
     session: &mut Session,
     table: &Table,
     row: Vec<Value>,
     row_number: u64,
+    fit: Fit,
+) -> Result<Vec<Value>> {
+    match fit {
+        Fit::Strict => convert_row_at(table, row, row_number),
+        Fit::Nearest { null_to_default } => {
+            convert_row_leniently(session, table, row, row_number, null_to_default)
+        }
+    }
+}
+
+/// Converts one value as `fit` says.
+fn convert_value_fitting(
+    session: &mut Session,
+    table: &Table,
+    c: &tarn_row::Column,
+    v: Value,
+    row_number: u64,
+    fit: Fit,
+) -> Result<Value> {
+    match fit {
+        Fit::Strict => convert_value_at(table, c, v, row_number),
+        Fit::Nearest { null_to_default } => {
+            convert_value_leniently(session, table, c, v, row_number, null_to_default)
+        }
+    }
+}
+
+/// Converts a row for INSERT IGNORE (or outside strict mode), which turns what
+/// strict mode refuses into a warning and the nearest value the column can hold, as
+/// MySQL does: NULL into a NOT NULL column is the type's implicit default (1048; with
+/// `null_to_default` only), a number out of range is clipped to the range (1264), a
+/// string that is not wholly a number is read up to its numeric prefix (1366), and a
+/// string too long is cut (1265). Dates have no zero value in Tarn, so a bad date
+/// stays an error.
+fn convert_row_leniently(
+    session: &mut Session,
+    table: &Table,
+    row: Vec<Value>,
+    row_number: u64,
+    null_to_default: bool,
 ) -> Result<Vec<Value>> {
     let def = table.def();
     row.into_iter()
@@ -1146,22 +1213,21 @@ fn convert_row_ignoring(
             if def.is_generated(i) {
                 Ok(v)
             } else {
-                convert_value_ignoring(session, table, c, v, row_number)
+                convert_value_leniently(session, table, c, v, row_number, null_to_default)
             }
         })
         .collect()
 }
 
 /// Computes the generated columns of `row` (converted otherwise) with `generated`,
-/// converting each value as the statement converts (IGNORE: the nearest value the
-/// column holds, with a warning).
+/// converting each value as the statement converts (`fit`).
 fn fill_generated(
     session: &mut Session,
     generated: Option<&TableGenerated>,
     functions: &crate::scalar::FnContext,
     table: &Table,
     row: &mut [Value],
-    ignore: bool,
+    fit: Fit,
     row_number: u64,
 ) -> Result<()> {
     let Some(generated) = generated else {
@@ -1169,28 +1235,26 @@ fn fill_generated(
     };
     let columns = &table.def().columns;
     generated.fill(row, functions, &mut |c, v| {
-        if ignore {
-            convert_value_ignoring(session, table, &columns[c], v, row_number)
-        } else {
-            convert_value_at(table, &columns[c], v, row_number)
-        }
+        convert_value_fitting(session, table, &columns[c], v, row_number, fit)
     })
 }
 
 /// Converts one value of the `row_number`th row to column `c`'s type as
-/// [`convert_row_ignoring`] does.
-fn convert_value_ignoring(
+/// [`convert_row_leniently`] does.
+fn convert_value_leniently(
     session: &mut Session,
     table: &Table,
     c: &tarn_row::Column,
     v: Value,
     row_number: u64,
+    null_to_default: bool,
 ) -> Result<Value> {
     if v.is_null() {
         if c.nullable {
             return Ok(Value::Null);
         }
-        let Some(default) = implicit_default(c.ty) else {
+        let default = implicit_default(c.ty).filter(|_| null_to_default);
+        let Some(default) = default else {
             return Err(Error::NullNotAllowed {
                 column: c.name.clone(),
             });
@@ -1443,6 +1507,13 @@ pub(crate) fn insert_rows(
     let width = def.columns.len();
     let fn_ctx = session.fn_context();
     let auto = table.auto_increment_column();
+    // One VALUES row is "single-row" for NULL into NOT NULL outside strict mode;
+    // LOAD DATA's plan has none (its rows come one by one).
+    let many_rows = match &p.source {
+        InsertSource::Values(rows) => rows.len() != 1,
+        InsertSource::Query(_) => true,
+    };
+    let fit = Fit::of(session, p.ignore, many_rows);
     let mut first_generated: Option<u64> = None;
     // The AUTO_INCREMENT column of the last row handled, and whether any row was
     // written (see `Inserted::insert_id`).
@@ -1544,10 +1615,8 @@ pub(crate) fn insert_rows(
         }
         let mut full = if converted {
             full
-        } else if p.ignore {
-            convert_row_ignoring(session, table, full, row_number)?
         } else {
-            convert_row_at(table, full, row_number)?
+            convert_row_fitting(session, table, full, row_number, fit)?
         };
         fill_generated(
             session,
@@ -1555,7 +1624,7 @@ pub(crate) fn insert_rows(
             &fn_ctx,
             table,
             &mut full,
-            p.ignore,
+            fit,
             row_number,
         )?;
         if let Some(c) = auto {
@@ -1644,6 +1713,7 @@ fn assign_row(
     let table = &p.table;
     let def = table.def();
     let auto = table.auto_increment_column();
+    let fit = Fit::of(session, p.ignore, true);
     let convert = |session: &mut Session, c: usize, v: Value| {
         let column = &def.columns[c];
         if def.is_generated(c) {
@@ -1654,11 +1724,7 @@ fn assign_row(
         } else {
             v
         };
-        if p.ignore {
-            convert_value_ignoring(session, table, column, v, row_number)
-        } else {
-            convert_value_at(table, column, v, row_number)
-        }
+        convert_value_fitting(session, table, column, v, row_number, fit)
     };
     let mut scope_row = Vec::with_capacity(row.len() + variables.len());
     for (c, v) in row.into_iter().enumerate() {
@@ -1773,7 +1839,7 @@ fn insert_one(
             &functions,
             table,
             &mut updated,
-            false,
+            Fit::Strict,
             1,
         )?;
         let updated_auto = table.auto_increment_column().map(|c| updated[c].clone());
@@ -1790,7 +1856,7 @@ fn insert_one(
                 &functions,
                 table,
                 &mut updated,
-                false,
+                Fit::Strict,
                 1,
             )?;
         }
@@ -1982,11 +2048,8 @@ pub(crate) fn update_row(
     new: Vec<Value>,
     row_number: u64,
 ) -> Result<bool> {
-    let mut new = if rules.ignore {
-        convert_row_ignoring(session, table, new, row_number)?
-    } else {
-        convert_row(table, new)?
-    };
+    let fit = Fit::of(session, rules.ignore, true);
+    let mut new = convert_row_fitting(session, table, new, row_number, fit)?;
     let fill = |session: &mut Session, row: &mut [Value]| {
         fill_generated(
             session,
@@ -1994,7 +2057,7 @@ pub(crate) fn update_row(
             rules.functions,
             table,
             row,
-            rules.ignore,
+            fit,
             row_number,
         )
     };

@@ -710,6 +710,12 @@ impl Session {
         self.vars.hot().division_by_zero_is_error
     }
 
+    /// Whether `sql_mode` is strict (STRICT_TRANS_TABLES or STRICT_ALL_TABLES): a
+    /// value written that does not fit its column is an error (`dml::Fit`).
+    pub(crate) fn strict_mode(&self) -> bool {
+        self.vars.hot().strict
+    }
+
     /// `USE db`.
     pub fn use_database(&mut self, name: &str) -> Result<()> {
         let name = self.normalize_table_name(name);

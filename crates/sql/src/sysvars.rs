@@ -578,6 +578,10 @@ pub struct HotVars {
     pub only_full_group_by: bool,
     /// `sql_mode` has ERROR_FOR_DIVISION_BY_ZERO and a strict mode.
     pub division_by_zero_is_error: bool,
+    /// `sql_mode` has STRICT_TRANS_TABLES or STRICT_ALL_TABLES: a value written that
+    /// does not fit its column is an error, not a warning and the nearest value
+    /// (`dml::Fit`).
+    pub strict: bool,
     /// `sql_mode` has ANSI_QUOTES (`"x"` is an identifier).
     pub ansi_quotes: bool,
     /// `sql_mode` has PIPES_AS_CONCAT (`||` is CONCAT, not OR).
@@ -603,6 +607,7 @@ impl HotVars {
             send_threads: None,
             only_full_group_by: false,
             division_by_zero_is_error: false,
+            strict: true,
             ansi_quotes: false,
             pipes_as_concat: false,
             foreign_key_checks: true,
@@ -636,6 +641,8 @@ impl HotVars {
             division_by_zero_is_error: vars.sql_mode_has("ERROR_FOR_DIVISION_BY_ZERO")
                 && (vars.sql_mode_has("STRICT_TRANS_TABLES")
                     || vars.sql_mode_has("STRICT_ALL_TABLES")),
+            strict: vars.sql_mode_has("STRICT_TRANS_TABLES")
+                || vars.sql_mode_has("STRICT_ALL_TABLES"),
             ansi_quotes: vars.sql_mode_has("ANSI_QUOTES"),
             pipes_as_concat: vars.sql_mode_has("PIPES_AS_CONCAT"),
             foreign_key_checks: flag("foreign_key_checks"),
