@@ -3653,6 +3653,21 @@ fn span_text(text: &str, span: sqlparser::tokenizer::Span, extend_start: bool) -
             }
         }
     }
+    // A BINARY operator before the item (the pre-pass made it a cast whose span is its
+    // operand's, `parse/prefix_operators.rs`): the name starts at BINARY, as written.
+    loop {
+        let word_end = text[..a].trim_end().len();
+        let word_start = word_end.saturating_sub(6);
+        if word_end >= 6
+            && text.is_char_boundary(word_start)
+            && text[word_start..word_end].eq_ignore_ascii_case("BINARY")
+            && (word_start == 0 || !is_name(bytes[word_start - 1]))
+        {
+            a = word_start;
+        } else {
+            break;
+        }
+    }
     // The parenthesis balance of text[a..b], outside quotes.
     let balance = |a: usize, b: usize| -> i64 {
         let mut depth = 0i64;

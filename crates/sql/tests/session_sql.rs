@@ -389,6 +389,33 @@ fn execute_names_its_result_columns_from_the_prepared_text() {
     assert_eq!(names, ["a + 1", "COUNT(*)"]);
 }
 
+/// BINARY and `!` items are named by their text as written too
+/// (the pre-pass rewrites `BINARY x` and `!x`, `parse/prefix_operators.rs`).
+#[test]
+fn binary_and_bang_items_are_named_as_written() {
+    let (_dir, engine) = engine();
+    let mut s = engine.session("root", "localhost");
+    let result = s
+        .execute("SELECT BINARY 'a' = 'A', BINARY('x'), !0, CAST('y' AS BINARY), binary  'z'")
+        .expect("runs")
+        .pop()
+        .expect("a result");
+    let QueryResult::Rows { columns, .. } = &result else {
+        panic!("rows expected");
+    };
+    let names: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "BINARY 'a' = 'A'",
+            "BINARY('x')",
+            "!0",
+            "CAST('y' AS BINARY)",
+            "binary  'z'"
+        ]
+    );
+}
+
 /// An unaliased select item is named by its text as written, prefix operators and
 /// `IS [NOT] NULL` included (sqlparser's spans of those leave the operator out, and
 /// `id IS NOT NULL` was named `id`). MariaDB names them the same, but the golden
