@@ -1351,6 +1351,49 @@ pub(crate) fn tables(cx: &ViewContext) -> Result<Vec<Vec<Value>>> {
     Ok(rows)
 }
 
+pub(crate) fn views_columns() -> Vec<Column> {
+    vec![
+        varchar("TABLE_CATALOG", 64),
+        varchar("TABLE_SCHEMA", 64),
+        varchar("TABLE_NAME", 64),
+        long_text("VIEW_DEFINITION"),
+        varchar("CHECK_OPTION", 8),
+        varchar("IS_UPDATABLE", 3),
+        varchar("DEFINER", 288),
+        varchar("SECURITY_TYPE", 7),
+        varchar("CHARACTER_SET_CLIENT", 64),
+        varchar("COLLATION_CONNECTION", 64),
+    ]
+}
+
+/// `information_schema.VIEWS`: every view the session may see, with the query text
+/// SHOW CREATE VIEW shows. Tarn's views are read-only (IS_UPDATABLE NO), take no
+/// CHECK OPTION, and keep no definer: they run with the invoker's rights (see
+/// ARCHITECTURE.md), so DEFINER is empty and SECURITY_TYPE INVOKER.
+pub(crate) fn views(cx: &ViewContext) -> Result<Vec<Vec<Value>>> {
+    let mut rows = Vec::new();
+    for db in cx.databases() {
+        for name in cx.views(&db)? {
+            let Some(view) = cx.storage.view(&db, &name)? else {
+                continue;
+            };
+            rows.push(vec![
+                text("def"),
+                text(&db),
+                text(&name),
+                text(&view.sql),
+                text("NONE"),
+                text("NO"),
+                text(""),
+                text("INVOKER"),
+                text("utf8mb4"),
+                text("utf8mb4_0900_ai_ci"),
+            ]);
+        }
+    }
+    Ok(rows)
+}
+
 /// `information_schema.PARTITIONS`: Tarn does not partition tables, so, as MySQL
 /// does for an unpartitioned table, one row per base table with the partition
 /// columns NULL (and the sizes NULL too: see `TABLES` for them).

@@ -757,3 +757,34 @@ fn the_global_read_lock_waits_for_ddl_under_way() {
     rows(&mut locker, "UNLOCK TABLES");
     rows(&mut writer, "CREATE TABLE d.n (a INT)");
 }
+
+/// information_schema.VIEWS lists the views with their query text; Tarn's views are
+/// read-only and run with the invoker's rights (MariaDB answers YES / DEFINER for
+/// the last columns, so this is not a golden file).
+#[test]
+fn information_schema_views_lists_views_as_tarn_runs_them() {
+    let (_dir, engine) = engine();
+    let mut s = engine.session("root", "localhost");
+    setup(&mut s);
+    rows(&mut s, "CREATE VIEW v AS SELECT a FROM t WHERE a > 1");
+    let found = rows(
+        &mut s,
+        "SELECT TABLE_SCHEMA, TABLE_NAME, VIEW_DEFINITION, CHECK_OPTION, IS_UPDATABLE, \
+         SECURITY_TYPE FROM information_schema.VIEWS WHERE TABLE_SCHEMA = 'd'",
+    );
+    let found: Vec<Vec<String>> = found
+        .iter()
+        .map(|row| {
+            row.iter()
+                .map(|v| match v {
+                    Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+                    other => other.to_string(),
+                })
+                .collect()
+        })
+        .collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0][..2], ["d", "v"]);
+    assert!(found[0][2].contains("a > 1"), "{found:?}");
+    assert_eq!(found[0][3..], ["NONE", "NO", "INVOKER"]);
+}

@@ -129,6 +129,7 @@ pub static SYSTEM_TABLES: &[SystemTable] = &[
     ),
     system(IS, "TABLES", super::tables_columns, super::tables),
     system(IS, "TRIGGERS", empty::triggers_columns, empty::no_rows),
+    system(IS, "VIEWS", super::views_columns, super::views),
     system(PS, "global_status", status_columns, global_status),
     system(PS, "global_variables", variables_columns, global_variables),
     system(
