@@ -337,7 +337,7 @@ fn bind_insert(session: &mut Session, insert: &ast::Insert) -> Result<Bound> {
         needed = needed.union(Privileges::UPDATE);
     }
     session.check_table(needed, &db, &name)?;
-    let table = crate::bind::BindContext::table(session, &db, &name)?;
+    let table = target_table(session, &db, &name, "INSERT")?;
     let def = table.def();
     let position = |n: &str| -> Result<usize> {
         def.column_index(n).map_err(|_| {
@@ -796,10 +796,27 @@ fn target_rows(
     Ok(plan)
 }
 
+/// The table a statement writes; a view there is error 1288 (Tarn's views are
+/// read-only), not "doesn't exist".
+fn target_table(session: &Session, db: &str, name: &str, statement: &str) -> Result<Arc<Table>> {
+    crate::bind::BindContext::table(session, db, name).map_err(|e| {
+        if matches!(session.engine().storage().view(db, name), Ok(Some(_))) {
+            Error::sql(
+                1288,
+                "HY000",
+                format!("The target table {name} of the {statement} is not updatable"),
+            )
+        } else {
+            e
+        }
+    })
+}
+
 fn single_table(
     session: &Session,
     twj: &ast::TableWithJoins,
     needed: Privileges,
+    statement: &str,
 ) -> Result<(Arc<Table>, String)> {
     if !twj.joins.is_empty() {
         return Err(unsupported("multi-table UPDATE or DELETE"));
@@ -812,7 +829,7 @@ fn single_table(
     let alias = alias
         .as_ref()
         .map_or(table_name.clone(), |a| a.name.value.clone());
-    let table = crate::bind::BindContext::table(session, &db, &table_name)?;
+    let table = target_table(session, &db, &table_name, statement)?;
     Ok((table, alias))
 }
 
@@ -820,7 +837,7 @@ fn bind_update(session: &mut Session, update: &ast::Update) -> Result<Bound> {
     if update.from.is_some() || !update.table.joins.is_empty() {
         return multi::bind_update(session, update);
     }
-    let (table, alias) = single_table(session, &update.table, Privileges::UPDATE)?;
+    let (table, alias) = single_table(session, &update.table, Privileges::UPDATE, "UPDATE")?;
     let scope = table_scope(&table, &alias);
     let mut assignments = Vec::new();
     for a in &update.assignments {
@@ -882,7 +899,7 @@ fn bind_delete(session: &mut Session, delete: &ast::Delete) -> Result<Bound> {
     let [twj] = from.as_slice() else {
         return Err(unsupported("multi-table DELETE"));
     };
-    let (table, alias) = single_table(session, twj, Privileges::DELETE)?;
+    let (table, alias) = single_table(session, twj, Privileges::DELETE, "DELETE")?;
     let rows = target_rows(
         session,
         &table,

@@ -788,3 +788,30 @@ fn information_schema_views_lists_views_as_tarn_runs_them() {
     assert!(found[0][2].contains("a > 1"), "{found:?}");
     assert_eq!(found[0][3..], ["NONE", "NO", "INVOKER"]);
 }
+
+/// Tarn's views are read-only: writing through one is 1288, naming the view and the
+/// statement, not "doesn't exist" (MySQL and MariaDB write through simple views, so
+/// this is not a golden file). Nothing changes.
+#[test]
+fn writing_through_a_view_is_1288() {
+    let (_dir, engine) = engine();
+    let mut s = engine.session("root", "localhost");
+    setup(&mut s);
+    rows(&mut s, "CREATE VIEW v AS SELECT a FROM t");
+    for (sql, statement) in [
+        ("INSERT INTO v VALUES (3)", "INSERT"),
+        ("REPLACE INTO v VALUES (3)", "INSERT"),
+        ("UPDATE v SET a = 5", "UPDATE"),
+        ("DELETE FROM v", "DELETE"),
+    ] {
+        let e = s.execute(sql).expect_err(sql);
+        assert_eq!(e.mysql_code(), 1288, "{sql}: {e}");
+        assert!(
+            e.to_string().contains(&format!(
+                "The target table v of the {statement} is not updatable"
+            )),
+            "{sql}: {e}"
+        );
+    }
+    assert_eq!(texts(&mut s, "SELECT a FROM t ORDER BY a"), ["1", "2"]);
+}
