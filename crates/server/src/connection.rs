@@ -396,9 +396,13 @@ pub(crate) fn run_job(job: &mut Job) -> Ran {
             watched.statement_ended();
         }
         let closing = flow == Flow::Close || job.conn.session.is_killed();
+        // A client that sent more already (pipelined commands) is answered in order
+        // here: a held job is parked when released, and bytes already read would
+        // never wake it.
+        let pipelined = !job.input.buffer().is_empty();
         if let Some(ticket) = job.conn.session.take_commit_ticket() {
             let ready = match ticket.ready() {
-                Ok(false) if !closing => return Ran::Committing(ticket),
+                Ok(false) if !closing && !pipelined => return Ran::Committing(ticket),
                 Ok(false) => ticket.wait(),
                 other => other.map(|_| ()),
             };

@@ -37,8 +37,10 @@
 //!   One group commit thus costs at most one wake-up, where a runner per commit
 //!   sleeping in `commit_wait` cost two context switches per transaction. A held
 //!   job counts as parked for the rules above (a waiter stays while any is held),
-//!   and the watch releases ready ones each round too, so a missed event delays an
-//!   answer by at most `WATCH_INTERVAL_MS`.
+//!   and the watch raises the event each round while any is held, so a missed event
+//!   delays an answer by at most `WATCH_INTERVAL_MS`. A command the client sent
+//!   after the committing one (pipelined) is already read: such a job waits for its
+//!   commit on its runner instead, as it could not be woken by its socket.
 //! - **A job is in exactly one place**: run by one runner, or in `State::parked`
 //!   (armed in epoll), or in `State::committing`, or handed back to its network
 //!   task. An event whose token is no
@@ -498,7 +500,11 @@ impl Runners {
     /// waiting means every runner is stuck in a long statement: start one.
     pub fn watch_round(self: &Arc<Self>) {
         self.sweep();
-        self.release_commits();
+        // The backstop for held commits: a runner releases them (the watch must not
+        // write to a client, which may not be reading).
+        if self.commits.held.load(Ordering::SeqCst) > 0 {
+            self.commits.event.raise();
+        }
         let stalled = {
             let mut state = self.state.lock();
             let stalled = state.taken == state.taken_at_last_check;

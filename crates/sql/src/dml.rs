@@ -1092,12 +1092,8 @@ fn row_keys(table: &Table, tx: &RefCell<Transaction>, rows: &[Vec<Value>]) -> Re
     Ok(keys)
 }
 
-/// Converts every value of `row` to its column's type (strict mode).
-fn convert_row(table: &Table, row: Vec<Value>) -> Result<Vec<Value>> {
-    convert_row_at(table, row, 1)
-}
-
-/// [`convert_row`] for the `row_number`th row of a statement (errors name it).
+/// Converts every value of `row`, the `row_number`th of a statement (errors name
+/// it), to its column's type (strict mode).
 /// Generated columns are left as they are: [`TableGenerated::fill`] gives them their
 /// values afterwards.
 fn convert_row_at(table: &Table, row: Vec<Value>, row_number: u64) -> Result<Vec<Value>> {
@@ -1588,11 +1584,20 @@ pub(crate) fn insert_rows(
                         implicit_default(column.ty).unwrap_or(Value::Null)
                     }
                     None => {
-                        return Err(Error::sql(
+                        let error = Error::sql(
                             1364,
                             "HY000",
                             format!("Field '{}' doesn't have a default value", column.name),
-                        ));
+                        );
+                        // Outside strict mode (or with IGNORE): the type's implicit
+                        // default, with the error as a warning.
+                        match (fit, implicit_default(column.ty)) {
+                            (Fit::Nearest { .. }, Some(value)) => {
+                                session.add_warning("Warning", 1364, error.to_string());
+                                value
+                            }
+                            _ => return Err(error),
+                        }
                     }
                 },
             };
@@ -1848,7 +1853,10 @@ fn insert_one(
             }
             Ok(())
         })?;
-        let mut updated = convert_row(table, updated)?;
+        // As the statement's rows convert (ON DUPLICATE KEY UPDATE's values are the
+        // row's UPDATE).
+        let fit = Fit::of(session, p.ignore, true);
+        let mut updated = convert_row_fitting(session, table, updated, 1, fit)?;
         let functions = session.fn_context();
         fill_generated(
             session,
@@ -1856,7 +1864,7 @@ fn insert_one(
             &functions,
             table,
             &mut updated,
-            Fit::Strict,
+            fit,
             1,
         )?;
         let updated_auto = table.auto_increment_column().map(|c| updated[c].clone());
@@ -1873,7 +1881,7 @@ fn insert_one(
                 &functions,
                 table,
                 &mut updated,
-                Fit::Strict,
+                fit,
                 1,
             )?;
         }

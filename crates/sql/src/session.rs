@@ -776,6 +776,7 @@ impl Session {
     pub fn parse_mode(&self) -> parse::ParseMode {
         parse::ParseMode {
             ansi_quotes: self.vars.hot().ansi_quotes,
+            pipes_are_or: !self.vars.hot().pipes_as_concat,
         }
     }
 
@@ -1399,12 +1400,15 @@ impl Session {
         self.commit_ticket.take()
     }
 
-    /// Waits for a commit left waiting for the log (see `commit_ticket`).
+    /// Waits for a commit left waiting for the log (see `commit_ticket`). The ticket
+    /// stays if the wait fails (the log failed): the caller then finds it not ready
+    /// and must not send the commit's buffered OK.
     fn settle_commit(&mut self) -> Result<()> {
-        match self.commit_ticket.take() {
-            Some(ticket) => ticket.wait(),
-            None => Ok(()),
+        if let Some(ticket) = &self.commit_ticket {
+            ticket.wait()?;
         }
+        self.commit_ticket = None;
+        Ok(())
     }
 
     pub fn rollback(&mut self) -> Result<()> {

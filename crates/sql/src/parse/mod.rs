@@ -46,6 +46,7 @@
 //!    taken out (`special::take_dml_modifiers`; sqlparser reads the first as a table
 //!    name) and the parsed statement is marked when IGNORE was there
 //!    ([`update_ignores`], [`delete_ignores`]);
+//!    `&&` becomes AND, and `||` OR outside PIPES_AS_CONCAT;
 //!    each `BINARY expr` operator becomes `CAST(expr AS BINARY)` of its operand
 //!    alone, as BINARY binds tighter than any other operator, and `!expr` becomes
 //!    `(NOT expr)` (`prefix_operators.rs`);
@@ -317,6 +318,12 @@ pub enum ShowFilter {
 pub struct ParseMode {
     /// ANSI_QUOTES: `"x"` is an identifier, not a string.
     pub ansi_quotes: bool,
+    /// `||` is OR (a client's text outside PIPES_AS_CONCAT): the pre-pass makes it
+    /// the keyword, with OR's precedence, where sqlparser reads a concatenation
+    /// binding tighter than AND (`1 || 0 AND 0`, MySQL's `1 OR (0 AND 0)`, was read
+    /// as `(1 OR 0) AND 0`). False leaves `||` to the binder, which reads it by the
+    /// session's sql_mode (PIPES_AS_CONCAT, or stored text).
+    pub pipes_are_or: bool,
 }
 
 /// Splits `sql` into statements (`;`-separated, aware of quotes and comments; a
@@ -523,8 +530,18 @@ fn parse_statement(text: &str, mode: ParseMode) -> Result<Statement> {
             t.token = Token::make_keyword("DATABASE");
         }
     }
-    if prefix_operators::applies(&words) {
-        prefix_operators::rewrite(&mut tokens);
+    // `&&` is MySQL's AND; sqlparser reads it as PostgreSQL's overlap operator,
+    // which binds tighter than `=` (`a = 1 && b = 2` was `a = (1 && b) = 2`). `||`
+    // is OR in a client's text unless PIPES_AS_CONCAT (see `ParseMode`).
+    for t in &mut tokens {
+        if t.token == Token::Overlap {
+            t.token = Token::make_keyword("AND");
+        } else if t.token == Token::StringConcat && mode.pipes_are_or {
+            t.token = Token::make_keyword("OR");
+        }
+    }
+    if let Some(from) = prefix_operators::start(&words, &tokens) {
+        prefix_operators::rewrite(&mut tokens, from);
     }
     json_value::rewrite(&mut tokens).map_err(|at| {
         let offset = byte_offset(text, at.line as usize, at.column as usize);

@@ -32,9 +32,9 @@ use super::json_value::{next_significant, previous_significant};
 
 /// Keywords after which an expression (so an operand) may begin.
 const EXPRESSION_KEYWORDS: &[&str] = &[
-    "SELECT", "WHERE", "AND", "OR", "XOR", "NOT", "ON", "WHEN", "THEN", "ELSE", "HAVING", "BY",
-    "LIKE", "REGEXP", "RLIKE", "BETWEEN", "DISTINCT", "ALL", "RETURN", "IN", "IS", "DIV", "MOD",
-    "VALUES", "ROW", "LIMIT", "OFFSET", "DO",
+    "SELECT", "WHERE", "AND", "OR", "XOR", "NOT", "ON", "CASE", "WHEN", "THEN", "ELSE", "HAVING",
+    "BY", "LIKE", "REGEXP", "RLIKE", "BETWEEN", "DISTINCT", "ALL", "RETURN", "IN", "IS", "DIV",
+    "MOD", "VALUES", "ROW", "LIMIT", "OFFSET", "DO",
 ];
 
 /// Words that begin an expression that is not a simple primary.
@@ -42,16 +42,18 @@ const NOT_PRIMARY: &[&str] = &[
     "CASE", "EXISTS", "NOT", "INTERVAL", "SELECT", "WITH", "MATCH", "DEFAULT",
 ];
 
-/// Whether the statement whose leading words are `words` gets the rewrite.
-pub(super) fn applies(words: &[String]) -> bool {
+/// Where the rewrite starts in the statement whose leading words are `words`: at
+/// once for statements that read or write rows, at the first SELECT for CREATE and
+/// ALTER (a view's query, CREATE TABLE .. SELECT: never in column or table options);
+/// None for the rest.
+pub(super) fn start(words: &[String], tokens: &[TokenWithSpan]) -> Option<usize> {
     match words.first().map(String::as_str) {
         Some(
             "SELECT" | "WITH" | "(" | "INSERT" | "REPLACE" | "UPDATE" | "DELETE" | "SET" | "DO"
             | "VALUES" | "EXPLAIN" | "DESCRIBE" | "DESC" | "TABLE",
-        ) => true,
-        // CREATE [OR REPLACE] [ALGORITHM = ..] VIEW: its query.
-        Some("CREATE" | "ALTER") => words.iter().any(|w| w == "VIEW"),
-        _ => false,
+        ) => Some(0),
+        Some("CREATE" | "ALTER") => tokens.iter().position(|t| word_is(&t.token, &["SELECT"])),
+        _ => None,
     }
 }
 
@@ -147,6 +149,11 @@ fn operand_end(tokens: &[TokenWithSpan], at: usize, depth: usize) -> Option<usiz
                 Some((open, Token::LParen)) => closing(tokens, open),
                 // A typed literal (`DATE '..'`) or an introducer (`_utf8mb4'..'`).
                 Some((_, Token::SingleQuotedString(_) | Token::HexStringLiteral(_))) => None,
+                // A JSON path of a column (`j->'$.a'`, `j->>'$.a'`) is part of it.
+                Some((arrow, Token::Arrow | Token::LongArrow)) => {
+                    let path = next_significant(tokens, arrow + 1)?;
+                    matches!(tokens[path].token, Token::SingleQuotedString(_)).then_some(path)
+                }
                 _ => Some(end),
             }
         }
@@ -171,11 +178,35 @@ fn name_end(tokens: &[TokenWithSpan], at: usize) -> Option<usize> {
     Some(end)
 }
 
+/// Whether the token at `i` is an argument of a CONVERT call (`CONVERT(x, BINARY(16))`
+/// names a type there).
+fn in_convert(tokens: &[TokenWithSpan], i: usize) -> bool {
+    let mut depth = 0usize;
+    for j in (0..i).rev() {
+        match tokens[j].token {
+            Token::RParen => depth += 1,
+            Token::LParen if depth > 0 => depth -= 1,
+            Token::LParen => {
+                return previous_significant(tokens, j)
+                    .is_some_and(|p| word_is(&tokens[p].token, &["CONVERT"]));
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
 /// Turns each BINARY operator into a cast of its operand, and each `!` into NOT of
-/// its operand (see the module documentation).
-pub(super) fn rewrite(tokens: &mut Vec<TokenWithSpan>) {
-    let mut i = 0;
+/// its operand (see the module documentation), from token `from` on.
+pub(super) fn rewrite(tokens: &mut Vec<TokenWithSpan>, from: usize) {
+    let mut i = from;
     while i < tokens.len() {
+        if tokens[i].token == Token::DoubleExclamationMark {
+            // `!!x`: two NOTs (the tokenizer reads them as one token).
+            let span = tokens[i].span;
+            tokens[i] = TokenWithSpan::new(Token::ExclamationMark, span);
+            tokens.insert(i + 1, TokenWithSpan::new(Token::ExclamationMark, span));
+        }
         if tokens[i].token == Token::ExclamationMark {
             if let Some(end) =
                 next_significant(tokens, i + 1).and_then(|at| operand_end(tokens, at, 0))
@@ -192,6 +223,7 @@ pub(super) fn rewrite(tokens: &mut Vec<TokenWithSpan>) {
         if !word_is(&tokens[i].token, &["BINARY"])
             || !previous_significant(tokens, i)
                 .is_some_and(|p| operand_may_follow(&tokens[p].token))
+            || in_convert(tokens, i)
         {
             i += 1;
             continue;
