@@ -21,7 +21,10 @@
 //! Prepared statements ([`Session::prepare`]) are parsed and bound once; executing one
 //! runs its plan with the parameters, and binds again only when a table it reads
 //! changed definition (error 1412 from the catalog), its parameters' types changed,
-//! or the session's temporary tables did. SQL's `PREPARE name FROM ..` makes the same
+//! or the session's temporary tables did. So nothing a plan keeps may depend on a
+//! parameter's value: a `?` LIMIT or OFFSET is read by the operator at each run, after
+//! [`Session::prepare`]'s record of such parameters let each execution refuse a value
+//! that is not a row count (1210). SQL's `PREPARE name FROM ..` makes the same
 //! kind of statement under a name of the session's (`EXECUTE name USING @a, ..`
 //! runs it inside the EXECUTE statement, with the user variables as parameters;
 //! `DEALLOCATE PREPARE` drops it). The whole server holds at most
