@@ -618,6 +618,80 @@ fn prepared_statements_return_binary_rows_and_reuse_parameter_types() {
     assert_eq!(error_of(&reply).0, 1295);
 }
 
+/// `LIMIT ?` over COM_STMT_PREPARE / COM_STMT_EXECUTE (Go's database/sql, mysql2's
+/// execute(), JDBC with useServerPrepStmts): each execution's value is the count,
+/// with the parameter types sent once and reused; a string holding an integer is a
+/// count (MySQL 8 converts it); a negative one is 1210 naming mysqld_stmt_execute.
+#[test]
+fn prepared_limit_parameter_is_read_at_each_execution() {
+    let server = start(&[]);
+    let mut c = Client::root(server.address);
+    c.query("CREATE DATABASE d");
+    c.query("CREATE TABLE d.t (id INT PRIMARY KEY)");
+    c.query("INSERT INTO d.t VALUES (1), (2), (3), (4)");
+    c.command(b"\x16SELECT id FROM d.t ORDER BY id LIMIT ?");
+    let prepared = c.read().unwrap();
+    assert_eq!(prepared[0], 0, "{}", error_of(&prepared).1);
+    let id = u32::from_le_bytes(prepared[1..5].try_into().unwrap());
+    let (ncols, nparams) = (
+        u16::from_le_bytes([prepared[5], prepared[6]]),
+        u16::from_le_bytes([prepared[7], prepared[8]]),
+    );
+    assert_eq!((ncols, nparams), (1, 1));
+    for _ in 0..(nparams + 1 + ncols + 1) {
+        c.read().unwrap();
+    }
+    // (type sent with the execution, if any; the parameter's value bytes)
+    let execute = |c: &mut Client, ty: Option<u8>, value: &[u8]| {
+        let mut p = vec![0x17];
+        p.extend_from_slice(&id.to_le_bytes());
+        p.push(0);
+        p.extend_from_slice(&1u32.to_le_bytes());
+        p.push(0); // null bitmap
+        p.push(u8::from(ty.is_some()));
+        if let Some(ty) = ty {
+            p.extend_from_slice(&[ty, 0]);
+        }
+        p.extend_from_slice(value);
+        c.command(&p);
+        c.reply()
+    };
+    let ids = |reply: Reply| match reply {
+        Reply::Rows { rows, .. } => rows
+            .iter()
+            .map(|row| Reader::new(&row[2..]).u32().unwrap())
+            .collect::<Vec<_>>(),
+        other => panic!("{other:?}"),
+    };
+    let longlong = Some(column_type::LONGLONG);
+    assert_eq!(
+        ids(execute(&mut c, longlong, &2i64.to_le_bytes())),
+        vec![1, 2]
+    );
+    // The types are not sent again: the first execution's are reused.
+    assert_eq!(
+        ids(execute(&mut c, None, &3i64.to_le_bytes())),
+        vec![1, 2, 3]
+    );
+    assert_eq!(
+        ids(execute(&mut c, None, &0i64.to_le_bytes())),
+        Vec::<u32>::new()
+    );
+    let string = Some(column_type::VAR_STRING);
+    assert_eq!(ids(execute(&mut c, string, b"\x011")), vec![1]);
+    match execute(&mut c, longlong, &(-1i64).to_le_bytes()) {
+        Reply::Err { code, message } => {
+            assert_eq!(code, 1210);
+            assert!(message.contains("mysqld_stmt_execute"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        ids(execute(&mut c, None, &10i64.to_le_bytes())),
+        vec![1, 2, 3, 4]
+    );
+}
+
 /// A column definition's (type, charset, length, flags).
 type ColumnDef = (u8, u16, u32, u16);
 

@@ -37,7 +37,7 @@ use tarn_row::types::Collation;
 
 use crate::expr::{CmpOp, Expr};
 use crate::limits::{GROUPING_ARGS_MAX, NESTING_DEPTH_MAX};
-use crate::plan::{AggCall, ConcatSpec, JoinKind, OutputColumn, Plan, SortKey};
+use crate::plan::{AggCall, ConcatSpec, JoinKind, OutputColumn, Plan, RowCount, SortKey};
 use crate::planner::{FromRelation, LeftJoin, QueryBlock};
 use crate::scalar::agg::{self, AggFunc};
 use crate::scalar::arith::{self, ArithOp};
@@ -101,6 +101,12 @@ pub trait BindContext {
     /// [`BindContext::view`] past a session's temporary table of the name.
     fn base_view(&self, db: &str, name: &str) -> Result<Option<String>> {
         self.view(db, name)
+    }
+    /// Parameter `index` (0-based) is a LIMIT's or an OFFSET's row count: its value
+    /// must be a row count ([`crate::plan::row_count_of`]), which
+    /// `Session::run_prepared` checks before each execution (1210 if not).
+    fn limit_parameter(&self, index: usize) {
+        let _ = index;
     }
     /// [`BindContext::check_table_access`] for the base table `db.table`.
     fn check_base_table_access(
@@ -455,7 +461,7 @@ impl<'c> Binder<'c> {
                 keys,
             };
         }
-        if offset > 0 || count.is_some() {
+        if offset != RowCount::Literal(0) || count.is_some() {
             plan = Plan::Limit {
                 input: Box::new(plan),
                 offset,
@@ -466,41 +472,45 @@ impl<'c> Binder<'c> {
         Ok(plan)
     }
 
-    fn limit(&self, query: &ast::Query) -> Result<(u64, Option<u64>)> {
-        let number = |e: &ast::Expr| -> Result<u64> {
-            match e {
-                ast::Expr::Value(v) => match &v.value {
-                    ast::Value::Number(n, _) => n.parse::<u64>().map_err(|_| {
-                        Error::sql(1064, "42000", format!("Incorrect LIMIT value '{n}'"))
-                    }),
-                    ast::Value::Placeholder(_) => Err(unsupported("LIMIT with a parameter")),
-                    other => Err(Error::sql(
-                        1064,
-                        "42000",
-                        format!("Incorrect LIMIT value '{other}'"),
-                    )),
-                },
-                other => Err(Error::sql(
-                    1064,
-                    "42000",
-                    format!("Incorrect LIMIT value '{other}'"),
-                )),
-            }
-        };
+    fn limit(&self, query: &ast::Query) -> Result<(RowCount, Option<RowCount>)> {
+        let number = |e: &ast::Expr| self.row_count(e);
         Ok(match &query.limit_clause {
-            None => (0, None),
+            None => (RowCount::Literal(0), None),
             Some(ast::LimitClause::LimitOffset { limit, offset, .. }) => (
                 offset
                     .as_ref()
                     .map(|o| number(&o.value))
                     .transpose()?
-                    .unwrap_or(0),
+                    .unwrap_or(RowCount::Literal(0)),
                 limit.as_ref().map(number).transpose()?,
             ),
             Some(ast::LimitClause::OffsetCommaLimit { offset, limit }) => {
                 (number(offset)?, Some(number(limit)?))
             }
         })
+    }
+
+    /// A LIMIT's or an OFFSET's row count: a number, or a `?` parameter read at each
+    /// execution (and reported to [`BindContext::limit_parameter`]).
+    pub(crate) fn row_count(&self, e: &ast::Expr) -> Result<RowCount> {
+        let incorrect = |what: &dyn std::fmt::Display| {
+            Error::sql(1064, "42000", format!("Incorrect LIMIT value '{what}'"))
+        };
+        let ast::Expr::Value(v) = e else {
+            return Err(incorrect(e));
+        };
+        match &v.value {
+            ast::Value::Number(n, _) => n
+                .parse::<u64>()
+                .map(RowCount::Literal)
+                .map_err(|_| incorrect(n)),
+            ast::Value::Placeholder(p) => {
+                let index = placeholder_index(p)?;
+                self.cx.limit_parameter(index);
+                Ok(RowCount::Param(index))
+            }
+            other => Err(incorrect(other)),
+        }
     }
 
     fn bind_set_expr(
@@ -511,7 +521,7 @@ impl<'c> Binder<'c> {
     ) -> Result<Plan> {
         match body {
             ast::SetExpr::Select(select) => {
-                self.bind_select(select, &[], 0, None, outer, correlated)
+                self.bind_select(select, &[], RowCount::Literal(0), None, outer, correlated)
             }
             ast::SetExpr::Query(q) => self.bind_query(q, outer, correlated),
             ast::SetExpr::SetOperation { .. } => {
@@ -600,8 +610,8 @@ impl<'c> Binder<'c> {
         &mut self,
         select: &ast::Select,
         order_by: &[ast::OrderByExpr],
-        offset: u64,
-        count: Option<u64>,
+        offset: RowCount,
+        count: Option<RowCount>,
         outer: Option<&Scope>,
         correlated: &Cell<bool>,
     ) -> Result<Plan> {
@@ -906,7 +916,7 @@ impl<'c> Binder<'c> {
                 keys: sort_keys,
             };
         }
-        if offset > 0 || count.is_some() {
+        if offset != RowCount::Literal(0) || count.is_some() {
             plan = Plan::Limit {
                 input: Box::new(plan),
                 offset,
@@ -4043,20 +4053,23 @@ fn literal(v: &ast::Value) -> Result<(Expr, SqlType)> {
         ast::Value::Boolean(b) => Value::Int(*b as i64),
         ast::Value::Null => Value::Null,
         ast::Value::Placeholder(p) => {
-            let digits: String = p.chars().filter(|c| c.is_ascii_digit()).collect();
-            let n: usize = digits
-                .parse()
-                .map_err(|_| Error::sql(1064, "42000", format!("Unexpected placeholder '{p}'")))?;
-            let ty = PARAM_TYPES.with(|t| t.borrow().get(n.saturating_sub(1)).copied());
-            return Ok((
-                Expr::Param(n.saturating_sub(1)),
-                ty.unwrap_or(SqlType::TEXT),
-            ));
+            let index = placeholder_index(p)?;
+            let ty = PARAM_TYPES.with(|t| t.borrow().get(index).copied());
+            return Ok((Expr::Param(index), ty.unwrap_or(SqlType::TEXT)));
         }
         other => return Err(unsupported(format!("literal {other}"))),
     };
     let ty = value_type(&value);
     Ok((Expr::Literal(value), ty))
+}
+
+/// The 0-based index of the parser's numbered placeholder `?N`.
+fn placeholder_index(p: &str) -> Result<usize> {
+    let digits: String = p.chars().filter(|c| c.is_ascii_digit()).collect();
+    let n: usize = digits
+        .parse()
+        .map_err(|_| Error::sql(1064, "42000", format!("Unexpected placeholder '{p}'")))?;
+    Ok(n.saturating_sub(1))
 }
 
 thread_local! {

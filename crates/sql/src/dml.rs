@@ -59,7 +59,7 @@ use crate::foreign_keys::Enforcer;
 use crate::generated::TableGenerated;
 use crate::limits::INSERT_ROWS_MAX;
 use crate::parse::{Parsed, Statement};
-use crate::plan::{OutputColumn, Plan, SortKey};
+use crate::plan::{OutputColumn, Plan, RowCount, SortKey};
 use crate::scalar::cast;
 use crate::session::{QueryResult, Session};
 use crate::types::SqlType;
@@ -781,15 +781,10 @@ fn target_rows(
         };
     }
     if let Some(limit) = limit {
-        let count = match binder.bind_constant(limit)?.0 {
-            Expr::Literal(v) => cast::to_i64(&v).filter(|n| *n >= 0),
-            _ => None,
-        }
-        .ok_or_else(|| unsupported("a LIMIT that is not a number"))?;
         plan = Plan::Limit {
             input: Box::new(plan),
-            offset: 0,
-            count: Some(count as u64),
+            offset: RowCount::Literal(0),
+            count: Some(binder.row_count(limit)?),
             count_all: false,
         };
     }

@@ -31,7 +31,7 @@ use tarn_row::types::Collation;
 use crate::chunk::Chunk;
 use crate::expr::{EvalContext, Expr};
 use crate::limits::{CHUNK_ROWS, CORRELATED_CACHE_ENTRIES_MAX};
-use crate::plan::{Access, AggCall, JoinKind, OutputColumn, Plan, SortKey};
+use crate::plan::{Access, AggCall, JoinKind, OutputColumn, Plan, RowCount, SortKey};
 use crate::scalar::FnContext;
 use crate::scalar::agg::{self, Accumulator};
 use crate::scalar::{cast, compare};
@@ -385,8 +385,9 @@ fn open_serial(plan: &Plan, needed: Option<Vec<bool>>) -> Result<Box<dyn Operato
             count_all,
         } => Box::new(LimitOp {
             input: open_needing(input, needed)?,
-            skip: *offset,
-            remaining: count.unwrap_or(u64::MAX),
+            unresolved: Some((*offset, *count)),
+            skip: 0,
+            remaining: 0,
             count_all: *count_all,
             seen: 0,
         }),
@@ -1682,6 +1683,9 @@ impl Operator for SortOp<'_> {
 
 struct LimitOp<'p> {
     input: Box<dyn Operator + 'p>,
+    /// The plan's offset and count until the first `next`, which reads them (a
+    /// parameter's from the execution's parameters) into `skip` and `remaining`.
+    unresolved: Option<(RowCount, Option<RowCount>)>,
     skip: u64,
     remaining: u64,
     /// SQL_CALC_FOUND_ROWS: read the input to its end and report how many rows it
@@ -1693,6 +1697,13 @@ struct LimitOp<'p> {
 
 impl Operator for LimitOp<'_> {
     fn next(&mut self, cx: &ExecContext) -> Result<Option<Chunk>> {
+        if let Some((offset, count)) = self.unresolved.take() {
+            self.skip = offset.resolve(cx.params)?;
+            self.remaining = match count {
+                Some(count) => count.resolve(cx.params)?,
+                None => u64::MAX,
+            };
+        }
         while self.remaining > 0 {
             let Some(chunk) = self.input.next(cx)? else {
                 if self.count_all {

@@ -14,17 +14,84 @@
 //! the previous run produced through the [`Plan::WorkTable`] leaves that carry the
 //! node's `work_table` id (see `exec::cte`). A non-recursive CTE has no node of its
 //! own: each reference is bound to the CTE's query, as a derived table is.
+//!
+//! A LIMIT's or OFFSET's row count is a [`RowCount`]: a literal, or a prepared
+//! statement's `?` parameter, read from the execution's parameters when the operator
+//! starts. A bound statement is kept and run again with new parameters (see
+//! `Session::prepare`), so a parameter's value must never be folded into the plan.
 
 use std::ops::Bound;
 use std::sync::Arc;
 
 use tarn_catalog::{RowLock, Table, WaitPolicy};
+use tarn_common::{Error, Result};
+use tarn_row::Value;
 use tarn_row::types::Collation;
 
 use crate::expr::Expr;
 use crate::scalar::agg::AggFunc;
 use crate::types::SqlType;
 use crate::window::{WindowCall, WindowSpec};
+
+/// The row count of a LIMIT or an OFFSET.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RowCount {
+    Literal(u64),
+    /// Prepared-statement parameter `n` (0-based), read at each execution.
+    Param(usize),
+}
+
+impl RowCount {
+    /// The count for an execution with `params`. A parameter's value was checked
+    /// by `Session::run_prepared` ([`row_count_of`]); one that fails here (a
+    /// statement run outside a prepared statement's checks) is error 1210 too.
+    pub fn resolve(self, params: &[Value]) -> Result<u64> {
+        match self {
+            RowCount::Literal(n) => Ok(n),
+            RowCount::Param(i) => params
+                .get(i)
+                .and_then(row_count_of)
+                .ok_or_else(|| Error::sql(1210, "HY000", "Incorrect arguments to EXECUTE")),
+        }
+    }
+
+    /// The count, when the plan fixes it (estimates, EXPLAIN).
+    pub fn literal(self) -> Option<u64> {
+        match self {
+            RowCount::Literal(n) => Some(n),
+            RowCount::Param(_) => None,
+        }
+    }
+}
+
+impl std::fmt::Display for RowCount {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RowCount::Literal(n) => write!(f, "{n}"),
+            RowCount::Param(i) => write!(f, "?{}", i + 1),
+        }
+    }
+}
+
+/// The row count a parameter's value gives a LIMIT or OFFSET, as MySQL 8 accepts
+/// it: an integer that is not negative, or a string that is one (clients that send
+/// numbers as text); None for anything else (NULL, a negative number, a DOUBLE or
+/// DECIMAL, a string that is not an integer), which MySQL refuses with 1210.
+pub fn row_count_of(value: &Value) -> Option<u64> {
+    match value {
+        Value::Int(n) => u64::try_from(*n).ok(),
+        Value::UInt(n) => Some(*n),
+        Value::Bytes(b) => {
+            let text = std::str::from_utf8(b).ok()?.trim();
+            let digits = text.strip_prefix('+').unwrap_or(text);
+            if digits.is_empty() || !digits.bytes().all(|c| c.is_ascii_digit()) {
+                return None;
+            }
+            digits.parse().ok()
+        }
+        _ => None,
+    }
+}
 
 /// One output column of a plan node.
 #[derive(Clone, Debug)]
@@ -254,8 +321,8 @@ pub enum Plan {
     },
     Limit {
         input: Box<Plan>,
-        offset: u64,
-        count: Option<u64>,
+        offset: RowCount,
+        count: Option<RowCount>,
         /// SQL_CALC_FOUND_ROWS: the input is read to its end and counted for
         /// FOUND_ROWS().
         count_all: bool,
@@ -281,9 +348,9 @@ pub enum Plan {
         /// UNION DISTINCT: a row equal to one produced before is dropped (and not
         /// run over again), which ends the recursion on cyclic data.
         distinct: bool,
-        /// The CTE's own LIMIT (offset plus count): the recursion stops once this
-        /// many rows are produced.
-        row_limit: Option<u64>,
+        /// The CTE's own LIMIT's offset and count: the recursion stops once their
+        /// sum of rows is produced.
+        row_limit: Option<(RowCount, RowCount)>,
         columns: Vec<OutputColumn>,
     },
     /// The rows the previous run of a [`Plan::RecursiveCte`]'s recursive part
@@ -333,7 +400,10 @@ impl Plan {
             Plan::Distinct { input } => input.estimated_rows() * 0.5,
             Plan::Limit { input, count, .. } => {
                 let rows = input.estimated_rows();
-                count.map_or(rows, |c| rows.min(c as f64))
+                // A parameter's count is not known before the execution.
+                count
+                    .and_then(RowCount::literal)
+                    .map_or(rows, |c| rows.min(c as f64))
             }
             Plan::Join {
                 left, right, kind, ..
@@ -363,7 +433,11 @@ impl Plan {
                 ..
             } => {
                 let rows = anchor.estimated_rows() + recursive.estimated_rows() * 10.0;
-                row_limit.map_or(rows, |l| rows.min(l as f64))
+                row_limit
+                    .and_then(|(offset, count)| {
+                        Some(offset.literal()?.saturating_add(count.literal()?))
+                    })
+                    .map_or(rows, |l| rows.min(l as f64))
             }
             Plan::WorkTable { .. } => WORK_TABLE_ESTIMATED_ROWS,
         }
@@ -432,7 +506,7 @@ impl Plan {
             Plan::Limit { offset, count, .. } => format!(
                 "Limit {}{}",
                 count.map_or("all".to_string(), |c| c.to_string()),
-                if *offset > 0 {
+                if *offset != RowCount::Literal(0) {
                     format!(" offset {offset}")
                 } else {
                     String::new()
@@ -455,7 +529,12 @@ impl Plan {
                 "Recursive CTE {name} (UNION {}{}): the anchor, then the recursive part \
                  over the previous run's rows until it adds none",
                 if *distinct { "DISTINCT" } else { "ALL" },
-                row_limit.map_or(String::new(), |l| format!(", stop after {l} rows")),
+                row_limit.map_or(String::new(), |(offset, count)| match (offset, count) {
+                    (RowCount::Literal(o), RowCount::Literal(c)) => {
+                        format!(", stop after {} rows", c.saturating_add(o))
+                    }
+                    _ => format!(", stop after {offset} + {count} rows"),
+                }),
             ),
             Plan::WorkTable { name, .. } => {
                 format!("Work table of {name} (the previous run's rows)")

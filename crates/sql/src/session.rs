@@ -21,7 +21,10 @@
 //! Prepared statements ([`Session::prepare`]) are parsed and bound once; executing one
 //! runs its plan with the parameters, and binds again only when a table it reads
 //! changed definition (error 1412 from the catalog), its parameters' types changed,
-//! or the session's temporary tables did. SQL's `PREPARE name FROM ..` makes the same
+//! or the session's temporary tables did. So nothing a plan keeps may depend on a
+//! parameter's value: a `?` LIMIT or OFFSET is read by the operator at each run, after
+//! [`Session::prepare`]'s record of such parameters let each execution refuse a value
+//! that is not a row count (1210). SQL's `PREPARE name FROM ..` makes the same
 //! kind of statement under a name of the session's (`EXECUTE name USING @a, ..`
 //! runs it inside the EXECUTE statement, with the user variables as parameters;
 //! `DEALLOCATE PREPARE` drops it). The whole server holds at most
@@ -203,6 +206,10 @@ pub struct Prepared {
     /// The session's temporary tables' generation `bound` was bound under: a
     /// temporary table created or dropped since may change what a name resolves to.
     temporary_generation: u64,
+    /// The parameters (0-based) that are a LIMIT's or an OFFSET's row count: each
+    /// execution checks their values are row counts (1210 if not) before running;
+    /// the plan reads them as it runs (`plan::RowCount::Param`), never at binding.
+    limit_params: Vec<usize>,
 }
 
 /// SET TRANSACTION without SESSION/GLOBAL: applies to the next transaction only.
@@ -260,6 +267,10 @@ pub struct Session {
     /// A session function (DATABASE(), LAST_INSERT_ID(), ...) was folded into a
     /// constant while binding: such a binding must not be kept for later executions.
     folded_session_function: Cell<bool>,
+    /// The parameters the statement being bound uses as a LIMIT's or an OFFSET's row
+    /// count (`BindContext::limit_parameter`): Some only while a statement is
+    /// prepared, with at most one entry per parameter of that statement.
+    limit_params: RefCell<Option<Vec<usize>>>,
     /// Who the session runs as (`accounts.rs`).
     identity: Identity,
     /// The account's grants as of `grants_generation` of the engine's cache.
@@ -369,6 +380,7 @@ impl Session {
             rows_before_limit: None,
             local_infile: None,
             folded_session_function: Cell::new(false),
+            limit_params: RefCell::new(None),
             identity: Identity {
                 user: entry.user.clone(),
                 host: entry.host.clone(),
@@ -798,20 +810,27 @@ impl Session {
             ));
         }
         self.refresh_grants();
-        let (bound, columns, accesses) = match crate::dml::bindable(&parsed) {
+        let (bound, columns, accesses, limit_params) = match crate::dml::bindable(&parsed) {
             true => {
                 *self.access_log.lock() = Some(Vec::new());
                 self.folded_session_function.set(false);
+                *self.limit_params.borrow_mut() = Some(Vec::new());
                 let bound = self.bind_prepared(&parsed);
                 let accesses = self.access_log.lock().take().unwrap_or_default();
+                let limit_params = self.limit_params.take().unwrap_or_default();
                 let bound = bound?;
                 let columns = bound.columns();
                 // A value folded from the session (LAST_INSERT_ID(), DATABASE()) would
                 // go stale: such a statement is bound again at every execution.
                 let keep = !self.folded_session_function.get();
-                (keep.then(|| Arc::new(bound)), columns, accesses)
+                (
+                    keep.then(|| Arc::new(bound)),
+                    columns,
+                    accesses,
+                    limit_params,
+                )
             }
-            false => (None, Vec::new(), Vec::new()),
+            false => (None, Vec::new(), Vec::new(), Vec::new()),
         };
         let max = usize::try_from(self.engine.global_u64("max_prepared_stmt_count"))
             .unwrap_or(usize::MAX);
@@ -843,6 +862,7 @@ impl Session {
                 accesses,
                 param_types: Vec::new(),
                 temporary_generation: self.temporary.generation(),
+                limit_params,
             },
         );
         Ok(id)
@@ -909,7 +929,11 @@ impl Session {
                 }
             }
         }
-        if params.len() != parsed.param_count {
+        let p = self.prepared.get(&id).expect("looked up above");
+        let limit_ok = |&i: &usize| params.get(i).and_then(crate::plan::row_count_of).is_some();
+        if params.len() != parsed.param_count || !p.limit_params.iter().all(limit_ok) {
+            // As MySQL: a LIMIT's parameter that is NULL, negative, fractional or
+            // not a number is refused like a missing one.
             return Err(Error::sql(
                 1210,
                 "HY000",
@@ -1810,6 +1834,14 @@ impl Session {
 }
 
 impl BindContext for Session {
+    fn limit_parameter(&self, index: usize) {
+        if let Some(params) = self.limit_params.borrow_mut().as_mut()
+            && !params.contains(&index)
+        {
+            params.push(index);
+        }
+    }
+
     fn current_database(&self) -> Option<String> {
         self.database.clone()
     }

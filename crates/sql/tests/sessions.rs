@@ -96,6 +96,98 @@ fn prepared_statements_run_many_times_with_new_parameters() {
     );
 }
 
+/// A LIMIT or OFFSET parameter takes the value of each execution (the kept binding
+/// holds the parameter, not a value), and only a row count: a non-negative integer,
+/// or a string holding one. The cases where MariaDB, which
+/// crates/sql/tests/slt/session/prepare_limit.slt also runs against, differs from
+/// MySQL 8 are here: MySQL 8 refuses NULL (MariaDB takes it) and, since 8.0.22, a
+/// DOUBLE or DECIMAL value even when integral (clients that send numbers as DOUBLEs
+/// get 1210 and send strings instead, which MySQL 8 converts).
+#[test]
+fn prepared_limit_parameters_are_read_at_each_execution() {
+    let (_dir, engine) = engine();
+    let mut s = engine.session("root", "localhost");
+    setup(&mut s);
+    let select = s
+        .prepare("SELECT id FROM kv ORDER BY id LIMIT ? OFFSET ?")
+        .expect("prepares");
+    let ids = |s: &mut Session, limit: Value, offset: Value| {
+        s.execute_prepared(select, &[limit, offset]).map(|r| {
+            r.all_rows()
+                .into_iter()
+                .map(|row| tarn_sql::scalar::cast::to_i64(&row[0]).expect("an id"))
+                .collect::<Vec<_>>()
+        })
+    };
+    assert_eq!(
+        ids(&mut s, Value::Int(2), Value::Int(0)).unwrap(),
+        vec![1, 2]
+    );
+    assert_eq!(ids(&mut s, Value::Int(1), Value::Int(1)).unwrap(), vec![2]);
+    assert_eq!(
+        ids(&mut s, Value::UInt(u64::MAX), Value::Int(1)).unwrap(),
+        vec![2, 3]
+    );
+    assert_eq!(
+        ids(&mut s, Value::Int(0), Value::Int(0)).unwrap(),
+        Vec::<i64>::new()
+    );
+    // Strings that are integers are row counts (the parameter types changed, so the
+    // statement binds again; the count is still the execution's).
+    let text = |t: &str| Value::Bytes(t.as_bytes().to_vec());
+    assert_eq!(ids(&mut s, text("2"), text("1")).unwrap(), vec![2, 3]);
+    assert_eq!(ids(&mut s, text("1"), text("0")).unwrap(), vec![1]);
+    // Anything else is 1210, at every execution, and the statement runs afterwards.
+    for bad in [
+        Value::Null,
+        Value::Int(-1),
+        Value::Double(2.0),
+        Value::Double(1.5),
+        text("-1"),
+        text("1.5"),
+        text("two"),
+        text(""),
+    ] {
+        for (limit, offset) in [(bad.clone(), Value::Int(0)), (Value::Int(1), bad.clone())] {
+            let e = ids(&mut s, limit, offset).expect_err("not a row count");
+            assert_eq!(e.mysql_code(), 1210, "{bad:?}: {e}");
+            assert!(e.to_string().contains("mysqld_stmt_execute"), "{e}");
+        }
+    }
+    assert_eq!(ids(&mut s, Value::Int(1), Value::Int(2)).unwrap(), vec![3]);
+    // EXECUTE ... USING names its own command; NULL and a DECIMAL are refused too.
+    s.execute("PREPARE p FROM 'SELECT id FROM kv ORDER BY id LIMIT ?'")
+        .expect("prepares");
+    for value in ["NULL", "1.0", "-2"] {
+        let e = s
+            .execute(&format!("SET @n = {value}; EXECUTE p USING @n"))
+            .expect_err("not a row count");
+        assert_eq!(e.mysql_code(), 1210, "{value}: {e}");
+        assert!(e.to_string().contains("EXECUTE"), "{e}");
+    }
+    assert_eq!(ints(&mut s, "SET @n = '2'; EXECUTE p USING @n"), vec![1, 2]);
+    // UPDATE and DELETE: the same checks.
+    let delete = s
+        .prepare("DELETE FROM kv ORDER BY id DESC LIMIT ?")
+        .expect("prepares");
+    let e = s
+        .execute_prepared(delete, &[Value::Null])
+        .expect_err("NULL");
+    assert_eq!(e.mysql_code(), 1210);
+    let r = s.execute_prepared(delete, &[Value::Int(1)]).expect("runs");
+    assert!(
+        matches!(
+            r,
+            QueryResult::Ok {
+                affected_rows: 1,
+                ..
+            }
+        ),
+        "{r:?}"
+    );
+    assert_eq!(ints(&mut s, "SELECT id FROM kv ORDER BY id"), vec![1, 2]);
+}
+
 /// DATABASE(), LAST_INSERT_ID(), ROW_COUNT() and FOUND_ROWS() in a prepared
 /// statement give the values at each execution, not those at PREPARE.
 #[test]

@@ -46,7 +46,7 @@ use tarn_common::{Error, Result};
 
 use super::{Binder, SelectExt, has_aggregate, rename_output, unify, union_of, unsupported};
 use crate::limits::NESTING_DEPTH_MAX;
-use crate::plan::{OutputColumn, Plan};
+use crate::plan::{OutputColumn, Plan, RowCount};
 
 /// A CTE in the binder's scope.
 pub(super) struct CteDef {
@@ -351,10 +351,10 @@ impl Binder<'_> {
             recursive: Box::new(recursive),
             work_table: recursion.work_table,
             distinct,
-            row_limit: count.map(|c| c.saturating_add(offset)),
+            row_limit: count.map(|c| (offset, c)),
             columns,
         };
-        if offset > 0 || count.is_some() {
+        if offset != RowCount::Literal(0) || count.is_some() {
             plan = Plan::Limit {
                 input: Box::new(plan),
                 offset,

@@ -41,7 +41,7 @@ use tarn_row::types::{Collation, ColumnType};
 use super::{ExecContext, Operator, join_key, open};
 use crate::chunk::Chunk;
 use crate::limits::RECURSIVE_CTE_HELD_ROWS_MAX;
-use crate::plan::Plan;
+use crate::plan::{Plan, RowCount};
 use crate::scalar::cast;
 
 /// The work tables of the recursive CTEs a statement is running: the rows of each
@@ -55,6 +55,9 @@ pub(crate) struct RecursiveCteOp<'p> {
     recursive: &'p Plan,
     work_table: u64,
     distinct: bool,
+    /// The plan's LIMIT (offset and count), read into `row_limit` when the anchor
+    /// starts (a parameter's from the execution's parameters).
+    plan_row_limit: Option<(RowCount, RowCount)>,
     row_limit: Option<u64>,
     /// The column types every row is converted to, with the names errors give.
     types: Vec<(ColumnType, &'p str)>,
@@ -101,7 +104,8 @@ impl<'p> RecursiveCteOp<'p> {
             recursive,
             work_table: *work_table,
             distinct: *distinct,
-            row_limit: *row_limit,
+            plan_row_limit: *row_limit,
+            row_limit: None,
             types: columns
                 .iter()
                 .map(|c| (c.ty.to_column().0, c.name.as_str()))
@@ -235,6 +239,10 @@ impl Operator for RecursiveCteOp<'_> {
             let Some(running) = self.running.as_mut() else {
                 let more = if !self.started {
                     self.started = true;
+                    if let Some((offset, count)) = self.plan_row_limit {
+                        let offset = offset.resolve(cx.params)?;
+                        self.row_limit = Some(count.resolve(cx.params)?.saturating_add(offset));
+                    }
                     self.running = Some(open(self.anchor)?);
                     self.row_limit != Some(0)
                 } else {
