@@ -301,7 +301,11 @@ pub fn show(session: &mut Session, statement: &ast::Statement) -> Result<QueryRe
             let rows = if *global {
                 sysviews::show_variables(&session.engine().globals.read())
             } else {
-                sysviews::show_variables(session.variables())
+                // Every variable `@@x` reads: the session's, then the global-only ones.
+                let merged = session
+                    .variables()
+                    .with_globals(&session.engine().globals.read());
+                sysviews::show_variables(&merged)
             };
             filtered(
                 session,
@@ -515,6 +519,20 @@ pub fn special(session: &mut Session, statement: &Statement) -> Result<QueryResu
                 text("Binlog_Ignore_DB"),
                 text("Executed_Gtid_Set"),
             ];
+            Ok(QueryResult::rows(columns, Vec::new()))
+        }
+        Statement::ShowReplicaStatus { slave } => {
+            let columns = sysviews::REPLICA_STATUS_COLUMNS
+                .iter()
+                .map(|name| {
+                    let name = if *slave {
+                        sysviews::replica_to_slave_name(name)
+                    } else {
+                        name.to_string()
+                    };
+                    OutputColumn::new(name, SqlType::TEXT, true)
+                })
+                .collect();
             Ok(QueryResult::rows(columns, Vec::new()))
         }
         Statement::ShowBinaryLogs => Err(Error::sql(

@@ -74,6 +74,8 @@
 //! | `SHOW GRANTS [FOR user]`                             | [`Statement::Account`]                           |
 //! | `SHOW TRIGGERS / EVENTS [FROM db] [LIKE / WHERE]`    | [`Statement::ShowStoredObjects`] (no rows)        |
 //! | `SHOW PROCEDURE / FUNCTION STATUS [LIKE / WHERE]`    | [`Statement::ShowStoredObjects`] (no rows)        |
+//! | `SHOW MASTER STATUS` / `SHOW BINARY LOG STATUS`      | [`Statement::ShowBinaryLogStatus`] (no rows)     |
+//! | `SHOW SLAVE / REPLICA STATUS [FOR CHANNEL c]`        | [`Statement::ShowReplicaStatus`] (no rows)       |
 //! | any other SHOW                                       | error 1235                                       |
 //!
 //! Other statements the session handles, all `Statement::Sql`: `KILL [QUERY |
@@ -219,6 +221,10 @@ pub enum Statement {
     ShowBinaryLogStatus,
     /// `SHOW {BINARY | MASTER} LOGS`: error 1381, as MySQL with `log_bin` off.
     ShowBinaryLogs,
+    /// `SHOW {SLAVE | REPLICA} STATUS [FOR CHANNEL c]`: Tarn does not replicate, so
+    /// MySQL's columns (the old `Slave_`/`Master_` names when `slave`) and no row,
+    /// as MySQL answers on a server that is no replica.
+    ShowReplicaStatus { slave: bool },
     /// `SHUTDOWN`: asks the server to stop, as SIGTERM does (global CREATE USER, which
     /// stands for MySQL's SHUTDOWN privilege).
     Shutdown,

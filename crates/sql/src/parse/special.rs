@@ -53,6 +53,8 @@ pub(super) enum Form {
     ShowBinaryLogStatus,
     /// `SHOW {BINARY | MASTER} LOGS`
     ShowBinaryLogs,
+    /// `SHOW {SLAVE | REPLICA} STATUS [FOR CHANNEL c]`
+    ShowReplicaStatus,
     Shutdown,
     ShowStoredObjects,
     /// `ALTER TABLE t {DISABLE | ENABLE} KEYS`, found by [`is_alter_table_keys`]
@@ -110,6 +112,7 @@ pub(super) fn classify(words: &[String]) -> Option<Form> {
             Form::ShowBinaryLogStatus
         }
         ["SHOW", "BINARY" | "MASTER", "LOGS"] => Form::ShowBinaryLogs,
+        ["SHOW", "SLAVE" | "REPLICA", "STATUS", ..] => Form::ShowReplicaStatus,
         ["SHUTDOWN"] => Form::Shutdown,
         [
             "FLUSH",
@@ -275,6 +278,18 @@ pub(super) fn parse(form: Form, p: &mut Parser) -> Result<Statement, ParserError
             }
             expect_word(p, "LOGS")?;
             Statement::ShowBinaryLogs
+        }
+        Form::ShowReplicaStatus => {
+            expect_word(p, "SHOW")?;
+            let slave = eat_word(p, "SLAVE");
+            if !slave {
+                expect_word(p, "REPLICA")?;
+            }
+            expect_word(p, "STATUS")?;
+            if eat_words(p, &["FOR", "CHANNEL"]) {
+                name_or_string(p)?;
+            }
+            Statement::ShowReplicaStatus { slave }
         }
         Form::Shutdown => {
             expect_word(p, "SHUTDOWN")?;
