@@ -79,3 +79,49 @@ fn replica_status_is_empty_with_mysql_columns() {
     assert_eq!(slave[32], "Seconds_Behind_Master");
     assert!(slave.iter().any(|n| n == "Get_master_public_key"));
 }
+
+/// MariaDB runs `/*!80016 .. */` (its version is higher) and has no ENCRYPTION for
+/// databases, nor VISIBLE / INVISIBLE indexes (it has IGNORED), nor
+/// `information_schema.COLUMN_STATISTICS`.
+#[test]
+fn dump_forms_of_mysql_8() {
+    let (_dir, engine) = common::engine_with("server-compat", Settings::default());
+    let mut s = engine.session("root", "localhost");
+    run(
+        &mut s,
+        "CREATE DATABASE d /*!40100 DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_0900_ai_ci */ \
+         /*!80016 DEFAULT ENCRYPTION='N' */",
+    );
+    run(&mut s, "CREATE DATABASE d2 ENCRYPTION = 'n'");
+    let (number, _, message) = common::error(&mut s, "CREATE DATABASE d3 DEFAULT ENCRYPTION='Y'");
+    assert_eq!(number, 1235);
+    assert!(message.contains("ENCRYPTION='Y'"), "{message}");
+    assert_eq!(code(s.execute("USE d3")), 1049);
+    run(&mut s, "USE d");
+    run(
+        &mut s,
+        "CREATE TABLE t (id INT PRIMARY KEY, a INT, b INT, visible INT, \
+         KEY k_a (a) /*!80000 VISIBLE */, KEY k_b (b) COMMENT 'x' VISIBLE)",
+    );
+    run(&mut s, "ALTER TABLE t ADD KEY k_v (visible) VISIBLE");
+    run(&mut s, "INSERT INTO t VALUES (1, 2, 3, 4)");
+    assert_eq!(
+        lines(&mut s, "SELECT visible FROM t WHERE a = 2"),
+        vec!["4"]
+    );
+    for sql in [
+        "CREATE TABLE u (a INT, KEY k (a) /*!80000 INVISIBLE */)",
+        "ALTER TABLE t ADD KEY k_i (a, b) INVISIBLE",
+        "CREATE INDEX k_j ON t (b) INVISIBLE",
+    ] {
+        let (number, _, message) = common::error(&mut s, sql);
+        assert_eq!(number, 1235, "{sql}");
+        assert!(message.contains("INVISIBLE indexes"), "{message}");
+    }
+    let result = run(&mut s, "SELECT * FROM information_schema.COLUMN_STATISTICS");
+    assert_eq!(
+        column_names(&result),
+        ["SCHEMA_NAME", "TABLE_NAME", "COLUMN_NAME", "HISTOGRAM"]
+    );
+    assert!(result.all_rows().is_empty());
+}

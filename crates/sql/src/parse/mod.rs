@@ -49,7 +49,12 @@
 //!    JSON_VALUE's `.. ON EMPTY` / `.. ON ERROR` clauses become arguments of an
 //!    internal call (`json_value.rs`);
 //!    and a SELECT's `INTO @a, ..` clause is taken out of the tokens (`into.rs`), the
-//!    rest parsed, and the two make [`Statement::SelectInto`].
+//!    rest parsed, and the two make [`Statement::SelectInto`]. Also token by token
+//!    (`special.rs`): character set introducers (`_utf8mb4'x'`, `_binary 0x41`)
+//!    become plain literals (`special::rewrite_introducers`); in CREATE / ALTER,
+//!    an index's `VISIBLE` is dropped and `INVISIBLE` refused
+//!    (`special::take_index_visibility`), and a database's `DEFAULT ENCRYPTION='N'`
+//!    dropped (`special::take_database_encryption`).
 //!
 //! ## Where each SHOW form lands
 //!
@@ -525,6 +530,18 @@ fn parse_statement(text: &str, mode: ParseMode) -> Result<Statement> {
             t.token = Token::make_keyword("DATABASE");
         }
     }
+    special::rewrite_introducers(&mut tokens)?;
+    let create_or_alter = matches!(words.first().map(String::as_str), Some("CREATE" | "ALTER"));
+    if create_or_alter {
+        if matches!(
+            words.get(1).map(String::as_str),
+            Some("DATABASE" | "SCHEMA")
+        ) {
+            special::take_database_encryption(&mut tokens)?;
+        } else {
+            special::take_index_visibility(&mut tokens)?;
+        }
+    }
     json_value::rewrite(&mut tokens).map_err(|at| {
         let offset = byte_offset(text, at.line as usize, at.column as usize);
         syntax_error_near(
@@ -741,7 +758,7 @@ fn has_select_into(query: &ast::Query) -> bool {
 }
 
 /// "This version of Tarn doesn't yet support '<what>'" (MySQL's 1235).
-fn unsupported(what: &str) -> Error {
+pub(super) fn unsupported(what: &str) -> Error {
     Error::sql(
         1235,
         "42000",

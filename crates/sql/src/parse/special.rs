@@ -5,6 +5,7 @@
 use sqlparser::ast::{Ident, ObjectName};
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Token, TokenWithSpan};
+use tarn_common::Error;
 use tarn_common::settings::IsolationLevel;
 
 use super::{
@@ -913,4 +914,190 @@ pub(super) fn unexpected(p: &Parser, expected: &str) -> ParserError {
         "Expected: {expected}, found: {}{}",
         found.token, found.span.start
     ))
+}
+
+/// The next token after `i` that is not whitespace.
+fn next_significant(tokens: &[TokenWithSpan], i: usize) -> Option<usize> {
+    (i + 1..tokens.len()).find(|&j| !matches!(tokens[j].token, Token::Whitespace(_)))
+}
+
+/// The token before `i` that is not whitespace.
+fn previous_significant(tokens: &[TokenWithSpan], i: usize) -> Option<usize> {
+    (0..i)
+        .rev()
+        .find(|&j| !matches!(tokens[j].token, Token::Whitespace(_)))
+}
+
+fn blank(token: &mut TokenWithSpan) {
+    token.token = Token::Whitespace(sqlparser::tokenizer::Whitespace::Space);
+}
+
+/// Reads MySQL's character set introducers (`_utf8mb4'x'`, `_latin1'x'`, `_binary'x'`,
+/// `_binary 0x41`, which MySQL 8 writes in generated-column and default texts and
+/// mysqldump before binary strings) into plain literals: `_binary` makes the
+/// literal a hexadecimal one (a binary string, as `X'..'` is); any other character
+/// set a text string, as Tarn stores all text in UTF-8. Quoted text is already
+/// UTF-8 (the client's), so it is kept; the bytes of a hexadecimal literal are read
+/// in the introducer's character set (latin1 byte by byte, the UTF-8 sets checked:
+/// 1300 if they are not valid). An introducer naming a character set Tarn does not
+/// know is 1115, as in MySQL.
+pub(super) fn rewrite_introducers(tokens: &mut [TokenWithSpan]) -> Result<(), Error> {
+    for i in 0..tokens.len() {
+        let Token::Word(w) = &tokens[i].token else {
+            continue;
+        };
+        let Some(name) = w
+            .value
+            .strip_prefix('_')
+            .filter(|_| w.quote_style.is_none())
+        else {
+            continue;
+        };
+        let Some(next) = next_significant(tokens, i) else {
+            continue;
+        };
+        let hex = match &tokens[next].token {
+            Token::HexStringLiteral(h) => Some(h.clone()),
+            Token::Number(n, _) if n.starts_with("0x") || n.starts_with("0X") => {
+                Some(n[2..].to_string())
+            }
+            Token::SingleQuotedString(_) | Token::DoubleQuotedString(_) => None,
+            _ => continue,
+        };
+        let lower = name.to_ascii_lowercase();
+        let charset = if lower == "latin1" {
+            "latin1"
+        } else {
+            crate::sysvars::canonical_charset(&lower).ok_or_else(|| {
+                Error::sql(1115, "42000", format!("Unknown character set: '{name}'"))
+            })?
+        };
+        let invalid = |hex: &str| {
+            Error::sql(
+                1300,
+                "HY000",
+                format!(
+                    "Invalid {charset} character string: '{}'",
+                    hex.to_uppercase()
+                ),
+            )
+        };
+        let literal = match (charset, hex) {
+            ("binary", Some(hex)) => Token::HexStringLiteral(hex),
+            ("binary", None) => {
+                let (Token::SingleQuotedString(text) | Token::DoubleQuotedString(text)) =
+                    &tokens[next].token
+                else {
+                    unreachable!("a quoted string, matched above")
+                };
+                let hex: String = text.bytes().map(|b| format!("{b:02X}")).collect();
+                Token::HexStringLiteral(hex)
+            }
+            (_, None) => tokens[next].token.clone(),
+            ("latin1", Some(hex)) => {
+                let bytes = super::load::decode_hex(&hex).ok_or_else(|| invalid(&hex))?;
+                Token::SingleQuotedString(bytes.iter().map(|&b| char::from(b)).collect())
+            }
+            (_, Some(hex)) => {
+                let bytes = super::load::decode_hex(&hex).ok_or_else(|| invalid(&hex))?;
+                let text = String::from_utf8(bytes).map_err(|_| invalid(&hex))?;
+                if charset == "ascii" && !text.is_ascii() {
+                    return Err(invalid(&hex));
+                }
+                Token::SingleQuotedString(text)
+            }
+        };
+        blank(&mut tokens[i]);
+        tokens[next].token = literal;
+    }
+    Ok(())
+}
+
+/// Takes `VISIBLE` out of index definitions (`KEY k (c) VISIBLE`, which mysqldump
+/// writes as `/*!80000 VISIBLE */`), as every Tarn index is visible; refuses
+/// `INVISIBLE` with 1235, as Tarn has no invisible indexes (an index the planner
+/// ignored but kept up to date). Only the word right after an index's column list
+/// or an index option's string (`COMMENT '..'`), followed by `,`, `)` or the end, is
+/// taken, so a column named `visible` is left alone.
+pub(super) fn take_index_visibility(tokens: &mut [TokenWithSpan]) -> Result<(), Error> {
+    for i in 0..tokens.len() {
+        let Token::Word(w) = &tokens[i].token else {
+            continue;
+        };
+        if w.quote_style.is_some() {
+            continue;
+        }
+        let invisible = if w.value.eq_ignore_ascii_case("VISIBLE") {
+            false
+        } else if w.value.eq_ignore_ascii_case("INVISIBLE") {
+            true
+        } else {
+            continue;
+        };
+        let after_index = previous_significant(tokens, i).is_some_and(|j| {
+            matches!(
+                tokens[j].token,
+                Token::RParen | Token::SingleQuotedString(_) | Token::Number(..)
+            ) || matches!(&tokens[j].token, Token::Word(w) if w.value.eq_ignore_ascii_case("BTREE") || w.value.eq_ignore_ascii_case("HASH"))
+        });
+        let at_end = next_significant(tokens, i).is_none_or(|j| {
+            matches!(
+                tokens[j].token,
+                Token::Comma | Token::RParen | Token::SemiColon | Token::EOF
+            )
+        });
+        if !(after_index && at_end) {
+            continue;
+        }
+        if invisible {
+            return Err(super::unsupported("INVISIBLE indexes"));
+        }
+        blank(&mut tokens[i]);
+    }
+    Ok(())
+}
+
+/// Takes `[DEFAULT] ENCRYPTION [=] 'N'` out of CREATE / ALTER DATABASE (mysqldump
+/// writes `/*!80016 DEFAULT ENCRYPTION='N' */`): Tarn does not encrypt, so 'N' is
+/// what every database is. 'Y' is refused with 1235.
+pub(super) fn take_database_encryption(tokens: &mut [TokenWithSpan]) -> Result<(), Error> {
+    for i in 0..tokens.len() {
+        let Token::Word(w) = &tokens[i].token else {
+            continue;
+        };
+        if w.quote_style.is_some() || !w.value.eq_ignore_ascii_case("ENCRYPTION") {
+            continue;
+        }
+        let Some(mut value_at) = next_significant(tokens, i) else {
+            continue;
+        };
+        let mut taken = vec![i];
+        if tokens[value_at].token == Token::Eq {
+            taken.push(value_at);
+            match next_significant(tokens, value_at) {
+                Some(j) => value_at = j,
+                None => continue,
+            }
+        }
+        let (Token::SingleQuotedString(value) | Token::DoubleQuotedString(value)) =
+            &tokens[value_at].token
+        else {
+            continue;
+        };
+        if !value.eq_ignore_ascii_case("N") {
+            return Err(super::unsupported(
+                "ENCRYPTION='Y' (Tarn stores databases unencrypted)",
+            ));
+        }
+        taken.push(value_at);
+        if let Some(j) = previous_significant(tokens, i)
+            && matches!(&tokens[j].token, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("DEFAULT"))
+        {
+            taken.push(j);
+        }
+        for j in taken {
+            blank(&mut tokens[j]);
+        }
+    }
+    Ok(())
 }
