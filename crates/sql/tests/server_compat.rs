@@ -125,3 +125,40 @@ fn dump_forms_of_mysql_8() {
     );
     assert!(result.all_rows().is_empty());
 }
+
+/// MariaDB has stored programs, so it runs these; Tarn refuses them with 1235 (not a
+/// syntax error).
+#[test]
+fn stored_programs_are_refused_clearly() {
+    let (_dir, engine) = common::engine_with("server-compat", Settings::default());
+    let mut s = engine.session("root", "localhost");
+    run(&mut s, "CREATE DATABASE d; USE d; CREATE TABLE t (a INT)");
+    for (sql, what) in [
+        ("CREATE PROCEDURE p() SELECT 1", "stored procedures"),
+        (
+            "CREATE DEFINER=`root`@`localhost` PROCEDURE p(IN x INT) BEGIN SELECT x; END",
+            "stored procedures",
+        ),
+        (
+            "CREATE FUNCTION f() RETURNS INT DETERMINISTIC RETURN 1",
+            "stored functions",
+        ),
+        (
+            "CREATE DEFINER = CURRENT_USER TRIGGER tr BEFORE INSERT ON t FOR EACH ROW SET NEW.a = 1",
+            "triggers",
+        ),
+        (
+            "CREATE EVENT e ON SCHEDULE EVERY 1 DAY DO DELETE FROM t",
+            "events",
+        ),
+    ] {
+        let (number, state, message) = common::error(&mut s, sql);
+        assert_eq!((number, state), (1235, "42000"), "{sql}");
+        assert!(message.contains(what), "{sql}: {message}");
+    }
+    // A view with a DEFINER is still a view.
+    run(
+        &mut s,
+        "CREATE DEFINER = CURRENT_USER VIEW v AS SELECT a FROM t",
+    );
+}

@@ -79,6 +79,7 @@
 //! | `SHOW GRANTS [FOR user]`                             | [`Statement::Account`]                           |
 //! | `SHOW TRIGGERS / EVENTS [FROM db] [LIKE / WHERE]`    | [`Statement::ShowStoredObjects`] (no rows)        |
 //! | `SHOW PROCEDURE / FUNCTION STATUS [LIKE / WHERE]`    | [`Statement::ShowStoredObjects`] (no rows)        |
+//! | `SHOW CREATE PROCEDURE / FUNCTION / TRIGGER / EVENT x` | `Sql(ShowCreate { obj_type, obj_name })`: not found |
 //! | `SHOW MASTER STATUS` / `SHOW BINARY LOG STATUS`      | [`Statement::ShowBinaryLogStatus`] (no rows)     |
 //! | `SHOW SLAVE / REPLICA STATUS [FOR CHANNEL c]`        | [`Statement::ShowReplicaStatus`] (no rows)       |
 //! | any other SHOW                                       | error 1235                                       |
@@ -102,7 +103,8 @@
 //!
 //! A syntax error is MySQL's 1064 with the statement's (pre-passed) text from the
 //! failing token on; an empty text is 1065; a text longer than
-//! [`SQL_TEXT_BYTES_MAX`] is 1153; recognised but unsupported forms are 1235. Parsing
+//! [`SQL_TEXT_BYTES_MAX`] is 1153; recognised but unsupported forms are 1235 (CREATE
+//! PROCEDURE / FUNCTION / TRIGGER / EVENT among them: Tarn has no stored programs). Parsing
 //! never panics: sqlparser's recursion limit (50) bounds nesting by parentheses,
 //! subqueries and prefix operators; `check_depth` bounds from the tokens the chains
 //! sqlparser builds without recursing (`a + b + ..`, UNION chains) to
@@ -240,6 +242,14 @@ pub enum Statement {
         kind: StoredObjectKind,
         database: Option<String>,
         filter: Option<ShowFilter>,
+    },
+    /// `DROP {PROCEDURE | FUNCTION | TRIGGER | EVENT} [IF EXISTS] name`: Tarn has no
+    /// stored programs, so MySQL's not-found error (1305, 1360, 1539), or with IF
+    /// EXISTS its note.
+    DropStoredObject {
+        kind: StoredObjectKind,
+        if_exists: bool,
+        name: ast::ObjectName,
     },
     /// `ALTER TABLE t {DISABLE | ENABLE} KEYS`: as in InnoDB, accepted without
     /// effect once `t` is found (indexes are always maintained).
@@ -487,6 +497,9 @@ fn parse_statement(text: &str, mode: ParseMode) -> Result<Statement> {
         }
     }
     check_depth(&tokens)?;
+    if let Some(what) = special::created_stored_program(&tokens) {
+        return Err(unsupported(what));
+    }
     let words = special::leading_words(&tokens, 4);
     let form = if special::is_alter_table_keys(&tokens) {
         Some(special::Form::AlterTableKeys)

@@ -58,6 +58,8 @@ pub(super) enum Form {
     ShowReplicaStatus,
     Shutdown,
     ShowStoredObjects,
+    /// `DROP {PROCEDURE | FUNCTION | TRIGGER | EVENT} [IF EXISTS] name`
+    DropStoredObject,
     /// `ALTER TABLE t {DISABLE | ENABLE} KEYS`, found by [`is_alter_table_keys`]
     /// rather than by its leading words.
     AlterTableKeys,
@@ -123,6 +125,7 @@ pub(super) fn classify(words: &[String]) -> Option<Form> {
         ] => Form::FlushTables,
         ["SHOW", "TRIGGERS" | "EVENTS", ..] => Form::ShowStoredObjects,
         ["SHOW", "PROCEDURE" | "FUNCTION", "STATUS", ..] => Form::ShowStoredObjects,
+        ["DROP", "PROCEDURE" | "FUNCTION" | "TRIGGER" | "EVENT", ..] => Form::DropStoredObject,
         ["LOAD", "DATA", ..] => Form::LoadData,
         ["PREPARE", ..] => Form::Prepare,
         ["EXECUTE", ..] => Form::Execute,
@@ -297,6 +300,26 @@ pub(super) fn parse(form: Form, p: &mut Parser) -> Result<Statement, ParserError
             Statement::Shutdown
         }
         Form::ShowStoredObjects => show_stored_objects(p)?,
+        Form::DropStoredObject => {
+            expect_word(p, "DROP")?;
+            let kind = if eat_word(p, "PROCEDURE") {
+                StoredObjectKind::Procedures
+            } else if eat_word(p, "FUNCTION") {
+                StoredObjectKind::Functions
+            } else if eat_word(p, "TRIGGER") {
+                StoredObjectKind::Triggers
+            } else {
+                expect_word(p, "EVENT")?;
+                StoredObjectKind::Events
+            };
+            let if_exists = eat_words(p, &["IF", "EXISTS"]);
+            let name = p.parse_object_name(false)?;
+            Statement::DropStoredObject {
+                kind,
+                if_exists,
+                name,
+            }
+        }
         Form::AlterTableKeys => {
             expect_words(p, &["ALTER", "TABLE"])?;
             let table = p.parse_object_name(false)?;
@@ -1100,4 +1123,32 @@ pub(super) fn take_database_encryption(tokens: &mut [TokenWithSpan]) -> Result<(
         }
     }
     Ok(())
+}
+
+/// What kind of stored program a `CREATE [DEFINER = user] {PROCEDURE | FUNCTION |
+/// TRIGGER | EVENT} ..` statement creates (`AGGREGATE FUNCTION` too), if it is one:
+/// the first of those words or of the object words of other CREATE statements
+/// decides, so `CREATE DEFINER = .. VIEW` is still a view.
+pub(super) fn created_stored_program(tokens: &[TokenWithSpan]) -> Option<&'static str> {
+    let mut words = tokens.iter().filter_map(|t| match &t.token {
+        Token::Word(w) if w.quote_style.is_none() => Some(w.value.to_ascii_uppercase()),
+        _ => None,
+    });
+    if words.next()? != "CREATE" {
+        return None;
+    }
+    for word in words.take(16) {
+        match word.as_str() {
+            "PROCEDURE" => return Some("stored procedures"),
+            "FUNCTION" | "AGGREGATE" => return Some("stored functions"),
+            "TRIGGER" => return Some("triggers"),
+            "EVENT" => return Some("events"),
+            "TABLE" | "TEMPORARY" | "VIEW" | "INDEX" | "UNIQUE" | "FULLTEXT" | "SPATIAL"
+            | "DATABASE" | "SCHEMA" | "USER" | "ROLE" | "TABLESPACE" | "SERVER" | "OR" => {
+                return None;
+            }
+            _ => {}
+        }
+    }
+    None
 }
