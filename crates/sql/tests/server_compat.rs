@@ -162,3 +162,41 @@ fn stored_programs_are_refused_clearly() {
         "CREATE DEFINER = CURRENT_USER VIEW v AS SELECT a FROM t",
     );
 }
+
+/// MariaDB stores latin1 and has other engines, so it runs what Tarn refuses here.
+#[test]
+fn alter_options_tarn_cannot_honour_are_refused() {
+    let (_dir, engine) = common::engine_with("server-compat", Settings::default());
+    let mut s = engine.session("root", "localhost");
+    run(
+        &mut s,
+        "CREATE DATABASE d; USE d; CREATE TABLE t (a VARCHAR(5))",
+    );
+    run(&mut s, "INSERT INTO t VALUES ('x')");
+    for (sql, number) in [
+        ("ALTER TABLE t CHARACTER SET latin1", 1235),
+        ("ALTER TABLE t CONVERT TO CHARACTER SET latin1", 1235),
+        ("ALTER TABLE t COLLATE latin1_swedish_ci", 1235),
+        ("ALTER TABLE t COLLATE utf8mb4_nosuch_ci", 1273),
+        (
+            "ALTER TABLE t CONVERT TO CHARACTER SET utf8mb4 COLLATE ascii_bin",
+            1253,
+        ),
+        ("ALTER DATABASE d CHARACTER SET utf16", 1235),
+        ("ALTER DATABASE d READ ONLY = 1", 1235),
+        ("ALTER DATABASE d DEFAULT ENCRYPTION = 'Y'", 1235),
+        ("ALTER TABLE t ENGINE = MyISAM", 1286),
+        ("ALTER TABLE t ROW_FORMAT = SIDEWAYS", 1064),
+    ] {
+        assert_eq!(code(s.execute(sql)), number, "{sql}");
+    }
+    run(
+        &mut s,
+        "ALTER DATABASE d DEFAULT ENCRYPTION = 'N' READ ONLY = 0",
+    );
+    run(
+        &mut s,
+        "ALTER TABLE t CHARACTER SET utf8mb4 COLLATE utf8mb4_0900_ai_ci",
+    );
+    assert_eq!(lines(&mut s, "SELECT a FROM t"), vec!["x"]);
+}

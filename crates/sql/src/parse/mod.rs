@@ -135,6 +135,7 @@ pub(crate) use json_value::JSON_VALUE_WITH_RESPONSES;
 pub use load::{LoadData, LoadDuplicates, LoadTarget};
 
 pub use scan::MYSQL_VERSION_ID;
+pub(crate) use special::table_option_key;
 
 /// One parsed statement.
 #[derive(Clone, Debug, PartialEq)]
@@ -250,6 +251,16 @@ pub enum Statement {
         kind: StoredObjectKind,
         if_exists: bool,
         name: ast::ObjectName,
+    },
+    /// `ALTER {DATABASE | SCHEMA} [d] [DEFAULT] CHARACTER SET cs [COLLATE c] ..`:
+    /// Tarn stores all text as utf8mb4, so only utf8mb4 and its collations are
+    /// accepted, and change nothing (`ddl::alter_database`). `READ ONLY = 1` is
+    /// refused.
+    AlterDatabase {
+        name: Option<String>,
+        charset: Option<String>,
+        collation: Option<String>,
+        read_only: bool,
     },
     /// `ALTER TABLE t {DISABLE | ENABLE} KEYS`: as in InnoDB, accepted without
     /// effect once `t` is found (indexes are always maintained).
@@ -816,7 +827,7 @@ fn syntax_error(text: &str, message: &str) -> Error {
     syntax_error_near(&text[offset..], line.max(1))
 }
 
-fn syntax_error_near(rest: &str, line: usize) -> Error {
+pub(crate) fn syntax_error_near(rest: &str, line: usize) -> Error {
     let rest: String = rest.chars().take(80).collect();
     Error::sql(
         1064,

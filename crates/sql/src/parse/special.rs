@@ -65,6 +65,8 @@ pub(super) enum Form {
     AlterTableKeys,
     /// Any other `ALTER TABLE`: sqlparser's operations plus the MySQL ones it lacks.
     AlterTable,
+    /// `ALTER {DATABASE | SCHEMA} [d] options`
+    AlterDatabase,
     /// `LOCK {TABLE | TABLES} ..`
     LockTables,
     /// `OPTIMIZE`, `CHECK`, `CHECKSUM` and `REPAIR` `TABLE ..`
@@ -131,6 +133,7 @@ pub(super) fn classify(words: &[String]) -> Option<Form> {
         ["EXECUTE", ..] => Form::Execute,
         ["DEALLOCATE", ..] | ["DROP", "PREPARE", ..] => Form::DeallocatePrepare,
         ["ALTER", "TABLE", ..] => Form::AlterTable,
+        ["ALTER", "DATABASE" | "SCHEMA", ..] => Form::AlterDatabase,
         ["LOCK", "TABLE" | "TABLES", ..] => Form::LockTables,
         [
             "OPTIMIZE" | "REPAIR",
@@ -333,6 +336,7 @@ pub(super) fn parse(form: Form, p: &mut Parser) -> Result<Statement, ParserError
         Form::Account => Statement::Account(super::accounts::parse(p)?),
         Form::LoadData => super::load::load_data(p)?,
         Form::AlterTable => alter_table(p)?,
+        Form::AlterDatabase => alter_database(p)?,
         Form::LockTables => lock_tables(p)?,
         Form::TableMaintenance => table_maintenance(p)?,
         Form::Prepare => {
@@ -442,6 +446,10 @@ fn alter_table(p: &mut Parser) -> Result<Statement, ParserError> {
             }
             expect_words(p, &["NOT", "ENFORCED"])?;
             return Ok(AlterTableOperation::DisableRule { name });
+        } else if let Some(option) = table_option(p)? {
+            return Ok(AlterTableOperation::SetTblProperties {
+                table_properties: vec![option],
+            });
         } else if eat_word(p, "COMMENT") {
             // The table option `COMMENT [=] 'text'` (Django's db_table_comment),
             // which sqlparser does not take in ALTER TABLE.
@@ -469,6 +477,119 @@ fn alter_table(p: &mut Parser) -> Result<Statement, ParserError> {
         end_token: sqlparser::ast::helpers::attached_token::AttachedToken::empty(),
     };
     Ok(Statement::Sql(Box::new(statement.into())))
+}
+
+/// The keys of the ALTER TABLE options [`table_option`] reads, as
+/// `SqlOption::KeyValue`s with the value an identifier (`alter.rs` acts on them).
+pub(crate) mod table_option_key {
+    pub const ENGINE: &str = "ENGINE";
+    pub const ROW_FORMAT: &str = "ROW_FORMAT";
+    pub const FORCE: &str = "FORCE";
+    pub const CHARSET: &str = "CHARACTER SET";
+    pub const COLLATE: &str = "COLLATE";
+    /// `CONVERT TO CHARACTER SET cs`: the value is the character set.
+    pub const CONVERT: &str = "CONVERT TO CHARACTER SET";
+}
+
+/// An ALTER TABLE option sqlparser does not take: `ENGINE [=] e`, `ROW_FORMAT [=] f`,
+/// `FORCE`, `[DEFAULT] {CHARACTER SET | CHARSET} [=] cs`, `[DEFAULT] COLLATE [=] c`,
+/// `CONVERT TO {CHARACTER SET | CHARSET} cs`; a `COLLATE c` right after a character
+/// set makes the value the compound name `cs.c`. None (nothing consumed) if the next words are none of these.
+fn table_option(p: &mut Parser) -> Result<Option<sqlparser::ast::SqlOption>, ParserError> {
+    use table_option_key as key;
+    let start = p.index();
+    let key = if eat_word(p, "ENGINE") {
+        key::ENGINE
+    } else if eat_word(p, "ROW_FORMAT") {
+        key::ROW_FORMAT
+    } else if eat_word(p, "FORCE") {
+        key::FORCE
+    } else if eat_word(p, "CONVERT") {
+        expect_word(p, "TO")?;
+        if !eat_word(p, "CHARSET") {
+            expect_words(p, &["CHARACTER", "SET"])?;
+        }
+        key::CONVERT
+    } else {
+        let default = eat_word(p, "DEFAULT");
+        if eat_word(p, "CHARSET") || eat_words(p, &["CHARACTER", "SET"]) {
+            key::CHARSET
+        } else if eat_word(p, "COLLATE") {
+            key::COLLATE
+        } else {
+            if default {
+                // Not a table option (sqlparser reports what follows).
+                while p.index() > start {
+                    p.prev_token();
+                }
+            }
+            return Ok(None);
+        }
+    };
+    let value = if key == key::FORCE {
+        String::new()
+    } else {
+        let _ = p.consume_token(&Token::Eq);
+        name_or_string(p)?
+    };
+    let mut value = sqlparser::ast::Expr::Identifier(Ident::new(value));
+    // `CHARACTER SET cs COLLATE c`: the two parts of a compound name.
+    if (key == key::CHARSET || key == key::CONVERT) && eat_word(p, "COLLATE") {
+        let _ = p.consume_token(&Token::Eq);
+        let collation = name_or_string(p)?;
+        if let sqlparser::ast::Expr::Identifier(charset) = value {
+            value = sqlparser::ast::Expr::CompoundIdentifier(vec![charset, Ident::new(collation)]);
+        }
+    }
+    Ok(Some(sqlparser::ast::SqlOption::KeyValue {
+        key: Ident::new(key),
+        value,
+    }))
+}
+
+/// `ALTER {DATABASE | SCHEMA} [d] {[DEFAULT] {CHARACTER SET | CHARSET} [=] cs |
+/// [DEFAULT] COLLATE [=] c | READ ONLY [=] {DEFAULT | 0 | 1}} ..` (a `DEFAULT
+/// ENCRYPTION = 'N'` was taken out before, `take_database_encryption`).
+fn alter_database(p: &mut Parser) -> Result<Statement, ParserError> {
+    expect_word(p, "ALTER")?;
+    if !eat_word(p, "SCHEMA") {
+        expect_word(p, "DATABASE")?;
+    }
+    let is_option_word = |p: &Parser| {
+        matches!(&p.peek_token_ref().token, Token::Word(w) if w.quote_style.is_none()
+            && ["DEFAULT", "CHARACTER", "CHARSET", "COLLATE", "READ"]
+                .iter()
+                .any(|k| w.value.eq_ignore_ascii_case(k)))
+    };
+    let name = match p.peek_token_ref().token {
+        Token::EOF | Token::SemiColon => None,
+        _ if is_option_word(p) => None,
+        _ => Some(p.parse_identifier()?.value),
+    };
+    let (mut charset, mut collation, mut read_only) = (None, None, false);
+    loop {
+        let default = eat_word(p, "DEFAULT");
+        if eat_word(p, "CHARSET") || eat_words(p, &["CHARACTER", "SET"]) {
+            let _ = p.consume_token(&Token::Eq);
+            charset = Some(name_or_string(p)?);
+        } else if eat_word(p, "COLLATE") {
+            let _ = p.consume_token(&Token::Eq);
+            collation = Some(name_or_string(p)?);
+        } else if !default && eat_words(p, &["READ", "ONLY"]) {
+            let _ = p.consume_token(&Token::Eq);
+            read_only = !eat_word(p, "DEFAULT") && p.parse_literal_uint()? != 0;
+        } else if default {
+            return Err(unexpected(p, "CHARACTER SET or COLLATE"));
+        } else {
+            break;
+        }
+    }
+    Ok(Statement::AlterDatabase {
+        name,
+        charset,
+        collation,
+        read_only,
+    })
 }
 
 /// `LOCK {TABLE | TABLES} t [[AS] alias] {READ [LOCAL] | [LOW_PRIORITY] WRITE} [, ..]`
