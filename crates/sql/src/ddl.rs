@@ -32,16 +32,6 @@ pub(crate) fn unsupported(what: impl std::fmt::Display) -> Error {
     )
 }
 
-/// MySQL 8's character sets (`SHOW CHARACTER SET`), to tell one Tarn does not store
-/// (1235) from a name MySQL does not know either (1115).
-const MYSQL_CHARSETS: &[&str] = &[
-    "armscii8", "ascii", "big5", "binary", "cp1250", "cp1251", "cp1256", "cp1257", "cp850",
-    "cp852", "cp866", "cp932", "dec8", "eucjpms", "euckr", "gb18030", "gb2312", "gbk", "geostd8",
-    "greek", "hebrew", "hp8", "keybcs2", "koi8r", "koi8u", "latin1", "latin2", "latin5", "latin7",
-    "macce", "macroman", "sjis", "swe7", "tis620", "ucs2", "ujis", "utf16", "utf16le", "utf32",
-    "utf8mb3", "utf8mb4",
-];
-
 /// The collation a `CHARACTER SET cs [COLLATE c]` clause of ALTER DATABASE or ALTER
 /// TABLE names, if Tarn can honour it: all text is stored as utf8mb4, so the set
 /// must be utf8mb4 (1235 otherwise; 1115 if MySQL does not know it either) and the
@@ -60,7 +50,9 @@ pub(crate) fn utf8mb4_collation(
                     "CHARACTER SET {other} (Tarn stores text as utf8mb4)"
                 )));
             }
-            None if MYSQL_CHARSETS.contains(&name.to_ascii_lowercase().as_str()) => {
+            None if crate::sysvars::MYSQL_CHARSETS
+                .contains(&name.to_ascii_lowercase().as_str()) =>
+            {
                 return Err(unsupported(format!(
                     "CHARACTER SET {name} (Tarn stores text as utf8mb4)"
                 )));
@@ -80,7 +72,7 @@ pub(crate) fn utf8mb4_collation(
     let Some(canonical) = canonical_collation(name) else {
         let lower = name.to_ascii_lowercase();
         let set = lower.split('_').next().unwrap_or("");
-        if set != "utf8mb4" && MYSQL_CHARSETS.contains(&set) {
+        if set != "utf8mb4" && crate::sysvars::MYSQL_CHARSETS.contains(&set) {
             return Err(unsupported(format!(
                 "COLLATE {name} (Tarn stores text as utf8mb4)"
             )));

@@ -271,6 +271,16 @@ pub const COLLATIONS: &[(&str, &str, u32, bool, &str)] = &[
     ("utf8mb4_general_ci", "utf8mb4", 45, false, "PAD SPACE"),
 ];
 
+/// MySQL 8's character sets (`SHOW CHARACTER SET`), to tell one Tarn does not store
+/// (1235) from a name MySQL does not know either (1115).
+pub const MYSQL_CHARSETS: &[&str] = &[
+    "armscii8", "ascii", "big5", "binary", "cp1250", "cp1251", "cp1256", "cp1257", "cp850",
+    "cp852", "cp866", "cp932", "dec8", "eucjpms", "euckr", "gb18030", "gb2312", "gbk", "geostd8",
+    "greek", "hebrew", "hp8", "keybcs2", "koi8r", "koi8u", "latin1", "latin2", "latin5", "latin7",
+    "macce", "macroman", "sjis", "swe7", "tis620", "ucs2", "ujis", "utf16", "utf16le", "utf32",
+    "utf8mb3", "utf8mb4",
+];
+
 /// The default collation of character set `charset` (after [`canonical_charset`]).
 pub fn default_collation(charset: &str) -> Option<&'static str> {
     CHARSETS.iter().find(|c| c.0 == charset).map(|c| c.1)

@@ -48,7 +48,19 @@ fn variables_tools_read_show_and_refuse_changes() {
         lines(&mut s, "SELECT @@information_schema_stats_expiry"),
         vec!["0"]
     );
+    // Not in the golden files: MariaDB has no performance_schema by default.
+    assert_eq!(
+        lines(
+            &mut s,
+            "SELECT COUNT(*) FROM performance_schema.session_variables \
+             WHERE VARIABLE_NAME IN ('version', 'read_only', 'server_id')"
+        ),
+        vec!["3"]
+    );
+    // Tarn has no read-only mode, so the variable cannot be set (MySQL and MariaDB
+    // can).
     for sql in [
+        "SET GLOBAL read_only = 1",
         "SET GLOBAL super_read_only = ON",
         "SET GLOBAL server_id = 2",
         "SET GLOBAL innodb_file_per_table = OFF",
@@ -193,6 +205,11 @@ fn alter_options_tarn_cannot_honour_are_refused() {
     run(
         &mut s,
         "ALTER DATABASE d DEFAULT ENCRYPTION = 'N' READ ONLY = 0",
+    );
+    // MariaDB answers 1 ("Can't create/write to file"); MySQL 8 1049.
+    assert_eq!(
+        code(s.execute("ALTER DATABASE no_such_db CHARACTER SET utf8mb4")),
+        1049
     );
     run(
         &mut s,

@@ -1083,10 +1083,14 @@ fn blank(token: &mut TokenWithSpan) {
 /// set a text string, as Tarn stores all text in UTF-8. Quoted text is already
 /// UTF-8 (the client's), so it is kept; the bytes of a hexadecimal literal are read
 /// in the introducer's character set (latin1 byte by byte, the UTF-8 sets checked:
-/// 1300 if they are not valid). An introducer naming a character set Tarn does not
-/// know is 1115, as in MySQL.
-pub(super) fn rewrite_introducers(tokens: &mut [TokenWithSpan]) -> Result<(), Error> {
-    for i in 0..tokens.len() {
+/// 1300 if they are not valid). A MySQL character set Tarn does not store is 1235;
+/// a word that names no character set is left a column name with the string its
+/// alias (an AS put between them), as MySQL reads `_x 'a'`.
+pub(super) fn rewrite_introducers(tokens: &mut Vec<TokenWithSpan>) -> Result<(), Error> {
+    let mut next_i = 0;
+    while next_i < tokens.len() {
+        let i = next_i;
+        next_i += 1;
         let Token::Word(w) = &tokens[i].token else {
             continue;
         };
@@ -1111,10 +1115,24 @@ pub(super) fn rewrite_introducers(tokens: &mut [TokenWithSpan]) -> Result<(), Er
         let lower = name.to_ascii_lowercase();
         let charset = if lower == "latin1" {
             "latin1"
+        } else if let Some(charset) = crate::sysvars::canonical_charset(&lower) {
+            charset
+        } else if crate::sysvars::MYSQL_CHARSETS.contains(&lower.as_str()) {
+            return Err(super::unsupported(&format!(
+                "the introducer _{lower} (Tarn stores text as utf8mb4)"
+            )));
         } else {
-            crate::sysvars::canonical_charset(&lower).ok_or_else(|| {
-                Error::sql(1115, "42000", format!("Unknown character set: '{name}'"))
-            })?
+            // Not a character set: MySQL reads a column and its alias (`_x 'a'`),
+            // which an AS between them makes sqlparser read too.
+            let span = tokens[next].span;
+            let as_keyword = |token| TokenWithSpan { token, span };
+            tokens.insert(next, as_keyword(Token::make_keyword("AS")));
+            tokens.insert(
+                next + 1,
+                as_keyword(Token::Whitespace(sqlparser::tokenizer::Whitespace::Space)),
+            );
+            next_i = next + 2;
+            continue;
         };
         let invalid = |hex: &str| {
             Error::sql(
