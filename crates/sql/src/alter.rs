@@ -73,6 +73,10 @@ pub(crate) fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Res
     let mut auto_increment = None;
     let mut rename = None;
     let mut foreign_keys = Vec::new();
+    // ENGINE = InnoDB / FORCE: rebuild the table as OPTIMIZE does.
+    let mut rebuild = false;
+    // CONVERT TO CHARACTER SET: the collation every text column takes.
+    let mut convert = None;
     for op in &alter.operations {
         match op {
             Op::AddConstraint {
@@ -96,6 +100,21 @@ pub(crate) fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Res
                 })?);
             }
             Op::Algorithm { .. } | Op::Lock { .. } => {}
+            Op::SetTblProperties { table_properties } => {
+                for option in table_properties {
+                    match table_option(option)? {
+                        Some(TableOption::Rebuild) => rebuild = true,
+                        Some(TableOption::Collation(collation)) => convert = Some(collation),
+                        Some(TableOption::Ignored) => {}
+                        None => draft.apply(
+                            session,
+                            &Op::SetTblProperties {
+                                table_properties: vec![option.clone()],
+                            },
+                        )?,
+                    }
+                }
+            }
             other => draft.apply(session, other)?,
         }
     }
@@ -148,9 +167,23 @@ pub(crate) fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Res
     if !temporary && session.variables().hot().foreign_key_checks {
         crate::foreign_keys::check_altered_table(&storage, &storage_db, &draft.def, &renamed)?;
     }
+    if let Some(collation) = convert {
+        for column in &mut draft.def.columns {
+            if column.ty.has_collation() {
+                column.collation = collation;
+            }
+        }
+    }
     crate::generated::check_definition(session, &draft.finished())?;
     let checks = draft.rows_checks(session, &table)?;
+    let rebuild = rebuild && !draft.rows_change();
     let affected = draft.execute(&storage, &storage_db, &name, checks.as_ref(), session)?;
+    if rebuild {
+        // What OPTIMIZE TABLE does (`maintenance.rs`): new files with the rows as
+        // they are.
+        let def = storage.table(&storage_db, &name)?.def().clone();
+        storage.rebuild_table(&storage_db, &name, def, &mut |_, row| Ok(row))?;
+    }
     if !renamed.is_empty() {
         crate::foreign_keys::rename_referenced_columns(&storage, &storage_db, &name, &renamed)?;
     }
@@ -161,6 +194,81 @@ pub(crate) fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Res
         storage.rename_table(&db, &name, &new_db, &new_name)?;
     }
     Ok(QueryResult::ok(affected))
+}
+
+/// What an ALTER TABLE option of `parse::special::table_option` asks for.
+enum TableOption {
+    /// `ENGINE = InnoDB`, `FORCE`: copy the rows into new files.
+    Rebuild,
+    /// `CONVERT TO CHARACTER SET utf8mb4 [COLLATE c]`: every text column's collation.
+    Collation(tarn_row::types::Collation),
+    /// `ROW_FORMAT = ..`, `[DEFAULT] CHARACTER SET utf8mb4`, `[DEFAULT] COLLATE c`:
+    /// Tarn has one row format and stores all text as utf8mb4; a table keeps no
+    /// default collation of its own (new columns take utf8mb4's).
+    Ignored,
+}
+
+/// Reads one of the options `parse::special::table_option` makes; None for any
+/// other (COMMENT, which the draft takes).
+fn table_option(option: &ast::SqlOption) -> Result<Option<TableOption>> {
+    use crate::parse::table_option_key as key;
+    let ast::SqlOption::KeyValue { key: name, value } = option else {
+        return Ok(None);
+    };
+    let (value, collation) = match value {
+        ast::Expr::Identifier(ident) => (ident.value.as_str(), None),
+        ast::Expr::CompoundIdentifier(parts) if parts.len() == 2 => {
+            (parts[0].value.as_str(), Some(parts[1].value.as_str()))
+        }
+        _ => return Ok(None),
+    };
+    let option = match name.value.as_str() {
+        key::FORCE => TableOption::Rebuild,
+        key::ENGINE => {
+            if !value.eq_ignore_ascii_case("InnoDB") {
+                // MySQL with NO_ENGINE_SUBSTITUTION (its default sql_mode).
+                return Err(Error::sql(
+                    1286,
+                    "42000",
+                    format!("Unknown storage engine '{value}'"),
+                ));
+            }
+            TableOption::Rebuild
+        }
+        key::ROW_FORMAT => {
+            const FORMATS: [&str; 6] = [
+                "DEFAULT",
+                "DYNAMIC",
+                "COMPACT",
+                "REDUNDANT",
+                "COMPRESSED",
+                "FIXED",
+            ];
+            if !FORMATS.iter().any(|f| f.eq_ignore_ascii_case(value)) {
+                return Err(crate::parse::syntax_error_near(value, 1));
+            }
+            TableOption::Ignored
+        }
+        key::CHARSET => {
+            crate::ddl::utf8mb4_collation(Some(value), collation)?;
+            TableOption::Ignored
+        }
+        key::COLLATE => {
+            crate::ddl::utf8mb4_collation(None, Some(value))?;
+            TableOption::Ignored
+        }
+        key::CONVERT => {
+            let name = crate::ddl::utf8mb4_collation(Some(value), collation)?;
+            // As a column's COLLATE is read (`ddl::column_spec`).
+            TableOption::Collation(if name.ends_with("_bin") {
+                tarn_row::types::Collation::Binary
+            } else {
+                tarn_row::types::Collation::CaseInsensitive
+            })
+        }
+        _ => return Ok(None),
+    };
+    Ok(Some(option))
 }
 
 /// ER_DROP_INDEX_FK (1553).

@@ -32,8 +32,8 @@
 //!
 //! Left as MySQL has them but not checked here: constraints on columns that foreign
 //! key actions change (MySQL's 3823), and the `_utf8mb4` introducer MySQL prints
-//! before string literals (Tarn's parser does not read introducers, so the text keeps
-//! plain literals).
+//! before string literals (Tarn's parser reads introducers into plain literals, so
+//! the stored text keeps plain literals).
 
 use sqlparser::ast::{self, Spanned};
 use sqlparser::dialect::MySqlDialect;

@@ -32,6 +32,104 @@ pub(crate) fn unsupported(what: impl std::fmt::Display) -> Error {
     )
 }
 
+/// The collation a `CHARACTER SET cs [COLLATE c]` clause of ALTER DATABASE or ALTER
+/// TABLE names, if Tarn can honour it: all text is stored as utf8mb4, so the set
+/// must be utf8mb4 (1235 otherwise; 1115 if MySQL does not know it either) and the
+/// collation one of utf8mb4's in [`crate::sysvars::COLLATIONS`] (1273 if unknown,
+/// 1253 if of another set). No set and no collation is utf8mb4's default.
+pub(crate) fn utf8mb4_collation(
+    charset: Option<&str>,
+    collation: Option<&str>,
+) -> Result<&'static str> {
+    use crate::sysvars::{COLLATIONS, canonical_charset, canonical_collation, default_collation};
+    if let Some(name) = charset {
+        match canonical_charset(name) {
+            Some("utf8mb4") => {}
+            Some(other) => {
+                return Err(unsupported(format!(
+                    "CHARACTER SET {other} (Tarn stores text as utf8mb4)"
+                )));
+            }
+            None if crate::sysvars::MYSQL_CHARSETS
+                .contains(&name.to_ascii_lowercase().as_str()) =>
+            {
+                return Err(unsupported(format!(
+                    "CHARACTER SET {name} (Tarn stores text as utf8mb4)"
+                )));
+            }
+            None => {
+                return Err(Error::sql(
+                    1115,
+                    "42000",
+                    format!("Unknown character set: '{name}'"),
+                ));
+            }
+        }
+    }
+    let Some(name) = collation else {
+        return Ok(default_collation("utf8mb4").expect("utf8mb4 has a default collation"));
+    };
+    let Some(canonical) = canonical_collation(name) else {
+        let lower = name.to_ascii_lowercase();
+        let set = lower.split('_').next().unwrap_or("");
+        if set != "utf8mb4" && crate::sysvars::MYSQL_CHARSETS.contains(&set) {
+            return Err(unsupported(format!(
+                "COLLATE {name} (Tarn stores text as utf8mb4)"
+            )));
+        }
+        return Err(Error::sql(
+            1273,
+            "HY000",
+            format!("Unknown collation: '{name}'"),
+        ));
+    };
+    let set = COLLATIONS
+        .iter()
+        .find(|c| c.0 == canonical)
+        .map_or("", |c| c.1);
+    if set != "utf8mb4" {
+        return Err(if charset.is_some() {
+            Error::sql(
+                1253,
+                "42000",
+                format!("COLLATION '{canonical}' is not valid for CHARACTER SET 'utf8mb4'"),
+            )
+        } else {
+            unsupported(format!("COLLATE {canonical} (Tarn stores text as utf8mb4)"))
+        });
+    }
+    Ok(canonical)
+}
+
+/// `ALTER {DATABASE | SCHEMA} [d] ..` ([`crate::parse::Statement::AlterDatabase`]):
+/// checks the database and the options and changes nothing, as every database's
+/// text is utf8mb4 already.
+pub(crate) fn alter_database(
+    session: &mut Session,
+    name: Option<&str>,
+    charset: Option<&str>,
+    collation: Option<&str>,
+    read_only: bool,
+) -> Result<QueryResult> {
+    let db = match name {
+        Some(name) => crate::bind::BindContext::normalize_table_name(session, name),
+        None => session
+            .database()
+            .map(str::to_string)
+            .ok_or_else(|| Error::sql(1046, "3D000", "No database selected"))?,
+    };
+    if crate::temporary::is_hidden_database(&db)
+        || !session.engine().storage().databases().contains(&db)
+    {
+        return Err(Error::UnknownDatabase(db));
+    }
+    if read_only {
+        return Err(unsupported("READ ONLY databases"));
+    }
+    utf8mb4_collation(charset, collation)?;
+    Ok(QueryResult::ok(0))
+}
+
 /// Runs a DDL (or other non-query) statement.
 pub fn execute(
     session: &mut Session,

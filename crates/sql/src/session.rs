@@ -1207,6 +1207,18 @@ impl Session {
             Statement::ExecutePrepared { name, using } => self.execute_named(name, using),
             Statement::DeallocatePrepare { name } => self.deallocate_named(name),
             Statement::LoadData(load) => crate::load::execute(self, load),
+            Statement::AlterDatabase {
+                name,
+                charset,
+                collation,
+                read_only,
+            } => crate::ddl::alter_database(
+                self,
+                name.as_deref(),
+                charset.as_deref(),
+                collation.as_deref(),
+                *read_only,
+            ),
             Statement::Sql(statement) => self.dispatch_sql(statement, parsed, params),
             other => crate::show::special(self, other),
         }

@@ -12,7 +12,7 @@ use tarn_row::Value;
 use tarn_row::types::Collation;
 
 use crate::bind::{BindContext, Binder, Scope, object_name};
-use crate::parse::{ShowFilter, Statement};
+use crate::parse::{ShowFilter, Statement, StoredObjectKind};
 use crate::plan::{OutputColumn, Plan};
 use crate::scalar::like::like;
 use crate::session::{QueryResult, Session};
@@ -271,7 +271,14 @@ pub fn show(session: &mut Session, statement: &ast::Statement) -> Result<QueryRe
             filtered(session, rows, None)
         }
         S::ShowCreate { obj_type, obj_name } => {
-            let (db, table) = split_table(session, &object_name(obj_name))?;
+            let parts = object_name(obj_name);
+            let (db, table) = match obj_type {
+                ast::ShowCreateObject::Table | ast::ShowCreateObject::View => {
+                    split_table(session, &parts)?
+                }
+                // Stored programs: no table privilege to check, as none exists.
+                _ => table_name_parts(session, &parts)?,
+            };
             match obj_type {
                 ast::ShowCreateObject::Table => {
                     if session.is_temporary(&db, &table) {
@@ -294,14 +301,41 @@ pub fn show(session: &mut Session, statement: &ast::Statement) -> Result<QueryRe
                         })?;
                     Ok(create_view_rows(&view.name, &view.sql))
                 }
-                other => Err(unsupported(format!("SHOW CREATE {other}"))),
+                ast::ShowCreateObject::Procedure => Err(stored_object_missing(
+                    StoredObjectKind::Procedures,
+                    &db,
+                    &table,
+                    false,
+                )),
+                ast::ShowCreateObject::Function => Err(stored_object_missing(
+                    StoredObjectKind::Functions,
+                    &db,
+                    &table,
+                    false,
+                )),
+                ast::ShowCreateObject::Trigger => Err(stored_object_missing(
+                    StoredObjectKind::Triggers,
+                    &db,
+                    &table,
+                    false,
+                )),
+                ast::ShowCreateObject::Event => Err(stored_object_missing(
+                    StoredObjectKind::Events,
+                    &db,
+                    &table,
+                    false,
+                )),
             }
         }
         S::ShowVariables { filter, global, .. } => {
             let rows = if *global {
                 sysviews::show_variables(&session.engine().globals.read())
             } else {
-                sysviews::show_variables(session.variables())
+                // Every variable `@@x` reads: the session's, then the global-only ones.
+                let merged = session
+                    .variables()
+                    .with_globals(&session.engine().globals.read());
+                sysviews::show_variables(&merged)
             };
             filtered(
                 session,
@@ -501,6 +535,24 @@ pub fn special(session: &mut Session, statement: &Statement) -> Result<QueryResu
                 ]],
             ))
         }
+        Statement::DropStoredObject {
+            kind,
+            if_exists,
+            name,
+        } => {
+            let (db, name) = table_name_parts(session, &object_name(name))?;
+            let missing = stored_object_missing(*kind, &db, &name, true);
+            if !*if_exists {
+                return Err(missing);
+            }
+            // MySQL's note for an event is 1305, not the error's 1539.
+            let (code, message) = match kind {
+                StoredObjectKind::Events => (1305, format!("Event {name} does not exist")),
+                _ => (missing.mysql_code(), missing.to_string()),
+            };
+            session.add_warning("Note", code, message);
+            Ok(QueryResult::ok(0))
+        }
         Statement::ShowStoredObjects { kind, filter, .. } => {
             let rows = (sysviews::show_stored_objects_columns(*kind), Vec::new());
             filtered(session, rows, filter.as_ref())
@@ -515,6 +567,20 @@ pub fn special(session: &mut Session, statement: &Statement) -> Result<QueryResu
                 text("Binlog_Ignore_DB"),
                 text("Executed_Gtid_Set"),
             ];
+            Ok(QueryResult::rows(columns, Vec::new()))
+        }
+        Statement::ShowReplicaStatus { slave } => {
+            let columns = sysviews::REPLICA_STATUS_COLUMNS
+                .iter()
+                .map(|name| {
+                    let name = if *slave {
+                        sysviews::replica_to_slave_name(name)
+                    } else {
+                        name.to_string()
+                    };
+                    OutputColumn::new(name, SqlType::TEXT, true)
+                })
+                .collect();
             Ok(QueryResult::rows(columns, Vec::new()))
         }
         Statement::ShowBinaryLogs => Err(Error::sql(
@@ -564,5 +630,25 @@ pub fn special(session: &mut Session, statement: &Statement) -> Result<QueryResu
                 .next()
                 .unwrap_or("statement"),
         )),
+    }
+}
+
+/// MySQL's error for a stored program `db.name` that does not exist (Tarn has none):
+/// 1305 for a procedure or function (named `db.name` by DROP, `name` by SHOW
+/// CREATE), 1360 for a trigger, 1539 for an event.
+fn stored_object_missing(kind: StoredObjectKind, db: &str, name: &str, dropping: bool) -> Error {
+    let routine = |what: &str| {
+        let shown = if dropping {
+            format!("{db}.{name}")
+        } else {
+            name.to_string()
+        };
+        Error::sql(1305, "42000", format!("{what} {shown} does not exist"))
+    };
+    match kind {
+        StoredObjectKind::Procedures => routine("PROCEDURE"),
+        StoredObjectKind::Functions => routine("FUNCTION"),
+        StoredObjectKind::Triggers => Error::sql(1360, "HY000", "Trigger does not exist"),
+        StoredObjectKind::Events => Error::sql(1539, "HY000", format!("Unknown event '{name}'")),
     }
 }

@@ -271,6 +271,16 @@ pub const COLLATIONS: &[(&str, &str, u32, bool, &str)] = &[
     ("utf8mb4_general_ci", "utf8mb4", 45, false, "PAD SPACE"),
 ];
 
+/// MySQL 8's character sets (`SHOW CHARACTER SET`), to tell one Tarn does not store
+/// (1235) from a name MySQL does not know either (1115).
+pub const MYSQL_CHARSETS: &[&str] = &[
+    "armscii8", "ascii", "big5", "binary", "cp1250", "cp1251", "cp1256", "cp1257", "cp850",
+    "cp852", "cp866", "cp932", "dec8", "eucjpms", "euckr", "gb18030", "gb2312", "gbk", "geostd8",
+    "greek", "hebrew", "hp8", "keybcs2", "koi8r", "koi8u", "latin1", "latin2", "latin5", "latin7",
+    "macce", "macroman", "sjis", "swe7", "tis620", "ucs2", "ujis", "utf16", "utf16le", "utf32",
+    "utf8mb3", "utf8mb4",
+];
+
 /// The default collation of character set `charset` (after [`canonical_charset`]).
 pub fn default_collation(charset: &str) -> Option<&'static str> {
     CHARSETS.iter().find(|c| c.0 == charset).map(|c| c.1)
@@ -305,6 +315,33 @@ fn datadir(settings: &Settings) -> Value {
         shown.push('/');
     }
     Value::Bytes(shown.into_bytes())
+}
+
+/// `basedir`: the directory above the running binary's (`/usr/` for `/usr/bin/tarn`),
+/// with a trailing `/` as MySQL shows it.
+fn basedir(_: &Settings) -> Value {
+    let dir = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent()?.parent().map(std::path::Path::to_path_buf))
+        .map_or_else(|| "/".to_string(), |d| d.display().to_string());
+    Value::Bytes(with_slash(dir).into_bytes())
+}
+
+/// `tmpdir`: the system's temporary directory. Tarn writes nothing there (temporary
+/// tables are catalog tables in the data directory); tools only show it.
+fn tmpdir(_: &Settings) -> Value {
+    text(&std::env::temp_dir().display().to_string())
+}
+
+fn null(_: &Settings) -> Value {
+    Value::Null
+}
+
+fn with_slash(mut path: String) -> String {
+    if !path.ends_with('/') {
+        path.push('/');
+    }
+    path
 }
 
 fn hostname(_: &Settings) -> Value {
@@ -345,6 +382,8 @@ pub static VARIABLES: &[VarSpec] = &[
     var("auto_increment_increment", Both, RW, K::UInt { min: 1, max: 65_535 }, D::UInt(1)),
     var("auto_increment_offset", Both, RW, K::UInt { min: 1, max: 65_535 }, D::UInt(1)),
     var("autocommit", Both, RW, K::Bool, D::Bool(true)),
+    // The installation directory, as MySQL shows it: the one above the binary's.
+    var("basedir", Global, RO, K::Str, D::Computed(basedir)),
     var("bind_address", Global, RO, K::Str, D::Str("127.0.0.1")),
     var("character_set_client", Both, RW, CHARSET, D::Str("utf8mb4")),
     var("character_set_connection", Both, RW, CHARSET, D::Str("utf8mb4")),
@@ -383,11 +422,19 @@ pub static VARIABLES: &[VarSpec] = &[
         D::Str("OFF")),
     var("have_ssl", Global, RO, K::Str, D::Str("DISABLED")),
     var("hostname", Global, RO, K::Str, D::Computed(hostname)),
+    // Tarn computes table statistics when they are read; stored for clients that set
+    // it to 0 (DBeaver, Workbench) to get MySQL's fresh statistics.
+    var("information_schema_stats_expiry", Both, RW, K::UInt { min: 0, max: 31_536_000 },
+        D::UInt(86_400)),
     var("init_connect", Global, RW, K::Str, D::Str("")),
     var("innodb_buffer_pool_instances", Global, RO, ANY_UINT, D::Setting("buffer_pool_instances")),
     var("innodb_buffer_pool_size", Global, RO, ANY_UINT, D::Setting("buffer_pool_size")),
+    var("innodb_default_row_format", Global, RO,
+        K::Enum(&["redundant", "compact", "dynamic"]), D::Str("dynamic")),
     var("innodb_doublewrite", Global, RO, K::Bool, D::Setting("doublewrite")),
     var("innodb_flush_log_at_trx_commit", Global, RW, ANY_UINT, D::Setting("flush_log_at_commit")),
+    // Every table is its own B+tree file.
+    var("innodb_file_per_table", Global, RO, K::Bool, D::Bool(true)),
     var("innodb_lock_wait_timeout", Both, RW, K::UInt { min: 1, max: 1_073_741_824 },
         D::Setting("lock_wait_timeout")),
     var("interactive_timeout", Both, RW, TIMEOUT_S, D::UInt(28_800)),
@@ -397,6 +444,8 @@ pub static VARIABLES: &[VarSpec] = &[
     // enable it too (`mariadb --local-infile=1`).
     var("local_infile", Global, RW, K::Bool, D::Bool(false)),
     var("lock_wait_timeout", Both, RW, TIMEOUT_S, D::Setting("lock_wait_timeout")),
+    // Tarn logs to its standard error.
+    var("log_error", Global, RO, K::Str, D::Str("stderr")),
     var("log_bin", Global, RO, K::Bool, D::Bool(false)),
     var("lower_case_table_names", Global, RO, K::UInt { min: 0, max: 2 }, D::UInt(0)),
     var("max_allowed_packet", Both, RW, K::UInt { min: 1024, max: 1 << 30 }, D::UInt(64 << 20)),
@@ -417,6 +466,8 @@ pub static VARIABLES: &[VarSpec] = &[
     var("protocol_version", Global, RO, ANY_UINT, D::UInt(10)),
     var("query_cache_size", Global, RO, ANY_UINT, D::UInt(0)),
     var("query_cache_type", Both, RO, K::Enum(&["OFF", "ON", "DEMAND"]), D::Str("OFF")),
+    // Tarn has no read-only mode: the variables tools read to find a primary.
+    var("read_only", Global, RO, K::Bool, D::Bool(false)),
     var("query_memory_max_bytes", Both, RW,
         K::UInt { min: QUERY_MEMORY_MIN_BYTES, max: QUERY_MEMORY_MAX_BYTES_CEILING },
         D::UInt(QUERY_MEMORY_DEFAULT_BYTES)),
@@ -424,10 +475,17 @@ pub static VARIABLES: &[VarSpec] = &[
     var("result_buffer_max_bytes", Both, RW,
         K::UInt { min: RESULT_BUFFER_MIN_BYTES, max: RESULT_BUFFER_MAX_BYTES },
         D::UInt(RESULT_BUFFER_DEFAULT_BYTES)),
+    // NULL: the server reads and writes no files of its own (LOAD DATA without LOCAL
+    // and SELECT .. INTO OUTFILE are refused, `load.rs`), as MySQL with NULL here.
+    var("secure_file_priv", Global, RO, K::Str, D::Computed(null)),
     var("send_threads", Both, RW, K::UInt { min: 0, max: SEND_THREADS_MAX }, D::UInt(0)),
+    var("server_id", Global, RO, U32, D::UInt(1)),
     var("socket", Global, RO, K::Str, D::Str("")),
     var("sort_buffer_size", Both, RW, K::UInt { min: 32_768, max: u64::MAX }, D::UInt(262_144)),
     var("sql_auto_is_null", Both, RW, K::Bool, D::Bool(false)),
+    // No binary log to write to; accepted for dumps of GTID servers (`SET
+    // @@SESSION.SQL_LOG_BIN = 0`).
+    var("sql_log_bin", Session, RW, K::Bool, D::Bool(true)),
     var("sql_mode", Both, RW, K::Set(SQL_MODES), D::Str(SQL_MODE_DEFAULT)),
     var("sql_notes", Both, RW, K::Bool, D::Bool(true)),
     // Stored for clients that set it (mysqldump); SHOW CREATE always quotes names.
@@ -437,9 +495,11 @@ pub static VARIABLES: &[VarSpec] = &[
     var("sql_warnings", Both, RW, K::Bool, D::Bool(false)),
     var("ssl_cert", Global, RO, K::Str, D::Str("")),
     var("ssl_key", Global, RO, K::Str, D::Str("")),
+    var("super_read_only", Global, RO, K::Bool, D::Bool(false)),
     var("system_time_zone", Global, RO, K::Str, D::Str("UTC")),
     var("time_format", Global, RO, K::Str, D::Str("%H:%i:%s")),
     var("time_zone", Both, RW, K::TimeZone, D::Str("SYSTEM")),
+    var("tmpdir", Global, RO, K::Str, D::Computed(tmpdir)),
     var("tmp_table_size", Both, RW, K::UInt { min: 1024, max: u64::MAX }, D::UInt(16 << 20)),
     var("transaction_isolation", Both, RW, K::Isolation, D::Setting("transaction_isolation")),
     var("transaction_read_only", Both, RW, K::Bool, D::Bool(false)),

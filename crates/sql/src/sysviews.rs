@@ -1135,6 +1135,79 @@ pub fn show_engines() -> Rows {
     )
 }
 
+/// The columns of MySQL 8's `SHOW REPLICA STATUS`, in order.
+pub const REPLICA_STATUS_COLUMNS: &[&str] = &[
+    "Replica_IO_State",
+    "Source_Host",
+    "Source_User",
+    "Source_Port",
+    "Connect_Retry",
+    "Source_Log_File",
+    "Read_Source_Log_Pos",
+    "Relay_Log_File",
+    "Relay_Log_Pos",
+    "Relay_Source_Log_File",
+    "Replica_IO_Running",
+    "Replica_SQL_Running",
+    "Replicate_Do_DB",
+    "Replicate_Ignore_DB",
+    "Replicate_Do_Table",
+    "Replicate_Ignore_Table",
+    "Replicate_Wild_Do_Table",
+    "Replicate_Wild_Ignore_Table",
+    "Last_Errno",
+    "Last_Error",
+    "Skip_Counter",
+    "Exec_Source_Log_Pos",
+    "Relay_Log_Space",
+    "Until_Condition",
+    "Until_Log_File",
+    "Until_Log_Pos",
+    "Source_SSL_Allowed",
+    "Source_SSL_CA_File",
+    "Source_SSL_CA_Path",
+    "Source_SSL_Cert",
+    "Source_SSL_Cipher",
+    "Source_SSL_Key",
+    "Seconds_Behind_Source",
+    "Source_SSL_Verify_Server_Cert",
+    "Last_IO_Errno",
+    "Last_IO_Error",
+    "Last_SQL_Errno",
+    "Last_SQL_Error",
+    "Replicate_Ignore_Server_Ids",
+    "Source_Server_Id",
+    "Source_UUID",
+    "Source_Info_File",
+    "SQL_Delay",
+    "SQL_Remaining_Delay",
+    "Replica_SQL_Running_State",
+    "Source_Retry_Count",
+    "Source_Bind",
+    "Last_IO_Error_Timestamp",
+    "Last_SQL_Error_Timestamp",
+    "Source_SSL_Crl",
+    "Source_SSL_Crlpath",
+    "Retrieved_Gtid_Set",
+    "Executed_Gtid_Set",
+    "Auto_Position",
+    "Replicate_Rewrite_DB",
+    "Channel_Name",
+    "Source_TLS_Version",
+    "Source_public_key_path",
+    "Get_Source_public_key",
+    "Network_Namespace",
+];
+
+/// A column of [`REPLICA_STATUS_COLUMNS`] as `SHOW SLAVE STATUS` names it
+/// (`Slave_IO_State`, `Master_Host`, `Get_master_public_key`).
+pub fn replica_to_slave_name(name: &str) -> String {
+    if name == "Get_Source_public_key" {
+        return "Get_master_public_key".to_string();
+    }
+    name.replace("Replica", "Slave").replace("Source", "Master")
+}
+
 /// The columns of `SHOW TRIGGERS`, `SHOW EVENTS`, `SHOW PROCEDURE STATUS` and
 /// `SHOW FUNCTION STATUS` (MySQL 8's); Tarn has none of these objects, so the
 /// results have no rows.

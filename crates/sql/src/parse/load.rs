@@ -208,7 +208,7 @@ fn string(p: &mut Parser) -> Result<Vec<u8>, ParserError> {
     }
 }
 
-fn decode_hex(hex: &str) -> Option<Vec<u8>> {
+pub(super) fn decode_hex(hex: &str) -> Option<Vec<u8>> {
     if hex.len() % 2 != 0 {
         return None;
     }

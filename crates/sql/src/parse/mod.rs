@@ -53,7 +53,12 @@
 //!    JSON_VALUE's `.. ON EMPTY` / `.. ON ERROR` clauses become arguments of an
 //!    internal call (`json_value.rs`);
 //!    and a SELECT's `INTO @a, ..` clause is taken out of the tokens (`into.rs`), the
-//!    rest parsed, and the two make [`Statement::SelectInto`].
+//!    rest parsed, and the two make [`Statement::SelectInto`]. Also token by token
+//!    (`special.rs`): character set introducers (`_utf8mb4'x'`, `_binary 0x41`)
+//!    become plain literals (`special::rewrite_introducers`); in CREATE / ALTER,
+//!    an index's `VISIBLE` is dropped and `INVISIBLE` refused
+//!    (`special::take_index_visibility`), and a database's `DEFAULT ENCRYPTION='N'`
+//!    dropped (`special::take_database_encryption`).
 //!
 //! ## Where each SHOW form lands
 //!
@@ -78,6 +83,9 @@
 //! | `SHOW GRANTS [FOR user]`                             | [`Statement::Account`]                           |
 //! | `SHOW TRIGGERS / EVENTS [FROM db] [LIKE / WHERE]`    | [`Statement::ShowStoredObjects`] (no rows)        |
 //! | `SHOW PROCEDURE / FUNCTION STATUS [LIKE / WHERE]`    | [`Statement::ShowStoredObjects`] (no rows)        |
+//! | `SHOW CREATE PROCEDURE / FUNCTION / TRIGGER / EVENT x` | `Sql(ShowCreate { obj_type, obj_name })`: not found |
+//! | `SHOW MASTER STATUS` / `SHOW BINARY LOG STATUS`      | [`Statement::ShowBinaryLogStatus`] (no rows)     |
+//! | `SHOW SLAVE / REPLICA STATUS [FOR CHANNEL c]`        | [`Statement::ShowReplicaStatus`] (no rows)       |
 //! | any other SHOW                                       | error 1235                                       |
 //!
 //! Other statements the session handles, all `Statement::Sql`: `KILL [QUERY |
@@ -99,7 +107,8 @@
 //!
 //! A syntax error is MySQL's 1064 with the statement's (pre-passed) text from the
 //! failing token on; an empty text is 1065; a text longer than
-//! [`SQL_TEXT_BYTES_MAX`] is 1153; recognised but unsupported forms are 1235. Parsing
+//! [`SQL_TEXT_BYTES_MAX`] is 1153; recognised but unsupported forms are 1235 (CREATE
+//! PROCEDURE / FUNCTION / TRIGGER / EVENT among them: Tarn has no stored programs). Parsing
 //! never panics: sqlparser's recursion limit (50) bounds nesting by parentheses,
 //! subqueries and prefix operators; `check_depth` bounds from the tokens the chains
 //! sqlparser builds without recursing (`a + b + ..`, UNION chains) to
@@ -131,6 +140,7 @@ pub(crate) use json_value::JSON_VALUE_WITH_RESPONSES;
 pub use load::{LoadData, LoadDuplicates, LoadTarget};
 
 pub use scan::MYSQL_VERSION_ID;
+pub(crate) use special::table_option_key;
 
 /// One parsed statement.
 #[derive(Clone, Debug, PartialEq)]
@@ -224,6 +234,10 @@ pub enum Statement {
     ShowBinaryLogStatus,
     /// `SHOW {BINARY | MASTER} LOGS`: error 1381, as MySQL with `log_bin` off.
     ShowBinaryLogs,
+    /// `SHOW {SLAVE | REPLICA} STATUS [FOR CHANNEL c]`: Tarn does not replicate, so
+    /// MySQL's columns (the old `Slave_`/`Master_` names when `slave`) and no row,
+    /// as MySQL answers on a server that is no replica.
+    ShowReplicaStatus { slave: bool },
     /// `SHUTDOWN`: asks the server to stop, as SIGTERM does (global CREATE USER, which
     /// stands for MySQL's SHUTDOWN privilege).
     Shutdown,
@@ -234,6 +248,24 @@ pub enum Statement {
         kind: StoredObjectKind,
         database: Option<String>,
         filter: Option<ShowFilter>,
+    },
+    /// `DROP {PROCEDURE | FUNCTION | TRIGGER | EVENT} [IF EXISTS] name`: Tarn has no
+    /// stored programs, so MySQL's not-found error (1305, 1360, 1539), or with IF
+    /// EXISTS its note.
+    DropStoredObject {
+        kind: StoredObjectKind,
+        if_exists: bool,
+        name: ast::ObjectName,
+    },
+    /// `ALTER {DATABASE | SCHEMA} [d] [DEFAULT] CHARACTER SET cs [COLLATE c] ..`:
+    /// Tarn stores all text as utf8mb4, so only utf8mb4 and its collations are
+    /// accepted, and change nothing (`ddl::alter_database`). `READ ONLY = 1` is
+    /// refused.
+    AlterDatabase {
+        name: Option<String>,
+        charset: Option<String>,
+        collation: Option<String>,
+        read_only: bool,
     },
     /// `ALTER TABLE t {DISABLE | ENABLE} KEYS`: as in InnoDB, accepted without
     /// effect once `t` is found (indexes are always maintained).
@@ -487,6 +519,9 @@ fn parse_statement(text: &str, mode: ParseMode) -> Result<Statement> {
         }
     }
     check_depth(&tokens)?;
+    if let Some(what) = special::created_stored_program(&tokens) {
+        return Err(unsupported(what));
+    }
     let words = special::leading_words(&tokens, 4);
     let form = if special::is_alter_table_keys(&tokens) {
         Some(special::Form::AlterTableKeys)
@@ -528,6 +563,18 @@ fn parse_statement(text: &str, mode: ParseMode) -> Result<Statement> {
             .find(|t| matches!(&t.token, Token::Word(w) if w.value.eq_ignore_ascii_case("SCHEMA")))
         {
             t.token = Token::make_keyword("DATABASE");
+        }
+    }
+    special::rewrite_introducers(&mut tokens)?;
+    let create_or_alter = matches!(words.first().map(String::as_str), Some("CREATE" | "ALTER"));
+    if create_or_alter {
+        if matches!(
+            words.get(1).map(String::as_str),
+            Some("DATABASE" | "SCHEMA")
+        ) {
+            special::take_database_encryption(&mut tokens)?;
+        } else {
+            special::take_index_visibility(&mut tokens)?;
         }
     }
     // `&&` is MySQL's AND; sqlparser reads it as PostgreSQL's overlap operator,
@@ -759,7 +806,7 @@ fn has_select_into(query: &ast::Query) -> bool {
 }
 
 /// "This version of Tarn doesn't yet support '<what>'" (MySQL's 1235).
-fn unsupported(what: &str) -> Error {
+pub(super) fn unsupported(what: &str) -> Error {
     Error::sql(
         1235,
         "42000",
@@ -804,7 +851,7 @@ fn syntax_error(text: &str, message: &str) -> Error {
     syntax_error_near(&text[offset..], line.max(1))
 }
 
-fn syntax_error_near(rest: &str, line: usize) -> Error {
+pub(crate) fn syntax_error_near(rest: &str, line: usize) -> Error {
     let rest: String = rest.chars().take(80).collect();
     Error::sql(
         1064,

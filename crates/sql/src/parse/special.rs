@@ -5,6 +5,7 @@
 use sqlparser::ast::{Ident, ObjectName};
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Token, TokenWithSpan};
+use tarn_common::Error;
 use tarn_common::settings::IsolationLevel;
 
 use super::{
@@ -53,13 +54,19 @@ pub(super) enum Form {
     ShowBinaryLogStatus,
     /// `SHOW {BINARY | MASTER} LOGS`
     ShowBinaryLogs,
+    /// `SHOW {SLAVE | REPLICA} STATUS [FOR CHANNEL c]`
+    ShowReplicaStatus,
     Shutdown,
     ShowStoredObjects,
+    /// `DROP {PROCEDURE | FUNCTION | TRIGGER | EVENT} [IF EXISTS] name`
+    DropStoredObject,
     /// `ALTER TABLE t {DISABLE | ENABLE} KEYS`, found by [`is_alter_table_keys`]
     /// rather than by its leading words.
     AlterTableKeys,
     /// Any other `ALTER TABLE`: sqlparser's operations plus the MySQL ones it lacks.
     AlterTable,
+    /// `ALTER {DATABASE | SCHEMA} [d] options`
+    AlterDatabase,
     /// `LOCK {TABLE | TABLES} ..`
     LockTables,
     /// `OPTIMIZE`, `CHECK`, `CHECKSUM` and `REPAIR` `TABLE ..`
@@ -110,6 +117,7 @@ pub(super) fn classify(words: &[String]) -> Option<Form> {
             Form::ShowBinaryLogStatus
         }
         ["SHOW", "BINARY" | "MASTER", "LOGS"] => Form::ShowBinaryLogs,
+        ["SHOW", "SLAVE" | "REPLICA", "STATUS", ..] => Form::ShowReplicaStatus,
         ["SHUTDOWN"] => Form::Shutdown,
         [
             "FLUSH",
@@ -119,11 +127,13 @@ pub(super) fn classify(words: &[String]) -> Option<Form> {
         ] => Form::FlushTables,
         ["SHOW", "TRIGGERS" | "EVENTS", ..] => Form::ShowStoredObjects,
         ["SHOW", "PROCEDURE" | "FUNCTION", "STATUS", ..] => Form::ShowStoredObjects,
+        ["DROP", "PROCEDURE" | "FUNCTION" | "TRIGGER" | "EVENT", ..] => Form::DropStoredObject,
         ["LOAD", "DATA", ..] => Form::LoadData,
         ["PREPARE", ..] => Form::Prepare,
         ["EXECUTE", ..] => Form::Execute,
         ["DEALLOCATE", ..] | ["DROP", "PREPARE", ..] => Form::DeallocatePrepare,
         ["ALTER", "TABLE", ..] => Form::AlterTable,
+        ["ALTER", "DATABASE" | "SCHEMA", ..] => Form::AlterDatabase,
         ["LOCK", "TABLE" | "TABLES", ..] => Form::LockTables,
         [
             "OPTIMIZE" | "REPAIR",
@@ -276,11 +286,43 @@ pub(super) fn parse(form: Form, p: &mut Parser) -> Result<Statement, ParserError
             expect_word(p, "LOGS")?;
             Statement::ShowBinaryLogs
         }
+        Form::ShowReplicaStatus => {
+            expect_word(p, "SHOW")?;
+            let slave = eat_word(p, "SLAVE");
+            if !slave {
+                expect_word(p, "REPLICA")?;
+            }
+            expect_word(p, "STATUS")?;
+            if eat_words(p, &["FOR", "CHANNEL"]) {
+                name_or_string(p)?;
+            }
+            Statement::ShowReplicaStatus { slave }
+        }
         Form::Shutdown => {
             expect_word(p, "SHUTDOWN")?;
             Statement::Shutdown
         }
         Form::ShowStoredObjects => show_stored_objects(p)?,
+        Form::DropStoredObject => {
+            expect_word(p, "DROP")?;
+            let kind = if eat_word(p, "PROCEDURE") {
+                StoredObjectKind::Procedures
+            } else if eat_word(p, "FUNCTION") {
+                StoredObjectKind::Functions
+            } else if eat_word(p, "TRIGGER") {
+                StoredObjectKind::Triggers
+            } else {
+                expect_word(p, "EVENT")?;
+                StoredObjectKind::Events
+            };
+            let if_exists = eat_words(p, &["IF", "EXISTS"]);
+            let name = p.parse_object_name(false)?;
+            Statement::DropStoredObject {
+                kind,
+                if_exists,
+                name,
+            }
+        }
         Form::AlterTableKeys => {
             expect_words(p, &["ALTER", "TABLE"])?;
             let table = p.parse_object_name(false)?;
@@ -294,6 +336,7 @@ pub(super) fn parse(form: Form, p: &mut Parser) -> Result<Statement, ParserError
         Form::Account => Statement::Account(super::accounts::parse(p)?),
         Form::LoadData => super::load::load_data(p)?,
         Form::AlterTable => alter_table(p)?,
+        Form::AlterDatabase => alter_database(p)?,
         Form::LockTables => lock_tables(p)?,
         Form::TableMaintenance => table_maintenance(p)?,
         Form::Prepare => {
@@ -403,6 +446,10 @@ fn alter_table(p: &mut Parser) -> Result<Statement, ParserError> {
             }
             expect_words(p, &["NOT", "ENFORCED"])?;
             return Ok(AlterTableOperation::DisableRule { name });
+        } else if let Some(option) = table_option(p)? {
+            return Ok(AlterTableOperation::SetTblProperties {
+                table_properties: vec![option],
+            });
         } else if eat_word(p, "COMMENT") {
             // The table option `COMMENT [=] 'text'` (Django's db_table_comment),
             // which sqlparser does not take in ALTER TABLE.
@@ -430,6 +477,119 @@ fn alter_table(p: &mut Parser) -> Result<Statement, ParserError> {
         end_token: sqlparser::ast::helpers::attached_token::AttachedToken::empty(),
     };
     Ok(Statement::Sql(Box::new(statement.into())))
+}
+
+/// The keys of the ALTER TABLE options [`table_option`] reads, as
+/// `SqlOption::KeyValue`s with the value an identifier (`alter.rs` acts on them).
+pub(crate) mod table_option_key {
+    pub const ENGINE: &str = "ENGINE";
+    pub const ROW_FORMAT: &str = "ROW_FORMAT";
+    pub const FORCE: &str = "FORCE";
+    pub const CHARSET: &str = "CHARACTER SET";
+    pub const COLLATE: &str = "COLLATE";
+    /// `CONVERT TO CHARACTER SET cs`: the value is the character set.
+    pub const CONVERT: &str = "CONVERT TO CHARACTER SET";
+}
+
+/// An ALTER TABLE option sqlparser does not take: `ENGINE [=] e`, `ROW_FORMAT [=] f`,
+/// `FORCE`, `[DEFAULT] {CHARACTER SET | CHARSET} [=] cs`, `[DEFAULT] COLLATE [=] c`,
+/// `CONVERT TO {CHARACTER SET | CHARSET} cs`; a `COLLATE c` right after a character
+/// set makes the value the compound name `cs.c`. None (nothing consumed) if the next words are none of these.
+fn table_option(p: &mut Parser) -> Result<Option<sqlparser::ast::SqlOption>, ParserError> {
+    use table_option_key as key;
+    let start = p.index();
+    let key = if eat_word(p, "ENGINE") {
+        key::ENGINE
+    } else if eat_word(p, "ROW_FORMAT") {
+        key::ROW_FORMAT
+    } else if eat_word(p, "FORCE") {
+        key::FORCE
+    } else if eat_word(p, "CONVERT") {
+        expect_word(p, "TO")?;
+        if !eat_word(p, "CHARSET") {
+            expect_words(p, &["CHARACTER", "SET"])?;
+        }
+        key::CONVERT
+    } else {
+        let default = eat_word(p, "DEFAULT");
+        if eat_word(p, "CHARSET") || eat_words(p, &["CHARACTER", "SET"]) {
+            key::CHARSET
+        } else if eat_word(p, "COLLATE") {
+            key::COLLATE
+        } else {
+            if default {
+                // Not a table option (sqlparser reports what follows).
+                while p.index() > start {
+                    p.prev_token();
+                }
+            }
+            return Ok(None);
+        }
+    };
+    let value = if key == key::FORCE {
+        String::new()
+    } else {
+        let _ = p.consume_token(&Token::Eq);
+        name_or_string(p)?
+    };
+    let mut value = sqlparser::ast::Expr::Identifier(Ident::new(value));
+    // `CHARACTER SET cs COLLATE c`: the two parts of a compound name.
+    if (key == key::CHARSET || key == key::CONVERT) && eat_word(p, "COLLATE") {
+        let _ = p.consume_token(&Token::Eq);
+        let collation = name_or_string(p)?;
+        if let sqlparser::ast::Expr::Identifier(charset) = value {
+            value = sqlparser::ast::Expr::CompoundIdentifier(vec![charset, Ident::new(collation)]);
+        }
+    }
+    Ok(Some(sqlparser::ast::SqlOption::KeyValue {
+        key: Ident::new(key),
+        value,
+    }))
+}
+
+/// `ALTER {DATABASE | SCHEMA} [d] {[DEFAULT] {CHARACTER SET | CHARSET} [=] cs |
+/// [DEFAULT] COLLATE [=] c | READ ONLY [=] {DEFAULT | 0 | 1}} ..` (a `DEFAULT
+/// ENCRYPTION = 'N'` was taken out before, `take_database_encryption`).
+fn alter_database(p: &mut Parser) -> Result<Statement, ParserError> {
+    expect_word(p, "ALTER")?;
+    if !eat_word(p, "SCHEMA") {
+        expect_word(p, "DATABASE")?;
+    }
+    let is_option_word = |p: &Parser| {
+        matches!(&p.peek_token_ref().token, Token::Word(w) if w.quote_style.is_none()
+            && ["DEFAULT", "CHARACTER", "CHARSET", "COLLATE", "READ"]
+                .iter()
+                .any(|k| w.value.eq_ignore_ascii_case(k)))
+    };
+    let name = match p.peek_token_ref().token {
+        Token::EOF | Token::SemiColon => None,
+        _ if is_option_word(p) => None,
+        _ => Some(p.parse_identifier()?.value),
+    };
+    let (mut charset, mut collation, mut read_only) = (None, None, false);
+    loop {
+        let default = eat_word(p, "DEFAULT");
+        if eat_word(p, "CHARSET") || eat_words(p, &["CHARACTER", "SET"]) {
+            let _ = p.consume_token(&Token::Eq);
+            charset = Some(name_or_string(p)?);
+        } else if eat_word(p, "COLLATE") {
+            let _ = p.consume_token(&Token::Eq);
+            collation = Some(name_or_string(p)?);
+        } else if !default && eat_words(p, &["READ", "ONLY"]) {
+            let _ = p.consume_token(&Token::Eq);
+            read_only = !eat_word(p, "DEFAULT") && p.parse_literal_uint()? != 0;
+        } else if default {
+            return Err(unexpected(p, "CHARACTER SET or COLLATE"));
+        } else {
+            break;
+        }
+    }
+    Ok(Statement::AlterDatabase {
+        name,
+        charset,
+        collation,
+        read_only,
+    })
 }
 
 /// `LOCK {TABLE | TABLES} t [[AS] alias] {READ [LOCAL] | [LOW_PRIORITY] WRITE} [, ..]`
@@ -898,4 +1058,236 @@ pub(super) fn unexpected(p: &Parser, expected: &str) -> ParserError {
         "Expected: {expected}, found: {}{}",
         found.token, found.span.start
     ))
+}
+
+/// The next token after `i` that is not whitespace.
+fn next_significant(tokens: &[TokenWithSpan], i: usize) -> Option<usize> {
+    (i + 1..tokens.len()).find(|&j| !matches!(tokens[j].token, Token::Whitespace(_)))
+}
+
+/// The token before `i` that is not whitespace.
+fn previous_significant(tokens: &[TokenWithSpan], i: usize) -> Option<usize> {
+    (0..i)
+        .rev()
+        .find(|&j| !matches!(tokens[j].token, Token::Whitespace(_)))
+}
+
+fn blank(token: &mut TokenWithSpan) {
+    token.token = Token::Whitespace(sqlparser::tokenizer::Whitespace::Space);
+}
+
+/// Reads MySQL's character set introducers (`_utf8mb4'x'`, `_latin1'x'`, `_binary'x'`,
+/// `_binary 0x41`, which MySQL 8 writes in generated-column and default texts and
+/// mysqldump before binary strings) into plain literals: `_binary` makes the
+/// literal a hexadecimal one (a binary string, as `X'..'` is); any other character
+/// set a text string, as Tarn stores all text in UTF-8. Quoted text is already
+/// UTF-8 (the client's), so it is kept; the bytes of a hexadecimal literal are read
+/// in the introducer's character set (latin1 byte by byte, the UTF-8 sets checked:
+/// 1300 if they are not valid). A MySQL character set Tarn does not store is 1235;
+/// a word that names no character set is left a column name with the string its
+/// alias (an AS put between them), as MySQL reads `_x 'a'`.
+pub(super) fn rewrite_introducers(tokens: &mut Vec<TokenWithSpan>) -> Result<(), Error> {
+    let mut next_i = 0;
+    while next_i < tokens.len() {
+        let i = next_i;
+        next_i += 1;
+        let Token::Word(w) = &tokens[i].token else {
+            continue;
+        };
+        let Some(name) = w
+            .value
+            .strip_prefix('_')
+            .filter(|_| w.quote_style.is_none())
+        else {
+            continue;
+        };
+        let Some(next) = next_significant(tokens, i) else {
+            continue;
+        };
+        let hex = match &tokens[next].token {
+            Token::HexStringLiteral(h) => Some(h.clone()),
+            Token::Number(n, _) if n.starts_with("0x") || n.starts_with("0X") => {
+                Some(n[2..].to_string())
+            }
+            Token::SingleQuotedString(_) | Token::DoubleQuotedString(_) => None,
+            _ => continue,
+        };
+        let lower = name.to_ascii_lowercase();
+        let charset = if lower == "latin1" {
+            "latin1"
+        } else if let Some(charset) = crate::sysvars::canonical_charset(&lower) {
+            charset
+        } else if crate::sysvars::MYSQL_CHARSETS.contains(&lower.as_str()) {
+            return Err(super::unsupported(&format!(
+                "the introducer _{lower} (Tarn stores text as utf8mb4)"
+            )));
+        } else {
+            // Not a character set: MySQL reads a column and its alias (`_x 'a'`),
+            // which an AS between them makes sqlparser read too.
+            let span = tokens[next].span;
+            let as_keyword = |token| TokenWithSpan { token, span };
+            tokens.insert(next, as_keyword(Token::make_keyword("AS")));
+            tokens.insert(
+                next + 1,
+                as_keyword(Token::Whitespace(sqlparser::tokenizer::Whitespace::Space)),
+            );
+            next_i = next + 2;
+            continue;
+        };
+        let invalid = |hex: &str| {
+            Error::sql(
+                1300,
+                "HY000",
+                format!(
+                    "Invalid {charset} character string: '{}'",
+                    hex.to_uppercase()
+                ),
+            )
+        };
+        let literal = match (charset, hex) {
+            ("binary", Some(hex)) => Token::HexStringLiteral(hex),
+            ("binary", None) => {
+                let (Token::SingleQuotedString(text) | Token::DoubleQuotedString(text)) =
+                    &tokens[next].token
+                else {
+                    unreachable!("a quoted string, matched above")
+                };
+                let hex: String = text.bytes().map(|b| format!("{b:02X}")).collect();
+                Token::HexStringLiteral(hex)
+            }
+            (_, None) => tokens[next].token.clone(),
+            ("latin1", Some(hex)) => {
+                let bytes = super::load::decode_hex(&hex).ok_or_else(|| invalid(&hex))?;
+                Token::SingleQuotedString(bytes.iter().map(|&b| char::from(b)).collect())
+            }
+            (_, Some(hex)) => {
+                let bytes = super::load::decode_hex(&hex).ok_or_else(|| invalid(&hex))?;
+                let text = String::from_utf8(bytes).map_err(|_| invalid(&hex))?;
+                if charset == "ascii" && !text.is_ascii() {
+                    return Err(invalid(&hex));
+                }
+                Token::SingleQuotedString(text)
+            }
+        };
+        blank(&mut tokens[i]);
+        tokens[next].token = literal;
+    }
+    Ok(())
+}
+
+/// Takes `VISIBLE` out of index definitions (`KEY k (c) VISIBLE`, which mysqldump
+/// writes as `/*!80000 VISIBLE */`), as every Tarn index is visible; refuses
+/// `INVISIBLE` with 1235, as Tarn has no invisible indexes (an index the planner
+/// ignored but kept up to date). Only the word right after an index's column list
+/// or an index option's string (`COMMENT '..'`), followed by `,`, `)` or the end, is
+/// taken, so a column named `visible` is left alone.
+pub(super) fn take_index_visibility(tokens: &mut [TokenWithSpan]) -> Result<(), Error> {
+    for i in 0..tokens.len() {
+        let Token::Word(w) = &tokens[i].token else {
+            continue;
+        };
+        if w.quote_style.is_some() {
+            continue;
+        }
+        let invisible = if w.value.eq_ignore_ascii_case("VISIBLE") {
+            false
+        } else if w.value.eq_ignore_ascii_case("INVISIBLE") {
+            true
+        } else {
+            continue;
+        };
+        let after_index = previous_significant(tokens, i).is_some_and(|j| {
+            matches!(
+                tokens[j].token,
+                Token::RParen | Token::SingleQuotedString(_) | Token::Number(..)
+            ) || matches!(&tokens[j].token, Token::Word(w) if w.value.eq_ignore_ascii_case("BTREE") || w.value.eq_ignore_ascii_case("HASH"))
+        });
+        let at_end = next_significant(tokens, i).is_none_or(|j| {
+            matches!(
+                tokens[j].token,
+                Token::Comma | Token::RParen | Token::SemiColon | Token::EOF
+            )
+        });
+        if !(after_index && at_end) {
+            continue;
+        }
+        if invisible {
+            return Err(super::unsupported("INVISIBLE indexes"));
+        }
+        blank(&mut tokens[i]);
+    }
+    Ok(())
+}
+
+/// Takes `[DEFAULT] ENCRYPTION [=] 'N'` out of CREATE / ALTER DATABASE (mysqldump
+/// writes `/*!80016 DEFAULT ENCRYPTION='N' */`): Tarn does not encrypt, so 'N' is
+/// what every database is. 'Y' is refused with 1235.
+pub(super) fn take_database_encryption(tokens: &mut [TokenWithSpan]) -> Result<(), Error> {
+    for i in 0..tokens.len() {
+        let Token::Word(w) = &tokens[i].token else {
+            continue;
+        };
+        if w.quote_style.is_some() || !w.value.eq_ignore_ascii_case("ENCRYPTION") {
+            continue;
+        }
+        let Some(mut value_at) = next_significant(tokens, i) else {
+            continue;
+        };
+        let mut taken = vec![i];
+        if tokens[value_at].token == Token::Eq {
+            taken.push(value_at);
+            match next_significant(tokens, value_at) {
+                Some(j) => value_at = j,
+                None => continue,
+            }
+        }
+        let (Token::SingleQuotedString(value) | Token::DoubleQuotedString(value)) =
+            &tokens[value_at].token
+        else {
+            continue;
+        };
+        if !value.eq_ignore_ascii_case("N") {
+            return Err(super::unsupported(
+                "ENCRYPTION='Y' (Tarn stores databases unencrypted)",
+            ));
+        }
+        taken.push(value_at);
+        if let Some(j) = previous_significant(tokens, i)
+            && matches!(&tokens[j].token, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("DEFAULT"))
+        {
+            taken.push(j);
+        }
+        for j in taken {
+            blank(&mut tokens[j]);
+        }
+    }
+    Ok(())
+}
+
+/// What kind of stored program a `CREATE [DEFINER = user] {PROCEDURE | FUNCTION |
+/// TRIGGER | EVENT} ..` statement creates (`AGGREGATE FUNCTION` too), if it is one:
+/// the first of those words or of the object words of other CREATE statements
+/// decides, so `CREATE DEFINER = .. VIEW` is still a view.
+pub(super) fn created_stored_program(tokens: &[TokenWithSpan]) -> Option<&'static str> {
+    let mut words = tokens.iter().filter_map(|t| match &t.token {
+        Token::Word(w) if w.quote_style.is_none() => Some(w.value.to_ascii_uppercase()),
+        _ => None,
+    });
+    if words.next()? != "CREATE" {
+        return None;
+    }
+    for word in words.take(16) {
+        match word.as_str() {
+            "PROCEDURE" => return Some("stored procedures"),
+            "FUNCTION" | "AGGREGATE" => return Some("stored functions"),
+            "TRIGGER" => return Some("triggers"),
+            "EVENT" => return Some("events"),
+            "TABLE" | "TEMPORARY" | "VIEW" | "INDEX" | "UNIQUE" | "FULLTEXT" | "SPATIAL"
+            | "DATABASE" | "SCHEMA" | "USER" | "ROLE" | "TABLESPACE" | "SERVER" | "OR" => {
+                return None;
+            }
+            _ => {}
+        }
+    }
+    None
 }

@@ -1,7 +1,8 @@
 //! `information_schema` tables for objects Tarn does not have: tablespace files
-//! (`FILES`), triggers (`TRIGGERS`), stored routines (`ROUTINES`, `PARAMETERS`) and
-//! events (`EVENTS`). Each has MySQL 8's columns and no rows, so that tools which ask
-//! for these objects (`mysqldump` asks for all five) learn that there are none
+//! (`FILES`), triggers (`TRIGGERS`), stored routines (`ROUTINES`, `PARAMETERS`),
+//! events (`EVENTS`) and histograms (`COLUMN_STATISTICS`, which Oracle's mysqldump 8
+//! reads unless given `--column-statistics=0`). Each has MySQL 8's columns and no
+//! rows, so that tools which ask for these objects learn that there are none
 //! instead of failing on a missing table. The columns of `CHECK_CONSTRAINTS` are
 //! here too; its rows come from the catalog (`sysviews::check_constraints`).
 
@@ -38,6 +39,16 @@ pub(super) fn no_rows(_: &ViewContext) -> Result<Vec<Vec<Value>>> {
 }
 
 use Kind::{Count, Datetime, Name, Text};
+
+/// `HISTOGRAM` is MySQL's JSON column; with no rows, its text type changes nothing.
+pub(super) fn column_statistics_columns() -> Vec<Column> {
+    columns(&[
+        ("SCHEMA_NAME", Name),
+        ("TABLE_NAME", Name),
+        ("COLUMN_NAME", Name),
+        ("HISTOGRAM", Text),
+    ])
+}
 
 pub(super) fn files_columns() -> Vec<Column> {
     columns(&[

@@ -85,6 +85,12 @@ pub static SYSTEM_TABLES: &[SystemTable] = &[
         super::check_constraints,
     ),
     system(IS, "COLUMNS", super::columns_columns, super::columns),
+    system(
+        IS,
+        "COLUMN_STATISTICS",
+        empty::column_statistics_columns,
+        empty::no_rows,
+    ),
     system(IS, "ENGINES", super::engines_columns, super::engines),
     system(IS, "EVENTS", empty::events_columns, empty::no_rows),
     system(IS, "FILES", empty::files_columns, empty::no_rows),
