@@ -26,7 +26,7 @@ use crate::limits::{FSP_MAX, YEAR_MAX};
 const MICROS_PER_SECOND: u64 = 1_000_000;
 const MICROS_PER_DAY: u64 = 86_400 * MICROS_PER_SECOND;
 /// `days_from_civil(0, 1, 1)`: days from 1970-01-01 back to 0000-01-01.
-const DAYS_0000_TO_1970: i64 = 719_528;
+pub const DAYS_0000_TO_1970: i64 = 719_528;
 /// Days in 400 Gregorian years.
 const ERA_DAYS: u32 = 146_097;
 /// Day number of 9999-12-31.
@@ -72,7 +72,8 @@ fn is_leap_year(year: u16) -> bool {
     (year.is_multiple_of(4) && !year.is_multiple_of(100)) || year.is_multiple_of(400)
 }
 
-fn days_in_month(year: u16, month: u8) -> u8 {
+/// Days in `month` (1 to 12) of `year`; 0 for any other month.
+pub fn days_in_month(year: u16, month: u8) -> u8 {
     match month {
         1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
         4 | 6 | 9 | 11 => 30,
@@ -82,8 +83,8 @@ fn days_in_month(year: u16, month: u8) -> u8 {
     }
 }
 
-/// Days since 1970-01-01 (Howard Hinnant's `days_from_civil`).
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+/// Days since 1970-01-01 (Howard Hinnant's `days_from_civil`); any year, month 1 to 12.
+pub fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
     let y = if month <= 2 { year - 1 } else { year };
     let era = y.div_euclid(400);
     let year_of_era = y - era * 400;

@@ -168,3 +168,13 @@ pub const TABLE_COMMENT_CHARS_MAX: usize = 2048;
 
 /// The longest COMMENT of a column, in characters: MySQL's limit (1629 past it).
 pub const COLUMN_COMMENT_CHARS_MAX: usize = 1024;
+
+/// Named time zones (`Europe/Berlin`) kept in memory once read from the system's
+/// time zone database; the database has about 600. A name looked up past this bound
+/// is read from its file each time.
+pub const TIME_ZONES_CACHED_MAX: usize = 1024;
+
+/// The longest time zone name looked up, and the largest TZif file read (the
+/// largest in tzdata is under 4 KiB).
+pub const TIME_ZONE_NAME_MAX_BYTES: usize = 64;
+pub const TIME_ZONE_FILE_MAX_BYTES: u64 = 256 << 10;

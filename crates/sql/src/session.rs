@@ -1601,8 +1601,14 @@ impl Session {
     }
 
     pub(crate) fn fn_context(&self) -> FnContext {
+        let utc_now = now();
+        let time_zone = self.vars.hot().time_zone.clone();
         FnContext {
-            now: now(),
+            now: time_zone
+                .to_local(crate::scalar::tz::unix_micros(&utc_now))
+                .unwrap_or(utc_now),
+            utc_now,
+            time_zone,
             div_precision_increment: self
                 .vars
                 .hot()
@@ -1807,7 +1813,7 @@ fn explain_result(lines: Vec<String>) -> QueryResult {
     )
 }
 
-/// The wall clock as a DATETIME with microseconds (UTC; time zones are later work).
+/// The wall clock as a DATETIME with microseconds, in UTC.
 pub fn now() -> DateTime {
     let since = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

@@ -70,6 +70,8 @@ use tarn_common::settings::{
 use tarn_common::{Error, Result};
 use tarn_row::Value;
 
+use crate::scalar::tz::TimeZone;
+
 /// The version string clients see (`@@version`, `VERSION()`, the handshake).
 pub const SERVER_VERSION: &str = "8.0.36-tarn-0.1";
 
@@ -649,6 +651,8 @@ pub struct HotVars {
     /// `foreign_key_checks`: DML checks and enforces FOREIGN KEYs (see
     /// [`crate::foreign_keys`]).
     pub foreign_key_checks: bool,
+    /// `time_zone`, resolved (UTC if it names a zone no longer in the database).
+    pub time_zone: TimeZone,
 }
 
 impl HotVars {
@@ -671,6 +675,7 @@ impl HotVars {
             ansi_quotes: false,
             pipes_as_concat: false,
             foreign_key_checks: true,
+            time_zone: TimeZone::UTC,
         }
     }
 
@@ -706,6 +711,12 @@ impl HotVars {
             ansi_quotes: vars.sql_mode_has("ANSI_QUOTES"),
             pipes_as_concat: vars.sql_mode_has("PIPES_AS_CONCAT"),
             foreign_key_checks: flag("foreign_key_checks"),
+            time_zone: match vars.get("time_zone") {
+                Some(Value::Bytes(name)) => {
+                    TimeZone::resolve(&String::from_utf8_lossy(&name)).unwrap_or(TimeZone::UTC)
+                }
+                _ => TimeZone::UTC,
+            },
         }
     }
 }
@@ -1168,7 +1179,8 @@ fn parse_set(names: &[&str], list: &str) -> Option<String> {
     Some(picked.join(","))
 }
 
-/// `SYSTEM`, `UTC`, or an offset normalised to `+HH:MM`; None if invalid.
+/// `SYSTEM`, `UTC`, an offset normalised to `+HH:MM`, or a named zone of the time
+/// zone database as given (`europe/berlin`); None if invalid.
 pub fn canonical_time_zone(zone: &str) -> Option<String> {
     let zone = zone.trim();
     if zone.eq_ignore_ascii_case("SYSTEM") {
@@ -1177,7 +1189,10 @@ pub fn canonical_time_zone(zone: &str) -> Option<String> {
     if zone.eq_ignore_ascii_case("UTC") {
         return Some("UTC".into());
     }
-    let offset_min = time_zone_offset_min(zone)?;
+    let Some(offset_min) = time_zone_offset_min(zone) else {
+        // A named zone keeps the spelling it was given, as a fresh MySQL server shows it.
+        return matches!(TimeZone::resolve(zone)?, TimeZone::Named(_)).then(|| zone.to_string());
+    };
     let sign = if offset_min < 0 { '-' } else { '+' };
     let abs = offset_min.unsigned_abs();
     Some(format!("{sign}{:02}:{:02}", abs / 60, abs % 60))

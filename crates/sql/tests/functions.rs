@@ -245,6 +245,39 @@ fn collation_names_follow_mysql_8() {
     );
 }
 
+/// Past the last transition of its file (2037 in tzdata's usual build), a named zone
+/// follows the rule the file ends with, where MySQL keeps the last offset: Berlin is
+/// on summer time in July 2040. A global `time_zone` is where new sessions start.
+#[test]
+fn named_zones_follow_their_rules_past_their_transitions() {
+    let (_dir, engine) = engine();
+    let mut s = session(&engine);
+    assert_eq!(
+        texts(
+            &mut s,
+            "SELECT CONVERT_TZ('2040-07-01 12:00:00', '+00:00', 'Europe/Berlin'), \
+             CONVERT_TZ('2040-12-01 12:00:00', '+00:00', 'Europe/Berlin'), \
+             CONVERT_TZ('2040-07-01 12:00:00', 'America/New_York', 'Europe/Berlin')"
+        ),
+        [
+            "2040-07-01 14:00:00",
+            "2040-12-01 13:00:00",
+            "2040-07-01 18:00:00"
+        ]
+    );
+    s.execute("SET GLOBAL time_zone = 'asia/kolkata'")
+        .expect("a named zone");
+    let mut later = engine.session("root", "localhost");
+    assert_eq!(
+        texts(
+            &mut later,
+            "SELECT @@time_zone, TIMESTAMPDIFF(MINUTE, UTC_TIMESTAMP(), NOW())"
+        ),
+        ["asia/kolkata", "330"]
+    );
+    assert_eq!(texts(&mut s, "SELECT @@session.time_zone"), ["SYSTEM"]);
+}
+
 /// MariaDB's TIMESTAMP range ends in 2038 and it knows 'UTC' only from its time zone
 /// tables; MySQL 8 (64-bit) converts until 3001, and Tarn's `time_zone` accepts UTC.
 /// Also the fraction digits of date results, which the golden files cannot show.

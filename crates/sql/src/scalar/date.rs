@@ -24,6 +24,7 @@ use tarn_row::datetime::{Date, DateTime};
 use tarn_row::value::Value;
 
 use super::cast::{self, parse_datetime, to_datetime};
+use super::tz::TimeZone;
 use crate::types::SqlType;
 
 /// An interval unit, simple or compound (`DAY_HOUR` is `'D H'`).
@@ -1004,36 +1005,20 @@ pub fn timestamp_diff(unit: IntervalUnit, a: &Value, b: &Value) -> Result<Value>
 /// 00:00:01 to 3001-01-18 23:59:59 UTC), the range in which `CONVERT_TZ` converts.
 const TIMESTAMP_SECONDS: std::ops::RangeInclusive<i128> = 1..=32_536_771_199;
 
-/// A time zone's offset in minutes for `CONVERT_TZ`: `+HH:MM`/`-HH:MM` (-13:59 to
-/// +14:00), `UTC`, and `SYSTEM` (Tarn's system time zone is UTC). Named zones are
-/// None: MySQL knows them only from its time zone tables, which Tarn does not have
-/// (MySQL without them answers NULL too).
-fn zone_offset_min(zone: &[u8]) -> Option<i32> {
-    let zone = std::str::from_utf8(zone).ok()?;
-    if zone.trim().eq_ignore_ascii_case("SYSTEM") {
-        return Some(0);
-    }
-    crate::sysvars::time_zone_offset_min(zone)
-}
-
-/// `CONVERT_TZ(v, from, to)`: the DATETIME `v` read in zone `from`, shown in zone `to`.
-/// NULL for an invalid date or an unknown zone. A value whose UTC time falls outside
-/// the TIMESTAMP range is returned unchanged, as MySQL does.
+/// `CONVERT_TZ(v, from, to)`: the DATETIME `v` read in zone `from`, shown in zone `to`
+/// (zones as [`TimeZone::resolve`] reads them; `SYSTEM` is UTC). NULL for an invalid
+/// date or an unknown zone. A value whose UTC time falls outside the TIMESTAMP range
+/// is returned unchanged, as MySQL does.
 pub fn convert_tz(v: &Value, from: &[u8], to: &[u8]) -> Value {
-    let (Some(dt), Some(from), Some(to)) =
-        (to_datetime(v), zone_offset_min(from), zone_offset_min(to))
-    else {
+    let zone = |name: &[u8]| TimeZone::resolve(std::str::from_utf8(name).ok()?);
+    let (Some(dt), Some(from), Some(to)) = (to_datetime(v), zone(from), zone(to)) else {
         return Value::Null;
     };
-    const MICROS_PER_MINUTE: i128 = 60_000_000;
-    let epoch =
-        i128::from(DateTime::from_date(Date::new(1970, 1, 1).expect("a valid date")).to_micros());
-    let utc_micros = i128::from(dt.to_micros()) - i128::from(from) * MICROS_PER_MINUTE;
-    if !TIMESTAMP_SECONDS.contains(&((utc_micros - epoch).div_euclid(1_000_000))) {
+    let utc_micros = from.local_to_unix_micros(&dt);
+    if !TIMESTAMP_SECONDS.contains(&utc_micros.div_euclid(1_000_000)) {
         return Value::DateTime(dt);
     }
-    let shift = i128::from(to - from) * MICROS_PER_MINUTE;
-    add_micros(&dt, shift).map_or(Value::Null, Value::DateTime)
+    to.to_local(utc_micros).map_or(Value::Null, Value::DateTime)
 }
 
 /// The fraction digits a constant datetime string is written with (0..=6): what

@@ -29,8 +29,10 @@
 //! (`INSTR`, `LOCATE`, `FIELD`, `STRCMP`, `FIND_IN_SET`, the `REGEXP_` functions) use
 //! the collation [`call_with_collation`] is given: the binder passes the arguments'
 //! (binary when a string argument is binary); [`call`] is case-insensitive.
-//! `UTC_TIMESTAMP` and `UNIX_TIMESTAMP` take the session time zone to be UTC (Tarn
-//! has no time zones yet), and so does `CONVERT_TZ` for `SYSTEM`.
+//! `NOW()` and the other clock functions answer in the session's `time_zone`
+//! ([`FnContext::now`]), the `UTC_` ones in UTC; `UNIX_TIMESTAMP(x)` reads `x` and
+//! `FROM_UNIXTIME` answers in the session's zone, and `CONVERT_TZ` converts between
+//! any two zones ([`super::tz`]).
 //!
 //! `UUID()` and `UUID_SHORT()` are volatile ([`is_volatile`]): each row gets a new
 //! value, so the planner never uses one as an index key.
@@ -64,6 +66,7 @@ use super::cast::{self, char_boundary_after, char_count, to_datetime, to_f64, to
 use super::compare::{compare, comparison_type};
 use super::date::{self, IntervalUnit};
 use super::decimal::{self as dec, RoundMode};
+use super::tz::TimeZone;
 use super::{FnContext, out_of_range};
 use super::{like, math, regexp, strings, time, uuid};
 use crate::types::SqlType;
@@ -89,7 +92,7 @@ fn arity(name: &str) -> Option<(usize, usize)> {
         "PI" | "CURDATE" | "CURRENT_DATE" | "UTC_DATE" | "UUID" | "UUID_SHORT"
         | "RELEASE_ALL_LOCKS" => (0, 0),
         "NOW" | "CURRENT_TIMESTAMP" | "SYSDATE" | "LOCALTIME" | "LOCALTIMESTAMP" | "CURTIME"
-        | "CURRENT_TIME" | "UTC_TIMESTAMP" | "UNIX_TIMESTAMP" => (0, 1),
+        | "CURRENT_TIME" | "UTC_TIMESTAMP" | "UTC_TIME" | "UNIX_TIMESTAMP" => (0, 1),
         "LENGTH" | "OCTET_LENGTH" | "CHAR_LENGTH" | "CHARACTER_LENGTH" | "UPPER" | "UCASE"
         | "LOWER" | "LCASE" | "LTRIM" | "RTRIM" | "REVERSE" | "ABS" | "FLOOR" | "CEIL"
         | "CEILING" | "SQRT" | "EXP" | "LN" | "LOG10" | "LOG2" | "SIGN" | "DATE" | "YEAR"
@@ -329,7 +332,7 @@ pub fn return_type_with_constants(
             timestamp: false,
         },
         "MONTHNAME" | "DAYNAME" => SqlType::varchar(9),
-        "CURTIME" | "CURRENT_TIME" => SqlType::Time { fsp: fsp(0) },
+        "CURTIME" | "CURRENT_TIME" | "UTC_TIME" => SqlType::Time { fsp: fsp(0) },
         "TIME" => SqlType::Time {
             fsp: time::time_precision(arg(0), constant(0)),
         },
@@ -835,13 +838,24 @@ pub fn call_with_collation(
         | "UTC_TIMESTAMP" => {
             let fsp = args.first().map_or(0, |v| to_i64(v).unwrap_or(0));
             fsp_arg(fsp, &upper)?;
-            Ok(Value::DateTime(truncate_fsp(&ctx.now, fsp as u32)))
+            let clock = if upper == "UTC_TIMESTAMP" {
+                &ctx.utc_now
+            } else {
+                &ctx.now
+            };
+            Ok(Value::DateTime(truncate_fsp(clock, fsp as u32)))
         }
-        "CURDATE" | "CURRENT_DATE" | "UTC_DATE" => Ok(Value::Date(ctx.now.date)),
-        "CURTIME" | "CURRENT_TIME" => {
+        "CURDATE" | "CURRENT_DATE" => Ok(Value::Date(ctx.now.date)),
+        "UTC_DATE" => Ok(Value::Date(ctx.utc_now.date)),
+        "CURTIME" | "CURRENT_TIME" | "UTC_TIME" => {
             let fsp = args.first().map_or(0, |v| to_i64(v).unwrap_or(0));
             fsp_arg(fsp, &upper)?;
-            Ok(time::curtime(&ctx.now, fsp as u8))
+            let clock = if upper == "UTC_TIME" {
+                &ctx.utc_now
+            } else {
+                &ctx.now
+            };
+            Ok(time::curtime(clock, fsp as u8))
         }
         "TIME" => Ok(time::to_time(&args[0]).map_or(Value::Null, Value::Time)),
         "TIMEDIFF" => Ok(time::timediff(&args[0], &args[1])),
@@ -938,11 +952,15 @@ pub fn call_with_collation(
         "DATE_FORMAT" => date::date_format(&args[0], &text(1)),
         "CONVERT_TZ" => Ok(date::convert_tz(&args[0], &text(1), &text(2))),
         "STR_TO_DATE" => Ok(date::str_to_date(&text(0), &text(1))),
-        "UNIX_TIMESTAMP" => Ok(unix_timestamp(
-            args.first().unwrap_or(&Value::DateTime(ctx.now)),
-        )),
+        "UNIX_TIMESTAMP" => Ok(match args.first() {
+            Some(v) => unix_timestamp(v, &ctx.time_zone),
+            None => unix_timestamp(
+                &Value::DateTime(truncate_fsp(&ctx.utc_now, 0)),
+                &TimeZone::UTC,
+            ),
+        }),
         "FROM_UNIXTIME" => {
-            let v = from_unixtime(&args[0]);
+            let v = from_unixtime(&args[0], &ctx.time_zone);
             if args.len() == 2 && !v.is_null() {
                 return date::date_format(&v, &text(1));
             }
@@ -1370,36 +1388,25 @@ fn seconds_fsp(ty: SqlType) -> u8 {
     }
 }
 
-const EPOCH: DateTime = DateTime {
-    date: Date {
-        year: 1970,
-        month: 1,
-        day: 1,
-    },
-    hour: 0,
-    minute: 0,
-    second: 0,
-    micros: 0,
-};
-
-/// Seconds from 1970-01-01 00:00:00 (the session zone taken as UTC); 0 before it or
-/// past 3001-01-18 (MySQL's 64-bit range); a DECIMAL(.., 6) with microseconds.
-fn unix_timestamp(v: &Value) -> Value {
+/// Seconds from 1970-01-01 00:00:00 UTC to `v` read in `zone`; 0 before it or past
+/// 3001-01-18 (MySQL's 64-bit range); a DECIMAL(.., 6) with microseconds.
+fn unix_timestamp(v: &Value, zone: &TimeZone) -> Value {
     let Some(dt) = to_datetime(v) else {
         return Value::Null;
     };
-    let micros = i128::from(dt.to_micros()) - i128::from(EPOCH.to_micros());
+    let micros = zone.local_to_unix_micros(&dt);
     if !(0..=32_536_771_199 * 1_000_000).contains(&micros) {
         return Value::Int(0);
     }
-    if dt.micros == 0 {
+    if micros % 1_000_000 == 0 {
         Value::Int((micros / 1_000_000) as i64)
     } else {
         Decimal::from_i128(micros, 6).map_or(Value::Null, Value::Decimal)
     }
 }
 
-fn from_unixtime(v: &Value) -> Value {
+/// The instant `v` seconds after 1970-01-01 00:00:00 UTC, in `zone`.
+fn from_unixtime(v: &Value, zone: &TimeZone) -> Value {
     let micros = match v {
         Value::Int(_) | Value::UInt(_) => to_i64(v).map(|s| i128::from(s) * 1_000_000),
         other => cast::to_decimal(other)
@@ -1408,7 +1415,7 @@ fn from_unixtime(v: &Value) -> Value {
             .map(|(m, _)| m),
     };
     match micros {
-        Some(m) if m >= 0 => date::add_micros(&EPOCH, m).map_or(Value::Null, Value::DateTime),
+        Some(m) if m >= 0 => zone.to_local(m).map_or(Value::Null, Value::DateTime),
         _ => Value::Null,
     }
 }

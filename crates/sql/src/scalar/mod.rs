@@ -18,6 +18,7 @@
 //! - [`json`]: the JSON functions (over [`crate::json`]'s documents).
 //! - [`date`]: intervals, `EXTRACT`, `DATE_FORMAT` and the date helpers.
 //! - [`time`]: reading TIME and YEAR values, and the TIME functions.
+//! - [`tz`]: time zones, fixed and named, and conversions between them and UTC.
 //! - [`strings`]: `SUBSTRING_INDEX`, `FIND_IN_SET`, base64, digests and other string
 //!   functions.
 //! - [`math`]: `CONV`, `CRC32` and the bit operators.
@@ -43,6 +44,7 @@ pub mod rand;
 pub mod regexp;
 pub mod strings;
 pub mod time;
+pub mod tz;
 pub mod uuid;
 
 /// What a function may read from the statement it runs in.
@@ -50,6 +52,11 @@ pub mod uuid;
 pub struct FnContext {
     /// The statement's start, in the session time zone (NOW() and friends).
     pub now: DateTime,
+    /// The statement's start in UTC (`UTC_TIMESTAMP()`, `UNIX_TIMESTAMP()`).
+    pub utc_now: DateTime,
+    /// The session's `time_zone`: `now` is `utc_now` in it, `UNIX_TIMESTAMP(x)` reads
+    /// `x` in it and `FROM_UNIXTIME` answers in it.
+    pub time_zone: tz::TimeZone,
     /// `div_precision_increment`: extra fraction digits of `/` (MySQL's default is 4).
     pub div_precision_increment: u8,
     /// `group_concat_max_len`: GROUP_CONCAT's results are cut at this many bytes.
@@ -70,10 +77,12 @@ pub fn next_statement_id() -> u64 {
 }
 
 impl FnContext {
-    /// A context with MySQL's default `div_precision_increment` (4).
+    /// A context in UTC with MySQL's default `div_precision_increment` (4).
     pub fn new(now: DateTime) -> FnContext {
         FnContext {
             now,
+            utc_now: now,
+            time_zone: tz::TimeZone::UTC,
             div_precision_increment: 4,
             group_concat_max_len: tarn_common::limits::GROUP_CONCAT_MAX_LEN_BYTES,
             statement: next_statement_id(),

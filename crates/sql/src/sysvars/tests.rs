@@ -501,13 +501,14 @@ fn enums_isolation_charsets_and_time_zones() {
         ("-13:59", "-13:59"),
         ("+14:00", "+14:00"),
         ("utc", "UTC"),
+        ("europe/paris", "europe/paris"),
     ] {
         assert_eq!(
             s.set("time_zone", Some(&text(given)), false, &g).unwrap(),
             text(stored)
         );
     }
-    for bad in ["+14:01", "Europe/Paris", "+1:5", "05:00"] {
+    for bad in ["+14:01", "Europe/Nowhere", "+1:5", "05:00", "../zone.tab"] {
         let (code, message) = error_of(s.set("time_zone", Some(&text(bad)), false, &g));
         assert_eq!(
             (code, message),
